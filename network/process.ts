@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process'
+import { openSync, closeSync, mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+
+/** The project root, so that child processes find `tsx` and `node_modules` wherever they were started from. */
+export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+
+/** Arguments that make `node` run a TypeScript entry point of this project. */
+export function tsEntry(relativePath: string, args: string[] = []): string[] {
+  return ['--import', 'tsx', resolve(projectRoot, relativePath), ...args]
+}
+
+export interface SpawnedProcess {
+  name: string
+  pid: number
+  logFile: string
+  /** Resolves with the exit code (or null when killed by a signal) once the process has gone. */
+  exited: Promise<number | null>
+}
+
+/**
+ * Starts a process in its own process group, with stdout and stderr appended to a log file.
+ * The process survives its parent (so `network:up --detach` can return); stopping it is the caller's job,
+ * by PID, through `stopPid`.
+ */
+export function spawnLogged(opts: {
+  name: string
+  command: string
+  args: string[]
+  logFile: string
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+}): SpawnedProcess {
+  mkdirSync(dirname(opts.logFile), { recursive: true })
+  const fd = openSync(opts.logFile, 'a')
+  const child = spawn(opts.command, opts.args, {
+    cwd: opts.cwd ?? projectRoot,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', fd, fd],
+    detached: true,
+  })
+  closeSync(fd)
+  if (child.pid === undefined) throw new Error(`could not start ${opts.name} (${opts.command})`)
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)))
+  child.unref()
+  return { name: opts.name, pid: child.pid, logFile: opts.logFile, exited }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Sends `signal` to the process, ignoring a process that has already gone. */
+export function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err
+  }
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the PID is gone. */
+export async function stopPid(pid: number, graceMs = 5000): Promise<void> {
+  if (!isAlive(pid)) return
+  signalPid(pid, 'SIGTERM')
+  const deadline = Date.now() + graceMs
+  while (isAlive(pid) && Date.now() < deadline) await sleep(25)
+  if (isAlive(pid)) {
+    signalPid(pid, 'SIGKILL')
+    while (isAlive(pid)) await sleep(10)
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((res) => setTimeout(res, ms))
+}
+
+/** Polls `check` until it returns true; the error names `what` and the last failure when time runs out. */
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  { timeoutMs = 30_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      if (await check()) return
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? `: ${last.message}` : ''
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`)
+    }
+    await sleep(intervalMs)
+  }
+}
+
+/** A port that was free on 127.0.0.1 a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer()
+    srv.once('error', rej)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      srv.close(() => res(port))
+    })
+  })
+}
+
+export class PortBusyError extends Error {
+  constructor(readonly port: number, readonly purpose: string) {
+    super(`port ${port} (${purpose}) is already in use on 127.0.0.1`)
+  }
+}
+
+/** Throws a PortBusyError naming the port when something already listens on it. */
+export function assertPortFree(port: number, purpose: string): Promise<void> {
+  return new Promise((res, rej) => {
+    const srv = createServer()
+    srv.once('error', (err: NodeJS.ErrnoException) =>
+      rej(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortBusyError(port, purpose) : err),
+    )
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res()))
+  })
+}
