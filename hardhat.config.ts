@@ -1,7 +1,7 @@
-import { subtask } from 'hardhat/config'
-import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from 'hardhat/builtin-tasks/task-names'
+import { subtask } from 'hardhat/config.js'
+import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from 'hardhat/builtin-tasks/task-names.js'
 import '@nomicfoundation/hardhat-ethers'
-import type { HardhatUserConfig } from 'hardhat/types'
+import type { HardhatUserConfig } from 'hardhat/types/index.js'
 
 const SOLC_VERSION = '0.8.28'
 
