@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util'
+import { startNetwork, stopNetwork, recordOrchestrator, type RunningNetwork } from './network.js'
+import { formatTable, LiveStatus } from './console-status.js'
+
+const USAGE = `usage:
+  npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--detach]
+  npm run network:down -- [--dir PATH]
+
+  --members N     members (orgs) to run; an existing network grows to N (default 3)
+  --dir PATH      state folder (default .network); running up again on it resumes that network
+  --base-port P   chain on P, IPFS API P+1, gateway P+2, member i API P+10+2i, p2p P+11+2i (default 5100)
+  --detach        return once the network is ready and leave it running (stop it with network:down)
+`
+
+const DEFAULT_DIR = '.network'
+const DEFAULT_BASE_PORT = 5100
+
+function usage(problem?: string): never {
+  if (problem) process.stderr.write(`${problem}\n\n`)
+  process.stderr.write(USAGE)
+  process.exit(2)
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`)
+}
+
+async function up(argv: string[]): Promise<void> {
+  let values: { members?: string; dir?: string; 'base-port'?: string; detach?: boolean; help?: boolean }
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      options: { members: { type: 'string' }, dir: { type: 'string' }, 'base-port': { type: 'string' }, detach: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }))
+  } catch (err) {
+    usage((err as Error).message)
+  }
+  if (values.help) usage()
+  const members = values.members === undefined ? 3 : wholeNumber(values.members, '--members', 1, 100)
+  const basePort = values['base-port'] === undefined ? DEFAULT_BASE_PORT : wholeNumber(values['base-port'], '--base-port', 1024, 65_000)
+  const dir = values.dir ?? DEFAULT_DIR
+
+  let net: RunningNetwork
+  try {
+    net = await startNetwork({ dir, members, basePort, log: (l) => say(`  ${l}`) })
+  } catch (err) {
+    process.stderr.write(`network:up: ${(err as Error).message}\n`)
+    process.exit(1)
+  }
+  say('')
+  say(formatTable(net.description))
+  say('')
+  say(`ready in ${net.startupSeconds.toFixed(1)} s; state and logs in ${net.dir}; description in ${net.dir}/network.json`)
+  if (values.detach) {
+    say(`running in the background; stop it with: npm run network:down -- --dir ${dir}`)
+    return
+  }
+
+  recordOrchestrator(dir, process.pid)
+  const live = new LiveStatus(net.description, process.stdout)
+  live.start()
+  let stopping = false
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    live.stop()
+    say(`\n${signal}: stopping ${net.processes.length} processes`)
+    await net.stop()
+    recordOrchestrator(dir, undefined)
+    say('stopped')
+    process.exit(0)
+  }
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGHUP', () => void shutdown('SIGHUP'))
+}
+
+async function down(argv: string[]): Promise<void> {
+  let dir = DEFAULT_DIR
+  try {
+    const { values } = parseArgs({ args: argv, options: { dir: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true })
+    if (values.help) usage()
+    dir = values.dir ?? DEFAULT_DIR
+  } catch (err) {
+    usage((err as Error).message)
+  }
+  const n = await stopNetwork(dir, say)
+  say(n === 0 ? `nothing was running in ${dir}` : `stopped ${n} processes`)
+}
+
+function wholeNumber(raw: string, name: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw)) usage(`${name} must be a whole number (got ${raw})`)
+  const n = Number(raw)
+  if (n < min || n > max) usage(`${name} must be between ${min} and ${max} (got ${raw})`)
+  return n
+}
+
+const [command, ...rest] = process.argv.slice(2)
+const run = command === 'up' ? up : command === 'down' ? down : undefined
+if (!run) usage(command ? `unknown command: ${command}` : undefined)
+run(rest).catch((err: unknown) => {
+  process.stderr.write(`network: ${(err as Error).message}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,76 @@
+import type { NetworkDescription } from './description.js'
+
+/** The table of URLs printed once the network is ready. */
+export function formatTable(d: NetworkDescription): string {
+  const rows = [
+    ['member', 'API', 'WebSocket', 'console', 'p2p', 'key'],
+    ...d.members.map((m) => [`${m.org}/${m.node}`, m.api, m.ws, m.ui, m.p2p, m.key]),
+  ]
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
+  const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()
+  return [
+    `chain  ${d.chain.rpc}  (chainId ${d.chain.chainId}, BatchPin ${d.chain.contract}, first block ${d.chain.firstBlock})`,
+    `ipfs   API ${d.ipfs.api}  gateway ${d.ipfs.gateway}`,
+    '',
+    line(rows[0]!),
+    ...rows.slice(1).map(line),
+  ].join('\n')
+}
+
+interface MemberStatus {
+  chain?: { connected?: boolean; lastProcessedBlock?: number; headBlock?: number }
+  ipfs?: { connected?: boolean }
+}
+
+/**
+ * A compact live status, one line per member, refreshed every two seconds: redrawn in place on a terminal,
+ * printed only when it changes otherwise (so a log file does not fill up).
+ */
+export class LiveStatus {
+  private timer: NodeJS.Timeout | undefined
+  private lastText = ''
+  private drawnLines = 0
+
+  constructor(
+    private readonly d: NetworkDescription,
+    private readonly out: NodeJS.WriteStream,
+  ) {}
+
+  start(): void {
+    this.out.write('\nlive status (Ctrl-C stops the network):\n')
+    const tick = async (): Promise<void> => {
+      await this.render()
+      this.timer = setTimeout(() => void tick(), 2000)
+    }
+    void tick()
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer)
+  }
+
+  private async render(): Promise<void> {
+    const lines = await Promise.all(
+      this.d.members.map(async (m) => {
+        try {
+          const res = await fetch(`${m.api}/api/v1/status`, { signal: AbortSignal.timeout(1500) })
+          const s = (await res.json()) as MemberStatus
+          const chain = s.chain?.connected ? `chain ok, block ${s.chain.lastProcessedBlock ?? '?'}/${s.chain.headBlock ?? '?'}` : 'chain DOWN'
+          const ipfs = s.ipfs?.connected ? 'ipfs ok' : 'ipfs DOWN'
+          return `  ${m.org.padEnd(8)} up    ${chain}, ${ipfs}`
+        } catch {
+          return `  ${m.org.padEnd(8)} DOWN  (no answer from ${m.api})`
+        }
+      }),
+    )
+    const text = lines.join('\n')
+    if (this.out.isTTY) {
+      if (this.drawnLines > 0) this.out.write(`\x1b[${this.drawnLines}F\x1b[J`)
+      this.out.write(`${text}\n`)
+      this.drawnLines = lines.length
+    } else if (text !== this.lastText) {
+      this.out.write(`${new Date().toISOString()}\n${text}\n`)
+    }
+    this.lastText = text
+  }
+}

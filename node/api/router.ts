@@ -1,0 +1,49 @@
+import Router from '@koa/router'
+import type { Context } from 'koa'
+import { ParleyError } from '../core/errors.js'
+
+export const DEFAULT_NAMESPACE = 'default'
+const NAMESPACE_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
+
+export type Handler<S> = (ctx: Context, services: S, ns: string) => Promise<void> | void
+
+/**
+ * Routes of the v1 API. A namespaced route is served both at `/api/v1/namespaces/{ns}/<path>` and, for the
+ * default namespace, at `/api/v1/<path>`, as FireFly does.
+ */
+export class ApiRouter<S> {
+  readonly router = new Router()
+  constructor(private readonly services: S) {}
+
+  get(path: string, handler: Handler<S>): this {
+    return this.add('get', path, handler)
+  }
+  post(path: string, handler: Handler<S>): this {
+    return this.add('post', path, handler)
+  }
+  put(path: string, handler: Handler<S>): this {
+    return this.add('put', path, handler)
+  }
+  delete(path: string, handler: Handler<S>): this {
+    return this.add('delete', path, handler)
+  }
+
+  /** A route outside any namespace, e.g. `/api/v1/status`. */
+  root(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>): this {
+    this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE))
+    return this
+  }
+
+  private add(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>): this {
+    this.router[method](`/api/v1/namespaces/:ns${path}`, (ctx) => handler(ctx, this.services, parseNamespace(ctx.params.ns)))
+    this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE))
+    return this
+  }
+}
+
+export function parseNamespace(ns: string | undefined): string {
+  if (ns === undefined || !NAMESPACE_RE.test(ns)) {
+    throw new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-' and start and end alphanumeric: ${JSON.stringify(ns)}`)
+  }
+  return ns
+}

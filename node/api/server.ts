@@ -1,0 +1,45 @@
+import http from 'node:http'
+import Koa from 'koa'
+import { ApiRouter } from './router.js'
+import { errorMiddleware } from './errors.js'
+import { statusRoutes } from './routes/status.js'
+import { blockchainEventRoutes } from './routes/blockchain-events.js'
+import type { NodeServices } from '../services.js'
+
+export interface ApiServer {
+  url: string
+  close(): Promise<void>
+}
+
+/** The member's REST API on its own port; later issues add messaging, data, events and the console. */
+export async function startApiServer(opts: { host: string; port: number; services: NodeServices; log: (line: string) => void }): Promise<ApiServer> {
+  const app = new Koa()
+  app.proxy = false
+  // Koa's default would print stack traces to stderr for every 4xx; errorMiddleware already answers and logs.
+  app.silent = true
+  app.use(errorMiddleware(opts.log))
+
+  const api = new ApiRouter(opts.services)
+  statusRoutes(api)
+  blockchainEventRoutes(api)
+  app.use(api.router.routes())
+  app.use(api.router.allowedMethods({ throw: true }))
+
+  const server = http.createServer(app.callback())
+  // Slow clients must not pin sockets forever; large uploads still stream (the timeouts bound idleness, not size).
+  server.headersTimeout = 60_000
+  server.requestTimeout = 0
+  server.keepAliveTimeout = 5_000
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej)
+    server.listen(opts.port, opts.host, () => res())
+  })
+  return {
+    url: `http://${opts.host}:${opts.port}`,
+    close: () =>
+      new Promise<void>((res) => {
+        server.close(() => res())
+        server.closeAllConnections()
+      }),
+  }
+}

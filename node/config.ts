@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs'
+import { dirname, isAbsolute, resolve } from 'node:path'
+
+/**
+ * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
+ * real Ethereum RPC, a real Kubo daemon and a reachable p2p address, the same node runs on its own machine.
+ */
+export interface NodeConfig {
+  org: string
+  node: string
+  /** Hex private key of the org's signing account (0x-prefixed). */
+  signingKey: string
+  chain: { rpc: string; contract: string; firstBlock: number }
+  ipfs: { api: string; gateway: string }
+  api: { host: string; port: number }
+  p2p: { host: string; port: number; cert: string; key: string }
+  /** Absolute path of the node's data folder (database, blobs). */
+  dataDir: string
+}
+
+/** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
+export interface NodeConfigFile {
+  org: string
+  node: string
+  signingKeyFile: string
+  chain: { rpc: string; contract: string; firstBlock: number }
+  ipfs: { api: string; gateway: string }
+  api: { host?: string; port: number }
+  p2p: { host?: string; port: number; certFile: string; keyFile: string }
+  dataDir: string
+}
+
+export class ConfigError extends Error {
+  constructor(file: string, problem: string) {
+    super(`config ${file}: ${problem}`)
+  }
+}
+
+const NAME_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
+
+export function loadNodeConfig(file: string): NodeConfig {
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new ConfigError(file, `cannot read: ${(err as Error).message}`)
+  }
+  return parseNodeConfig(raw, file)
+}
+
+export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
+  const base = dirname(resolve(file))
+  const at = (p: string): string => (isAbsolute(p) ? p : resolve(base, p))
+  const fail = (problem: string): never => {
+    throw new ConfigError(file, problem)
+  }
+  const obj = (v: unknown, path: string): Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : fail(`${path} must be an object`)
+  const str = (v: unknown, path: string): string => (typeof v === 'string' && v.length > 0 ? v : fail(`${path} must be a non-empty string`))
+  const port = (v: unknown, path: string): number =>
+    Number.isInteger(v) && (v as number) > 0 && (v as number) < 65536 ? (v as number) : fail(`${path} must be a port number`)
+  const url = (v: unknown, path: string, protocols: string[]): string => {
+    const s = str(v, path)
+    let u: URL
+    try {
+      u = new URL(s)
+    } catch {
+      return fail(`${path} is not a URL: ${s}`)
+    }
+    if (!protocols.includes(u.protocol)) fail(`${path} must use ${protocols.join(' or ')}: ${s}`)
+    return s.replace(/\/+$/, '')
+  }
+
+  const c = obj(raw, 'config')
+  const org = str(c.org, 'org')
+  const node = str(c.node, 'node')
+  if (!NAME_RE.test(org)) fail(`org "${org}" must be 1-64 letters, digits, '.', '_' or '-'`)
+  if (!NAME_RE.test(node)) fail(`node "${node}" must be 1-64 letters, digits, '.', '_' or '-'`)
+
+  const keyFile = at(str(c.signingKeyFile, 'signingKeyFile'))
+  let signingKey: string
+  try {
+    signingKey = readFileSync(keyFile, 'utf8').trim()
+  } catch (err) {
+    return fail(`cannot read signingKeyFile ${keyFile}: ${(err as Error).message}`)
+  }
+  if (!/^0x[0-9a-fA-F]{64}$/.test(signingKey)) fail(`signingKeyFile ${keyFile} must hold a 0x-prefixed 32-byte hex private key`)
+
+  const chain = obj(c.chain, 'chain')
+  const contract = str(chain.contract, 'chain.contract')
+  if (!/^0x[0-9a-fA-F]{40}$/.test(contract)) fail(`chain.contract is not an address: ${contract}`)
+  const firstBlock = chain.firstBlock ?? 0
+  if (!Number.isInteger(firstBlock) || (firstBlock as number) < 0) fail('chain.firstBlock must be a block number')
+
+  const ipfs = obj(c.ipfs, 'ipfs')
+  const api = obj(c.api, 'api')
+  const p2p = obj(c.p2p, 'p2p')
+  return {
+    org,
+    node,
+    signingKey,
+    chain: { rpc: url(chain.rpc, 'chain.rpc', ['http:', 'https:']), contract: contract.toLowerCase(), firstBlock: firstBlock as number },
+    ipfs: { api: url(ipfs.api, 'ipfs.api', ['http:', 'https:']), gateway: url(ipfs.gateway, 'ipfs.gateway', ['http:', 'https:']) },
+    api: { host: api.host === undefined ? '127.0.0.1' : str(api.host, 'api.host'), port: port(api.port, 'api.port') },
+    p2p: {
+      host: p2p.host === undefined ? '127.0.0.1' : str(p2p.host, 'p2p.host'),
+      port: port(p2p.port, 'p2p.port'),
+      cert: at(str(p2p.certFile, 'p2p.certFile')),
+      key: at(str(p2p.keyFile, 'p2p.keyFile')),
+    },
+    dataDir: at(str(c.dataDir, 'dataDir')),
+  }
+}

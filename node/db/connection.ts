@@ -1,0 +1,176 @@
+import type { BindParams, Database as SqlJsDatabase } from 'sql.js'
+import { DatabaseError, asError } from './errors.js'
+import { loadSqlJs } from './sqljs.js'
+import { assertDeterministic, classify, preview } from './sql-guard.js'
+import { StatementCache, type Prepared } from './statement-cache.js'
+import type { Row, RunResult, SqlParams } from './types.js'
+
+/**
+ * Connection settings, applied on open, before replay, so live execution and replay behave the same.
+ * The database lives in sql.js's in-memory filesystem, so SQLite's own rollback journal, syncs and
+ * file locks protect nothing a crash would not wipe anyway: keep the rollback journal in memory (it is
+ * still needed for ROLLBACK), skip syncs, and take the file lock once. Together these cut the CPU cost
+ * of a small transaction several times over.
+ */
+const PRAGMAS = [
+  'PRAGMA journal_mode = MEMORY',
+  'PRAGMA synchronous = OFF',
+  'PRAGMA locking_mode = EXCLUSIVE',
+  'PRAGMA temp_store = MEMORY',
+  'PRAGMA foreign_keys = ON',
+]
+
+/**
+ * One sql.js database with the statement cache and the transaction primitives. It knows nothing of
+ * files: durability is layered on top (journal, committer, checkpoints).
+ */
+export class Connection {
+  private readonly cache: StatementCache
+
+  private constructor(private readonly db: SqlJsDatabase) {
+    this.cache = new StatementCache(db)
+    this.applyPragmas()
+  }
+
+  /** Opens an empty database, or one loaded from snapshot bytes. */
+  static async open(snapshot?: Uint8Array): Promise<Connection> {
+    const SQL = await loadSqlJs()
+    return new Connection(new SQL.Database(snapshot ?? null))
+  }
+
+  begin(): void {
+    this.internal('BEGIN')
+  }
+
+  commit(): void {
+    this.internal('COMMIT')
+  }
+
+  /** Rolls back if a transaction is open; SQLite may already have rolled it back (e.g. OR ROLLBACK). */
+  rollback(): void {
+    try {
+      this.internal('ROLLBACK')
+    } catch {
+      // "cannot rollback - no transaction is active": nothing left to undo.
+    }
+  }
+
+  /** Prepares (or reuses) a statement; the caller decides from its kind whether it must be journaled. */
+  prepare(sql: string): Prepared {
+    const p = this.cache.get(sql)
+    if (p.kind === 'forbidden') {
+      throw new DatabaseError('DB_MISUSE', `transaction control is managed by Database.transaction(): ${preview(sql)}`)
+    }
+    return p
+  }
+
+  checkDeterministic(p: Prepared): void {
+    this.cache.checkDeterministic(p)
+  }
+
+  /** Executes a prepared statement to completion, ignoring rows; reports what it changed. */
+  execute(p: Prepared, params: SqlParams | undefined): RunResult {
+    this.step(p, params)
+    const changes = this.db.getRowsModified()
+    // One more statement per INSERT; other statements skip it (their rowid would be a stale one).
+    if (!p.inserts) return { changes, lastInsertRowid: 0 }
+    const rowid = this.query(this.cache.get('SELECT last_insert_rowid() AS id'), undefined, 1)[0]?.['id']
+    return { changes, lastInsertRowid: typeof rowid === 'number' ? rowid : Number(rowid ?? 0) }
+  }
+
+  /** Executes a prepared statement to completion, ignoring rows (replay needs nothing more). */
+  step(p: Prepared, params: SqlParams | undefined): void {
+    const { stmt } = p
+    try {
+      if (params !== undefined) stmt.bind(toBind(params))
+      while (stmt.step()) {
+        // Step to the end: a RETURNING statement finishes its work only when fully stepped.
+      }
+    } catch (err) {
+      throw asError(err)
+    } finally {
+      stmt.reset()
+    }
+  }
+
+  /** Up to `limit` rows as objects keyed by column name. */
+  query(p: Prepared, params: SqlParams | undefined, limit: number): Row[] {
+    const { stmt } = p
+    try {
+      if (params !== undefined) stmt.bind(toBind(params))
+      const names = stmt.getColumnNames()
+      const rows: Row[] = []
+      while (rows.length < limit && stmt.step()) {
+        const values = stmt.get()
+        const row: Row = {}
+        for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i] ?? null
+        rows.push(row)
+      }
+      return rows
+    } catch (err) {
+      throw asError(err)
+    } finally {
+      stmt.reset()
+    }
+  }
+
+  /** Runs a parameterless multi-statement script (a migration) inside the current transaction. */
+  script(sql: string): void {
+    assertDeterministic(sql)
+    try {
+      for (const stmt of this.db.iterateStatements(sql)) {
+        if (classify(stmt.getSQL()) === 'forbidden') {
+          throw new DatabaseError('DB_MISUSE', `scripts must not control transactions: ${preview(stmt.getSQL())}`)
+        }
+        while (stmt.step()) {
+          // Scripts are for schema changes; any rows they return are not wanted.
+        }
+      }
+    } catch (err) {
+      throw asError(err)
+    }
+  }
+
+  /**
+   * The database file's bytes. sql.js 1.16 copies them through SQLite's backup API and keeps the
+   * connection; older versions closed and reopened it, which freed every prepared statement and reset
+   * the pragmas. A cheap probe notices that and restores both, so either behaviour is safe here.
+   */
+  export(): Uint8Array {
+    const bytes = this.db.export()
+    const probe = this.db.exec('PRAGMA foreign_keys')[0]?.values[0]?.[0]
+    if (probe !== 1) {
+      this.cache.forget()
+      this.applyPragmas()
+    }
+    return bytes
+  }
+
+  close(): void {
+    this.cache.clear()
+    this.db.close()
+  }
+
+  private internal(sql: string): void {
+    const { stmt } = this.cache.get(sql)
+    try {
+      stmt.step()
+    } catch (err) {
+      throw asError(err)
+    } finally {
+      stmt.reset()
+    }
+  }
+
+  private applyPragmas(): void {
+    for (const p of PRAGMAS) this.db.exec(p)
+  }
+}
+
+/**
+ * sql.js's declared bind type leaves out bigint, which it does bind (as decimal text), and readonly
+ * arrays, which it only reads. The values were validated by `validateParams` before they get here.
+ */
+function toBind(params: SqlParams): BindParams {
+  return params as unknown as BindParams
+}

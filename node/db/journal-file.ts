@@ -1,0 +1,157 @@
+import { join } from 'node:path'
+import { open, readFile, stat, type FileHandle } from 'node:fs/promises'
+import { DatabaseError } from './errors.js'
+import { replaceFileDurably } from './fs-durable.js'
+import { FRAME_MAGIC, checkFrame, frameRecords, type RecordRef } from './journal-record.js'
+
+/** Identifies a Parley journal (and its format version) before any frame is trusted. */
+export const JOURNAL_HEADER = Buffer.from('PRLYJNL1', 'latin1')
+export const JOURNAL_FILE = 'journal'
+export const JOURNAL_TMP_FILE = 'journal.tmp'
+
+/** Where the journal's bytes go. The committer only needs this much, which also lets tests inject faults. */
+export interface JournalSink {
+  /** Bytes in the file, all of them synced. */
+  readonly size: number
+  /** Writes `chunks` at the end of the file as one write, then fdatasyncs; resolves once they are on disk. */
+  append(chunks: readonly Buffer[]): Promise<void>
+  close(): Promise<void>
+}
+
+export interface JournalScan {
+  /** The whole journal as read at open; record refs point into it. */
+  buf: Buffer
+  records: RecordRef[]
+  /** Where the valid prefix ends: the file is truncated here if anything follows. */
+  validEnd: number
+  damage?: {
+    offset: number
+    reason: string
+    /** Offset of a valid frame after the damage: present only for damage in the middle. */
+    validFrameAfter?: number
+  }
+}
+
+/**
+ * Reads every frame in order and stops at the first that is not intact. Records must carry
+ * consecutive sequence numbers; a gap is damage too, since replaying past it would skip a transaction.
+ */
+export function scanJournal(buf: Buffer): JournalScan {
+  if (buf.length < JOURNAL_HEADER.length || !buf.subarray(0, JOURNAL_HEADER.length).equals(JOURNAL_HEADER)) {
+    throw new DatabaseError('DB_CORRUPT', 'the journal file does not start with the Parley journal header')
+  }
+  const records: RecordRef[] = []
+  let offset = JOURNAL_HEADER.length
+  while (offset < buf.length) {
+    const frame = checkFrame(buf, offset)
+    if (!frame.ok) return damaged(buf, records, offset, frame.reason)
+    const inFrame = frameRecords(buf, frame.bodyStart, frame.bodyEnd)
+    const prev = records.at(-1)
+    const first = inFrame[0]
+    if (prev && first && first.seq !== prev.seq + 1) {
+      return { buf, records, validEnd: offset, damage: { offset, reason: `sequence jumps from ${prev.seq} to ${first.seq}`, validFrameAfter: offset } }
+    }
+    for (let i = 1; i < inFrame.length; i++) {
+      const a = inFrame[i - 1]
+      const b = inFrame[i]
+      if (a && b && b.seq !== a.seq + 1) throw new DatabaseError('DB_CORRUPT', `journal frame at ${offset} has non-consecutive records`)
+    }
+    records.push(...inFrame)
+    offset = frame.bodyEnd
+  }
+  return { buf, records, validEnd: offset }
+}
+
+/** A torn tail has nothing valid after it; any intact frame further on means acknowledged data was damaged. */
+function damaged(buf: Buffer, records: RecordRef[], offset: number, reason: string): JournalScan {
+  const magic = Buffer.alloc(4)
+  magic.writeUInt32LE(FRAME_MAGIC, 0)
+  for (let at = buf.indexOf(magic, offset + 1); at >= 0; at = buf.indexOf(magic, at + 1)) {
+    if (checkFrame(buf, at).ok) return { buf, records, validEnd: offset, damage: { offset, reason, validFrameAfter: at } }
+  }
+  return { buf, records, validEnd: offset, damage: { offset, reason } }
+}
+
+/** The append-only journal file. Appends are serialized by the committer; this class does no queuing. */
+export class JournalFile implements JournalSink {
+  private constructor(
+    private readonly fh: FileHandle,
+    private bytes: number,
+  ) {}
+
+  get size(): number {
+    return this.bytes
+  }
+
+  /**
+   * Opens `<dir>/journal` for appending after `validEnd` (the scan decides it), cutting off a torn tail.
+   * The cut is synced before any new frame is written, so new frames never follow garbage.
+   */
+  static async openAt(dir: string, validEnd: number): Promise<JournalFile> {
+    const fh = await open(join(dir, JOURNAL_FILE), 'r+')
+    try {
+      const { size } = await fh.stat()
+      if (size !== validEnd) {
+        await fh.truncate(validEnd)
+        await fh.sync()
+      }
+      return new JournalFile(fh, validEnd)
+    } catch (err) {
+      await fh.close()
+      throw err
+    }
+  }
+
+  /**
+   * Installs an empty journal (header only) atomically: written as a temporary file, synced, renamed
+   * over the old one, directory synced. A crash leaves either the old journal or the new one, never a mix.
+   */
+  static async createEmpty(dir: string): Promise<JournalFile> {
+    await replaceFileDurably(dir, join(dir, JOURNAL_TMP_FILE), join(dir, JOURNAL_FILE), JOURNAL_HEADER)
+    return JournalFile.openAt(dir, JOURNAL_HEADER.length)
+  }
+
+  /** The journal's bytes, or undefined when there is none yet (or only an empty file). */
+  static async read(dir: string): Promise<Buffer | undefined> {
+    const path = join(dir, JOURNAL_FILE)
+    try {
+      if ((await stat(path)).size === 0) return undefined
+      return await readFile(path)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw err
+    }
+  }
+
+  async append(chunks: readonly Buffer[]): Promise<void> {
+    let position = this.bytes
+    let pending = chunks.filter((c) => c.length > 0)
+    while (pending.length > 0) {
+      const { bytesWritten } = await this.fh.writev(pending, position)
+      position += bytesWritten
+      pending = dropWritten(pending, bytesWritten)
+    }
+    // fdatasync also persists the file size, which is all the metadata a reader of the appended bytes needs.
+    await this.fh.datasync()
+    this.bytes = position
+  }
+
+  async close(): Promise<void> {
+    await this.fh.close()
+  }
+}
+
+/** What remains of `chunks` after a short write of `n` bytes. */
+function dropWritten(chunks: Buffer[], n: number): Buffer[] {
+  let left = n
+  const rest: Buffer[] = []
+  for (const c of chunks) {
+    if (left >= c.length) {
+      left -= c.length
+    } else {
+      rest.push(left > 0 ? c.subarray(left) : c)
+      left = 0
+    }
+  }
+  return rest
+}

@@ -1,0 +1,94 @@
+import type { BatchPinEvent } from '../../chain/types.js'
+import type { Database, Tx } from '../database.js'
+import { newId, type Hash } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+
+export interface StoredBlockchainEvent extends BatchPinEvent {
+  seq: number
+  id: string
+  received: Timestamp
+}
+
+interface Row {
+  seq: number
+  id: string
+  protocol_id: string
+  block_number: number
+  tx_index: number
+  log_index: number
+  tx_hash: string
+  author: string
+  timestamp: number
+  action: string
+  tx_id: string
+  batch_id: string
+  batch_hash: string
+  payload_ref: string
+  contexts: string
+  received: string
+  [k: string]: string | number
+}
+
+/** The BatchPin logs this node has read from the chain, in the order it read them. */
+export class BlockchainEventsRepo {
+  constructor(private readonly db: Database) {}
+
+  /** Idempotent on the log's position, so re-reading a block range after a crash inserts nothing twice. */
+  insert(tx: Tx, ev: BatchPinEvent, received: Timestamp): void {
+    tx.run(
+      `INSERT INTO blockchain_events (id, protocol_id, block_number, tx_index, log_index, tx_hash, author, timestamp, action,
+         tx_id, batch_id, batch_hash, payload_ref, contexts, received)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (protocol_id) DO NOTHING`,
+      [
+        newId(),
+        ev.protocolId,
+        ev.blockNumber,
+        ev.txIndex,
+        ev.logIndex,
+        ev.txHash,
+        ev.author,
+        ev.timestamp,
+        ev.action,
+        ev.txId,
+        ev.batchId,
+        ev.batchHash,
+        ev.payloadRef,
+        JSON.stringify(ev.contexts),
+        received,
+      ],
+    )
+  }
+
+  list(opts: { limit: number; skip: number; batchId?: string }): StoredBlockchainEvent[] {
+    const rows = opts.batchId
+      ? this.db.all<Row>('SELECT * FROM blockchain_events WHERE batch_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [opts.batchId, opts.limit, opts.skip])
+      : this.db.all<Row>('SELECT * FROM blockchain_events ORDER BY seq DESC LIMIT ? OFFSET ?', [opts.limit, opts.skip])
+    return rows.map(fromRow)
+  }
+
+  count(): number {
+    return Number(this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM blockchain_events')?.n ?? 0)
+  }
+}
+
+function fromRow(r: Row): StoredBlockchainEvent {
+  return {
+    seq: r.seq,
+    id: r.id,
+    protocolId: r.protocol_id,
+    blockNumber: r.block_number,
+    txIndex: r.tx_index,
+    logIndex: r.log_index,
+    txHash: r.tx_hash,
+    author: r.author as StoredBlockchainEvent['author'],
+    timestamp: r.timestamp,
+    action: r.action,
+    txId: r.tx_id as StoredBlockchainEvent['txId'],
+    batchId: r.batch_id as StoredBlockchainEvent['batchId'],
+    batchHash: r.batch_hash as Hash,
+    payloadRef: r.payload_ref,
+    contexts: JSON.parse(r.contexts) as Hash[],
+    received: r.received as Timestamp,
+  }
+}

@@ -1,0 +1,82 @@
+import type { Connection } from './connection.js'
+import { DatabaseError, asError } from './errors.js'
+import { validateParams, type RecordBuilder } from './journal-record.js'
+import type { Row, RunResult, SqlParams, Tx } from './types.js'
+
+/**
+ * The `tx` handed to a transaction function. Every statement that can write is recorded, with its
+ * values, into the transaction's journal record as it runs; reads (SELECT, VALUES) are not.
+ *
+ * Any error poisons the transaction: later calls throw and the transaction rolls back even if the
+ * function swallowed the error. A failed statement may have had partial effects (OR FAIL, or SQLite
+ * rolling back the whole transaction for OR ROLLBACK), which a replay could not be sure to reproduce.
+ */
+export class Transaction implements Tx {
+  private active = true
+  private failure: Error | undefined
+
+  constructor(
+    private readonly conn: Connection,
+    private readonly record: RecordBuilder,
+  ) {}
+
+  /** The error that poisoned the transaction, if any. */
+  get poisoned(): Error | undefined {
+    return this.failure
+  }
+
+  /** Called when the function returns or throws; the handle is useless afterwards (e.g. after an await). */
+  end(): void {
+    this.active = false
+  }
+
+  run(sql: string, params?: SqlParams): RunResult {
+    return this.guard(() => {
+      validateParams(params)
+      const p = this.conn.prepare(sql)
+      if (p.kind !== 'read') {
+        this.conn.checkDeterministic(p)
+        this.record.addStatement(sql, params)
+      }
+      return this.conn.execute(p, params)
+    })
+  }
+
+  all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
+    return this.guard(() => this.select(sql, params, Infinity)) as R[]
+  }
+
+  get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined {
+    return this.guard(() => this.select(sql, params, 1))[0] as R | undefined
+  }
+
+  exec(sql: string): void {
+    this.guard(() => {
+      this.record.addScript(sql)
+      this.conn.script(sql)
+    })
+  }
+
+  private select(sql: string, params: SqlParams | undefined, limit: number): Row[] {
+    validateParams(params)
+    const p = this.conn.prepare(sql)
+    if (p.kind === 'read') return this.conn.query(p, params, limit)
+    // A statement that may write (INSERT ... RETURNING, WITH ... UPDATE) is journaled and fully stepped.
+    this.conn.checkDeterministic(p)
+    this.record.addStatement(sql, params)
+    return this.conn.query(p, params, Infinity).slice(0, limit)
+  }
+
+  private guard<T>(f: () => T): T {
+    if (!this.active) throw new DatabaseError('DB_MISUSE', 'this transaction has ended; tx is only valid while its function runs')
+    if (this.failure) {
+      throw new DatabaseError('DB_MISUSE', 'an earlier statement in this transaction failed, so it will roll back', { cause: this.failure })
+    }
+    try {
+      return f()
+    } catch (err) {
+      this.failure = asError(err)
+      throw this.failure
+    }
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The shapes the rest of the node sees. Values are exactly what sql.js can bind and return, so nothing
+ * is converted behind the caller's back (and the journal can replay a statement with identical values).
+ */
+
+/**
+ * A value bound to or read from SQLite. Integers are read back as `number` (exact up to 2^53).
+ * A `bigint` is bound the way sql.js binds it, as its decimal text, which an INTEGER column stores exactly.
+ */
+export type SqlValue = string | number | bigint | Uint8Array | null
+
+export type Row = Record<string, SqlValue>
+
+/**
+ * Positional values for `?` placeholders, or named values whose keys carry their prefix exactly as
+ * written in the SQL (`{ ':id': 1 }` for `:id`), which is how sql.js matches them.
+ */
+export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>
+
+export interface RunResult {
+  /** Rows changed by this INSERT, UPDATE or DELETE (SQLite's `changes()`). */
+  changes: number
+  /** For an INSERT or REPLACE, the rowid of the (last) row it inserted; 0 for other statements. */
+  lastInsertRowid: number
+}
+
+/**
+ * The handle a transaction function receives. It is only valid while that function runs.
+ * Any statement error aborts the whole transaction, even if the function catches it: a half-applied
+ * statement could not be replayed faithfully from the journal. Use `ON CONFLICT` clauses instead of
+ * catching constraint errors.
+ */
+export interface Tx {
+  /** Runs one statement. SQL that writes must be deterministic: see `sql-guard.ts`. */
+  run(sql: string, params?: SqlParams): RunResult
+  /** Rows of one statement; a statement that writes (e.g. `RETURNING`) is journaled like `run`. */
+  all<R extends Row = Row>(sql: string, params?: SqlParams): R[]
+  get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined
+  /** Runs a script of several parameterless statements (schema changes); journaled as one step. */
+  exec(sql: string): void
+}
+
+export interface Migration {
+  /** Positive integer; migrations apply in increasing order, each exactly once. */
+  version: number
+  name: string
+  /** SQL script; deterministic like every other write, since the journal replays it. */
+  up: string
+}
+
+export interface DatabaseStats {
+  /** Size of the current journal file, header included. */
+  journalBytes: number
+  /** Sequence number of the last committed transaction (durable or not yet). */
+  lastSeq: number
+  /** Sequence number of the last transaction known to be on disk. */
+  durableSeq: number
+  /** Checkpoints completed since open. */
+  checkpoints: number
+  /** Journal writes, each followed by one fdatasync; below the commit count when commits were grouped. */
+  flushes: number
+  /** Transactions committed in memory whose journal record is not yet on disk. */
+  pendingCommits: number
+}

@@ -1,0 +1,60 @@
+import https from 'node:https'
+import type { TLSSocket } from 'node:tls'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+export interface P2pServer {
+  url: string
+  /** Replaces the set of peer certificates whose holders may connect (self-signed: each is its own CA). */
+  trust(peerCerts: string[]): void
+  close(): Promise<void>
+}
+
+export type P2pHandler = (req: IncomingMessage, res: ServerResponse, peer: { org: string; cert: string }) => void
+
+/**
+ * The member's peer-to-peer endpoint: HTTPS with mutual TLS. A client must present a certificate that one of the
+ * registered member nodes published; the sending org is read from that certificate, never from the request body.
+ */
+export async function startP2pServer(opts: {
+  host: string
+  port: number
+  cert: string
+  key: string
+  handler?: P2pHandler
+}): Promise<P2pServer> {
+  let ca = [opts.cert]
+  const server = https.createServer({ cert: opts.cert, key: opts.key, ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const peerCert = (req.socket as TLSSocket).getPeerCertificate(false)
+    const org = typeof peerCert.subject?.O === 'string' ? peerCert.subject.O : undefined
+    if (!org) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'UNAUTHORIZED: client certificate names no organization' }))
+      return
+    }
+    if (req.url === '/api/v1/ping' && (req.method === 'HEAD' || req.method === 'GET')) {
+      res.writeHead(204).end()
+      return
+    }
+    if (opts.handler) {
+      opts.handler(req, res, { org, cert: peerCert.raw.toString('base64') })
+      return
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `NOT_FOUND: no route for ${req.method} ${req.url}` }))
+  })
+  server.headersTimeout = 30_000
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej)
+    server.listen(opts.port, opts.host, () => res())
+  })
+  return {
+    url: `https://${opts.host}:${opts.port}`,
+    trust(peerCerts) {
+      ca = [opts.cert, ...peerCerts.filter((c) => c !== opts.cert)]
+      server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
+    },
+    close: () =>
+      new Promise<void>((res) => {
+        server.close(() => res())
+        server.closeAllConnections()
+      }),
+  }
+}

@@ -1,0 +1,70 @@
+import { create, type KuboRPCClient } from 'kubo-rpc-client'
+import { CID } from 'multiformats/cid'
+import { errorMessage } from '../core/errors.js'
+import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
+
+const PROBE_TIMEOUT_MS = 2000
+const RETRY_MIN_MS = 250
+const RETRY_MAX_MS = 5000
+
+/**
+ * Shared storage over IPFS: uploads through the Kubo RPC API with Kubo's `add` defaults (so the CID any Kubo
+ * would compute for the same bytes), downloads through the gateway, as FireFly does.
+ */
+export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
+  const client: KuboRPCClient = create({ url: `${opts.api}/api/v0` })
+  let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
+  let stopped = false
+  let timer: NodeJS.Timeout | undefined
+  let loggedReason: string | undefined
+
+  async function probe(): Promise<SharedStorageStatus> {
+    try {
+      const v = await client.version({ signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
+      last = { connected: true, api: opts.api, gateway: opts.gateway, version: v.version }
+    } catch (err) {
+      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${errorMessage(err)}` }
+    }
+    return last
+  }
+
+  // Until the endpoint first answers, retry with backoff; after that, failures surface on the calls themselves.
+  async function watch(delay: number): Promise<void> {
+    if (stopped) return
+    const s = await probe()
+    if (s.connected) {
+      if (loggedReason !== undefined) opts.log(`ipfs: connected to ${opts.api} (${s.version ?? 'unknown version'})`)
+      loggedReason = undefined
+      return
+    }
+    if (s.error !== loggedReason) {
+      opts.log(`ipfs: ${s.error}; retrying`)
+      loggedReason = s.error
+    }
+    timer = setTimeout(() => void watch(Math.min(delay * 2, RETRY_MAX_MS)), delay)
+  }
+
+  return {
+    start() {
+      void watch(RETRY_MIN_MS)
+    },
+    async upload(content, name = 'file.bin') {
+      const res = await client.add({ path: name, content }, { cidVersion: 0, rawLeaves: false, pin: true })
+      last = { ...last, connected: true, error: undefined }
+      return res.cid.toString()
+    },
+    async *download(ref) {
+      const cid = CID.parse(ref).toString()
+      const res = await fetch(`${opts.gateway}/ipfs/${cid}`)
+      if (!res.ok || !res.body) {
+        throw new Error(`ipfs gateway ${opts.gateway} answered ${res.status} for ${cid}`)
+      }
+      for await (const chunk of res.body) yield chunk as Uint8Array
+    },
+    probe,
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+    },
+  }
+}

@@ -1,0 +1,139 @@
+import { expect } from 'chai'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { tsEntry, projectRoot, signalPid } from '../../network/process.js'
+import { Database } from '../../node/db/database.js'
+import { TempDirs } from './helpers.js'
+import { crashMigrations } from './fixtures/crash-schema.js'
+
+/**
+ * Real processes, real SIGKILL: a child commits inserts as fast as it can and prints each acknowledged
+ * id; we kill it mid-stream and check, in this process, that every acknowledged id is in the database.
+ */
+
+interface Round {
+  acked: number[]
+  /** Checkpoints that had begun but not finished when the kill was sent. */
+  checkpointInFlight: boolean
+  checkpointsSeen: number
+}
+
+const children = new Set<number>()
+
+function runAndKill(
+  dir: string,
+  opts: { checkpointBytes: number; concurrency: number; filler: number; killAfterAcks: number; killOnCheckpoint: boolean; killDelayMs?: number },
+): Promise<Round> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    tsEntry('test/db/fixtures/insert-stream.ts', [dir, String(opts.checkpointBytes), String(opts.concurrency), String(opts.filler)]),
+    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  if (child.pid === undefined) throw new Error('could not start the crash-test child')
+  const pid = child.pid
+  children.add(pid)
+  const round: Round = { acked: [], checkpointInFlight: false, checkpointsSeen: 0 }
+  let killed = false
+  let stderr = ''
+  let partial = ''
+  const kill = (): void => {
+    if (killed) return
+    killed = true
+    signalPid(pid, 'SIGKILL')
+  }
+  return new Promise<Round>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      kill()
+      reject(new Error(`crash child made too little progress (${round.acked.length} acks); stderr: ${stderr}`))
+    }, 25_000)
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.stdout?.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n')
+      partial = lines.pop() ?? ''
+      for (const line of lines) {
+        // Lines that arrive after the kill was sent were written before it landed: they still count.
+        if (line.startsWith('ack ')) round.acked.push(Number(line.slice(4)))
+        else if (line.startsWith('log checkpoint: begin')) {
+          round.checkpointInFlight = true
+          round.checkpointsSeen++
+          if (opts.killOnCheckpoint && round.acked.length >= opts.killAfterAcks) {
+            // A delay moves the kill through the checkpoint's steps: snapshot write, sync, rename, journal swap.
+            if (opts.killDelayMs) setTimeout(kill, opts.killDelayMs)
+            else kill()
+          }
+        } else if (line.startsWith('log checkpoint: done')) round.checkpointInFlight = false
+        else if (line.startsWith('error ')) reject(new Error(line))
+      }
+      if (!opts.killOnCheckpoint && round.acked.length >= opts.killAfterAcks) kill()
+    })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      children.delete(pid)
+      if (signal === 'SIGKILL') resolve(round)
+      else reject(new Error(`crash child exited by itself (code ${code}); stderr: ${stderr}`))
+    })
+  })
+}
+
+async function verify(dir: string, acked: readonly number[]): Promise<{ rows: number; maxAcked: number }> {
+  const db = await Database.open({ dir, migrations: crashMigrations })
+  try {
+    const ids = db.all<{ id: number }>('SELECT id FROM items ORDER BY id').map((r) => r.id)
+    const present = new Set(ids)
+    const missing = acked.filter((id) => !present.has(id))
+    expect(missing, `acknowledged ids missing after SIGKILL`).to.deep.equal([])
+    // Commits are durable in commit order, so what survived is a prefix: 1..n with no holes.
+    expect(ids[ids.length - 1]).to.equal(ids.length)
+    return { rows: ids.length, maxAcked: Math.max(...acked) }
+  } finally {
+    await db.close()
+  }
+}
+
+describe('db: crash durability (SIGKILL of a real process)', function () {
+  this.timeout(60_000)
+  const temp = new TempDirs()
+
+  after(async function () {
+    for (const pid of children) signalPid(pid, 'SIGKILL')
+    await temp.cleanup()
+  })
+
+  it('keeps every acknowledged insert when killed mid-stream', async function () {
+    const dir = await temp.make()
+    let total = 0
+    for (let i = 0; i < 2; i++) {
+      const round = await runAndKill(dir, { checkpointBytes: 64 * 1024 * 1024, concurrency: 8, filler: 0, killAfterAcks: 500, killOnCheckpoint: false })
+      total += round.acked.length
+      expect(round.acked.length).to.be.at.least(500)
+      const { rows, maxAcked } = await verify(dir, round.acked)
+      console.log(`      round ${i + 1}: ${round.acked.length} acks (max id ${maxAcked}), ${rows} rows after reopen`)
+    }
+    expect(total).to.be.at.least(1000)
+  })
+
+  it('keeps every acknowledged insert when killed during a checkpoint', async function () {
+    const dir = await temp.make()
+    let landedInside = 0
+    for (const [i, killDelayMs] of [0, 5, 15, 30].entries()) {
+      const round = await runAndKill(dir, { checkpointBytes: 256 * 1024, concurrency: 8, filler: 30_000, killAfterAcks: 300, killOnCheckpoint: true, killDelayMs })
+      const phase = checkpointPhase(dir, round)
+      if (round.checkpointInFlight) landedInside++
+      const { rows, maxAcked } = await verify(dir, round.acked)
+      console.log(
+        `      round ${i + 1} (kill ${killDelayMs} ms after "checkpoint: begin"): ${round.acked.length} acks (max id ${maxAcked}), ` +
+          `killed ${phase}, ${rows} rows after reopen`,
+      )
+    }
+    expect(landedInside, 'at least one kill landed while a checkpoint was in progress').to.be.at.least(1)
+  })
+})
+
+/** Where in the checkpoint the kill landed, judged from what it left on disk. */
+function checkpointPhase(dir: string, round: Round): string {
+  if (!round.checkpointInFlight) return 'after the checkpoint finished'
+  if (existsSync(join(dir, 'snapshot.tmp'))) return 'while writing/syncing snapshot.tmp'
+  if (existsSync(join(dir, 'journal.tmp'))) return 'while swapping in the new journal'
+  return 'inside the checkpoint, before snapshot.tmp existed or after its rename'
+}

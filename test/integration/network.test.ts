@@ -1,0 +1,139 @@
+import { expect } from 'chai'
+import { createHash, randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createChain } from '../../node/chain/index.js'
+import type { Chain } from '../../node/chain/types.js'
+import { layout } from '../../network/layout.js'
+import { waitFor } from '../../network/process.js'
+import { getJson, testNetwork } from '../support/network.js'
+import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
+
+interface Status {
+  org: { name: string; did: string; key: string }
+  node: { name: string }
+  chain: { connected: boolean; contract: string; lastProcessedBlock: number }
+  ipfs: { connected: boolean }
+  version: string
+}
+interface ChainEvent {
+  output: { author: string; batchHash: string; payloadRef: string; contexts: string[]; uuids: string; action: string }
+  info: { blockNumber: string }
+  tx: { id: string }
+  batch: string
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex') as Hash
+
+describe('a 3-member network', function () {
+  this.timeout(180_000)
+  let t: Awaited<ReturnType<typeof testNetwork>>
+  let pinner: Chain | undefined
+
+  before(async () => {
+    t = await testNetwork('net3')
+  })
+
+  after(async () => {
+    await pinner?.stop()
+    const alive = await t?.stop()
+    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
+  })
+
+  it('writes network.json with the chain, IPFS and every member', () => {
+    const d = JSON.parse(readFileSync(layout(t.dir).networkJson, 'utf8')) as typeof t.net.description
+    expect(d.chain.chainId).to.equal(31337)
+    expect(d.chain.contract).to.match(/^0x[0-9a-f]{40}$/)
+    expect(d.members.map((m) => m.org)).to.deep.equal(['org0', 'org1', 'org2'])
+    for (const m of d.members) {
+      expect(m.did).to.equal(`did:firefly:org/${m.org}`)
+      expect(m.ws).to.match(/^ws:\/\/127\.0\.0\.1:\d+\/ws$/)
+      expect(m.p2p).to.match(/^https:\/\/127\.0\.0\.1:\d+$/)
+      expect(m.key).to.match(/^0x[0-9a-f]{40}$/)
+    }
+  })
+
+  it('every member answers /status with its org, node, chain and IPFS', async () => {
+    for (const m of t.net.description.members) {
+      await waitFor(`${m.org} connected`, async () => {
+        const { body } = await getJson<Status>(`${m.api}/api/v1/status`)
+        return body.chain.connected && body.ipfs.connected
+      })
+      const { status, body } = await getJson<Status>(`${m.api}/api/v1/status`)
+      expect(status).to.equal(200)
+      expect(body.org).to.include({ name: m.org, did: m.did, key: m.key })
+      expect(body.node.name).to.equal(m.node)
+      expect(body.chain.contract).to.equal(t.net.description.chain.contract)
+      expect(body.chain.lastProcessedBlock).to.be.at.least(t.net.description.chain.firstBlock)
+      expect(body.version).to.match(/^\d+\.\d+\.\d+/)
+      const namespaced = await getJson<Status>(`${m.api}/api/v1/namespaces/default/status`)
+      expect(namespaced.body.org.name).to.equal(m.org)
+    }
+  })
+
+  it('one member pins a batch and the other two observe it through their chain seam', async () => {
+    const [org0, org1, org2] = t.net.description.members
+    const key = readFileSync(layout(t.dir).member(org0!.org).signingKey, 'utf8').trim()
+    const head = (await getJson<Status>(`${org1!.api}/api/v1/status`)).body.chain.lastProcessedBlock
+    pinner = createChain({
+      rpc: t.net.description.chain.rpc,
+      contract: t.net.description.chain.contract,
+      privateKey: key,
+      fromBlock: head + 1,
+      onEvents: async () => {},
+      log: () => {},
+    })
+    pinner.start()
+    const txId = randomUUID() as TxId
+    const batchId = randomUUID() as BatchId
+    const batchHash = sha256('a batch')
+    const contexts = [sha256('topicA'), sha256('topicB')]
+    await pinner.submitPinBatch({ txId, batchId, batchHash, payloadRef: 'QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o', contexts })
+
+    for (const m of [org1!, org2!]) {
+      let seen: ChainEvent | undefined
+      await waitFor(`${m.org} to see the batch`, async () => {
+        const { body } = await getJson<ChainEvent[]>(`${m.api}/api/v1/namespaces/default/blockchainevents?batch=${batchId}`)
+        seen = body[0]
+        return seen !== undefined
+      })
+      expect(seen!.batch).to.equal(batchId)
+      expect(seen!.tx.id).to.equal(txId)
+      expect(seen!.output.author).to.equal(org0!.key)
+      expect(seen!.output.action).to.equal('firefly:batch_pin')
+      expect(seen!.output.batchHash).to.equal('0x' + batchHash)
+      expect(seen!.output.payloadRef).to.equal('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')
+      expect(seen!.output.contexts).to.deep.equal(contexts.map((c) => '0x' + c))
+      expect(seen!.output.uuids).to.equal('0x' + txId.replace(/-/g, '') + batchId.replace(/-/g, ''))
+    }
+  })
+
+  it('a member killed with SIGKILL resumes from its stored block and misses nothing', async () => {
+    const org2 = t.net.description.members[2]!
+    await t.net.kill(org2.node, 'SIGKILL')
+    const batchId = randomUUID() as BatchId
+    await pinner!.submitPinBatch({ txId: randomUUID() as TxId, batchId, batchHash: sha256('while down'), payloadRef: '', contexts: [sha256('x')] })
+    await t.net.restart(org2.node)
+    await waitFor('the restarted member to catch up', async () => {
+      const { body } = await getJson<ChainEvent[]>(`${org2.api}/api/v1/blockchainevents?batch=${batchId}`)
+      return body.length === 1
+    })
+    const { body: all } = await getJson<ChainEvent[]>(`${org2.api}/api/v1/blockchainevents?limit=100`)
+    const ids = all.map((e) => e.batch)
+    expect(new Set(ids).size, 'no event recorded twice').to.equal(ids.length)
+    expect(ids).to.have.length(2)
+  })
+
+  it('answers unknown routes and bad queries with a JSON 4xx', async () => {
+    const m = t.net.description.members[0]!
+    const notFound = await getJson<{ error: string }>(`${m.api}/api/v1/nothing-here`)
+    expect(notFound.status).to.equal(404)
+    expect(notFound.body.error).to.match(/^NOT_FOUND: /)
+    const badLimit = await getJson<{ error: string }>(`${m.api}/api/v1/blockchainevents?limit=lots`)
+    expect(badLimit.status).to.equal(400)
+    expect(badLimit.body.error).to.contain('limit')
+    const badId = await getJson<{ error: string }>(`${m.api}/api/v1/blockchainevents?batch=not-a-uuid`)
+    expect(badId.status).to.equal(400)
+    const badNs = await getJson<{ error: string }>(`${m.api}/api/v1/namespaces/-bad-/status`)
+    expect(badNs.status).to.equal(400)
+  })
+})
