@@ -14,7 +14,7 @@ export interface StartNetworkOptions {
   dir: string
   /** Members wanted; an existing network is grown to this many, never shrunk. Default 3. */
   members?: number
-  /** Stable ports from this base (see ports.ts); when omitted, free ports are picked. */
+  /** Stable ports from this base (see ports.ts); when omitted, free ports are picked. A resumed network keeps its own. */
   basePort?: number
   /** Progress lines. */
   log?: (line: string) => void
@@ -66,7 +66,11 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   }
 
   const previous = readDescription(L.networkJson)
-  const plan = await planPorts(opts.basePort)
+  // A resumed network keeps its ports; new members go where its own plan puts them.
+  const plan = await planPorts(previous ? basePortOf(previous) : opts.basePort)
+  if (previous && opts.basePort !== undefined && basePortOf(previous) !== opts.basePort) {
+    log(`resuming the network in ${L.root} on the ports it was created with`)
+  }
   const chainPort = previous ? Number(new URL(previous.chain.rpc).port) : plan.chain
   const ipfsApiPort = previous ? Number(new URL(previous.ipfs.api).port) : plan.ipfsApi
   const ipfsGatewayPort = previous ? Number(new URL(previous.ipfs.gateway).port) : plan.ipfsGateway
@@ -228,6 +232,13 @@ async function ensureContract(
   const deployed = await deployBatchPin(rpc)
   log(`deployed BatchPin at ${deployed.address.toLowerCase()} (block ${deployed.block})`)
   return { contract: deployed.address.toLowerCase(), firstBlock: deployed.block }
+}
+
+/** The base port a network was created with, or undefined when its ports were picked free. */
+function basePortOf(d: NetworkDescription): number | undefined {
+  const chain = Number(new URL(d.chain.rpc).port)
+  const first = d.members[0]
+  return first && Number(new URL(first.api).port) === chain + 10 ? chain : undefined
 }
 
 function existingMembers(L: Layout): NodeConfigFile[] {

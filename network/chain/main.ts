@@ -1,0 +1,101 @@
+/**
+ * The local chain: `node --import tsx network/chain/main.ts --dir D --port P`.
+ *
+ * A Hardhat network (chain id 31337, automine) served over HTTP and WebSocket JSON-RPC on 127.0.0.1:P, as
+ * `hardhat node` serves it. Hardhat keeps its chain in memory only; this process makes it durable with a
+ * journal in D (see journal.ts): the same genesis on every start, and every mined block replayed before the
+ * port opens, so a restarted chain has the same blocks, logs and contract as before.
+ */
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { errorMessage } from '../../node/core/errors.js'
+import { assertPortFree, PortBusyError, sleep } from '../process.js'
+import { CHAIN_ID, loadHardhat } from './hardhat.js'
+import { ChainJournal } from './journal.js'
+import { JournaledProvider } from './journaled-provider.js'
+import { replayJournal } from './replay.js'
+
+const HOST = '127.0.0.1'
+
+function fail(line: string): never {
+  console.log(`chain: ${line}`)
+  process.exit(1)
+}
+
+function parseCli(): { dir: string; port: number } {
+  const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' } }, strict: true })
+  if (values.dir === undefined) fail('--dir <state folder> is required')
+  const port = Number(values.port ?? '8545')
+  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`--port must be a TCP port, not ${values.port}`)
+  return { dir: resolve(values.dir), port }
+}
+
+async function main(): Promise<void> {
+  const { dir, port } = parseCli()
+  // Checked before the (slow) replay, so a busy port is reported at once; listen() below covers the race.
+  await assertPortFree(port, 'chain JSON-RPC').catch((err: unknown) =>
+    fail(err instanceof PortBusyError ? err.message : errorMessage(err)),
+  )
+  process.on('uncaughtException', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') fail(new PortBusyError(port, 'chain JSON-RPC').message)
+    fail(`fatal: ${err.stack ?? err.message}`)
+  })
+
+  const journal = new ChainJournal(dir)
+  const genesis = journal.readGenesis()
+  const { blocks, droppedTornTail } = journal.readBlocks()
+  if (genesis === undefined && blocks.length > 0) fail(`${dir} has a chain journal but no genesis record`)
+  if (droppedTornTail) console.log('chain: dropped a journal entry cut short by a crash (its request was never answered)')
+
+  const hh = await loadHardhat({
+    genesisTimestamp: genesis?.timestamp ?? Math.floor(Date.now() / 1000),
+    hardfork: genesis?.hardfork,
+  })
+  const request = (method: string, params: unknown[] = []): Promise<unknown> => hh.provider.request({ method, params })
+  const first = (await request('eth_getBlockByNumber', ['0x0', false])) as { hash: string; timestamp: string }
+  if (genesis === undefined) {
+    journal.writeGenesis({
+      version: 1,
+      chainId: CHAIN_ID,
+      hardfork: hh.hre.config.networks.hardhat.hardfork,
+      timestamp: Number(first.timestamp),
+      hash: first.hash,
+    })
+  } else if (first.hash !== genesis.hash) {
+    console.log(`chain: genesis hash ${first.hash} differs from the recorded ${genesis.hash} (Hardhat changed?); block hashes will differ`)
+  }
+
+  const replayed = await replayJournal(hh.provider, blocks).catch((err: unknown) => fail(errorMessage(err)))
+  if (replayed.hashMismatches > 0) {
+    console.log(`chain: ${replayed.hashMismatches} of ${replayed.blocks} replayed block hashes differ from the original run`)
+  }
+  // Replaying leaves Hardhat's clock at the last block's timestamp; bring it forward to the wall clock so that
+  // new blocks are stamped with the real time again.
+  const latest = (await request('eth_getBlockByNumber', ['latest', false])) as { number: string; timestamp: string }
+  const behind = Math.floor(Date.now() / 1000) - Number(latest.timestamp)
+  if (behind > 0) await request('evm_increaseTime', [behind])
+
+  const served = new JournaledProvider(hh.provider, journal, (err) => {
+    journal.close()
+    fail(`${err.message}; exiting so that a restart replays the journal`)
+  })
+  const server = await hh.createServer(HOST, port, served)
+  await server.listen()
+  console.log(`chain ready rpc=http://${HOST}:${port} blocks=${Number(latest.number)}`)
+
+  let stopping = false
+  const stop = async (): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    // Let a request that is mining finish journaling; every answered request is already on disk.
+    await Promise.race([served.drain(), sleep(2000)])
+    journal.close()
+    // Open WebSocket clients can hold the server open; nothing is left to flush, so exit without waiting.
+    void server.close().catch(() => undefined)
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void stop())
+  process.on('SIGINT', () => void stop())
+}
+
+main().catch((err: unknown) => fail(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`))

@@ -1,0 +1,98 @@
+import { Interface } from 'ethers'
+import { parseAddress, parseHash, type BatchId, type TxId } from '../core/ids.js'
+import { ParleyError } from '../core/errors.js'
+import type { BatchPinEvent, PinBatchRequest } from './types.js'
+
+/**
+ * FireFly's BatchPin contract, network version 2, as the node needs it. Written out rather than read from the
+ * Hardhat artifact: a member node talks to a contract someone else deployed, and only this ABI is the contract.
+ */
+export const batchPinInterface = new Interface([
+  'event BatchPin(address author, uint256 timestamp, string action, bytes32 uuids, bytes32 batchHash, string payloadRef, bytes32[] contexts)',
+  'function pinBatch(bytes32 uuids, bytes32 batchHash, string payloadRef, bytes32[] contexts)',
+  'function networkAction(string action, string payload)',
+  'function networkVersion() pure returns (uint8)',
+])
+
+/** topic0 of BatchPin: the only topic, since nothing in the event is indexed. */
+export const BATCH_PIN_TOPIC = batchPinInterface.getEvent('BatchPin')!.topicHash
+
+export const BATCH_PIN_ACTION = 'firefly:batch_pin'
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+function uuidHex(id: string, what: string): string {
+  if (!UUID_RE.test(id)) throw new ParleyError('INVALID_ID', `${what} is not a lowercase UUID: ${JSON.stringify(id)}`)
+  return id.replaceAll('-', '')
+}
+
+function hexUuid(hex32: string): string {
+  return `${hex32.slice(0, 8)}-${hex32.slice(8, 12)}-${hex32.slice(12, 16)}-${hex32.slice(16, 20)}-${hex32.slice(20, 32)}`
+}
+
+/** `uuids` = transaction id (16 raw bytes) ‖ batch id (16 raw bytes), as FireFly packs it. */
+export function packUuids(txId: TxId, batchId: BatchId): string {
+  return '0x' + uuidHex(txId, 'transaction id') + uuidHex(batchId, 'batch id')
+}
+
+export function unpackUuids(uuids: string): { txId: TxId; batchId: BatchId } {
+  const hex = uuids.replace(/^0x/, '').toLowerCase()
+  return { txId: hexUuid(hex.slice(0, 32)) as TxId, batchId: hexUuid(hex.slice(32, 64)) as BatchId }
+}
+
+export function encodePinBatch(req: PinBatchRequest): string {
+  return batchPinInterface.encodeFunctionData('pinBatch', [
+    packUuids(req.txId, req.batchId),
+    '0x' + parseHash(req.batchHash, 'batchHash'),
+    req.payloadRef,
+    req.contexts.map((c, i) => '0x' + parseHash(c, `contexts[${i}]`)),
+  ])
+}
+
+export function encodeNetworkVersionCall(): string {
+  return batchPinInterface.encodeFunctionData('networkVersion', [])
+}
+
+export function decodeNetworkVersion(result: string): number {
+  return Number(batchPinInterface.decodeFunctionResult('networkVersion', result)[0])
+}
+
+/** A log as `eth_getLogs` returns it. */
+export interface RpcLog {
+  address: string
+  topics: string[]
+  data: string
+  blockNumber: string
+  transactionHash: string
+  transactionIndex: string
+  logIndex: string
+  removed?: boolean
+}
+
+export function protocolId(blockNumber: number, txIndex: number, logIndex: number): string {
+  return `${String(blockNumber).padStart(12, '0')}/${String(txIndex).padStart(6, '0')}/${String(logIndex).padStart(6, '0')}`
+}
+
+/** Decodes a BatchPin log; throws when the log is not one (the follower skips it and says so). */
+export function decodeBatchPinLog(log: RpcLog): BatchPinEvent {
+  const parsed = batchPinInterface.parseLog({ topics: log.topics, data: log.data })
+  if (parsed === null || parsed.name !== 'BatchPin') throw new Error('not a BatchPin event')
+  const a = parsed.args
+  const blockNumber = Number(log.blockNumber)
+  const txIndex = Number(log.transactionIndex)
+  const logIndex = Number(log.logIndex)
+  return {
+    blockNumber,
+    txIndex,
+    logIndex,
+    protocolId: protocolId(blockNumber, txIndex, logIndex),
+    txHash: log.transactionHash.toLowerCase(),
+    author: parseAddress(a.getValue('author'), 'author'),
+    timestamp: Number(a.getValue('timestamp') as bigint),
+    action: String(a.getValue('action')),
+    ...unpackUuids(String(a.getValue('uuids'))),
+    batchHash: parseHash(a.getValue('batchHash'), 'batchHash'),
+    payloadRef: String(a.getValue('payloadRef')),
+    contexts: Array.from(a.getValue('contexts') as Iterable<unknown>).map((c, i) => parseHash(c, `contexts[${i}]`)),
+  }
+}

@@ -1,0 +1,82 @@
+import { Transaction, type TransactionRequest, type Wallet } from 'ethers'
+import { JsonRpcClient, RpcError, toQuantity } from './rpc.js'
+
+/** A transaction signed locally: the exact bytes, so a resend after a lost answer is the same transaction. */
+export interface SignedTx {
+  raw: string
+  hash: string
+  nonce: number
+}
+
+export interface RpcReceipt {
+  transactionHash: string
+  blockNumber: string
+  status?: string
+  contractAddress?: string | null
+}
+
+const ONE_GWEI = 1_000_000_000n
+
+/** EIP-1559 fees when the chain has a base fee (2 × base + tip, as ethers does), a legacy gas price otherwise. */
+async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest>> {
+  const block = await rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false])
+  if (block.baseFeePerGas === undefined) return { type: 0, gasPrice: BigInt(await rpc.call<string>('eth_gasPrice')) }
+  const tip = await rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
+    if (err instanceof RpcError && err.transport) throw err
+    return ONE_GWEI
+  })
+  return { type: 2, maxFeePerGas: 2n * BigInt(block.baseFeePerGas) + tip, maxPriorityFeePerGas: tip }
+}
+
+/**
+ * Prices, estimates (with headroom) and signs a transaction with an explicit nonce; nothing is sent.
+ * Nonces are the caller's: the node and the deploy script track them so that back-to-back transactions
+ * from one key never reuse a stale count.
+ */
+export async function signTransaction(
+  rpc: JsonRpcClient,
+  wallet: Wallet,
+  tx: { chainId: bigint; nonce: number; to: string | null; data: string; value?: bigint; gasLimit?: bigint },
+): Promise<SignedTx> {
+  const value = tx.value ?? 0n
+  let gasLimit = tx.gasLimit
+  if (gasLimit === undefined) {
+    const call: Record<string, string> = { from: wallet.address, data: tx.data, value: toQuantity(value) }
+    if (tx.to !== null) call.to = tx.to
+    const estimate = BigInt(await rpc.call<string>('eth_estimateGas', [call]))
+    gasLimit = (estimate * 12n) / 10n
+  }
+  const raw = await wallet.signTransaction({
+    ...(await feeFields(rpc)),
+    chainId: tx.chainId,
+    nonce: tx.nonce,
+    to: tx.to,
+    data: tx.data,
+    value,
+    gasLimit,
+  })
+  return { raw, hash: Transaction.from(raw).hash!, nonce: tx.nonce }
+}
+
+export async function pendingNonce(rpc: JsonRpcClient, address: string): Promise<number> {
+  return Number(await rpc.call<string>('eth_getTransactionCount', [address, 'pending']))
+}
+
+/** True when the endpoint knows the transaction (pending or mined): a send whose answer was lost arrived. */
+export async function isKnown(rpc: JsonRpcClient, hash: string): Promise<boolean> {
+  return (await rpc.call<unknown>('eth_getTransactionByHash', [hash])) !== null
+}
+
+export function getReceipt(rpc: JsonRpcClient, hash: string): Promise<RpcReceipt | null> {
+  return rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [hash])
+}
+
+/** Node and Hardhat phrasings of "this nonce is no longer (or not yet) usable": re-read the count and re-sign. */
+export function isNonceError(err: unknown): boolean {
+  return err instanceof RpcError && !err.transport && /nonce too (low|high)|nonce has already been used|invalid nonce/i.test(err.message)
+}
+
+/** A transaction that reached the chain and reverted: Hardhat answers the send with an error, but mines it. */
+export function isRevert(err: unknown): boolean {
+  return err instanceof RpcError && !err.transport && /revert/i.test(err.message)
+}

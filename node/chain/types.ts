@@ -1,0 +1,83 @@
+/**
+ * The chain seam: how a member node pins batches on the BatchPin contract and learns of everyone's pins.
+ * Small on purpose: the node's managers see events and a submit call, never ethers or JSON-RPC, and a test
+ * (or a production user) can point it at any Ethereum JSON-RPC endpoint.
+ */
+import type { Address, BatchId, Hash, TxId } from '../core/ids.js'
+
+/** One BatchPin log, decoded. Network actions come through too (empty contexts, `action` "firefly:<name>"). */
+export interface BatchPinEvent {
+  blockNumber: number
+  txIndex: number
+  logIndex: number
+  /** FireFly's `%012d/%06d/%06d` of block, transaction index and log index: sorts in chain order. */
+  protocolId: string
+  txHash: string
+  /** The signing key that pinned (tx.origin), lowercase. */
+  author: Address
+  /** The block timestamp, in unix seconds. */
+  timestamp: number
+  action: string
+  /** From `uuids`: transaction id (first 16 bytes) ‖ batch id (last 16 bytes). */
+  txId: TxId
+  batchId: BatchId
+  batchHash: Hash
+  /** The IPFS CID of a broadcast batch; empty for a private batch. */
+  payloadRef: string
+  contexts: Hash[]
+}
+
+export interface PinBatchRequest {
+  txId: TxId
+  batchId: BatchId
+  batchHash: Hash
+  payloadRef: string
+  contexts: Hash[]
+}
+
+export interface ChainStatus {
+  connected: boolean
+  rpc: string
+  contract: string
+  networkVersion?: number
+  headBlock?: number
+  /** The last block whose events the node has persisted (the stored cursor minus one). */
+  lastProcessedBlock: number
+  error?: string
+}
+
+export interface Chain {
+  /**
+   * Connects, verifies the contract (code present, `networkVersion() == 2`) and begins following. Never
+   * throws for an unreachable chain or a wrong address: it logs one line saying what is wrong and retries
+   * with backoff, logging again only when the reason changes.
+   */
+  start(): void
+  /**
+   * Pins a batch, signed with the member's key. Submissions are sent one at a time in call order with locally
+   * tracked nonces, so pin order is call order; transient failures are retried. Resolves once mined.
+   */
+  submitPinBatch(req: PinBatchRequest): Promise<{ txHash: string; blockNumber: number }>
+  status(): ChainStatus
+  stop(): Promise<void>
+}
+
+export interface ChainOptions {
+  /** HTTP JSON-RPC URL; new-block notifications come from the WebSocket at the same address. */
+  rpc: string
+  contract: string
+  privateKey: string
+  /** The stored cursor: the next block to process. */
+  fromBlock: number
+  /**
+   * Receives the events of blocks up to `throughBlock`, in chain order (an empty array when there were none,
+   * so the cursor still moves). The node persists events and cursor atomically, then resolves; the chain
+   * moves on only after that, and offers the same range again if it rejects.
+   */
+  onEvents: (events: BatchPinEvent[], throughBlock: number) => Promise<void>
+  log: (line: string) => void
+  /** Blocks per eth_getLogs request (default 2000; halved when the endpoint refuses a range). */
+  chunkSize?: number
+  /** The fallback poll, in case a new-block notification is lost (default 5000 ms). */
+  pollIntervalMs?: number
+}
