@@ -32,6 +32,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'))
 }
 
+// A bug in one request or background task must not take the member down; it is logged and the node goes on.
+process.on('unhandledRejection', (err: unknown) => log(`unhandled rejection: ${(err as Error)?.stack ?? String(err)}`))
+
 main().catch((err: unknown) => {
   const e = err as NodeJS.ErrnoException
   if (err instanceof ConfigError) log(err.message)
