@@ -1,0 +1,85 @@
+import { FsBlockstore } from 'blockstore-fs'
+import type { ReadableStorage } from 'ipfs-unixfs-exporter'
+import type { WritableStorage } from 'ipfs-unixfs-importer'
+import type { CID } from 'multiformats/cid'
+import { IpfsError } from './errors.js'
+
+/** What the UnixFS importer (put) and exporter (get) need from a blockstore. */
+export type Blocks = ReadableStorage & WritableStorage
+type PutValue = Parameters<WritableStorage['put']>[1]
+type Options = Parameters<ReadableStorage['get']>[1]
+
+/** Kubo's words for a block it does not hold while offline: callers and logs name the exact block. */
+export function missingBlock(cid: CID): IpfsError {
+  return new IpfsError('not-found', `block was not found locally (offline): ipld: could not find ${cid.toString()}`)
+}
+
+/**
+ * The filesystem blockstore of `<dir>/blocks`, with two adjustments: a block already on disk is not rewritten
+ * (re-adding content costs a stat per block, not a write), and a missing block fails at once with an error that
+ * names it. There is no network behind this store, so "missing" is final: nothing ever waits for a block.
+ */
+export class LocalBlocks implements Blocks {
+  /**
+   * Puts in progress, by CID. Repetitive content (zeros, repeated records) yields the same block many times at
+   * once; blockstore-fs writes each through one shared temp file and retries the losing renames 10 x 100 ms, which
+   * is slow and can briefly expose a truncated block. One write per block at a time avoids both.
+   */
+  private readonly writing = new Map<string, Promise<CID>>()
+
+  private constructor(private readonly fs: FsBlockstore) {}
+
+  static async open(path: string): Promise<LocalBlocks> {
+    const fs = new FsBlockstore(path)
+    await fs.open()
+    return new LocalBlocks(fs)
+  }
+
+  put(cid: CID, block: PutValue, options?: Options): Promise<CID> {
+    const key = cid.toString()
+    const pending = this.writing.get(key)
+    if (pending) return pending
+    const write = (async () => {
+      try {
+        if (!(await this.fs.has(cid, options))) await this.fs.put(cid, block, options)
+        return cid
+      } finally {
+        this.writing.delete(key)
+      }
+    })()
+    this.writing.set(key, write)
+    return write
+  }
+
+  async *get(cid: CID, options?: Options): AsyncGenerator<Uint8Array> {
+    // blockstore-fs reports any failure to open the block file as NotFoundError; give it Kubo's offline message.
+    let found = true
+    try {
+      for await (const chunk of this.fs.get(cid, options)) yield chunk
+    } catch {
+      found = false
+    }
+    if (!found) throw missingBlock(cid)
+  }
+
+  has(cid: CID, options?: Options): Promise<boolean> {
+    return this.fs.has(cid, options)
+  }
+
+  close(): Promise<void> {
+    return this.fs.close()
+  }
+}
+
+/** For `add --only-hash`: computes every block and keeps none, while reads still see the real store. */
+export class HashOnlyBlocks implements Blocks {
+  constructor(private readonly real: Blocks) {}
+
+  put(cid: CID): Promise<CID> {
+    return Promise.resolve(cid)
+  }
+
+  get(cid: CID, options?: Options): AsyncGenerator<Uint8Array> | Generator<Uint8Array> {
+    return this.real.get(cid, options)
+  }
+}
