@@ -5,6 +5,7 @@ import { errorMiddleware } from './errors.js'
 import { statusRoutes } from './routes/status.js'
 import { blockchainEventRoutes } from './routes/blockchain-events.js'
 import type { NodeServices } from '../services.js'
+import { closeServer, listen } from '../core/listen.js'
 
 export interface ApiServer {
   url: string
@@ -30,16 +31,9 @@ export async function startApiServer(opts: { host: string; port: number; service
   server.headersTimeout = 60_000
   server.requestTimeout = 0
   server.keepAliveTimeout = 5_000
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej)
-    server.listen(opts.port, opts.host, () => res())
-  })
+  await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,
-    close: () =>
-      new Promise<void>((res) => {
-        server.close(() => res())
-        server.closeAllConnections()
-      }),
+    close: () => closeServer(server),
   }
 }

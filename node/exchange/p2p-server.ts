@@ -1,6 +1,7 @@
 import https from 'node:https'
 import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { closeServer, listen } from '../core/listen.js'
 
 export interface P2pServer {
   url: string
@@ -41,20 +42,13 @@ export async function startP2pServer(opts: {
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `NOT_FOUND: no route for ${req.method} ${req.url}` }))
   })
   server.headersTimeout = 30_000
-  await new Promise<void>((res, rej) => {
-    server.once('error', rej)
-    server.listen(opts.port, opts.host, () => res())
-  })
+  await listen(server, opts.port, opts.host)
   return {
     url: `https://${opts.host}:${opts.port}`,
     trust(peerCerts) {
       ca = [opts.cert, ...peerCerts.filter((c) => c !== opts.cert)]
       server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
     },
-    close: () =>
-      new Promise<void>((res) => {
-        server.close(() => res())
-        server.closeAllConnections()
-      }),
+    close: () => closeServer(server),
   }
 }

@@ -1,0 +1,58 @@
+import { expect } from 'chai'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadNodeConfig } from '../../node/config.js'
+
+describe('member node config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-config-'))
+  const key = '0x' + 'ab'.repeat(32)
+  writeFileSync(join(dir, 'signing.key'), key + '\n')
+  const good = {
+    org: 'org0',
+    node: 'node0',
+    signingKeyFile: 'signing.key',
+    chain: { rpc: 'http://127.0.0.1:8545/', contract: '0x5FbDB2315678afecb367f032d93F642f64180aa3', firstBlock: 1 },
+    ipfs: { api: 'http://127.0.0.1:5001', gateway: 'http://127.0.0.1:8080' },
+    api: { port: 5000 },
+    p2p: { port: 5001, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
+    dataDir: 'data',
+  }
+  const write = (cfg: unknown): string => {
+    const f = join(dir, 'config.json')
+    writeFileSync(f, JSON.stringify(cfg))
+    return f
+  }
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('resolves paths against the file, reads the key, normalises addresses and URLs, defaults hosts to loopback', () => {
+    const cfg = loadNodeConfig(write(good))
+    expect(cfg.signingKey).to.equal(key)
+    expect(cfg.chain.contract).to.equal('0x5fbdb2315678afecb367f032d93f642f64180aa3')
+    expect(cfg.chain.rpc).to.equal('http://127.0.0.1:8545')
+    expect(cfg.api.host).to.equal('127.0.0.1')
+    expect(cfg.p2p.cert).to.equal(join(dir, 'tls/cert.pem'))
+    expect(cfg.dataDir).to.equal(join(dir, 'data'))
+  })
+
+  const bad: [string, unknown, RegExp][] = [
+    ['a bad org name', { ...good, org: 'org 0' }, /org "org 0"/],
+    ['a contract that is not an address', { ...good, chain: { ...good.chain, contract: '0x12' } }, /chain.contract is not an address/],
+    ['a URL that is not one', { ...good, ipfs: { ...good.ipfs, api: 'nope' } }, /ipfs.api is not a URL/],
+    ['a port out of range', { ...good, api: { port: 70000 } }, /api.port must be a port number/],
+    ['a missing key file', { ...good, signingKeyFile: 'missing.key' }, /cannot read signingKeyFile/],
+    ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
+  ]
+  for (const [what, cfg, re] of bad) {
+    it(`names the problem for ${what}`, () => {
+      const f = write(cfg)
+      expect(() => loadNodeConfig(f)).to.throw(ConfigError, re)
+    })
+  }
+
+  it('says which file cannot be parsed', () => {
+    const f = join(dir, 'broken.json')
+    writeFileSync(f, '{')
+    expect(() => loadNodeConfig(f)).to.throw(ConfigError, /broken.json: cannot read/)
+  })
+})
