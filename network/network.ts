@@ -116,12 +116,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       'the chain',
       async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
     )
-    await waitProcessReady(chain, 'the chain', timeout, readiness.get('chain')!.check)
-
-    // 2. The contract, deployed once per network.
-    const { contract, firstBlock } = await ensureContract(rpc, previous, L, log)
-
-    // 3. IPFS, starting while the members are prepared.
+    // 2. IPFS, starting while the chain loads and the members are prepared.
     const ipfs = { api: `http://127.0.0.1:${ipfsApiPort}`, gateway: `http://127.0.0.1:${ipfsGatewayPort}` }
     log(`starting IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
     const ipfsProc = launch(
@@ -134,6 +129,11 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       'IPFS',
       async () => (await fetch(`${ipfs.api}/api/v0/version`, { method: 'POST' })).ok,
     )
+
+    await waitProcessReady(chain, 'the chain', timeout, readiness.get('chain')!.check)
+
+    // 3. The contract, deployed once per network.
+    const { contract, firstBlock } = await ensureContract(rpc, previous, L, log)
 
     // 4. New members: a funded signing key, TLS material and a config file each.
     const fresh = memberPlans.filter((m) => m.cfg === undefined)
