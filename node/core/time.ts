@@ -24,3 +24,17 @@ export function now(): Timestamp {
   }
   return formatTimestamp(ms, lastNanos)
 }
+
+/**
+ * A key that sorts like the instant: the Go form trims trailing zeros, so `...03.12Z` would sort after
+ * `...03.123Z` as text; the key pads the fraction to nine digits.
+ */
+export function timestampSortKey(ts: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/.exec(ts)
+  if (!m) throw new Error(`not a UTC RFC3339 timestamp: ${ts}`)
+  return `${m[1]}.${(m[2] ?? '').padEnd(9, '0')}Z`
+}
+
+export function isTimestamp(s: unknown): s is Timestamp {
+  return typeof s === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(s)
+}

@@ -1,4 +1,5 @@
 import { v1Foundation } from './v1-foundation.js'
+import { v2Messaging } from './v2-messaging.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation]
+export const migrations = [v1Foundation, v2Messaging]

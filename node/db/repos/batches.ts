@@ -1,0 +1,120 @@
+import type { Database, Tx } from '../database.js'
+import type { BatchId, Hash, TxId } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+
+/**
+ * A batch's life on this node. Sent: `sealed` → `uploaded` (payload in shared storage) → `pinned` (pinBatch
+ * mined). Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
+ */
+export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'received' | 'refused'
+
+export interface BatchRecord {
+  id: BatchId
+  type: 'broadcast' | 'private'
+  namespace: string
+  author: string
+  key: string
+  node?: string
+  group?: Hash
+  created: Timestamp
+  hash: Hash
+  manifest: string
+  txId: TxId
+  payloadRef?: string
+  state: BatchState
+  local: boolean
+  chainTx?: string
+  reason?: string
+}
+
+interface Row {
+  id: string
+  type: string
+  namespace: string
+  author: string
+  key: string
+  node: string | null
+  grp: string | null
+  created: string
+  hash: string
+  manifest: string
+  tx_id: string
+  payload_ref: string | null
+  state: string
+  local: number
+  chain_tx: string | null
+  reason: string | null
+  [k: string]: string | number | null
+}
+
+export class BatchesRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, b: BatchRecord): void {
+    tx.run(
+      `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      [
+        b.id,
+        b.type,
+        b.namespace,
+        b.author,
+        b.key,
+        b.node ?? null,
+        b.group ?? null,
+        b.created,
+        b.hash,
+        b.manifest,
+        b.txId,
+        b.payloadRef ?? null,
+        b.state,
+        b.local ? 1 : 0,
+        b.chainTx ?? null,
+        b.reason ?? null,
+      ],
+    )
+  }
+
+  get(id: string): BatchRecord | undefined {
+    const r = this.db.get<Row>('SELECT * FROM batches WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  /** Our batches not yet pinned, oldest first: what dispatch resumes after a restart. */
+  undispatched(): BatchRecord[] {
+    return this.db.all<Row>("SELECT * FROM batches WHERE local = 1 AND state IN ('sealed', 'uploaded') ORDER BY seq").map(fromRow)
+  }
+
+  setUploaded(tx: Tx, id: BatchId, payloadRef: string): void {
+    tx.run("UPDATE batches SET state = 'uploaded', payload_ref = ? WHERE id = ?", [payloadRef, id])
+  }
+
+  setPinned(tx: Tx, id: BatchId, chainTx: string): void {
+    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ? WHERE id = ?", [chainTx, id])
+  }
+
+  list(namespace: string, limit: number, skip: number): BatchRecord[] {
+    return this.db.all<Row>('SELECT * FROM batches WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, limit, skip]).map(fromRow)
+  }
+}
+
+function fromRow(r: Row): BatchRecord {
+  return {
+    id: r.id as BatchId,
+    type: r.type as BatchRecord['type'],
+    namespace: r.namespace,
+    author: r.author,
+    key: r.key,
+    ...(r.node ? { node: r.node } : {}),
+    ...(r.grp ? { group: r.grp as Hash } : {}),
+    created: r.created as Timestamp,
+    hash: r.hash as Hash,
+    manifest: r.manifest,
+    txId: r.tx_id as TxId,
+    ...(r.payload_ref !== null ? { payloadRef: r.payload_ref } : {}),
+    state: r.state as BatchState,
+    local: r.local === 1,
+    ...(r.chain_tx ? { chainTx: r.chain_tx } : {}),
+    ...(r.reason ? { reason: r.reason } : {}),
+  }
+}

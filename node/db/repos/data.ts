@@ -1,0 +1,82 @@
+import type { Database, Tx } from '../database.js'
+import type { DataId, Hash } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+import type { Data } from '../../messaging/model.js'
+
+interface Row {
+  id: string
+  namespace: string
+  validator: string
+  datatype_name: string | null
+  datatype_version: string | null
+  hash: string
+  value: string | null
+  created: string
+  blob_hash: string | null
+  blob_size: number | null
+  blob_name: string | null
+  blob_path: string | null
+  blob_public: string | null
+  [k: string]: string | number | null
+}
+
+/** Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. */
+export class DataRepo {
+  constructor(private readonly db: Database) {}
+
+  /** A data item arriving twice (in two batches, or ours coming back) is stored once. */
+  insert(tx: Tx, d: Data): void {
+    tx.run(
+      `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      [
+        d.id,
+        d.namespace,
+        d.validator,
+        d.datatype?.name ?? null,
+        d.datatype?.version ?? null,
+        d.hash,
+        d.value,
+        d.created,
+        d.blob?.hash ?? null,
+        d.blob?.size ?? null,
+        d.blob?.name ?? null,
+        d.blob?.public ?? null,
+      ],
+    )
+  }
+
+  get(id: string): Data | undefined {
+    const r = this.db.get<Row>('SELECT * FROM data WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  getInTx(tx: Tx, id: string): Data | undefined {
+    const r = tx.get<Row>('SELECT * FROM data WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  /** In the order of `ids`; missing ids are left out (the caller decides whether that is an error). */
+  getMany(ids: string[]): Data[] {
+    return ids.map((id) => this.get(id)).filter((d): d is Data => d !== undefined)
+  }
+
+  list(namespace: string, limit: number, skip: number): Data[] {
+    return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, limit, skip]).map(fromRow)
+  }
+}
+
+function fromRow(r: Row): Data {
+  return {
+    id: r.id as DataId,
+    validator: r.validator,
+    namespace: r.namespace,
+    hash: r.hash as Hash,
+    created: r.created as Timestamp,
+    ...(r.datatype_name ? { datatype: { name: r.datatype_name, version: r.datatype_version ?? '' } } : {}),
+    value: r.value,
+    ...(r.blob_hash
+      ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}) } }
+      : {}),
+  }
+}

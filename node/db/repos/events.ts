@@ -1,0 +1,76 @@
+import type { Database, Tx } from '../database.js'
+import { newId, type EventId } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+import type { EventType, NewEvent, NodeEvent } from '../../events/model.js'
+
+interface Row {
+  seq: number
+  id: string
+  type: string
+  namespace: string
+  reference: string
+  correlator: string | null
+  tx: string | null
+  topic: string | null
+  created: string
+  [k: string]: string | number | null
+}
+
+/** The node's event log. `sequence` is insertion order: the order applications must process events in. */
+export class EventsRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, e: NewEvent, created: Timestamp): NodeEvent {
+    const id = newId<EventId>()
+    const r = tx.run('INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      e.type,
+      e.namespace,
+      e.reference,
+      e.correlator ?? null,
+      e.tx ?? null,
+      e.topic ?? null,
+      created,
+    ])
+    return { ...e, id, sequence: r.lastInsertRowid, created }
+  }
+
+  /** Events of a namespace after `afterSeq`, oldest first. */
+  after(namespace: string, afterSeq: number, limit: number): NodeEvent[] {
+    return this.db.all<Row>('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?', [namespace, afterSeq, limit]).map(fromRow)
+  }
+
+  /** Newest first, as FireFly lists collections; `type` and `reference` narrow it. */
+  list(q: { namespace: string; type?: string; reference?: string; limit: number; skip: number; ascending?: boolean }): NodeEvent[] {
+    const conds = ['namespace = ?']
+    const params: (string | number)[] = [q.namespace]
+    if (q.type) {
+      conds.push('type = ?')
+      params.push(q.type)
+    }
+    if (q.reference) {
+      conds.push('reference = ?')
+      params.push(q.reference)
+    }
+    const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
+    return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
+  }
+
+  latestSequence(): number {
+    return Number(this.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM events')?.s ?? 0)
+  }
+}
+
+function fromRow(r: Row): NodeEvent {
+  return {
+    id: r.id as EventId,
+    sequence: r.seq,
+    type: r.type as EventType,
+    namespace: r.namespace,
+    reference: r.reference,
+    ...(r.correlator ? { correlator: r.correlator } : {}),
+    ...(r.tx ? { tx: r.tx } : {}),
+    ...(r.topic ? { topic: r.topic } : {}),
+    created: r.created as Timestamp,
+  }
+}

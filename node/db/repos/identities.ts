@@ -1,0 +1,82 @@
+import type { Database, Tx } from '../database.js'
+import type { IdentityId, MessageId } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+import type { Identity, IdentityType, Verifier, VerifierType } from '../../identity/model.js'
+
+interface Row {
+  id: string
+  did: string
+  type: string
+  parent: string | null
+  namespace: string
+  name: string
+  description: string | null
+  profile: string | null
+  message_id: string
+  created: string
+  updated: string | null
+  [k: string]: string | number | null
+}
+
+/** Confirmed identities (orgs and nodes) and the verifiers (signing keys, p2p peer ids) that prove them. */
+export class IdentitiesRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, i: Identity): void {
+    tx.run(
+      `INSERT INTO identities (id, did, type, parent, namespace, name, description, profile, message_id, created)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [i.id, i.did, i.type, i.parent ?? null, i.namespace, i.name, i.description ?? null, i.profile ? JSON.stringify(i.profile) : null, i.messages.claim, i.created],
+    )
+  }
+
+  insertVerifier(tx: Tx, v: Verifier): void {
+    tx.run('INSERT INTO verifiers (identity_id, type, value, created) VALUES (?, ?, ?, ?)', [v.identity, v.type, v.value, v.created])
+  }
+
+  byDid(did: string, tx?: Tx): Identity | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM identities WHERE did = ?', [did])
+    return r && fromRow(r)
+  }
+
+  byId(id: string, tx?: Tx): Identity | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM identities WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  /** The identity a verifier (e.g. a signing address) belongs to. */
+  byVerifier(type: VerifierType, value: string, tx?: Tx): Identity | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT i.* FROM identities i JOIN verifiers v ON v.identity_id = i.id WHERE v.type = ? AND v.value = ?', [type, value])
+    return r && fromRow(r)
+  }
+
+  verifiersOf(identityId: string): Verifier[] {
+    return this.db
+      .all<{ identity_id: string; type: string; value: string; created: string }>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId])
+      .map((r) => ({ identity: r.identity_id as IdentityId, type: r.type as VerifierType, value: r.value, created: r.created as Timestamp }))
+  }
+
+  list(type: IdentityType, limit: number, skip: number): Identity[] {
+    return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq LIMIT ? OFFSET ?', [type, limit, skip]).map(fromRow)
+  }
+
+  all(type: IdentityType): Identity[] {
+    return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq', [type]).map(fromRow)
+  }
+}
+
+function fromRow(r: Row): Identity {
+  return {
+    id: r.id as IdentityId,
+    did: r.did,
+    type: r.type as IdentityType,
+    ...(r.parent ? { parent: r.parent as IdentityId } : {}),
+    namespace: r.namespace,
+    name: r.name,
+    ...(r.description ? { description: r.description } : {}),
+    ...(r.profile ? { profile: JSON.parse(r.profile) as Identity['profile'] } : {}),
+    messages: { claim: r.message_id as MessageId },
+    created: r.created as Timestamp,
+    ...(r.updated ? { updated: r.updated as Timestamp } : {}),
+  }
+}

@@ -1,0 +1,171 @@
+import type { Database, Tx } from '../database.js'
+import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
+import { timestampSortKey, type Timestamp } from '../../core/time.js'
+import type { DataRef, Header, Message, MessageState, MessageType, TxType } from '../../messaging/model.js'
+
+interface Row {
+  seq: number
+  id: string
+  namespace: string
+  type: string
+  txtype: string
+  author: string
+  key: string
+  cid: string | null
+  created: string
+  grp: string | null
+  topics: string
+  tag: string | null
+  datahash: string
+  hash: string
+  data: string
+  state: string
+  local: number
+  batch_id: string | null
+  tx_id: string | null
+  confirmed: string | null
+  reject_reason: string | null
+  pins: string | null
+  idempotency_key: string | null
+  [k: string]: string | number | null
+}
+
+export interface MessageQuery {
+  namespace: string
+  /** true: not yet confirmed (ready, pending); false: confirmed. */
+  pending?: boolean
+  where?: { sql: string; params: (string | number)[] }
+  limit: number
+  skip: number
+}
+
+/** Messages, sent and received; one row each, updated in place as they move through their states. */
+export class MessagesRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, m: Message, local: boolean): void {
+    const h = m.header
+    tx.run(
+      `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
+         data, state, local, batch_id, tx_id, pins, idempotency_key)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+      [
+        h.id,
+        h.namespace,
+        h.type,
+        h.txtype,
+        h.author,
+        h.key,
+        h.cid ?? null,
+        h.created,
+        timestampSortKey(h.created),
+        h.group ?? null,
+        JSON.stringify(h.topics),
+        h.tag ?? null,
+        h.datahash,
+        m.hash,
+        JSON.stringify(m.data),
+        m.state,
+        local ? 1 : 0,
+        m.batch ?? null,
+        m.txid ?? null,
+        m.pins ? JSON.stringify(m.pins) : null,
+        m.idempotencyKey ?? null,
+      ],
+    )
+  }
+
+  get(id: string): Message | undefined {
+    const r = this.db.get<Row>('SELECT * FROM messages WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  getInTx(tx: Tx, id: string): Message | undefined {
+    const r = tx.get<Row>('SELECT * FROM messages WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  byIdempotencyKey(namespace: string, key: string): Message | undefined {
+    const r = this.db.get<Row>('SELECT * FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, key])
+    return r && fromRow(r)
+  }
+
+  /** This node's accepted messages that no batch holds yet, oldest first (what the batch manager resumes with). */
+  unbatched(): Message[] {
+    return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND state = 'ready' ORDER BY seq").map(fromRow)
+  }
+
+  inBatch(batchId: string): Message[] {
+    return this.db.all<Row>('SELECT * FROM messages WHERE batch_id = ? ORDER BY seq', [batchId]).map(fromRow)
+  }
+
+  assignBatch(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId): void {
+    tx.run('UPDATE messages SET batch_id = ?, tx_id = ? WHERE id = ?', [batchId, txId, id])
+  }
+
+  confirm(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp): void {
+    tx.run("UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id = ?", [
+      at,
+      timestampSortKey(at),
+      batchId,
+      txId,
+      id,
+    ])
+  }
+
+  reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
+    tx.run("UPDATE messages SET state = 'rejected', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, reject_reason = ? WHERE id = ?", [
+      at,
+      timestampSortKey(at),
+      batchId,
+      txId,
+      reason,
+      id,
+    ])
+  }
+
+  /** The spec's natural order: pending first (newest created first), then confirmed (newest confirmed first). */
+  list(q: MessageQuery): Message[] {
+    const conds = ['namespace = ?']
+    const params: (string | number)[] = [q.namespace]
+    if (q.pending === true) conds.push("state IN ('ready', 'pending')")
+    if (q.pending === false) conds.push("state = 'confirmed'")
+    if (q.where) {
+      conds.push(`(${q.where.sql})`)
+      params.push(...q.where.params)
+    }
+    const sql = `SELECT * FROM messages WHERE ${conds.join(' AND ')}
+      ORDER BY (confirmed_key IS NULL) DESC, confirmed_key DESC, created_key DESC, seq DESC LIMIT ? OFFSET ?`
+    return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
+  }
+}
+
+function fromRow(r: Row): Message {
+  const header: Header = {
+    id: r.id as MessageId,
+    ...(r.cid ? { cid: r.cid as MessageId } : {}),
+    type: r.type as MessageType,
+    txtype: r.txtype as TxType,
+    author: r.author,
+    key: r.key,
+    created: r.created as Timestamp,
+    namespace: r.namespace,
+    ...(r.grp ? { group: r.grp as Hash } : {}),
+    topics: JSON.parse(r.topics) as string[],
+    ...(r.tag ? { tag: r.tag } : {}),
+    datahash: r.datahash as Hash,
+  }
+  return {
+    header,
+    hash: r.hash as Hash,
+    ...(r.batch_id ? { batch: r.batch_id as BatchId } : {}),
+    ...(r.tx_id ? { txid: r.tx_id as TxId } : {}),
+    state: r.state as MessageState,
+    ...(r.confirmed ? { confirmed: r.confirmed as Timestamp } : {}),
+    ...(r.reject_reason ? { rejectReason: r.reject_reason } : {}),
+    data: JSON.parse(r.data) as DataRef[],
+    ...(r.pins ? { pins: JSON.parse(r.pins) as string[] } : {}),
+    ...(r.idempotency_key ? { idempotencyKey: r.idempotency_key } : {}),
+  }
+}

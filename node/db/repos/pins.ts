@@ -1,0 +1,82 @@
+import type { Database, Tx } from '../database.js'
+import type { BatchId, Hash } from '../../core/ids.js'
+
+export interface Pin {
+  seq: number
+  batchId: BatchId
+  batchHash: Hash
+  index: number
+  hash: Hash
+  masked: boolean
+  signer: string
+  eventId: string
+  dispatched: boolean
+}
+
+interface Row {
+  seq: number
+  batch_id: string
+  batch_hash: string
+  idx: number
+  hash: string
+  masked: number
+  signer: string
+  event_id: string
+  dispatched: number
+  [k: string]: string | number
+}
+
+/** On-chain contexts in chain order; the aggregator walks the undispatched ones. */
+export class PinsRepo {
+  constructor(private readonly db: Database) {}
+
+  /** The first pin of a (batch, index) wins: a batch pinned twice (a retried submission) is ordered once. */
+  insert(tx: Tx, p: Omit<Pin, 'seq' | 'dispatched'>): void {
+    tx.run(
+      `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (batch_id, idx) DO NOTHING`,
+      [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId],
+    )
+  }
+
+  undispatchedAfter(seq: number, limit: number): Pin[] {
+    return this.db.all<Row>('SELECT * FROM pins WHERE dispatched = 0 AND seq > ? ORDER BY seq LIMIT ?', [seq, limit]).map(fromRow)
+  }
+
+  /** Whether an earlier pin of the same context is still waiting (which holds this one back). */
+  earlierUndispatched(tx: Tx, hash: Hash, beforeSeq: number): boolean {
+    return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
+  }
+
+  ofBatch(batchId: string): Pin[] {
+    return this.db.all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
+  }
+
+  minUndispatchedSeqOfBatch(batchId: string): number | undefined {
+    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND dispatched = 0', [batchId])
+    return r?.s ?? undefined
+  }
+
+  minUndispatchedSeq(): number | undefined {
+    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE dispatched = 0')
+    return r?.s ?? undefined
+  }
+
+  markDispatched(tx: Tx, batchId: BatchId, fromIndex: number, toIndex: number): void {
+    tx.run('UPDATE pins SET dispatched = 1 WHERE batch_id = ? AND idx BETWEEN ? AND ?', [batchId, fromIndex, toIndex])
+  }
+}
+
+function fromRow(r: Row): Pin {
+  return {
+    seq: r.seq,
+    batchId: r.batch_id as BatchId,
+    batchHash: r.batch_hash as Hash,
+    index: r.idx,
+    hash: r.hash as Hash,
+    masked: r.masked === 1,
+    signer: r.signer,
+    eventId: r.event_id,
+    dispatched: r.dispatched === 1,
+  }
+}
