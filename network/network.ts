@@ -157,6 +157,21 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       }),
     )
 
+    // 6. Ready only when every member has registered through the chain and sees every other member.
+    log('waiting for every member to see every org and node')
+    await Promise.all(
+      members.map((m) =>
+        waitFor(
+          `${m.org} to list every org and node`,
+          async () => {
+            const [orgs, nodes] = await Promise.all(['organizations', 'nodes'].map(async (k) => (await (await fetch(`${m.api}/api/v1/network/${k}?limit=1000`)).json()) as { did: string }[]))
+            return members.every((o) => orgs!.some((i) => i.did === o.did)) && members.every((o) => nodes!.some((i) => i.did === `did:firefly:node/${o.node}`))
+          },
+          { timeoutMs: timeout, intervalMs: 200 },
+        ),
+      ),
+    )
+
     const description: NetworkDescription = { chain: { rpc, chainId: CHAIN_ID, contract, firstBlock }, ipfs, members }
     writeJsonAtomic(L.networkJson, description)
     const startupSeconds = (Date.now() - t0) / 1000

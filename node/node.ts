@@ -6,6 +6,12 @@ import { Database } from './db/database.js'
 import { migrations } from './db/schema/index.js'
 import { NodeStateRepo } from './db/repos/node-state.js'
 import { BlockchainEventsRepo } from './db/repos/blockchain-events.js'
+import { MessagesRepo } from './db/repos/messages.js'
+import { DataRepo } from './db/repos/data.js'
+import { BatchesRepo } from './db/repos/batches.js'
+import { PinsRepo } from './db/repos/pins.js'
+import { EventsRepo } from './db/repos/events.js'
+import { IdentitiesRepo } from './db/repos/identities.js'
 import { createChain } from './chain/index.js'
 import type { Chain } from './chain/types.js'
 import { createIpfsStorage } from './storage/ipfs.js'
@@ -14,7 +20,20 @@ import { startApiServer, type ApiServer } from './api/server.js'
 import { startP2pServer, type P2pServer } from './exchange/p2p-server.js'
 import type { NodeServices, NodeStatus } from './services.js'
 import { now } from './core/time.js'
+import { errorMessage } from './core/errors.js'
 import { VERSION } from './version.js'
+import { localIdentity } from './identity/local.js'
+import { identityClaimHandler } from './identity/claims.js'
+import { registerSelf } from './identity/registration.js'
+import type { NodeProfile } from './identity/model.js'
+import { MessageSender } from './messaging/sender.js'
+import { BatchManager } from './batch/manager.js'
+import { DEFAULT_BATCH_CONFIG, type BatchConfig } from './batch/config.js'
+import { Aggregator } from './aggregator/aggregator.js'
+import { BatchFetcher } from './aggregator/batch-fetcher.js'
+import { pinIngest } from './aggregator/pin-ingest.js'
+import { Confirmations } from './events/confirmations.js'
+import { DataValidatorImpl } from './data/validator.js'
 
 export interface RunningNode {
   api: string
@@ -26,13 +45,53 @@ export interface RunningNode {
   stop(): Promise<void>
 }
 
-/** Opens the node's database, connects its seams (chain, storage, p2p) and serves its API. */
-export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
+/**
+ * Assembles a member node: its database, its seams (chain, shared storage, p2p), its capabilities (send, batch,
+ * aggregate, identity) and its API; then registers the member through the chain if it has not yet.
+ */
+export async function startNode(cfg: NodeConfig, log: (line: string) => void, opts: { batch?: Partial<BatchConfig> } = {}): Promise<RunningNode> {
   const started = now()
   const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations })
   const state = new NodeStateRepo(db)
   const blockchainEvents = new BlockchainEventsRepo(db)
+  const messages = new MessagesRepo(db)
+  const data = new DataRepo(db)
+  const batches = new BatchesRepo(db)
+  const pins = new PinsRepo(db)
+  const events = new EventsRepo(db)
+  const identities = new IdentitiesRepo(db)
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
+  const self = localIdentity(cfg.org, cfg.node, key)
+  const cert = readFileSync(cfg.p2p.cert, 'utf8')
+  const p2pUrl = `https://${cfg.p2p.host}:${cfg.p2p.port}`
+
+  const confirmations = new Confirmations()
+  const validator = new DataValidatorImpl(() => undefined)
+  const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
+
+  let p2p: P2pServer | undefined
+  const trustPeers = (): void => {
+    const certs = identities.all('node').flatMap((n) => (n.profile && typeof (n.profile as NodeProfile).cert === 'string' ? [(n.profile as NodeProfile).cert] : []))
+    p2p?.trust(certs)
+  }
+
+  const aggregator = new Aggregator({
+    db,
+    pins,
+    batches,
+    messages,
+    data,
+    events,
+    identities,
+    validator,
+    definitions: [identityClaimHandler(identities, () => trustPeers())],
+    log,
+    onOutcome: ({ confirmed, rejected }) => {
+      for (const m of confirmed) confirmations.confirmed(m)
+      for (const r of rejected) confirmations.rejected(r.message, r.reason)
+    },
+  })
+  const fetcher = new BatchFetcher({ db, batches, messages, data, storage, log, arrived: (id) => aggregator.rewind(pins.minUndispatchedSeqOfBatch(id)) })
 
   const chain = createChain({
     rpc: cfg.chain.rpc,
@@ -40,27 +99,30 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
-    // The events and the cursor move together, so a crash re-reads a range at worst, never skips one.
-    onEvents: async (events, throughBlock) => {
-      const received = now()
-      await db.transaction((tx) => {
-        for (const ev of events) blockchainEvents.insert(tx, ev, received)
-        state.setChainCursor(tx, throughBlock + 1)
-      })
-    },
+    onEvents: pinIngest({ db, state, blockchainEvents, pins, batches, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
   })
-  const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
+
+  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...opts.batch }, log })
+  const sender = new MessageSender({ db, messages, data, self, sink: batchManager, validator, confirmations })
 
   const services: NodeServices = {
     config: cfg,
     version: VERSION,
+    sender,
     blockchainEvents,
+    messages,
+    data,
+    identities,
+    events,
+    batches,
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
+      const org = identities.byDid(self.orgDid)
+      const node = identities.byDid(self.nodeDid)
       return {
         namespace: { name: ns, networkName: ns },
-        org: { name: cfg.org, did: `did:firefly:org/${cfg.org}`, key, registered: false },
-        node: { name: cfg.node, registered: false, p2p: `https://${cfg.p2p.host}:${cfg.p2p.port}` },
+        org: { name: cfg.org, did: self.orgDid, key, registered: org !== undefined, ...(org ? { id: org.id } : {}) },
+        node: { name: cfg.node, did: self.nodeDid, registered: node !== undefined, ...(node ? { id: node.id } : {}), p2p: p2pUrl },
         chain: { ...chain.status(), lastProcessedBlock: cursor - 1 },
         ipfs: await storage.probe(),
         multiparty: { enabled: true, contract: { active: { index: 0, location: { address: cfg.chain.contract }, firstEvent: cfg.chain.firstBlock } } },
@@ -71,23 +133,24 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   }
 
   let api: ApiServer | undefined
-  let p2p: P2pServer | undefined
   try {
     api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log })
-    p2p = await startP2pServer({
-      host: cfg.p2p.host,
-      port: cfg.p2p.port,
-      cert: readFileSync(cfg.p2p.cert, 'utf8'),
-      key: readFileSync(cfg.p2p.key, 'utf8'),
-    })
+    p2p = await startP2pServer({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8') })
   } catch (err) {
     await api?.close()
     await db.close()
     throw err
   }
+  trustPeers()
+  aggregator.start()
+  fetcher.resume()
+  batchManager.start()
   chain.start()
   storage.start()
   log(`node ${cfg.node} of ${cfg.org} (key ${key}) serving ${api.url}, p2p ${p2p.url}`)
+  registerSelf({ db, identities, state, sender, self, profile: { id: `${cfg.org}/${cfg.node}`, endpoint: p2pUrl, cert }, log }).catch((err: unknown) =>
+    log(`identity: registration failed: ${errorMessage(err)}`),
+  )
 
   const a = api
   const p = p2p
@@ -101,7 +164,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     async stop() {
       await a.close()
       await p.close()
+      await batchManager.stop()
+      fetcher.stop()
       await chain.stop()
+      await aggregator.whenIdle()
       await storage.stop()
       await db.close()
     },

@@ -4,6 +4,10 @@ import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
 import { statusRoutes } from './routes/status.js'
 import { blockchainEventRoutes } from './routes/blockchain-events.js'
+import { messageRoutes } from './routes/messages.js'
+import { networkRoutes } from './routes/network.js'
+import { eventRoutes } from './routes/events.js'
+import { dataRoutes } from './routes/data.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 
@@ -23,6 +27,10 @@ export async function startApiServer(opts: { host: string; port: number; service
   const api = new ApiRouter(opts.services)
   statusRoutes(api)
   blockchainEventRoutes(api)
+  messageRoutes(api)
+  networkRoutes(api)
+  eventRoutes(api)
+  dataRoutes(api)
   app.use(api.router.routes())
   app.use(api.router.allowedMethods({ throw: true }))
 

@@ -28,14 +28,14 @@ export function newId<T extends Uuid>(): T {
   return randomUUID() as T
 }
 
-export function isUuid(s: unknown): s is string {
+export function isUuid(s: unknown): boolean {
   return typeof s === 'string' && UUID_RE.test(s.toLowerCase())
 }
 
 /** Parses a UUID from a caller (any case), answering 400 when it is not one. */
 export function parseUuid<T extends Uuid>(s: unknown, what = 'id'): T {
   if (!isUuid(s)) throw new ParleyError('INVALID_ID', `${what} is not a valid UUID: ${JSON.stringify(s)}`)
-  return s.toLowerCase() as T
+  return (s as string).toLowerCase() as T
 }
 
 /** Parses a hash, accepting an optional `0x` and any case, as FireFly's Bytes32 does. */

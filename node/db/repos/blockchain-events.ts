@@ -33,15 +33,19 @@ interface Row {
 export class BlockchainEventsRepo {
   constructor(private readonly db: Database) {}
 
-  /** Idempotent on the log's position, so re-reading a block range after a crash inserts nothing twice. */
-  insert(tx: Tx, ev: BatchPinEvent, received: Timestamp): void {
-    tx.run(
+  /**
+   * Idempotent on the log's position, so re-reading a block range after a crash inserts nothing twice.
+   * Answers the event's id, or undefined when it was already stored.
+   */
+  insert(tx: Tx, ev: BatchPinEvent, received: Timestamp): string | undefined {
+    const id = newId()
+    const r = tx.run(
       `INSERT INTO blockchain_events (id, protocol_id, block_number, tx_index, log_index, tx_hash, author, timestamp, action,
          tx_id, batch_id, batch_hash, payload_ref, contexts, received)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (protocol_id) DO NOTHING`,
       [
-        newId(),
+        id,
         ev.protocolId,
         ev.blockNumber,
         ev.txIndex,
@@ -58,6 +62,7 @@ export class BlockchainEventsRepo {
         received,
       ],
     )
+    return r.changes === 1 ? id : undefined
   }
 
   list(opts: { limit: number; skip: number; batchId?: string }): StoredBlockchainEvent[] {

@@ -1,0 +1,220 @@
+import { broadcastContext } from '../core/hashes.js'
+import { errorMessage } from '../core/errors.js'
+import { now, type Timestamp } from '../core/time.js'
+import type { Database, Tx } from '../db/database.js'
+import type { PinsRepo, Pin } from '../db/repos/pins.js'
+import type { BatchesRepo, BatchRecord } from '../db/repos/batches.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { EventsRepo } from '../db/repos/events.js'
+import type { IdentitiesRepo } from '../db/repos/identities.js'
+import type { NodeEvent } from '../events/model.js'
+import type { Data, Message } from '../messaging/model.js'
+import type { DataValidator } from '../messaging/sender.js'
+import { IndexedManifest } from './manifest.js'
+import type { DefinitionHandler } from './definitions.js'
+
+export interface AggregatorDeps {
+  db: Database
+  pins: PinsRepo
+  batches: BatchesRepo
+  messages: MessagesRepo
+  data: DataRepo
+  events: EventsRepo
+  identities: IdentitiesRepo
+  validator: DataValidator
+  definitions: DefinitionHandler[]
+  log: (line: string) => void
+  /** Told after each durable pass: messages confirmed or rejected, and the events written. */
+  onOutcome: (o: { confirmed: Message[]; rejected: { message: Message; reason: string }[]; events: NodeEvent[] }) => void
+}
+
+const PAGE = 200
+
+/**
+ * Turns pins into confirmations, in chain order. A message is confirmed when its batch is here and verified,
+ * its signer is the identity it claims to be, and no earlier pin on any of its contexts is still waiting: on
+ * one topic, nothing overtakes. Waiting pins are skipped, and the walk rewinds to them when what they wait for
+ * arrives (a batch, an identity). Each page of pins is one transaction: O(1) statements per pin.
+ */
+export class Aggregator {
+  private offset = 0
+  private running = false
+  private again = false
+  private readonly manifests = new Map<string, IndexedManifest>()
+  private idle: Promise<void> = Promise.resolve()
+  private settleIdle: () => void = () => {}
+
+  constructor(private readonly deps: AggregatorDeps) {}
+
+  start(): void {
+    this.offset = (this.deps.pins.minUndispatchedSeq() ?? Number.MAX_SAFE_INTEGER) - 1
+    if (this.offset === Number.MAX_SAFE_INTEGER - 1) this.offset = this.maxSeq()
+    this.wake()
+  }
+
+  /** New pins arrived after the current position. */
+  wake(): void {
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = true
+    this.idle = new Promise((r) => (this.settleIdle = r))
+    void this.run()
+  }
+
+  /** Something a pin at or after `seq` waited for has arrived: walk again from there. */
+  rewind(seq: number | undefined): void {
+    if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
+    this.wake()
+  }
+
+  /** Resolves once no pass is running (tests and shutdown). */
+  whenIdle(): Promise<void> {
+    return this.running ? this.idle : Promise.resolve()
+  }
+
+  private maxSeq(): number {
+    return Number(this.deps.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM pins')?.s ?? 0)
+  }
+
+  private async run(): Promise<void> {
+    try {
+      do {
+        this.again = false
+        for (;;) {
+          const page = this.deps.pins.undispatchedAfter(this.offset, PAGE)
+          if (page.length === 0) break
+          const result = await this.pass(page)
+          this.offset = Math.max(this.offset, page[page.length - 1]!.seq)
+          if (result.identityConfirmed) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
+        }
+      } while (this.again)
+    } catch (err) {
+      this.deps.log(`aggregator: pass failed, will retry: ${errorMessage(err)}`)
+      setTimeout(() => this.rewind(undefined), 1000)
+    } finally {
+      this.running = false
+      this.settleIdle()
+    }
+  }
+
+  private async pass(page: Pin[]): Promise<{ identityConfirmed: boolean }> {
+    const confirmed: Message[] = []
+    const rejected: { message: Message; reason: string }[] = []
+    const events: NodeEvent[] = []
+    const after: (() => void)[] = []
+    let identityConfirmed = false
+    const at = now()
+    await this.deps.db.transaction((tx) => {
+      const done = new Set<string>()
+      for (const pin of page) {
+        if (done.has(`${pin.batchId}:${pin.index}`)) continue
+        const outcome = this.processPin(tx, pin, at)
+        if (!outcome) continue
+        for (let i = outcome.firstPin; i < outcome.firstPin + outcome.message.header.topics.length; i++) done.add(`${pin.batchId}:${i}`)
+        if (outcome.kind === 'confirmed') {
+          confirmed.push(outcome.message)
+          if (outcome.message.header.type === 'definition') identityConfirmed = true
+        } else rejected.push({ message: outcome.message, reason: outcome.reason })
+        events.push(...outcome.events)
+        if (outcome.kind === 'confirmed' && outcome.afterCommit) after.push(outcome.afterCommit)
+      }
+    })
+    for (const f of after) f()
+    if (confirmed.length + rejected.length > 0) this.deps.onOutcome({ confirmed, rejected, events })
+    return { identityConfirmed }
+  }
+
+  private processPin(
+    tx: Tx,
+    pin: Pin,
+    at: Timestamp,
+  ):
+    | { kind: 'confirmed'; message: Message; firstPin: number; events: NodeEvent[]; afterCommit?: () => void }
+    | { kind: 'rejected'; message: Message; firstPin: number; reason: string; events: NodeEvent[] }
+    | undefined {
+    const batch = this.deps.batches.get(pin.batchId)
+    if (!batch || batch.state === 'refused' || batch.hash !== pin.batchHash) return undefined
+    const manifest = this.manifestOf(batch)
+    const place = manifest.at(pin.index)
+    if (!place) return undefined
+    const { entry } = place
+    const message = this.deps.messages.getInTx(tx, entry.id)
+    if (!message) return undefined
+    if (message.state === 'confirmed' || message.state === 'rejected') {
+      this.deps.pins.markDispatched(tx, pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1)
+      return undefined
+    }
+    // Nothing overtakes on a topic: every context of the message must have no earlier waiting pin.
+    const firstSeq = Number(tx.get<{ s: number }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND idx BETWEEN ? AND ?', [pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1])?.s ?? pin.seq)
+    const contexts = message.header.topics.map((t) => broadcastContext(t))
+    for (const ctx of contexts) if (this.deps.pins.earlierUndispatched(tx, ctx, firstSeq)) return undefined
+
+    const reject = (reason: string) => {
+      this.deps.messages.reject(tx, message.header.id, batch.id, batch.txId, at, reason)
+      this.deps.pins.markDispatched(tx, pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1)
+      const ev = this.deps.events.insert(tx, { type: 'message_rejected', namespace: message.header.namespace, reference: message.header.id, tx: batch.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }, at)
+      this.deps.log(`message ${message.header.id} rejected: ${reason}`)
+      return { kind: 'rejected' as const, message: { ...message, state: 'rejected' as const, confirmed: at, rejectReason: reason, batch: batch.id, txid: batch.txId }, firstPin: entry.firstPin, reason, events: [ev] }
+    }
+
+    const expected = contexts[place.topic]
+    if (pin.hash !== expected) return reject(`on-chain context ${pin.hash} is not the hash of topic ${message.header.topics[place.topic]}`)
+    if (message.header.key !== pin.signer) return reject(`pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}`)
+
+    const data = message.data.map((r) => this.deps.data.getInTx(tx, r.id)).filter((d): d is Data => d !== undefined)
+    if (data.length !== message.data.length) return undefined
+
+    let extraEvents: NodeEvent[] = []
+    let afterCommit: (() => void) | undefined
+    if (message.header.type === 'definition') {
+      const handler = this.deps.definitions.find((h) => h.tag === message.header.tag)
+      if (!handler) return reject(`no definition handler for tag ${message.header.tag ?? '(none)'}`)
+      const out = handler.handle(tx, message, data, pin.signer)
+      if (out.kind === 'wait') return undefined
+      if (out.kind === 'reject') return reject(out.reason)
+      extraEvents = out.events.map((e) => this.deps.events.insert(tx, e, at))
+      afterCommit = out.afterCommit
+    } else {
+      const signer = this.deps.identities.byVerifier('ethereum_address', pin.signer, tx)
+      // An unknown key may belong to an org whose claim is not confirmed yet: wait for it rather than reject.
+      if (!signer) return undefined
+      if (signer.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})`)
+      for (const d of data) {
+        try {
+          this.deps.validator.validate(message.header.namespace, d)
+        } catch (err) {
+          return reject(`data ${d.id}: ${errorMessage(err)}`)
+        }
+      }
+    }
+
+    this.deps.messages.confirm(tx, message.header.id, batch.id, batch.txId, at)
+    this.deps.pins.markDispatched(tx, pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1)
+    const ev = this.deps.events.insert(
+      tx,
+      { type: 'message_confirmed', namespace: message.header.namespace, reference: message.header.id, tx: batch.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) },
+      at,
+    )
+    return {
+      kind: 'confirmed',
+      message: { ...message, state: 'confirmed', confirmed: at, batch: batch.id, txid: batch.txId },
+      firstPin: entry.firstPin,
+      events: [ev, ...extraEvents],
+      ...(afterCommit ? { afterCommit } : {}),
+    }
+  }
+
+  private manifestOf(batch: BatchRecord): IndexedManifest {
+    let m = this.manifests.get(batch.id)
+    if (!m) {
+      m = new IndexedManifest(batch.manifest)
+      if (this.manifests.size > 1000) this.manifests.clear()
+      this.manifests.set(batch.id, m)
+    }
+    return m
+  }
+}
+

@@ -1,0 +1,154 @@
+import { errorMessage } from '../core/errors.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
+import type { Database } from '../db/database.js'
+import type { BatchesRepo } from '../db/repos/batches.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { SharedStorage } from '../storage/shared-storage.js'
+import { parseBatch, type BatchPayload } from '../batch/payload.js'
+import { sealManifest, verifyBatch } from '../batch/verify.js'
+
+/** A broadcast batch larger than this is refused rather than read into memory. */
+const MAX_BATCH_BYTES = 64 * 1024 * 1024
+const RETRY_MIN_MS = 250
+const RETRY_MAX_MS = 15_000
+
+export interface PinnedBatch {
+  batchId: BatchId
+  batchHash: Hash
+  txId: TxId
+  payloadRef: string
+  signer: string
+}
+
+/**
+ * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
+ * itself, then store the batch, its messages (pending) and its data in one transaction, and tell the aggregator.
+ * A batch that does not verify is recorded as refused, with the reason, and never used.
+ */
+export class BatchFetcher {
+  private readonly inFlight = new Set<string>()
+  private stopped = false
+
+  constructor(
+    private readonly deps: {
+      db: Database
+      batches: BatchesRepo
+      messages: MessagesRepo
+      data: DataRepo
+      storage: SharedStorage
+      log: (line: string) => void
+      /** Called once the batch is stored (or refused), so the aggregator can walk its pins again. */
+      arrived: (batchId: BatchId) => void
+    },
+  ) {}
+
+  /** Batches pinned on chain that this node neither sent nor has yet: after a restart, fetch them again. */
+  resume(): void {
+    const rows = this.deps.db.all<{ batch_id: string; batch_hash: string; tx_id: string; payload_ref: string; author: string }>(
+      `SELECT DISTINCT p.batch_id, p.batch_hash, e.tx_id, e.payload_ref, e.author
+         FROM pins p JOIN blockchain_events e ON e.id = p.event_id
+         LEFT JOIN batches b ON b.id = p.batch_id
+        WHERE p.dispatched = 0 AND b.id IS NULL AND e.payload_ref != ''`,
+    )
+    for (const r of rows) this.fetch({ batchId: r.batch_id as BatchId, batchHash: r.batch_hash as Hash, txId: r.tx_id as TxId, payloadRef: r.payload_ref, signer: r.author })
+  }
+
+  fetch(p: PinnedBatch): void {
+    if (this.inFlight.has(p.batchId) || this.deps.batches.get(p.batchId)) return
+    this.inFlight.add(p.batchId)
+    void this.run(p).finally(() => this.inFlight.delete(p.batchId))
+  }
+
+  stop(): void {
+    this.stopped = true
+  }
+
+  private async run(p: PinnedBatch): Promise<void> {
+    let delay = RETRY_MIN_MS
+    let lastProblem: string | undefined
+    for (;;) {
+      if (this.stopped) return
+      let text: string
+      try {
+        text = await this.download(p.payloadRef)
+      } catch (err) {
+        if (err instanceof TooLarge) return this.refuse(p, err.message)
+        const problem = errorMessage(err)
+        if (problem !== lastProblem) this.deps.log(`batch ${p.batchId}: cannot download ${p.payloadRef} yet: ${problem}; retrying`)
+        lastProblem = problem
+        await new Promise((r) => setTimeout(r, delay))
+        delay = Math.min(delay * 2, RETRY_MAX_MS)
+        continue
+      }
+      let batch: BatchPayload
+      try {
+        batch = parseBatch(text)
+      } catch (err) {
+        return this.refuse(p, errorMessage(err))
+      }
+      const reason = verifyBatch(batch, p)
+      if (reason) return this.refuse(p, reason)
+      return this.store(batch, p)
+    }
+  }
+
+  private async download(ref: string): Promise<string> {
+    const chunks: Uint8Array[] = []
+    let size = 0
+    for await (const chunk of this.deps.storage.download(ref)) {
+      size += chunk.length
+      if (size > MAX_BATCH_BYTES) throw new TooLarge(`batch payload ${ref} is larger than ${MAX_BATCH_BYTES} bytes`)
+      chunks.push(chunk)
+    }
+    return Buffer.concat(chunks).toString('utf8')
+  }
+
+  private async store(b: BatchPayload, p: PinnedBatch): Promise<void> {
+    const { manifest } = sealManifest(b)
+    await this.deps.db.transaction((tx) => {
+      this.deps.batches.insert(tx, {
+        id: b.id,
+        type: b.type,
+        namespace: b.namespace,
+        author: b.author,
+        key: b.key,
+        ...(b.node ? { node: b.node } : {}),
+        ...(b.group ? { group: b.group } : {}),
+        created: b.created,
+        hash: b.hash,
+        manifest,
+        txId: b.tx.id,
+        payloadRef: p.payloadRef,
+        state: 'received',
+        local: false,
+      })
+      for (const d of b.data) this.deps.data.insert(tx, { ...d, namespace: d.namespace || b.namespace })
+      for (const m of b.messages) this.deps.messages.insert(tx, { header: m.header, hash: m.hash, data: m.data, state: 'pending', ...(m.pins ? { pins: m.pins } : {}) }, false)
+    })
+    this.deps.arrived(b.id)
+  }
+
+  private async refuse(p: PinnedBatch, reason: string): Promise<void> {
+    this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
+    await this.deps.db.transaction((tx) =>
+      this.deps.batches.insert(tx, {
+        id: p.batchId,
+        type: 'broadcast',
+        namespace: '',
+        author: '',
+        key: p.signer,
+        created: '1970-01-01T00:00:00Z' as BatchPayload['created'],
+        hash: p.batchHash,
+        manifest: '{"messages":[]}',
+        txId: p.txId,
+        payloadRef: p.payloadRef,
+        state: 'refused',
+        local: false,
+        reason,
+      }),
+    )
+  }
+}
+
+class TooLarge extends Error {}

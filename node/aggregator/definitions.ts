@@ -1,0 +1,18 @@
+import type { Tx } from '../db/database.js'
+import type { Data, Message } from '../messaging/model.js'
+import type { NewEvent } from '../events/model.js'
+
+/**
+ * What a definition (a system message such as an identity claim or a datatype) does when it is its turn in the
+ * chain's order: apply itself inside the confirming transaction, or say why it must be rejected.
+ */
+export type DefinitionOutcome =
+  | { kind: 'confirm'; events: NewEvent[]; afterCommit?: () => void }
+  | { kind: 'reject'; reason: string }
+  /** Not yet decidable (e.g. the parent identity is not confirmed yet); the message waits. */
+  | { kind: 'wait'; reason: string }
+
+export interface DefinitionHandler {
+  tag: string
+  handle(tx: Tx, message: Message, data: Data[], signer: string): DefinitionOutcome
+}

@@ -1,0 +1,44 @@
+import type { Hash } from '../core/ids.js'
+import { now } from '../core/time.js'
+import type { Database } from '../db/database.js'
+import type { BlockchainEventsRepo } from '../db/repos/blockchain-events.js'
+import type { NodeStateRepo } from '../db/repos/node-state.js'
+import type { PinsRepo } from '../db/repos/pins.js'
+import type { BatchesRepo } from '../db/repos/batches.js'
+import type { BatchPinEvent } from '../chain/types.js'
+import type { PinnedBatch } from './batch-fetcher.js'
+
+export const BATCH_PIN_ACTION = 'firefly:batch_pin'
+
+/**
+ * The chain follower's sink: in one transaction, the BatchPin logs of a block range, one pin per context, and the
+ * cursor. Then, for broadcast batches this node does not hold, a download; and a wake-up for the aggregator.
+ */
+export function pinIngest(deps: {
+  db: Database
+  state: NodeStateRepo
+  blockchainEvents: BlockchainEventsRepo
+  pins: PinsRepo
+  batches: BatchesRepo
+  fetch: (b: PinnedBatch) => void
+  wake: () => void
+}) {
+  return async (events: BatchPinEvent[], throughBlock: number): Promise<void> => {
+    const received = now()
+    const pinned: PinnedBatch[] = []
+    await deps.db.transaction((tx) => {
+      for (const ev of events) {
+        const eventId = deps.blockchainEvents.insert(tx, ev, received)
+        // Network actions carry no contexts; only batch pins order messages.
+        if (!eventId || ev.action !== BATCH_PIN_ACTION || ev.contexts.length === 0) continue
+        ev.contexts.forEach((ctx: Hash, index) =>
+          deps.pins.insert(tx, { batchId: ev.batchId, batchHash: ev.batchHash, index, hash: ctx, masked: ev.payloadRef === '', signer: ev.author, eventId }),
+        )
+        if (ev.payloadRef !== '') pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author })
+      }
+      deps.state.setChainCursor(tx, throughBlock + 1)
+    })
+    for (const p of pinned) if (!deps.batches.get(p.batchId)) deps.fetch(p)
+    if (pinned.length > 0 || events.length > 0) deps.wake()
+  }
+}

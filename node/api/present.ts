@@ -1,0 +1,120 @@
+import { RawJson, type GoJsonValue } from '../core/json.js'
+import { broadcastContext } from '../core/hashes.js'
+import type { Data, Message } from '../messaging/model.js'
+import type { Identity } from '../identity/model.js'
+import type { NodeEvent } from '../events/model.js'
+import type { BatchRecord } from '../db/repos/batches.js'
+
+type Obj = { [key: string]: GoJsonValue }
+
+/**
+ * A message as the API shows it, FireFly's shape. `topic` is emitted beside `topics` where the spec spells it
+ * that way (query responses, events), and `batchID` beside `batch` in events.
+ */
+export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[] } = {}): Obj {
+  const h = m.header
+  return {
+    header: {
+      id: h.id,
+      ...(h.cid ? { cid: h.cid } : {}),
+      type: h.type,
+      txtype: h.txtype,
+      author: h.author,
+      key: h.key,
+      created: h.created,
+      namespace: h.namespace,
+      ...(h.group ? { group: h.group } : {}),
+      topics: h.topics,
+      ...(opts.topicAlias ? { topic: h.topics } : {}),
+      ...(h.tag ? { tag: h.tag } : {}),
+      datahash: h.datahash,
+    },
+    localNamespace: h.namespace,
+    hash: m.hash,
+    ...(m.batch ? { batch: m.batch } : {}),
+    ...(m.batch && opts.batchIdAlias ? { batchID: m.batch } : {}),
+    ...(m.txid ? { txid: m.txid } : {}),
+    state: m.state,
+    ...(m.confirmed ? { confirmed: m.confirmed } : {}),
+    ...(m.rejectReason ? { rejectReason: m.rejectReason } : {}),
+    data: opts.data ? opts.data.map(presentInlineData) : m.data.map((r) => ({ id: r.id, hash: r.hash })),
+    ...(m.pins ? { pins: m.pins } : opts.topicAlias ? { pins: h.topics.map((t) => broadcastContext(t)) } : {}),
+    ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
+  }
+}
+
+/** A data item in full. */
+export function presentData(d: Data): Obj {
+  return {
+    id: d.id,
+    validator: d.validator,
+    namespace: d.namespace,
+    hash: d.hash,
+    created: d.created,
+    ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
+    value: d.value === null ? null : new RawJson(d.value, true),
+    ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+  }
+}
+
+/** Data inside a message fetched with its data (FireFly's MessageInOut): the value, not the blob. */
+function presentInlineData(d: Data): Obj {
+  return {
+    id: d.id,
+    hash: d.hash,
+    validator: d.validator,
+    ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
+    value: d.value === null ? null : new RawJson(d.value, true),
+    ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+  }
+}
+
+export function presentIdentity(i: Identity, verifiers?: { type: string; value: string }[]): Obj {
+  return {
+    id: i.id,
+    did: i.did,
+    type: i.type,
+    ...(i.parent ? { parent: i.parent } : {}),
+    namespace: i.namespace,
+    name: i.name,
+    ...(i.description ? { description: i.description } : {}),
+    ...(i.profile ? { profile: i.profile as Obj } : {}),
+    messages: { claim: i.messages.claim },
+    created: i.created,
+    ...(i.updated ? { updated: i.updated } : {}),
+    ...(verifiers ? { verifiers: verifiers.map((v) => ({ type: v.type, value: v.value })) } : {}),
+  }
+}
+
+export function presentEvent(e: NodeEvent): Obj {
+  return {
+    id: e.id,
+    sequence: e.sequence,
+    type: e.type,
+    namespace: e.namespace,
+    reference: e.reference,
+    ...(e.correlator ? { correlator: e.correlator } : {}),
+    ...(e.tx ? { tx: e.tx } : {}),
+    ...(e.topic ? { topic: e.topic } : {}),
+    created: e.created,
+  }
+}
+
+export function presentBatch(b: BatchRecord): Obj {
+  return {
+    id: b.id,
+    type: b.type,
+    namespace: b.namespace,
+    ...(b.node ? { node: b.node } : {}),
+    author: b.author,
+    key: b.key,
+    ...(b.group ? { group: b.group } : {}),
+    created: b.created,
+    hash: b.hash,
+    manifest: new RawJson(b.manifest, true),
+    tx: { type: 'batch_pin', id: b.txId },
+    ...(b.payloadRef ? { payloadRef: b.payloadRef } : {}),
+    state: b.state,
+    ...(b.reason ? { reason: b.reason } : {}),
+  }
+}

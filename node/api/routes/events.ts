@@ -1,0 +1,38 @@
+import type { ApiRouter } from '../router.js'
+import type { NodeServices } from '../../services.js'
+import { sendJson } from '../body.js'
+import { boolParam, parsePaging } from '../query.js'
+import { presentBatch, presentEvent, presentMessage } from '../present.js'
+import { ParleyError } from '../../core/errors.js'
+import { parseUuid } from '../../core/ids.js'
+
+/** The node's event log and its batches, read-only. */
+export function eventRoutes(r: ApiRouter<NodeServices>): void {
+  r.get('/events', (ctx, s, ns) => {
+    const paging = parsePaging(ctx.query)
+    const type = typeof ctx.query.type === 'string' ? ctx.query.type : undefined
+    const reference = typeof ctx.query.reference === 'string' ? parseUuid(ctx.query.reference, 'reference') : undefined
+    const ascending = boolParam(ctx.query, 'ascending') ?? (ctx.query.sort === 'sequence' || ctx.query.sort === '+sequence')
+    const events = s.events.list({ namespace: ns, ...(type ? { type } : {}), ...(reference ? { reference } : {}), ...paging, ascending })
+    const enrich = boolParam(ctx.query, 'fetchreferences') ?? false
+    sendJson(
+      ctx,
+      200,
+      events.map((e) => {
+        const m = enrich && e.type.startsWith('message_') ? s.messages.get(e.reference) : undefined
+        return { ...presentEvent(e), ...(m ? { message: presentMessage(m, { topicAlias: true, batchIdAlias: true }) } : {}) }
+      }),
+    )
+  })
+
+  r.get('/batches', (ctx, s, ns) => {
+    const { limit, skip } = parsePaging(ctx.query)
+    sendJson(ctx, 200, s.batches.list(ns, limit, skip).map(presentBatch))
+  })
+
+  r.get('/batches/:id', (ctx, s) => {
+    const b = s.batches.get(parseUuid(ctx.params.id, 'batch id'))
+    if (!b) throw new ParleyError('NOT_FOUND', `batch ${ctx.params.id} not found`)
+    sendJson(ctx, 200, presentBatch(b))
+  })
+}

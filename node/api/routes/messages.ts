@@ -1,0 +1,44 @@
+import type { ApiRouter } from '../router.js'
+import type { NodeServices } from '../../services.js'
+import { readJsonBody, sendJson } from '../body.js'
+import { boolParam, parsePaging } from '../query.js'
+import { parseFilters, MESSAGE_FIELDS } from '../filters.js'
+import { presentData, presentMessage } from '../present.js'
+import { parseMessageInput } from '../../messaging/input.js'
+import { parseUuid } from '../../core/ids.js'
+import { ParleyError } from '../../core/errors.js'
+
+export function messageRoutes(r: ApiRouter<NodeServices>): void {
+  r.post('/messages/broadcast', async (ctx, s, ns) => {
+    const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: false })
+    const confirm = boolParam(ctx.query, 'confirm') ?? false
+    const m = await s.sender.broadcast(ns, input, { confirm })
+    sendJson(ctx, confirm ? 200 : 202, presentMessage(m))
+  })
+
+  r.get('/messages', (ctx, s, ns) => {
+    const paging = parsePaging(ctx.query)
+    const pending = boolParam(ctx.query, 'pending')
+    const where = parseFilters(ctx.query, MESSAGE_FIELDS)
+    const withData = (boolParam(ctx.query, 'fetchdata') ?? false) || (boolParam(ctx.query, 'data') ?? false)
+    const list = s.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(where ? { where } : {}), ...paging })
+    sendJson(
+      ctx,
+      200,
+      list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) })),
+    )
+  })
+
+  r.get('/messages/:id', (ctx, s, ns) => {
+    const m = s.messages.get(parseUuid(ctx.params.id, 'message id'))
+    if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${ctx.params.id} not found in namespace ${ns}`)
+    const withData = (boolParam(ctx.query, 'fetchdata') ?? false) || (boolParam(ctx.query, 'data') ?? false)
+    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(withData ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+  })
+
+  r.get('/messages/:id/data', (ctx, s, ns) => {
+    const m = s.messages.get(parseUuid(ctx.params.id, 'message id'))
+    if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${ctx.params.id} not found in namespace ${ns}`)
+    sendJson(ctx, 200, s.data.getMany(m.data.map((d) => d.id)).map(presentData))
+  })
+}

@@ -1,0 +1,214 @@
+import { newId, type BatchId, type TxId } from '../core/ids.js'
+import { now } from '../core/time.js'
+import { broadcastContext } from '../core/hashes.js'
+import { errorMessage } from '../core/errors.js'
+import type { Database } from '../db/database.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { BatchesRepo, BatchRecord } from '../db/repos/batches.js'
+import type { Chain } from '../chain/types.js'
+import type { SharedStorage } from '../storage/shared-storage.js'
+import type { LocalIdentity } from '../identity/local.js'
+import type { Message } from '../messaging/model.js'
+import type { MessageSink } from '../messaging/sender.js'
+import { batchMessage, serializeBatch, type BatchPayload } from './payload.js'
+import { sealManifest } from './verify.js'
+import type { BatchConfig } from './config.js'
+
+interface Deps {
+  db: Database
+  messages: MessagesRepo
+  data: DataRepo
+  batches: BatchesRepo
+  storage: SharedStorage
+  chain: Chain
+  self: LocalIdentity
+  config: BatchConfig
+  log: (line: string) => void
+}
+
+const RETRY_MIN_MS = 500
+const RETRY_MAX_MS = 10_000
+
+/**
+ * Collects this node's pinned broadcasts into batches, one assembler per (namespace, author, key), seals each
+ * batch in one transaction (manifest hash, messages assigned), then dispatches it: payload to shared storage,
+ * then one `pinBatch` whose contexts are sha256(topic) per topic per message. Dispatch is serial per assembler so
+ * pin order follows send order; everything resumes from the database after a restart.
+ */
+export class BatchManager implements MessageSink {
+  private readonly assemblers = new Map<string, Assembler>()
+  private stopped = false
+
+  constructor(private readonly deps: Deps) {}
+
+  /** Picks up what a previous run left: sealed batches not yet pinned, then accepted messages not yet batched. */
+  start(): void {
+    for (const b of this.deps.batches.undispatched()) this.assembler(b.namespace, b.author, b.key).dispatchLater(b)
+    for (const m of this.deps.messages.unbatched()) this.accepted(m, 1000)
+  }
+
+  accepted(m: Message, bytes: number): void {
+    if (this.stopped) return
+    this.assembler(m.header.namespace, m.header.author, m.header.key).add(m.header.id, bytes)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    for (const a of this.assemblers.values()) a.stop()
+  }
+
+  private assembler(namespace: string, author: string, key: string): Assembler {
+    const k = `${namespace}\u0000${author}\u0000${key}`
+    let a = this.assemblers.get(k)
+    if (!a) {
+      a = new Assembler(this.deps, namespace, author, key, () => this.stopped)
+      this.assemblers.set(k, a)
+    }
+    return a
+  }
+}
+
+class Assembler {
+  private queue: { id: Message['header']['id']; bytes: number }[] = []
+  private queuedBytes = 0
+  private timer: NodeJS.Timeout | undefined
+  /** Seals and dispatches run one after another on this chain of promises. */
+  private work: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly namespace: string,
+    private readonly author: string,
+    private readonly key: string,
+    private readonly stopped: () => boolean,
+  ) {}
+
+  add(id: Message['header']['id'], bytes: number): void {
+    this.queue.push({ id, bytes })
+    this.queuedBytes += bytes
+    if (this.queue.length >= this.deps.config.size || this.queuedBytes >= this.deps.config.payloadLimit) this.cut()
+    else if (!this.timer) this.timer = setTimeout(() => this.cut(), this.deps.config.timeoutMs)
+  }
+
+  dispatchLater(b: BatchRecord): void {
+    this.work = this.work.then(() => this.dispatch(b.id))
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  /** Takes the next batch's worth of messages off the queue and schedules its seal and dispatch. */
+  private cut(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = undefined
+    while (this.queue.length > 0) {
+      const take: typeof this.queue = []
+      let bytes = 0
+      while (this.queue.length > 0 && take.length < this.deps.config.size && (take.length === 0 || bytes + this.queue[0]!.bytes <= this.deps.config.payloadLimit)) {
+        const next = this.queue.shift()!
+        bytes += next.bytes
+        take.push(next)
+      }
+      this.queuedBytes -= bytes
+      const ids = take.map((t) => t.id)
+      this.work = this.work.then(async () => {
+        const batchId = await this.seal(ids)
+        if (batchId) await this.dispatch(batchId)
+      })
+      // A partial last batch waits for its timeout unless the queue was cut because it was full.
+      if (this.queue.length > 0 && this.queue.length < this.deps.config.size && this.queuedBytes < this.deps.config.payloadLimit) {
+        this.timer = setTimeout(() => this.cut(), this.deps.config.timeoutMs)
+        return
+      }
+    }
+  }
+
+  private async seal(ids: Message['header']['id'][]): Promise<BatchId | undefined> {
+    const { db, messages, data, batches, self } = this.deps
+    const batchId = newId<BatchId>()
+    const txId = newId<TxId>()
+    const created = now()
+    const sealed = await db.transaction((tx) => {
+      const msgs = ids.map((id) => messages.getInTx(tx, id)).filter((m): m is Message => m !== undefined && m.batch === undefined)
+      if (msgs.length === 0) return false
+      const items = dedupe(msgs.flatMap((m) => m.data.map((r) => data.getInTx(tx, r.id)!)))
+      const { manifest, hash } = sealManifest({ id: batchId, tx: { type: 'batch_pin', id: txId }, messages: msgs.map(batchMessage), data: items })
+      batches.insert(tx, {
+        id: batchId,
+        type: 'broadcast',
+        namespace: this.namespace,
+        author: this.author,
+        key: this.key,
+        node: self.nodeDid,
+        created,
+        hash,
+        manifest,
+        txId,
+        state: 'sealed',
+        local: true,
+      })
+      for (const m of msgs) messages.assignBatch(tx, m.header.id, batchId, txId)
+      return true
+    })
+    return sealed ? batchId : undefined
+  }
+
+  /** Upload then pin, retrying each step until it succeeds: the batch is durable, so nothing is lost meanwhile. */
+  private async dispatch(batchId: BatchId): Promise<void> {
+    const { db, batches, storage, chain, log } = this.deps
+    let delay = RETRY_MIN_MS
+    let lastProblem: string | undefined
+    for (;;) {
+      if (this.stopped()) return
+      const b = batches.get(batchId)
+      if (!b || b.state === 'pinned') return
+      try {
+        const payload = this.payloadOf(b)
+        let ref = b.payloadRef
+        if (b.state === 'sealed' || !ref) {
+          ref = await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
+          await db.transaction((tx) => batches.setUploaded(tx, batchId, ref!))
+        }
+        const contexts = payload.messages.flatMap((m) => m.header.topics.map((t) => broadcastContext(t)))
+        const { txHash } = await chain.submitPinBatch({ txId: b.txId, batchId, batchHash: b.hash, payloadRef: ref, contexts })
+        await db.transaction((tx) => batches.setPinned(tx, batchId, txHash))
+        if (lastProblem) log(`batch ${batchId}: dispatched after retrying`)
+        return
+      } catch (err) {
+        const problem = errorMessage(err)
+        if (problem !== lastProblem) log(`batch ${batchId}: dispatch failed, retrying: ${problem}`)
+        lastProblem = problem
+        await new Promise((r) => setTimeout(r, delay))
+        delay = Math.min(delay * 2, RETRY_MAX_MS)
+      }
+    }
+  }
+
+  /** Rebuilds the payload in exactly the order its manifest was sealed in, so the hash still matches after a restart. */
+  private payloadOf(b: BatchRecord): BatchPayload {
+    const manifest = JSON.parse(b.manifest) as { messages: { id: string }[]; data: { id: string }[] }
+    const msgs = manifest.messages.map((m) => this.deps.messages.get(m.id)).filter((m): m is Message => m !== undefined)
+    const items = this.deps.data.getMany(manifest.data.map((d) => d.id))
+    return {
+      id: b.id,
+      type: 'broadcast',
+      namespace: b.namespace,
+      ...(b.node ? { node: b.node } : {}),
+      author: b.author,
+      key: b.key,
+      created: b.created,
+      hash: b.hash,
+      tx: { type: 'batch_pin', id: b.txId },
+      messages: msgs.map(batchMessage),
+      data: items,
+    }
+  }
+}
+
+function dedupe<T extends { id: string }>(items: T[]): T[] {
+  const seen = new Set<string>()
+  return items.filter((d) => (seen.has(d.id) ? false : (seen.add(d.id), true)))
+}

@@ -1,0 +1,208 @@
+import { ParleyError } from '../core/errors.js'
+import { goJson, parseJsonRaw, RawJson, type GoJsonValue, type JsonNode } from '../core/json.js'
+import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../core/ids.js'
+import { isTimestamp, type Timestamp } from '../core/time.js'
+import type { Data, DataRef, Header, Message, MessageType, TxType } from '../messaging/model.js'
+
+/** A batch as it travels: the JSON written to shared storage (broadcast) or sent peer to peer (private). */
+export interface BatchPayload {
+  id: BatchId
+  type: 'broadcast' | 'private'
+  namespace: string
+  node?: string
+  author: string
+  key: string
+  group?: Hash
+  created: Timestamp
+  hash: Hash
+  tx: { type: 'batch_pin'; id: TxId }
+  messages: { header: Header; hash: Hash; data: DataRef[]; pins?: string[] }[]
+  data: Data[]
+}
+
+/** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
+export function serializeBatch(b: BatchPayload): string {
+  return goJson({
+    id: b.id,
+    type: b.type,
+    namespace: b.namespace,
+    ...(b.node ? { node: b.node } : {}),
+    author: b.author,
+    key: b.key,
+    ...(b.group ? { group: b.group } : {}),
+    created: b.created,
+    hash: b.hash,
+    payload: {
+      tx: { type: b.tx.type, id: b.tx.id },
+      messages: b.messages.map((m) => ({
+        header: headerObject(m.header),
+        hash: m.hash,
+        data: m.data.map((r) => ({ id: r.id, hash: r.hash })),
+        ...(m.pins ? { pins: m.pins } : {}),
+      })),
+      data: b.data.map((d) => ({
+        id: d.id,
+        validator: d.validator,
+        namespace: d.namespace,
+        hash: d.hash,
+        created: d.created,
+        ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
+        value: d.value === null ? null : new RawJson(d.value, true),
+        ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+      })),
+    },
+  })
+}
+
+export function batchMessage(m: Message): BatchPayload['messages'][number] {
+  return { header: m.header, hash: m.hash, data: m.data, ...(m.pins ? { pins: m.pins } : {}) }
+}
+
+function headerObject(h: Header): { [key: string]: GoJsonValue } {
+  return {
+    id: h.id,
+    ...(h.cid ? { cid: h.cid } : {}),
+    type: h.type,
+    txtype: h.txtype,
+    author: h.author,
+    key: h.key,
+    created: h.created,
+    namespace: h.namespace,
+    ...(h.group ? { group: h.group } : {}),
+    topics: h.topics,
+    ...(h.tag ? { tag: h.tag } : {}),
+    datahash: h.datahash,
+  }
+}
+
+const MESSAGE_TYPES: MessageType[] = ['broadcast', 'private', 'definition', 'groupinit']
+
+/**
+ * Reads a batch from a peer or from shared storage. Anything malformed is a ParleyError naming what; the caller
+ * refuses the batch. Data values keep their raw text so their hashes can be checked byte for byte.
+ */
+export function parseBatch(text: string): BatchPayload {
+  const root = parseJsonRaw(text)
+  const o = obj(root, 'batch')
+  const payload = obj(o.get('payload'), 'payload')
+  const tx = obj(payload.get('tx'), 'payload.tx')
+  const txType = str(tx.get('type'), 'payload.tx.type')
+  if (txType !== 'batch_pin') fail(`payload.tx.type must be batch_pin, not ${txType}`)
+  const type = str(o.get('type'), 'type')
+  if (type !== 'broadcast' && type !== 'private') fail(`type must be broadcast or private, not ${type}`)
+  const node = optStr(o.get('node'), 'node')
+  const group = optStr(o.get('group'), 'group')
+  return {
+    id: parseUuid<BatchId>(str(o.get('id'), 'id'), 'batch id'),
+    type,
+    namespace: str(o.get('namespace'), 'namespace'),
+    ...(node ? { node } : {}),
+    author: str(o.get('author'), 'author'),
+    key: str(o.get('key'), 'key'),
+    ...(group ? { group: parseHash(group, 'group') } : {}),
+    created: timestamp(o.get('created'), 'created'),
+    hash: parseHash(str(o.get('hash'), 'hash'), 'hash'),
+    tx: { type: 'batch_pin', id: parseUuid<TxId>(str(tx.get('id'), 'payload.tx.id'), 'payload.tx.id') },
+    messages: arr(payload.get('messages'), 'payload.messages').map((m, i) => parseMessage(m, `payload.messages[${i}]`)),
+    data: arr(payload.get('data'), 'payload.data').map((d, i) => parseData(d, `payload.data[${i}]`)),
+  }
+}
+
+function parseMessage(n: JsonNode, where: string): BatchPayload['messages'][number] {
+  const m = obj(n, where)
+  const h = obj(m.get('header'), `${where}.header`)
+  const type = str(h.get('type'), `${where}.header.type`) as MessageType
+  if (!MESSAGE_TYPES.includes(type)) fail(`${where}.header.type ${type} is not a message type`)
+  const txtype = str(h.get('txtype'), `${where}.header.txtype`) as TxType
+  if (txtype !== 'batch_pin' && txtype !== 'none') fail(`${where}.header.txtype ${txtype} is not batch_pin or none`)
+  const cid = optStr(h.get('cid'), `${where}.header.cid`)
+  const group = optStr(h.get('group'), `${where}.header.group`)
+  const tag = optStr(h.get('tag'), `${where}.header.tag`)
+  const header: Header = {
+    id: parseUuid<MessageId>(str(h.get('id'), `${where}.header.id`), `${where}.header.id`),
+    ...(cid ? { cid: parseUuid<MessageId>(cid, `${where}.header.cid`) } : {}),
+    type,
+    txtype,
+    author: str(h.get('author'), `${where}.header.author`),
+    key: str(h.get('key'), `${where}.header.key`),
+    created: timestamp(h.get('created'), `${where}.header.created`),
+    namespace: str(h.get('namespace'), `${where}.header.namespace`),
+    ...(group ? { group: parseHash(group, `${where}.header.group`) } : {}),
+    topics: arr(h.get('topics'), `${where}.header.topics`).map((t, i) => str(t, `${where}.header.topics[${i}]`)),
+    ...(tag ? { tag } : {}),
+    datahash: parseHash(str(h.get('datahash'), `${where}.header.datahash`), `${where}.header.datahash`),
+  }
+  const pins = m.get('pins')
+  return {
+    header,
+    hash: parseHash(str(m.get('hash'), `${where}.hash`), `${where}.hash`),
+    data: arr(m.get('data'), `${where}.data`).map((r, i) => {
+      const ref = obj(r, `${where}.data[${i}]`)
+      return {
+        id: parseUuid<DataId>(str(ref.get('id'), `${where}.data[${i}].id`), `${where}.data[${i}].id`),
+        hash: parseHash(str(ref.get('hash'), `${where}.data[${i}].hash`), `${where}.data[${i}].hash`),
+      }
+    }),
+    ...(pins && pins.kind !== 'null' ? { pins: arr(pins, `${where}.pins`).map((p, i) => str(p, `${where}.pins[${i}]`)) } : {}),
+  }
+}
+
+function parseData(n: JsonNode, where: string): Data {
+  const d = obj(n, where)
+  const dt = d.get('datatype')
+  const blob = d.get('blob')
+  const value = d.get('value')
+  let datatype: Data['datatype']
+  if (dt && dt.kind !== 'null') {
+    const o = obj(dt, `${where}.datatype`)
+    datatype = { name: str(o.get('name'), `${where}.datatype.name`), version: optStr(o.get('version'), `${where}.datatype.version`) ?? '' }
+  }
+  let blobRef: Data['blob']
+  if (blob && blob.kind !== 'null') {
+    const b = obj(blob, `${where}.blob`)
+    const size = b.get('size')
+    if (size === undefined || size.kind !== 'number' || !Number.isSafeInteger(size.value) || (size.value as number) < 0) fail(`${where}.blob.size must be a byte count`)
+    const pub = optStr(b.get('public'), `${where}.blob.public`)
+    blobRef = {
+      hash: parseHash(str(b.get('hash'), `${where}.blob.hash`), `${where}.blob.hash`),
+      size: size!.value as number,
+      name: optStr(b.get('name'), `${where}.blob.name`) ?? '',
+      ...(pub ? { public: pub } : {}),
+    }
+  }
+  return {
+    id: parseUuid<DataId>(str(d.get('id'), `${where}.id`), `${where}.id`),
+    validator: optStr(d.get('validator'), `${where}.validator`) ?? 'json',
+    namespace: optStr(d.get('namespace'), `${where}.namespace`) ?? '',
+    hash: parseHash(str(d.get('hash'), `${where}.hash`), `${where}.hash`),
+    created: timestamp(d.get('created'), `${where}.created`),
+    ...(datatype ? { datatype } : {}),
+    value: value === undefined || value.kind === 'null' ? null : value.raw,
+    ...(blobRef ? { blob: blobRef } : {}),
+  }
+}
+
+function fail(msg: string): never {
+  throw new ParleyError('BAD_REQUEST', `malformed batch: ${msg}`)
+}
+function obj(n: JsonNode | undefined, where: string): JsonNode {
+  if (!n || n.kind !== 'object') fail(`${where} must be an object`)
+  return n!
+}
+function arr(n: JsonNode | undefined, where: string): readonly JsonNode[] {
+  if (!n || n.kind !== 'array') fail(`${where} must be an array`)
+  return n!.items
+}
+function str(n: JsonNode | undefined, where: string): string {
+  if (!n || n.kind !== 'string') fail(`${where} must be a string`)
+  return String(n!.value)
+}
+function optStr(n: JsonNode | undefined, where: string): string | undefined {
+  if (!n || n.kind === 'null') return undefined
+  return str(n, where)
+}
+function timestamp(n: JsonNode | undefined, where: string): Timestamp {
+  const s = str(n, where)
+  if (!isTimestamp(s)) fail(`${where} is not an RFC3339 UTC timestamp: ${s}`)
+  return s as Timestamp
+}

@@ -1,0 +1,69 @@
+import { batchHash, batchManifest, dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
+import type { BatchPayload } from './payload.js'
+
+export interface PinnedBatchRef {
+  batchId: BatchId
+  batchHash: Hash
+  txId: TxId
+}
+
+/** The manifest of a batch and its hash, from its messages and data in payload order. */
+export function sealManifest(b: Pick<BatchPayload, 'id' | 'tx' | 'messages' | 'data'>): { manifest: string; hash: Hash } {
+  const manifest = batchManifest({
+    id: b.id,
+    txId: b.tx.id,
+    messages: b.messages.map((m) => ({ id: m.header.id, hash: m.hash, topics: m.header.topics.length })),
+    data: b.data.map((d) => ({ id: d.id, hash: d.hash })),
+  })
+  return { manifest, hash: batchHash(manifest) }
+}
+
+/**
+ * Checks a received batch against the pin that ordered it and against itself: the manifest hash, every message
+ * hash and datahash, every data hash, the author and key of each message, and that it carries exactly the data
+ * its messages refer to. Answers why it must be refused, or undefined when it verifies.
+ */
+export function verifyBatch(b: BatchPayload, pin: PinnedBatchRef): string | undefined {
+  if (b.id !== pin.batchId) return `batch id ${b.id} differs from the pinned batch ${pin.batchId}`
+  if (b.tx.id !== pin.txId) return `transaction id ${b.tx.id} differs from the pinned ${pin.txId}`
+  if (b.messages.length === 0) return 'the batch holds no messages'
+  const { hash } = sealManifest(b)
+  if (hash !== pin.batchHash) return `manifest hash ${hash} differs from the pinned batch hash ${pin.batchHash}`
+  if (hash !== b.hash) return `manifest hash ${hash} differs from the batch's own hash ${b.hash}`
+
+  const dataById = new Map(b.data.map((d) => [d.id as string, d]))
+  if (dataById.size !== b.data.length) return 'the batch holds the same data id twice'
+  for (const d of b.data) {
+    let h: Hash
+    try {
+      h = dataHash({ valueRaw: d.value, ...(d.blob ? { blobHash: d.blob.hash } : {}) })
+    } catch {
+      return `data ${d.id} has neither a value nor a blob`
+    }
+    if (h !== d.hash) return `data ${d.id} hashes to ${h}, not ${d.hash}`
+  }
+
+  const referenced = new Set<string>()
+  const seen = new Set<string>()
+  for (const m of b.messages) {
+    const h = m.header
+    if (seen.has(h.id)) return `message ${h.id} appears twice`
+    seen.add(h.id)
+    if (h.namespace !== b.namespace) return `message ${h.id} is in namespace ${h.namespace}, the batch in ${b.namespace}`
+    if (h.author !== b.author || h.key !== b.key) return `message ${h.id} is signed by ${h.author}/${h.key}, the batch by ${b.author}/${b.key}`
+    if (h.topics.length === 0) return `message ${h.id} has no topics`
+    const mh = messageHash(h)
+    if (mh !== m.hash) return `message ${h.id} header hashes to ${mh}, not ${m.hash}`
+    const dh = dataRefsHash(m.data)
+    if (dh !== h.datahash) return `message ${h.id} data refs hash to ${dh}, not ${h.datahash}`
+    for (const ref of m.data) {
+      const d = dataById.get(ref.id)
+      if (!d) return `message ${h.id} refers to data ${ref.id} that the batch does not carry`
+      if (d.hash !== ref.hash) return `message ${h.id} refers to data ${ref.id} with hash ${ref.hash}, the batch carries ${d.hash}`
+      referenced.add(ref.id)
+    }
+  }
+  if (referenced.size !== b.data.length) return 'the batch carries data that no message refers to'
+  return undefined
+}

@@ -1,0 +1,25 @@
+import { ParleyError } from '../core/errors.js'
+import type { Data } from '../messaging/model.js'
+import type { DataValidator } from '../messaging/sender.js'
+
+/** Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema. */
+export type DatatypeLookup = (namespace: string, name: string, version: string) => ((valueRaw: string) => string | undefined) | undefined
+
+/**
+ * Checks data against its validator and datatype, at send time and again on every receiving member: the
+ * same rules everywhere, so a member that skipped its own check is caught by the others.
+ */
+export class DataValidatorImpl implements DataValidator {
+  constructor(private readonly lookup: DatatypeLookup) {}
+
+  validate(namespace: string, d: Data): void {
+    if (d.validator === 'none') return
+    if (d.validator !== 'json') throw new ParleyError('INVALID_FIELD', `validator ${JSON.stringify(d.validator)} is not json or none`)
+    if (!d.datatype) return
+    const check = this.lookup(namespace, d.datatype.name, d.datatype.version)
+    if (!check) throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${d.datatype.name}/${d.datatype.version} is not defined in namespace ${namespace}`)
+    if (d.value === null) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data ${d.id} names datatype ${d.datatype.name}/${d.datatype.version} but has no value`)
+    const problem = check(d.value)
+    if (problem) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data does not conform to datatype ${d.datatype.name}/${d.datatype.version}: ${problem}`)
+  }
+}

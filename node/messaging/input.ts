@@ -1,0 +1,133 @@
+import { ParleyError } from '../core/errors.js'
+import { parseUuid, type DataId } from '../core/ids.js'
+import type { JsonNode } from '../core/json.js'
+import type { DatatypeRef, TxType } from './model.js'
+
+/** FireFly's name rule, used for topics, tags, namespaces and datatype names. */
+export const NAME_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
+const MAX_TOPICS = 10
+const MAX_TOPICS_CHARS = 1024
+
+export type DataInput =
+  | { kind: 'ref'; id: DataId }
+  /** `valueRaw` is the compacted JSON text of the value exactly as the caller sent it. */
+  | { kind: 'inline'; valueRaw: string; validator: string; datatype?: DatatypeRef }
+
+export interface MessageInput {
+  header: { tag?: string; topics?: string[]; txtype?: TxType; author?: string; key?: string; cid?: string }
+  data: DataInput[]
+  group?: { name?: string; members: { identity: string; node?: string }[] }
+  idempotencyKey?: string
+}
+
+const bad = (msg: string): never => {
+  throw new ParleyError('INVALID_FIELD', msg)
+}
+
+/** Reads a send/broadcast body: FireFly's `MessageInOut` shape, checked field by field with 400s that name the field. */
+export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean }): MessageInput {
+  if (body.kind !== 'object') bad('the request body must be a JSON object')
+  const header = body.get('header')
+  const out: MessageInput = { header: {}, data: [] }
+  if (header !== undefined && header.kind !== 'null') {
+    if (header.kind !== 'object') bad('header must be an object')
+    const tag = optString(header.get('tag'), 'header.tag')
+    if (tag !== undefined && tag !== '') {
+      if (!NAME_RE.test(tag)) bad(`header.tag must be 1-64 letters, digits, '.', '_' or '-', starting and ending alphanumeric: ${JSON.stringify(tag)}`)
+      out.header.tag = tag
+    }
+    const topics = header.get('topics') ?? header.get('topic')
+    if (topics !== undefined && topics.kind !== 'null') out.header.topics = parseTopics(topics)
+    const txtype = optString(header.get('txtype'), 'header.txtype')
+    if (txtype !== undefined && txtype !== '') {
+      if (txtype === 'batch_pin') out.header.txtype = 'batch_pin'
+      else if (txtype === 'none' || txtype === 'unpinned') out.header.txtype = 'none'
+      else bad(`header.txtype must be batch_pin or none (unpinned): ${JSON.stringify(txtype)}`)
+    }
+    const author = optString(header.get('author'), 'header.author')
+    if (author) out.header.author = author
+    const key = optString(header.get('key'), 'header.key')
+    if (key) out.header.key = key
+    const cid = optString(header.get('cid'), 'header.cid')
+    if (cid) out.header.cid = parseUuid(cid, 'header.cid')
+    for (const field of ['type', 'group', 'namespace', 'datahash', 'id']) {
+      const v = header.get(field)
+      if (field === 'type' && v?.kind === 'string' && ['broadcast', 'private'].includes(String(v.value))) continue
+      if (v !== undefined && v.kind !== 'null' && !(v.kind === 'string' && v.value === '')) {
+        if (field !== 'group' || !opts.allowGroup) bad(`header.${field} is set by the node and cannot be given`)
+      }
+    }
+  }
+  const data = body.get('data')
+  if (data === undefined || data.kind === 'null') bad('data is required: an array of {value} or {id} items')
+  if (data!.kind !== 'array') bad('data must be an array')
+  if (data!.items.length === 0) bad('data must hold at least one item')
+  out.data = data!.items.map((item, i) => parseDataInput(item, `data[${i}]`))
+  const ids = out.data.filter((d) => d.kind === 'ref').map((d) => (d as { id: string }).id)
+  if (new Set(ids).size !== ids.length) bad('data refers to the same id more than once')
+
+  const group = body.get('group')
+  if (group !== undefined && group.kind !== 'null') {
+    if (!opts.allowGroup) bad('a broadcast has no group; use messages/private for a private send')
+    out.group = parseGroup(group)
+  }
+  const idem = optString(body.get('idempotencyKey'), 'idempotencyKey')
+  if (idem) out.idempotencyKey = idem
+  return out
+}
+
+export function parseTopics(node: JsonNode): string[] {
+  const list = node.kind === 'string' ? [String(node.value)] : node.kind === 'array' ? node.items.map((t, i) => optString(t, `header.topics[${i}]`) ?? '') : bad('header.topics must be an array of strings')
+  if (list.length === 0) return []
+  if (list.length > MAX_TOPICS) bad(`header.topics has ${list.length} topics; at most ${MAX_TOPICS}`)
+  for (const t of list) if (!NAME_RE.test(t)) bad(`topic must be 1-64 letters, digits, '.', '_' or '-', starting and ending alphanumeric: ${JSON.stringify(t)}`)
+  if (new Set(list).size !== list.length) bad('header.topics holds the same topic twice')
+  if (list.join('').length > MAX_TOPICS_CHARS) bad(`header.topics is longer than ${MAX_TOPICS_CHARS} characters in all`)
+  return list
+}
+
+export function parseDataInput(item: JsonNode, where: string): DataInput {
+  if (item.kind !== 'object') bad(`${where} must be an object: {value} or {id}`)
+  const id = item.get('id')
+  const value = item.get('value')
+  if (id !== undefined && id.kind !== 'null') {
+    if (value !== undefined) bad(`${where} has both id and value; give one`)
+    return { kind: 'ref', id: parseUuid<DataId>(id.value, `${where}.id`) }
+  }
+  if (value === undefined || value.kind === 'null') bad(`${where} needs a value (or the id of uploaded data)`)
+  const validator = optString(item.get('validator'), `${where}.validator`) ?? 'json'
+  if (!['json', 'none'].includes(validator)) bad(`${where}.validator must be json or none: ${JSON.stringify(validator)}`)
+  const dt = item.get('datatype')
+  let datatype: DatatypeRef | undefined
+  if (dt !== undefined && dt.kind !== 'null') {
+    if (dt.kind !== 'object') bad(`${where}.datatype must be {name, version}`)
+    const name = optString(dt.get('name'), `${where}.datatype.name`)
+    const version = optString(dt.get('version'), `${where}.datatype.version`) ?? ''
+    if (!name) bad(`${where}.datatype.name is required`)
+    datatype = { name: name!, version }
+  }
+  return { kind: 'inline', valueRaw: value!.raw, validator, ...(datatype ? { datatype } : {}) }
+}
+
+function parseGroup(node: JsonNode): NonNullable<MessageInput['group']> {
+  if (node.kind !== 'object') bad('group must be an object {members: [{identity}]}')
+  const members = node.get('members')
+  if (members === undefined || members.kind !== 'array' || members.items.length === 0) bad('group.members must hold at least one member')
+  const name = optString(node.get('name'), 'group.name')
+  return {
+    ...(name ? { name } : {}),
+    members: members!.items.map((m, i) => {
+      if (m.kind !== 'object') bad(`group.members[${i}] must be {identity}`)
+      const identity = optString(m.get('identity'), `group.members[${i}].identity`)
+      if (!identity) bad(`group.members[${i}].identity is required`)
+      const nodeName = optString(m.get('node'), `group.members[${i}].node`)
+      return { identity: identity!, ...(nodeName ? { node: nodeName } : {}) }
+    }),
+  }
+}
+
+export function optString(node: JsonNode | undefined, where: string): string | undefined {
+  if (node === undefined || node.kind === 'null') return undefined
+  if (node.kind !== 'string') bad(`${where} must be a string`)
+  return String(node.value)
+}

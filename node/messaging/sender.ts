@@ -1,0 +1,137 @@
+import { ParleyError } from '../core/errors.js'
+import { newId, type DataId, type MessageId } from '../core/ids.js'
+import { now } from '../core/time.js'
+import { dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
+import type { Database } from '../db/database.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { LocalIdentity } from '../identity/local.js'
+import type { Confirmations } from '../events/confirmations.js'
+import type { Data, DataRef, Header, Message, MessageType } from './model.js'
+import type { DataInput, MessageInput } from './input.js'
+
+/** Where accepted messages go next: the batch manager, woken once the message is durable. */
+export interface MessageSink {
+  /** `bytes`: an estimate of what the message adds to a batch payload, for the payload limit. */
+  accepted(m: Message, bytes: number): void
+}
+
+/** Checks data against its datatype; the data capability provides it. */
+export interface DataValidator {
+  validate(namespace: string, d: Data): void
+}
+
+export interface SendOptions {
+  confirm?: boolean
+  confirmTimeoutMs?: number
+}
+
+const DEFAULT_CONFIRM_TIMEOUT_MS = 120_000
+
+/**
+ * Accepts broadcasts and definitions: resolves and validates the data, seals the message (datahash, hash) and
+ * stores message and new data in one durable transaction before answering. Nothing here waits on the chain.
+ */
+export class MessageSender {
+  constructor(
+    private readonly deps: {
+      db: Database
+      messages: MessagesRepo
+      data: DataRepo
+      self: LocalIdentity
+      sink: MessageSink
+      validator: DataValidator
+      confirmations: Confirmations
+    },
+  ) {}
+
+  async broadcast(namespace: string, input: MessageInput, opts: SendOptions = {}): Promise<Message> {
+    return this.send(namespace, 'broadcast', input, opts)
+  }
+
+  /** A system definition (identity claim, datatype): always broadcast and pinned, on the system namespace. */
+  async definition(namespace: string, tag: string, topics: string[], valueRaw: string, opts: SendOptions = {}): Promise<Message> {
+    return this.send(namespace, 'definition', { header: { tag, topics }, data: [{ kind: 'inline', valueRaw, validator: 'json' }] }, opts)
+  }
+
+  private async send(namespace: string, type: MessageType, input: MessageInput, opts: SendOptions): Promise<Message> {
+    const { self } = this.deps
+    const author = this.resolveAuthor(input.header.author)
+    if (input.header.key && input.header.key.toLowerCase() !== self.key) {
+      throw new ParleyError('INVALID_FIELD', `header.key ${input.header.key} is not a key this node can sign with (it signs with ${self.key})`)
+    }
+    if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
+    const created = now()
+    const { items, fresh } = this.resolveData(namespace, input.data, created)
+    const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
+    const header: Header = {
+      id: newId<MessageId>(),
+      ...(input.header.cid ? { cid: input.header.cid as MessageId } : {}),
+      type,
+      txtype: 'batch_pin',
+      author,
+      key: self.key,
+      created,
+      namespace,
+      topics: input.header.topics && input.header.topics.length > 0 ? input.header.topics : [namespace],
+      ...(input.header.tag ? { tag: input.header.tag } : {}),
+      datahash: dataRefsHash(refs),
+    }
+    const message: Message = {
+      header,
+      hash: messageHash(header),
+      state: 'ready',
+      data: refs,
+      ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
+    }
+    const waiting = opts.confirm ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
+    waiting?.catch(() => {})
+    await this.deps.db.transaction((tx) => {
+      if (input.idempotencyKey) {
+        const dup = tx.get('SELECT id FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, input.idempotencyKey])
+        if (dup) throw new ParleyError('CONFLICT', `idempotency key ${JSON.stringify(input.idempotencyKey)} was already used for message ${String(dup.id)}`)
+      }
+      for (const d of fresh) this.deps.data.insert(tx, d)
+      this.deps.messages.insert(tx, message, true)
+    })
+    this.deps.sink.accepted(message, payloadEstimate(message, fresh))
+    return waiting ? await waiting : message
+  }
+
+  private resolveAuthor(requested: string | undefined): string {
+    const { self } = this.deps
+    if (requested === undefined || requested === self.orgDid || requested === self.org) return self.orgDid
+    throw new ParleyError('INVALID_FIELD', `author ${JSON.stringify(requested)} is not an identity this node can sign for (it signs for ${self.orgDid})`)
+  }
+
+  private resolveData(namespace: string, inputs: DataInput[], created: Data['created']): { items: Data[]; fresh: Data[] } {
+    const fresh: Data[] = []
+    const items = inputs.map((d, i) => {
+      if (d.kind === 'ref') {
+        const found = this.deps.data.get(d.id)
+        if (!found || found.namespace !== namespace) throw new ParleyError('INVALID_FIELD', `data[${i}]: no data ${d.id} in namespace ${namespace}`)
+        return found
+      }
+      const valueRaw = d.valueRaw === 'null' ? null : d.valueRaw
+      const item: Data = {
+        id: newId<DataId>(),
+        validator: d.validator,
+        namespace,
+        hash: dataHash({ valueRaw }),
+        created,
+        ...(d.datatype ? { datatype: d.datatype } : {}),
+        value: valueRaw,
+      }
+      this.deps.validator.validate(namespace, item)
+      fresh.push(item)
+      return item
+    })
+    if (new Set(items.map((d) => d.id)).size !== items.length) throw new ParleyError('INVALID_FIELD', 'data refers to the same item twice')
+    return { items, fresh }
+  }
+}
+
+/** Roughly what a message adds to a batch: its header and refs, plus the data values it brings along. */
+export function payloadEstimate(m: Message, data: Data[]): number {
+  return 600 + m.header.topics.join('').length + m.data.length * 120 + data.reduce((n, d) => n + (d.value?.length ?? 0) + 300, 0)
+}
