@@ -1,0 +1,188 @@
+import { expect } from 'chai'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Database } from '../../node/db/database.js'
+import { migrations } from '../../node/db/schema/index.js'
+import { PinsRepo } from '../../node/db/repos/pins.js'
+import { BatchesRepo } from '../../node/db/repos/batches.js'
+import { MessagesRepo } from '../../node/db/repos/messages.js'
+import { DataRepo } from '../../node/db/repos/data.js'
+import { EventsRepo } from '../../node/db/repos/events.js'
+import { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import { Aggregator } from '../../node/aggregator/aggregator.js'
+import { sealManifest } from '../../node/batch/verify.js'
+import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { newId, type BatchId, type DataId, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import type { Data, Header, Message } from '../../node/messaging/model.js'
+import { DataValidatorImpl } from '../../node/data/validator.js'
+
+const KEY_A = '0x' + 'aa'.repeat(20)
+const KEY_B = '0x' + 'bb'.repeat(20)
+
+/** The aggregator over a real (temporary) database: pins in, confirmations out, in chain order per topic. */
+describe('aggregator', () => {
+  let dir: string
+  let db: Database
+  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo }
+  let agg: Aggregator
+  let logs: string[]
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'parley-agg-'))
+    db = await Database.open({ dir, migrations })
+    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db) }
+    logs = []
+    agg = new Aggregator({ db, ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    await registerOrg('orgA', KEY_A)
+  })
+  afterEach(async () => {
+    await agg.whenIdle()
+    await db.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function registerOrg(name: string, key: string): Promise<void> {
+    const id = newId<IdentityId>()
+    await db.transaction((tx) => {
+      repos.identities.insert(tx, { id, did: `did:firefly:org/${name}`, type: 'org', namespace: 'svc_system', name, messages: { claim: newId<MessageId>() }, created: now() })
+      repos.identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
+    })
+  }
+
+  /** A received batch of messages (one per topic list), stored as the fetcher would store it. */
+  function makeBatch(author: string, key: string, topicLists: string[][]): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
+    const id = newId<BatchId>()
+    const txId = newId<TxId>()
+    const data: Data[] = []
+    const messages = topicLists.map((topics, i) => {
+      const valueRaw = JSON.stringify({ i, topics })
+      const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw }), created: now(), value: valueRaw }
+      data.push(d)
+      const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', topics, datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
+      return { header, hash: messageHash(header), state: 'pending' as const, data: [{ id: d.id, hash: d.hash }] }
+    })
+    const { hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data })
+    return { id, hash, messages, data, txId }
+  }
+
+  async function store(b: ReturnType<typeof makeBatch>): Promise<void> {
+    const { manifest } = sealManifest({ id: b.id, tx: { type: 'batch_pin', id: b.txId }, messages: b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data: b.data })
+    await db.transaction((tx) => {
+      repos.batches.insert(tx, { id: b.id, type: 'broadcast', namespace: 'default', author: b.messages[0]!.header.author, key: b.messages[0]!.header.key, created: now(), hash: b.hash as never, manifest, txId: b.txId, state: 'received', local: false })
+      for (const d of b.data) repos.data.insert(tx, d)
+      for (const m of b.messages) repos.messages.insert(tx, m, false)
+    })
+  }
+
+  async function pin(b: ReturnType<typeof makeBatch>, signer: string): Promise<void> {
+    await db.transaction((tx) => {
+      let index = 0
+      for (const m of b.messages) for (const t of m.header.topics) repos.pins.insert(tx, { batchId: b.id, batchHash: b.hash as never, index: index++, hash: broadcastContext(t), masked: false, signer, eventId: newId() })
+    })
+  }
+
+  async function settle(): Promise<void> {
+    agg.wake()
+    await agg.whenIdle()
+  }
+
+  const confirmedOrder = () => repos.events.list({ namespace: 'default', type: 'message_confirmed', limit: 1000, skip: 0, ascending: true }).map((e) => e.reference)
+
+  it('confirms in pin order, across batches and members', async () => {
+    const b1 = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t2'], ['t1']])
+    const b2 = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t1', 't2']])
+    await store(b1)
+    await store(b2)
+    await pin(b1, KEY_A)
+    await pin(b2, KEY_A)
+    agg.start()
+    await agg.whenIdle()
+    expect(confirmedOrder()).to.deep.equal([...b1.messages, ...b2.messages].map((m) => m.header.id))
+  })
+
+  it('holds a topic behind a batch that has not arrived, lets other topics go, and catches up on arrival in order', async () => {
+    const late = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    const after = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t3']])
+    const other = makeBatch('did:firefly:org/orgA', KEY_A, [['t2']])
+    await store(after)
+    await store(other)
+    await pin(late, KEY_A)
+    await pin(after, KEY_A)
+    await pin(other, KEY_A)
+    agg.start()
+    await agg.whenIdle()
+    // t1 waits for the late batch; t3 and t2 are not behind it.
+    expect(confirmedOrder()).to.deep.equal([after.messages[1]!.header.id, other.messages[0]!.header.id])
+    await store(late)
+    agg.rewind(repos.pins.minUndispatchedSeqOfBatch(late.id))
+    await agg.whenIdle()
+    expect(confirmedOrder().slice(2)).to.deep.equal([late.messages[0]!.header.id, after.messages[0]!.header.id])
+  })
+
+  it('holds a message with two topics while either topic is held', async () => {
+    const late = makeBatch('did:firefly:org/orgA', KEY_A, [['t2']])
+    const both = makeBatch('did:firefly:org/orgA', KEY_A, [['t1', 't2']])
+    await store(both)
+    await pin(late, KEY_A)
+    await pin(both, KEY_A)
+    agg.start()
+    await agg.whenIdle()
+    expect(confirmedOrder()).to.deep.equal([])
+    await store(late)
+    agg.rewind(repos.pins.minUndispatchedSeqOfBatch(late.id))
+    await agg.whenIdle()
+    expect(confirmedOrder()).to.deep.equal([late.messages[0]!.header.id, both.messages[0]!.header.id])
+  })
+
+  it('rejects a message whose pin was signed by another key, without blocking its topic', async () => {
+    await registerOrg('orgB', KEY_B)
+    const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    await store(forged)
+    await store(next)
+    await pin(forged, KEY_B)
+    await pin(next, KEY_A)
+    agg.start()
+    await agg.whenIdle()
+    expect(repos.messages.get(forged.messages[0]!.header.id)!.state).to.equal('rejected')
+    expect(repos.messages.get(forged.messages[0]!.header.id)!.rejectReason).to.contain(KEY_B)
+    expect(confirmedOrder()).to.deep.equal([next.messages[0]!.header.id])
+    const rejected = repos.events.list({ namespace: 'default', type: 'message_rejected', limit: 10, skip: 0 })
+    expect(rejected.map((e) => e.reference)).to.deep.equal([forged.messages[0]!.header.id])
+  })
+
+  it('rejects an author that does not own the signing key', async () => {
+    await registerOrg('orgB', KEY_B)
+    const impostor = makeBatch('did:firefly:org/orgA', KEY_B, [['t1']])
+    await store(impostor)
+    await pin(impostor, KEY_B)
+    agg.start()
+    await agg.whenIdle()
+    expect(repos.messages.get(impostor.messages[0]!.header.id)!.rejectReason).to.contain('does not own key')
+  })
+
+  it('waits for an unknown signer to register, then confirms', async () => {
+    const early = makeBatch('did:firefly:org/orgC', '0x' + 'cc'.repeat(20), [['t1']])
+    await store(early)
+    await pin(early, '0x' + 'cc'.repeat(20))
+    agg.start()
+    await agg.whenIdle()
+    expect(confirmedOrder()).to.deep.equal([])
+    await registerOrg('orgC', '0x' + 'cc'.repeat(20))
+    agg.rewind(repos.pins.minUndispatchedSeq())
+    await agg.whenIdle()
+    expect(confirmedOrder()).to.deep.equal([early.messages[0]!.header.id])
+  })
+
+  it('orders a re-pinned batch once (the first pin wins)', async () => {
+    const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    await store(b)
+    await pin(b, KEY_A)
+    await pin(b, KEY_A)
+    await settle()
+    expect(confirmedOrder()).to.deep.equal([b.messages[0]!.header.id])
+    expect(repos.pins.ofBatch(b.id)).to.have.length(1)
+  })
+})
