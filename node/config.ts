@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
+import type { BatchConfig } from './batch/config.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -16,6 +17,8 @@ export interface NodeConfig {
   p2p: { host: string; port: number; cert: string; key: string }
   /** Absolute path of the node's data folder (database, blobs). */
   dataDir: string
+  /** When batches are sealed; defaults in node/batch/config.ts. */
+  batch: Partial<BatchConfig>
 }
 
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
@@ -28,6 +31,7 @@ export interface NodeConfigFile {
   api: { host?: string; port: number }
   p2p: { host?: string; port: number; certFile: string; keyFile: string }
   dataDir: string
+  batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
 }
 
 export class ConfigError extends Error {
@@ -109,5 +113,19 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
       key: at(str(p2p.keyFile, 'p2p.keyFile')),
     },
     dataDir: at(str(c.dataDir, 'dataDir')),
+    batch: parseBatchConfig(c.batch, fail),
   }
+}
+
+function parseBatchConfig(v: unknown, fail: (problem: string) => never): Partial<BatchConfig> {
+  if (v === undefined || v === null) return {}
+  if (typeof v !== 'object' || Array.isArray(v)) return fail('batch must be an object {size, timeoutMs, payloadLimit}')
+  const b = v as Record<string, unknown>
+  const out: Partial<BatchConfig> = {}
+  for (const k of ['size', 'timeoutMs', 'payloadLimit'] as const) {
+    if (b[k] === undefined) continue
+    if (!Number.isInteger(b[k]) || (b[k] as number) < (k === 'timeoutMs' ? 0 : 1)) fail(`batch.${k} must be a whole number${k === 'timeoutMs' ? '' : ' of at least 1'}`)
+    out[k] = b[k] as number
+  }
+  return out
 }

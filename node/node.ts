@@ -28,7 +28,7 @@ import { registerSelf } from './identity/registration.js'
 import type { NodeProfile } from './identity/model.js'
 import { MessageSender } from './messaging/sender.js'
 import { BatchManager } from './batch/manager.js'
-import { DEFAULT_BATCH_CONFIG, type BatchConfig } from './batch/config.js'
+import { DEFAULT_BATCH_CONFIG } from './batch/config.js'
 import { Aggregator } from './aggregator/aggregator.js'
 import { BatchFetcher } from './aggregator/batch-fetcher.js'
 import { pinIngest } from './aggregator/pin-ingest.js'
@@ -49,7 +49,7 @@ export interface RunningNode {
  * Assembles a member node: its database, its seams (chain, shared storage, p2p), its capabilities (send, batch,
  * aggregate, identity) and its API; then registers the member through the chain if it has not yet.
  */
-export async function startNode(cfg: NodeConfig, log: (line: string) => void, opts: { batch?: Partial<BatchConfig> } = {}): Promise<RunningNode> {
+export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
   const started = now()
   const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations })
   const state = new NodeStateRepo(db)
@@ -102,7 +102,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void, op
     onEvents: pinIngest({ db, state, blockchainEvents, pins, batches, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
   })
 
-  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...opts.batch }, log })
+  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, log })
   const sender = new MessageSender({ db, messages, data, self, sink: batchManager, validator, confirmations })
 
   const services: NodeServices = {

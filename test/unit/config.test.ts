@@ -33,6 +33,8 @@ describe('member node config', () => {
     expect(cfg.api.host).to.equal('127.0.0.1')
     expect(cfg.p2p.cert).to.equal(join(dir, 'tls/cert.pem'))
     expect(cfg.dataDir).to.equal(join(dir, 'data'))
+    expect(cfg.batch).to.deep.equal({})
+    expect(loadNodeConfig(write({ ...good, batch: { size: 10, timeoutMs: 0 } })).batch).to.deep.equal({ size: 10, timeoutMs: 0 })
   })
 
   const bad: [string, unknown, RegExp][] = [
@@ -42,6 +44,7 @@ describe('member node config', () => {
     ['a port out of range', { ...good, api: { port: 70000 } }, /api.port must be a port number/],
     ['a missing key file', { ...good, signingKeyFile: 'missing.key' }, /cannot read signingKeyFile/],
     ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
+    ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
   ]
   for (const [what, cfg, re] of bad) {
     it(`names the problem for ${what}`, () => {
