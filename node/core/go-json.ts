@@ -16,12 +16,10 @@ export const GO_MAX_DEPTH = 10000
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 const LONE_SURROGATE_G = new RegExp(LONE_SURROGATE.source, 'g')
 
-export function toWellFormed(s: string): string {
+function toWellFormed(s: string): string {
   return LONE_SURROGATE.test(s) ? s.replace(LONE_SURROGATE_G, '\uFFFD') : s
 }
 
-// Inside a string only these need a look: the end, escapes, control characters (invalid), and what Go HTML-escapes.
-const STRING_STOP = /["\\<>&\u2028\u2029\u0000-\u001f]/g
 const HTML_ESCAPES: Readonly<Record<number, string>> = {
   0x3c: '\\u003c',
   0x3e: '\\u003e',
@@ -34,10 +32,8 @@ const HTML_ESCAPES: Readonly<Record<number, string>> = {
 const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74])
 const isDigit = (c: number): boolean => c >= 48 && c <= 57
 const isHex = (c: number): boolean => isDigit(c) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70)
-const isSpace = (c: number): boolean => c === 32 || c === 9 || c === 10 || c === 13
 
 function describe(c: number): string {
-  if (Number.isNaN(c)) return 'end of input'
   if (c === 0x27) return `character '\\''`
   if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029 || c === 0xfeff) {
     return `character U+${c.toString(16).toUpperCase().padStart(4, '0')}`
@@ -56,133 +52,175 @@ function syntaxError(src: string, at: number, what: string): ParleyError {
   return new ParleyError('INVALID_JSON', `${what} at line ${line}, column ${at - lineStart + 1} (offset ${at})`)
 }
 
-const OBJECT = 0
-const ARRAY = 1
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+
+function utf16ToString(units: Uint16Array, length: number): string {
+  if (LITTLE_ENDIAN) return Buffer.from(units.buffer, units.byteOffset, length * 2).toString('utf16le')
+  // fromCharCode in slices: one call per character is slow, one call for everything overflows the stack.
+  const parts: string[] = []
+  for (let k = 0; k < length; k += 8192) {
+    parts.push(String.fromCharCode.apply(null, Array.from(units.subarray(k, Math.min(k + 8192, length)))))
+  }
+  return parts.join('')
+}
+
+// Scanner states: what the next significant character may be.
+const VALUE = 0 // a value (after `:`, `,` in an array, or at the start)
+const VALUE_OR_CLOSE = 1 // a value or `]` (after `[`)
+const KEY = 2 // a key string (after `,` in an object)
+const KEY_OR_CLOSE = 3 // a key string or `}` (after `{`)
+const COLON = 4 // `:` after a key
+const AFTER = 5 // `,` or the closer of the enclosing container, or the end of input at the top
+const OBJECT = 1
+const ARRAY = 2
 
 /**
  * Go's `json.Compact` with HTML escaping, as `json.Marshal` applies it to a `json.RawMessage`. Throws
  * `ParleyError('INVALID_JSON')` for anything Go's decoder would refuse (trailing commas, comments, NaN, leading
  * zeros, control characters in strings, bad escapes, nesting beyond `maxDepth`, trailing garbage).
+ *
+ * One flat loop over the characters with all state in locals: request bodies run to megabytes, and this shape is
+ * what V8 compiles well.
  */
 export function compactJson(text: string, maxDepth = GO_MAX_DEPTH): string {
   const src = toWellFormed(text)
   const n = src.length
-  // Output is built from runs of the source: an already-compact body costs one slice.
-  let out = ''
-  let copyFrom = 0
+  const stack = new Uint8Array(Math.max(1, Math.min(maxDepth, n)))
+  let depth = 0
+  let state = VALUE
   let i = 0
-  const stack: number[] = []
+  // Output goes to a UTF-16 buffer, allocated only once something differs from the source: an already-compact text
+  // comes back as the same string. Output never outruns input by more than 5 per HTML escape, so the buffer only
+  // needs growing there.
+  let buf: Uint16Array | undefined
+  let w = 0
+  let copyFrom = 0
+  let escapes = 0
 
-  const fail = (at: number, context: string): never => {
-    const c = src.charCodeAt(at)
-    throw syntaxError(src, at, Number.isNaN(c) ? 'unexpected end of JSON input' : `invalid ${describe(c)} ${context}`)
+  // Past the end reads -1, not NaN, so the character code stays a small integer (NaN would turn every comparison
+  // on it into a floating-point one).
+  const at = (k: number): number => (k < n ? src.charCodeAt(k) : -1)
+  const fail = (pos: number, context: string): never => {
+    const c = at(pos)
+    throw syntaxError(src, pos, c < 0 ? 'unexpected end of JSON input' : `invalid ${describe(c)} ${context}`)
   }
-  const skipSpace = (): void => {
-    if (!isSpace(src.charCodeAt(i))) return
-    if (i > copyFrom) out += src.slice(copyFrom, i)
-    do i++
-    while (isSpace(src.charCodeAt(i)))
-    copyFrom = i
-  }
-  const scanString = (): void => {
-    i++
-    for (;;) {
-      STRING_STOP.lastIndex = i
-      const m = STRING_STOP.exec(src)
-      if (m === null) return fail(n, 'in string literal')
-      i = m.index
-      const c = src.charCodeAt(i)
-      if (c === 0x22) {
-        i++
-        return
+
+  for (;;) {
+    let c = at(i)
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+      if (buf === undefined) buf = new Uint16Array(n)
+      while (copyFrom < i) buf[w++] = at(copyFrom++)
+      do c = at(++i)
+      while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09)
+      copyFrom = i
+    }
+    if (state === AFTER) {
+      if (depth === 0) {
+        if (i < n) fail(i, 'after top-level value')
+        break
       }
-      if (c === 0x5c) {
-        const e = src.charCodeAt(i + 1)
-        if (e === 0x75) {
-          for (let k = i + 2; k < i + 6; k++) if (!isHex(src.charCodeAt(k))) fail(k, 'in \\u hexadecimal character escape')
-          i += 6
-        } else if (SHORT_ESCAPES.has(e)) i += 2
-        else fail(i + 1, 'in string escape code')
+      const top = stack[depth - 1]
+      if (c === 0x2c) {
+        i++
+        state = top === OBJECT ? KEY : VALUE
+      } else if ((top === OBJECT && c === 0x7d) || (top === ARRAY && c === 0x5d)) {
+        i++
+        depth--
+      } else fail(i, top === OBJECT ? 'after object key:value pair' : 'after array element')
+      continue
+    }
+    if (state === COLON) {
+      if (c !== 0x3a) fail(i, 'after object key')
+      i++
+      state = VALUE
+      continue
+    }
+    if (state === KEY || state === KEY_OR_CLOSE) {
+      if (c === 0x7d && state === KEY_OR_CLOSE) {
+        i++
+        depth--
+        state = AFTER
         continue
       }
-      if (c < 0x20) fail(i, 'in string literal')
-      if (i > copyFrom) out += src.slice(copyFrom, i)
-      out += HTML_ESCAPES[c]
-      copyFrom = ++i
+      if (c !== 0x22) fail(i, 'looking for beginning of object key string')
+      state = COLON
+    } else if (c === 0x5d && state === VALUE_OR_CLOSE) {
+      i++
+      depth--
+      state = AFTER
+      continue
+    } else {
+      state = AFTER
+      if (c === 0x7b || c === 0x5b) {
+        if (depth >= maxDepth) throw syntaxError(src, i, `exceeded max depth of ${maxDepth} nested objects/arrays`)
+        stack[depth++] = c === 0x7b ? OBJECT : ARRAY
+        state = c === 0x7b ? KEY_OR_CLOSE : VALUE_OR_CLOSE
+        i++
+        continue
+      }
+      if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+        if (c === 0x2d) c = at(++i)
+        if (c === 0x30) c = at(++i)
+        else if (c >= 0x31 && c <= 0x39) {
+          do c = at(++i)
+          while (c >= 0x30 && c <= 0x39)
+        } else fail(i, 'in numeric literal')
+        if (c === 0x2e) {
+          c = at(++i)
+          if (!(c >= 0x30 && c <= 0x39)) fail(i, 'after decimal point in numeric literal')
+          do c = at(++i)
+          while (c >= 0x30 && c <= 0x39)
+        }
+        if (c === 0x65 || c === 0x45) {
+          c = at(++i)
+          if (c === 0x2b || c === 0x2d) c = at(++i)
+          if (!(c >= 0x30 && c <= 0x39)) fail(i, 'in exponent of numeric literal')
+          do c = at(++i)
+          while (c >= 0x30 && c <= 0x39)
+        }
+        continue
+      }
+      const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : undefined
+      if (word !== undefined) {
+        for (let k = 1; k < word.length; k++) {
+          if (at(i + k) !== word.charCodeAt(k)) fail(i + k, `in literal ${word} (expecting '${word[k]}')`)
+        }
+        i += word.length
+        continue
+      }
+      if (c !== 0x22) fail(i, 'looking for beginning of value')
     }
-  }
-  const scanNumber = (): void => {
-    if (src.charCodeAt(i) === 0x2d) i++
-    const c = src.charCodeAt(i)
-    if (c === 0x30) i++
-    else if (c >= 0x31 && c <= 0x39) while (isDigit(src.charCodeAt(++i)));
-    else fail(i, 'in numeric literal')
-    if (src.charCodeAt(i) === 0x2e) {
-      if (!isDigit(src.charCodeAt(++i))) fail(i, 'after decimal point in numeric literal')
-      while (isDigit(src.charCodeAt(++i)));
+
+    // A string (value or key) opens at i.
+    for (i++; ; i++) {
+      c = at(i)
+      if (c === 0x22) break
+      if (c === 0x5c) {
+        c = at(++i)
+        if (c === 0x75) {
+          for (let k = i + 1; k < i + 5; k++) if (!isHex(at(k))) fail(k, 'in \\u hexadecimal character escape')
+          i += 4
+        } else if (!SHORT_ESCAPES.has(c)) fail(i, 'in string escape code')
+      } else if (c < 0x20 || i >= n) fail(i, 'in string literal')
+      else if (c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) {
+        escapes++
+        if (buf === undefined || buf.length < n + 5 * escapes) {
+          const grown = new Uint16Array(n + 5 * escapes * 2)
+          if (buf !== undefined) grown.set(buf.subarray(0, w))
+          buf = grown
+        }
+        while (copyFrom < i) buf[w++] = at(copyFrom++)
+        const esc = HTML_ESCAPES[c] ?? ''
+        for (let k = 0; k < esc.length; k++) buf[w++] = esc.charCodeAt(k)
+        copyFrom = i + 1
+      }
     }
-    const e = src.charCodeAt(i)
-    if (e === 0x65 || e === 0x45) {
-      const s = src.charCodeAt(++i)
-      if (s === 0x2b || s === 0x2d) i++
-      if (!isDigit(src.charCodeAt(i))) fail(i, 'in exponent of numeric literal')
-      while (isDigit(src.charCodeAt(++i)));
-    }
-  }
-  const scanLiteral = (word: string): void => {
-    for (let k = 1; k < word.length; k++) {
-      if (src.charCodeAt(i + k) !== word.charCodeAt(k)) fail(i + k, `in literal ${word} (expecting '${word[k]}')`)
-    }
-    i += word.length
-  }
-  const scanKey = (): void => {
-    skipSpace()
-    if (src.charCodeAt(i) !== 0x22) fail(i, 'looking for beginning of object key string')
-    scanString()
-    skipSpace()
-    if (src.charCodeAt(i) !== 0x3a) fail(i, 'after object key')
     i++
   }
 
-  value: for (;;) {
-    skipSpace()
-    const c = src.charCodeAt(i)
-    if (c === 0x7b || c === 0x5b) {
-      if (stack.length >= maxDepth) throw syntaxError(src, i, `exceeded max depth of ${maxDepth} nested objects/arrays`)
-      i++
-      skipSpace()
-      if (src.charCodeAt(i) === (c === 0x7b ? 0x7d : 0x5d)) i++
-      else {
-        stack.push(c === 0x7b ? OBJECT : ARRAY)
-        if (c === 0x7b) scanKey()
-        continue value
-      }
-    } else if (c === 0x22) scanString()
-    else if (c === 0x2d || isDigit(c)) scanNumber()
-    else if (c === 0x74) scanLiteral('true')
-    else if (c === 0x66) scanLiteral('false')
-    else if (c === 0x6e) scanLiteral('null')
-    else fail(i, 'looking for beginning of value')
-
-    // A value is complete: close as many containers as end here, or move on to the next member.
-    while (stack.length > 0) {
-      skipSpace()
-      const top = stack[stack.length - 1]
-      const d = src.charCodeAt(i)
-      if (d === 0x2c) {
-        i++
-        if (top === OBJECT) scanKey()
-        continue value
-      }
-      if (d !== (top === OBJECT ? 0x7d : 0x5d)) fail(i, top === OBJECT ? 'after object key:value pair' : 'after array element')
-      i++
-      stack.pop()
-    }
-    break
-  }
-  skipSpace()
-  if (i < n) fail(i, 'after top-level value')
-  return copyFrom === 0 ? src : out + src.slice(copyFrom, n)
+  if (buf === undefined) return src
+  while (copyFrom < n) buf[w++] = at(copyFrom++)
+  return utf16ToString(buf, w)
 }
 
 /** Go's `json.Marshal(string)` (Go ≥ 1.22: `\b` and `\f` get short escapes; earlier releases wrote `\u0008`/`\u000c`). */
@@ -269,7 +307,8 @@ const isPlainObject = (v: object): boolean => {
 export function goJson(value: unknown): string {
   const parts: string[] = []
   const write = (v: unknown, depth: number): void => {
-    if (depth > GO_MAX_DEPTH) throw new ParleyError('INTERNAL', 'value nests too deeply to encode as JSON')
+    // Our shapes are a few levels deep; a deep one is a cycle or a mistake, better named than a stack overflow.
+    if (depth > 1000) throw new ParleyError('INTERNAL', 'value nests too deeply to encode as JSON (a cycle?)')
     if (v === null) parts.push('null')
     else if (typeof v === 'string') parts.push(goJsonString(v))
     else if (typeof v === 'number') parts.push(goNumber(v))

@@ -47,43 +47,49 @@ export type JsonKind = JsonNode['kind']
 const NO_MEMBERS: readonly JsonMember[] = Object.freeze([])
 const NO_ITEMS: readonly JsonNode[] = Object.freeze([])
 
+// Internal to this module: callers see the `JsonNode` union. `value` is built on first use, since a large data value
+// is mostly forwarded and hashed by its raw text and walked only near the top.
 class Node implements JsonNodeCommon {
+  /** @internal */ cached: JsonValue | undefined = undefined
+  /** @internal */ done = false
+  // Built on first lookup and only for larger objects: most nodes are never asked, and a short scan is cheaper.
+  private byKey?: Map<string, JsonNode>
+
   constructor(
     readonly kind: JsonKind,
-    readonly value: JsonValue,
-    /** The compacted text of the whole parse, shared by all its nodes; `raw` slices it (V8 slices without copying). */
-    private readonly text: string,
-    private readonly start: number,
-    private readonly end: number,
+    /** @internal The compacted text of the whole parse, shared by all its nodes; `raw` slices it without copying. */
+    readonly text: string,
+    /** @internal */ readonly start: number,
+    /** @internal */ readonly end: number,
     readonly members: readonly JsonMember[] = NO_MEMBERS,
     readonly items: readonly JsonNode[] = NO_ITEMS,
-    private readonly byKey?: ReadonlyMap<string, JsonNode>,
   ) {}
 
   get raw(): string {
     return this.text.slice(this.start, this.end)
   }
 
+  get value(): JsonValue {
+    return this.done ? (this.cached as JsonValue) : materialise(this)
+  }
+
   get(key: string): JsonNode | undefined {
-    return this.byKey?.get(key)
+    const members = this.members
+    if (members.length <= 16) {
+      for (let k = members.length - 1; k >= 0; k--) if (members[k]!.key === key) return members[k]!.node
+      return undefined
+    }
+    if (this.byKey === undefined) {
+      this.byKey = new Map()
+      for (const m of members) this.byKey.set(m.key, m.node) // later duplicates overwrite: last wins
+    }
+    return this.byKey.get(key)
   }
 
   has(key: string): boolean {
-    return this.byKey?.has(key) ?? false
+    return this.get(key) !== undefined
   }
 }
-
-// The one place where kind and value are paired; every caller passes a matching pair.
-const makeNode = (
-  kind: JsonKind,
-  value: JsonValue,
-  text: string,
-  start: number,
-  end: number,
-  members?: readonly JsonMember[],
-  items?: readonly JsonNode[],
-  byKey?: ReadonlyMap<string, JsonNode>,
-): JsonNode => new Node(kind, value, text, start, end, members, items, byKey) as JsonNode
 
 const SHORT_UNESCAPES: Readonly<Record<string, string>> = {
   '"': '"',
@@ -121,37 +127,69 @@ function decodeString(body: string): string {
   return out + body.slice(from)
 }
 
-function setMember(obj: { [key: string]: JsonValue }, key: string, v: JsonValue): void {
-  // Plain assignment of "__proto__" would replace the prototype instead of adding a member (JSON.parse adds one).
-  if (key === '__proto__') Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true })
-  else obj[key] = v
+function scalarValue(n: Node): JsonValue {
+  switch (n.kind) {
+    case 'string':
+      return decodeString(n.text.slice(n.start + 1, n.end - 1))
+    case 'number':
+      return Number(n.text.slice(n.start, n.end))
+    case 'boolean':
+      return n.text.charCodeAt(n.start) === 0x74
+    default:
+      return null
+  }
 }
 
-type Frame =
-  | { kind: 'object'; start: number; key: string; members: JsonMember[]; byKey: Map<string, JsonNode>; value: { [key: string]: JsonValue } }
-  | { kind: 'array'; start: number; items: JsonNode[]; value: JsonValue[] }
+/** Builds the JS value of a subtree bottom-up with an explicit stack: documents nest up to 10000 deep. */
+function materialise(root: Node): JsonValue {
+  const stack: Node[] = [root]
+  while (stack.length > 0) {
+    const n = stack[stack.length - 1]!
+    if (n.done) {
+      stack.pop()
+      continue
+    }
+    const children = (n.kind === 'object' ? n.members.map((m) => m.node) : n.items) as readonly Node[]
+    let pending = false
+    for (const c of children) {
+      if (!c.done) {
+        stack.push(c)
+        pending = true
+      }
+    }
+    if (pending) continue
+    if (n.kind === 'object') {
+      const obj: { [key: string]: JsonValue } = {}
+      for (const m of n.members) {
+        const v = (m.node as Node).cached as JsonValue
+        // Plain assignment of "__proto__" would replace the prototype instead of adding a member (JSON.parse adds one).
+        if (m.key === '__proto__') Object.defineProperty(obj, m.key, { value: v, writable: true, enumerable: true, configurable: true })
+        else obj[m.key] = v
+      }
+      n.cached = obj
+    } else if (n.kind === 'array') n.cached = n.items.map((c) => (c as Node).cached as JsonValue)
+    else n.cached = scalarValue(n)
+    n.done = true
+    stack.pop()
+  }
+  return root.cached as JsonValue
+}
 
-const objectNode = (s: string, f: Extract<Frame, { kind: 'object' }>, end: number): JsonNode =>
-  makeNode('object', f.value, s, f.start, end, f.members, NO_ITEMS, f.byKey)
-const arrayNode = (s: string, f: Extract<Frame, { kind: 'array' }>, end: number): JsonNode =>
-  makeNode('array', f.value, s, f.start, end, NO_MEMBERS, f.items)
-
-const STRING_END = /["\\]/g
-// Characters a validated number token can contain: - + . e E and digits.
-const isNumberChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45
+type Frame = { start: number; key: string; members: JsonMember[] | undefined; items: JsonNode[] | undefined }
 
 /** Builds the tree over text `compactJson` has already validated and stripped of whitespace, so no checks remain. */
 function buildTree(s: string): JsonNode {
+  const n = s.length
   let i = 0
   const stack: Frame[] = []
 
+  // Index just past the closing quote of the string starting at `from`: the first quote not escaped by an odd run of
+  // backslashes (the text is valid, so one exists).
   const stringEnd = (from: number): number => {
-    for (let k = from + 1; ; ) {
-      STRING_END.lastIndex = k
-      const m = STRING_END.exec(s)
-      if (m === null) return s.length // unreachable: the text was validated
-      if (s.charCodeAt(m.index) === 0x22) return m.index + 1
-      k = m.index + 2
+    for (let q = s.indexOf('"', from + 1); ; q = s.indexOf('"', q + 1)) {
+      let b = q - 1
+      while (s.charCodeAt(b) === 0x5c) b--
+      if ((q - 1 - b) % 2 === 0) return q + 1
     }
   }
   const readKey = (): string => {
@@ -162,54 +200,46 @@ function buildTree(s: string): JsonNode {
   }
 
   for (;;) {
-    let node: JsonNode
-    const c = s.charCodeAt(i)
+    let node: Node
     const start = i
+    const c = s.charCodeAt(i++)
     if (c === 0x7b) {
-      i++
-      const frame: Frame = { kind: 'object', start, key: '', members: [], byKey: new Map(), value: {} }
       if (s.charCodeAt(i) !== 0x7d) {
-        frame.key = readKey()
-        stack.push(frame)
+        stack.push({ start, key: readKey(), members: [], items: undefined })
         continue
       }
-      node = objectNode(s, frame, ++i)
+      node = new Node('object', s, start, ++i)
     } else if (c === 0x5b) {
-      const frame: Frame = { kind: 'array', start, items: [], value: [] }
-      if (s.charCodeAt(++i) !== 0x5d) {
-        stack.push(frame)
+      if (s.charCodeAt(i) !== 0x5d) {
+        stack.push({ start, key: '', members: undefined, items: [] })
         continue
       }
-      node = arrayNode(s, frame, ++i)
-    } else if (c === 0x22) {
-      i = stringEnd(i)
-      node = makeNode('string', decodeString(s.slice(start + 1, i - 1)), s, start, i)
-    } else if (c === 0x74) node = makeNode('boolean', true, s, start, (i += 4))
-    else if (c === 0x66) node = makeNode('boolean', false, s, start, (i += 5))
-    else if (c === 0x6e) node = makeNode('null', null, s, start, (i += 4))
+      node = new Node('array', s, start, ++i)
+    } else if (c === 0x22) node = new Node('string', s, start, (i = stringEnd(start)))
+    else if (c === 0x74) node = new Node('boolean', s, start, (i += 3))
+    else if (c === 0x66) node = new Node('boolean', s, start, (i += 4))
+    else if (c === 0x6e) node = new Node('null', s, start, (i += 3))
     else {
-      while (isNumberChar(s.charCodeAt(++i)));
-      node = makeNode('number', Number(s.slice(start, i)), s, start, i)
+      // A validated number runs to the next `,` `]` `}` or the end.
+      for (; i < n; i++) {
+        const d = s.charCodeAt(i)
+        if (d === 0x2c || d === 0x5d || d === 0x7d) break
+      }
+      node = new Node('number', s, start, i)
     }
 
     // Attach the finished node; close every container that ends right after it.
     for (;;) {
       const top = stack[stack.length - 1]
-      if (top === undefined) return node
-      if (top.kind === 'object') {
-        top.members.push({ key: top.key, node })
-        top.byKey.set(top.key, node)
-        setMember(top.value, top.key, node.value)
-      } else {
-        top.items.push(node)
-        top.value.push(node.value)
-      }
+      if (top === undefined) return node as JsonNode
+      if (top.members !== undefined) top.members.push({ key: top.key, node: node as JsonNode })
+      else top.items!.push(node as JsonNode)
       if (s.charCodeAt(i++) === 0x2c) {
-        if (top.kind === 'object') top.key = readKey()
+        if (top.members !== undefined) top.key = readKey()
         break
       }
       stack.pop()
-      node = top.kind === 'object' ? objectNode(s, top, i) : arrayNode(s, top, i)
+      node = top.members !== undefined ? new Node('object', s, top.start, i, top.members) : new Node('array', s, top.start, i, NO_MEMBERS, top.items)
     }
   }
 }

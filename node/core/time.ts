@@ -7,7 +7,7 @@ export type Timestamp = string & { readonly __timestamp: true }
 export function formatTimestamp(ms: number, extraNanos = 0): Timestamp {
   const d = new Date(Math.floor(ms))
   const base = d.toISOString().slice(0, 19)
-  const nanos = (Math.floor(ms) % 1000) * 1_000_000 + extraNanos
+  const nanos = (((Math.floor(ms) % 1000) + 1000) % 1000) * 1_000_000 + extraNanos
   const frac = nanos === 0 ? '' : '.' + String(nanos).padStart(9, '0').replace(/0+$/, '')
   return `${base}${frac}Z` as Timestamp
 }
