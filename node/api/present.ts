@@ -1,5 +1,6 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
+import { blobJson, dataJson, headerJson } from '../messaging/wire.js'
 import type { Data, Message } from '../messaging/model.js'
 import type { Identity } from '../identity/model.js'
 import type { NodeEvent } from '../events/model.js'
@@ -14,21 +15,7 @@ type Obj = { [key: string]: GoJsonValue }
 export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[] } = {}): Obj {
   const h = m.header
   return {
-    header: {
-      id: h.id,
-      ...(h.cid ? { cid: h.cid } : {}),
-      type: h.type,
-      txtype: h.txtype,
-      author: h.author,
-      key: h.key,
-      created: h.created,
-      namespace: h.namespace,
-      ...(h.group ? { group: h.group } : {}),
-      topics: h.topics,
-      ...(opts.topicAlias ? { topic: h.topics } : {}),
-      ...(h.tag ? { tag: h.tag } : {}),
-      datahash: h.datahash,
-    },
+    header: headerJson(h, { topicAlias: opts.topicAlias ?? false }),
     localNamespace: h.namespace,
     hash: m.hash,
     ...(m.batch ? { batch: m.batch } : {}),
@@ -45,16 +32,7 @@ export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchId
 
 /** A data item in full. */
 export function presentData(d: Data): Obj {
-  return {
-    id: d.id,
-    validator: d.validator,
-    namespace: d.namespace,
-    hash: d.hash,
-    created: d.created,
-    ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
-    value: d.value === null ? null : new RawJson(d.value, true),
-    ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
-  }
+  return dataJson(d)
 }
 
 /** Data inside a message fetched with its data (FireFly's MessageInOut): the value, not the blob. */
@@ -65,7 +43,7 @@ function presentInlineData(d: Data): Obj {
     validator: d.validator,
     ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
     value: d.value === null ? null : new RawJson(d.value, true),
-    ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+    ...(d.blob ? { blob: blobJson(d.blob) } : {}),
   }
 }
 

@@ -1,5 +1,6 @@
 import { ParleyError } from '../core/errors.js'
-import { goJson, parseJsonRaw, RawJson, type GoJsonValue, type JsonNode } from '../core/json.js'
+import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
+import { dataJson, headerJson } from '../messaging/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
 import type { Data, DataRef, Header, Message, MessageType, TxType } from '../messaging/model.js'
@@ -35,44 +36,18 @@ export function serializeBatch(b: BatchPayload): string {
     payload: {
       tx: { type: b.tx.type, id: b.tx.id },
       messages: b.messages.map((m) => ({
-        header: headerObject(m.header),
+        header: headerJson(m.header),
         hash: m.hash,
         data: m.data.map((r) => ({ id: r.id, hash: r.hash })),
         ...(m.pins ? { pins: m.pins } : {}),
       })),
-      data: b.data.map((d) => ({
-        id: d.id,
-        validator: d.validator,
-        namespace: d.namespace,
-        hash: d.hash,
-        created: d.created,
-        ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
-        value: d.value === null ? null : new RawJson(d.value, true),
-        ...(d.blob ? { blob: { hash: d.blob.hash, size: d.blob.size, name: d.blob.name, ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
-      })),
+      data: b.data.map(dataJson),
     },
   })
 }
 
 export function batchMessage(m: Message): BatchPayload['messages'][number] {
   return { header: m.header, hash: m.hash, data: m.data, ...(m.pins ? { pins: m.pins } : {}) }
-}
-
-function headerObject(h: Header): { [key: string]: GoJsonValue } {
-  return {
-    id: h.id,
-    ...(h.cid ? { cid: h.cid } : {}),
-    type: h.type,
-    txtype: h.txtype,
-    author: h.author,
-    key: h.key,
-    created: h.created,
-    namespace: h.namespace,
-    ...(h.group ? { group: h.group } : {}),
-    topics: h.topics,
-    ...(h.tag ? { tag: h.tag } : {}),
-    datahash: h.datahash,
-  }
 }
 
 const MESSAGE_TYPES: MessageType[] = ['broadcast', 'private', 'definition', 'groupinit']

@@ -1,0 +1,45 @@
+import { RawJson, type GoJsonValue } from '../core/json.js'
+import type { Data, Header } from './model.js'
+
+type Obj = { [key: string]: GoJsonValue }
+
+/**
+ * How a message header and a data item are written as JSON, in FireFly's field order: one shape for the batch
+ * payload that travels between members and for the API that shows them. `topicAlias` adds the spec's `topic`
+ * spelling beside `topics`.
+ */
+export function headerJson(h: Header, opts: { topicAlias?: boolean } = {}): Obj {
+  return {
+    id: h.id,
+    ...(h.cid ? { cid: h.cid } : {}),
+    type: h.type,
+    txtype: h.txtype,
+    author: h.author,
+    key: h.key,
+    created: h.created,
+    namespace: h.namespace,
+    ...(h.group ? { group: h.group } : {}),
+    topics: h.topics,
+    ...(opts.topicAlias ? { topic: h.topics } : {}),
+    ...(h.tag ? { tag: h.tag } : {}),
+    datahash: h.datahash,
+  }
+}
+
+/** A data item with its value as the exact text that was hashed. */
+export function dataJson(d: Data): Obj {
+  return {
+    id: d.id,
+    validator: d.validator,
+    namespace: d.namespace,
+    hash: d.hash,
+    created: d.created,
+    ...(d.datatype ? { datatype: { name: d.datatype.name, version: d.datatype.version } } : {}),
+    value: d.value === null ? null : new RawJson(d.value, true),
+    ...(d.blob ? { blob: blobJson(d.blob) } : {}),
+  }
+}
+
+export function blobJson(b: NonNullable<Data['blob']>): Obj {
+  return { hash: b.hash, size: b.size, name: b.name, ...(b.public ? { public: b.public } : {}) }
+}
