@@ -41,6 +41,8 @@ export class Aggregator {
   private offset = 0
   private running = false
   private again = false
+  /** The lowest rewind asked for since the current page was read; a pass that ends must not walk past it. */
+  private rewindTo: number | undefined
   private readonly manifests = new Map<string, IndexedManifest>()
   private idle: Promise<void> = Promise.resolve()
   private settleIdle: () => void = () => {}
@@ -66,7 +68,10 @@ export class Aggregator {
 
   /** Something a pin at or after `seq` waited for has arrived: walk again from there. */
   rewind(seq: number | undefined): void {
-    if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
+    if (seq !== undefined) {
+      this.offset = Math.min(this.offset, seq - 1)
+      this.rewindTo = Math.min(this.rewindTo ?? seq - 1, seq - 1)
+    }
     this.wake()
   }
 
@@ -84,10 +89,13 @@ export class Aggregator {
       do {
         this.again = false
         for (;;) {
+          this.rewindTo = undefined
           const page = this.deps.pins.undispatchedAfter(this.offset, PAGE)
           if (page.length === 0) break
           const result = await this.pass(page)
           this.offset = Math.max(this.offset, page[page.length - 1]!.seq)
+          // A batch that arrived while the pass ran (too late for it) asked to walk again from its pins: do so.
+          if (this.rewindTo !== undefined) this.offset = Math.min(this.offset, this.rewindTo)
           if (result.identityConfirmed) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
         }
       } while (this.again)

@@ -106,7 +106,16 @@ export class BatchFetcher {
 
   private async store(b: BatchPayload, p: PinnedBatch): Promise<void> {
     const { manifest } = sealManifest(b)
-    await this.deps.db.transaction((tx) => {
+    const conflict = await this.deps.db.transaction((tx) => {
+      // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
+      for (const d of b.data) {
+        const held = this.deps.data.getInTx(tx, d.id)
+        if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
+      }
+      for (const m of b.messages) {
+        const held = this.deps.messages.getInTx(tx, m.header.id)
+        if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
+      }
       this.deps.batches.insert(tx, {
         id: b.id,
         type: b.type,
@@ -125,7 +134,9 @@ export class BatchFetcher {
       })
       for (const d of b.data) this.deps.data.insert(tx, { ...d, namespace: d.namespace || b.namespace })
       for (const m of b.messages) this.deps.messages.insert(tx, { header: m.header, hash: m.hash, data: m.data, state: 'pending', ...(m.pins ? { pins: m.pins } : {}) }, false)
+      return undefined
     })
+    if (conflict !== undefined) return this.refuse(p, conflict)
     this.deps.arrived(b.id)
   }
 

@@ -122,3 +122,15 @@ export const MESSAGE_FIELDS: Record<string, FieldSpec> = {
   confirmed: { column: 'confirmed_key', kind: 'time' },
   sequence: { column: 'seq', kind: 'number' },
 }
+
+/** Filterable event fields. */
+export const EVENT_FIELDS: Record<string, FieldSpec> = {
+  id: { column: 'id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  reference: { column: 'reference', kind: 'text' },
+  correlator: { column: 'correlator', kind: 'text' },
+  tx: { column: 'tx', kind: 'text' },
+  topic: { column: 'topic', kind: 'text' },
+  sequence: { column: 'seq', kind: 'number' },
+  created: { column: 'created', kind: 'text' },
+}

@@ -35,6 +35,8 @@ export function verifyBatch(b: BatchPayload, pin: PinnedBatchRef): string | unde
   const dataById = new Map(b.data.map((d) => [d.id as string, d]))
   if (dataById.size !== b.data.length) return 'the batch holds the same data id twice'
   for (const d of b.data) {
+    // The data hash does not cover the namespace: a batch must not place data in another namespace than its own.
+    if (d.namespace !== '' && d.namespace !== b.namespace) return `data ${d.id} is in namespace ${d.namespace}, the batch in ${b.namespace}`
     let h: Hash
     try {
       h = dataHash({ valueRaw: d.value, ...(d.blob ? { blobHash: d.blob.hash } : {}) })

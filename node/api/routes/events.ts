@@ -3,6 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { presentBatch, presentEvent, presentMessage } from '../present.js'
+import { EVENT_FIELDS, parseFilters } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 
@@ -10,10 +11,9 @@ import { parseUuid } from '../../core/ids.js'
 export function eventRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/events', (ctx, s, ns) => {
     const paging = parsePaging(ctx.query)
-    const type = typeof ctx.query.type === 'string' ? ctx.query.type : undefined
-    const reference = typeof ctx.query.reference === 'string' ? parseUuid(ctx.query.reference, 'reference') : undefined
     const ascending = boolParam(ctx.query, 'ascending') ?? (ctx.query.sort === 'sequence' || ctx.query.sort === '+sequence')
-    const events = s.events.list({ namespace: ns, ...(type ? { type } : {}), ...(reference ? { reference } : {}), ...paging, ascending })
+    const where = parseFilters(ctx.query, EVENT_FIELDS)
+    const events = s.events.list({ namespace: ns, ...(where ? { where } : {}), ...paging, ascending })
     const enrich = boolParam(ctx.query, 'fetchreferences') ?? false
     sendJson(
       ctx,

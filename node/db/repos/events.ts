@@ -41,7 +41,7 @@ export class EventsRepo {
   }
 
   /** Newest first, as FireFly lists collections; `type` and `reference` narrow it. */
-  list(q: { namespace: string; type?: string; reference?: string; limit: number; skip: number; ascending?: boolean }): NodeEvent[] {
+  list(q: { namespace: string; type?: string; reference?: string; where?: { sql: string; params: (string | number)[] }; limit: number; skip: number; ascending?: boolean }): NodeEvent[] {
     const conds = ['namespace = ?']
     const params: (string | number)[] = [q.namespace]
     if (q.type) {
@@ -51,6 +51,10 @@ export class EventsRepo {
     if (q.reference) {
       conds.push('reference = ?')
       params.push(q.reference)
+    }
+    if (q.where) {
+      conds.push(`(${q.where.sql})`)
+      params.push(...q.where.params)
     }
     const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)

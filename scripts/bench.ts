@@ -1,0 +1,107 @@
+/**
+ * `npm run bench -- [--messages N] [--concurrency C] [--rate R] ...`: starts its own network (free ports, a temp
+ * folder), runs each scenario against it, prints what it measured, then one JSON line with a section per scenario
+ * and the network's time to ready. The network is stopped whatever happens, Ctrl-C included.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startNetwork, type RunningNetwork } from '../network/network.js'
+import { layout } from '../network/layout.js'
+import { readPids } from '../network/description.js'
+import { isAlive, signalPid, stopPid } from '../network/process.js'
+import { parseArgs, UsageError, USAGE } from './bench/args.js'
+import { broadcastScenario } from './bench/broadcast.js'
+import { startReaper } from './bench/reaper.js'
+import { round } from './bench/stats.js'
+import type { BenchContext, Json, Scenario } from './bench/types.js'
+
+/** Every path the benchmark measures, in order; later capabilities add theirs here. */
+const SCENARIOS: Scenario[] = [broadcastScenario]
+
+let parsed: ReturnType<typeof parseArgs>
+try {
+  parsed = parseArgs(process.argv.slice(2))
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err
+  console.error(`${err.message}\n\n${USAGE}`)
+  process.exit(2)
+}
+if (parsed === 'help') {
+  console.log(USAGE)
+  process.exit(0)
+}
+const options = parsed
+
+const log = (line: string): void => console.log(line)
+const started = Date.now()
+const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'))
+const abort = new AbortController()
+// Stops the network should this process die without doing so itself (e.g. SIGKILLed by tsx on Ctrl-C).
+const reaper = startReaper(dir, options.timeoutSeconds + 120, options.keep)
+let net: RunningNetwork | undefined
+let stopping: Promise<void> | undefined
+
+/** Stops the network once, by the handle when there is one, else by the PIDs it recorded (interrupted start). */
+function shutdown(): Promise<void> {
+  stopping ??= (async () => {
+    abort.abort()
+    if (net) await net.stop()
+    // A start interrupted half way may still be launching: stop what the PID file names until nothing is left.
+    for (let pass = 0; pass < 3; pass++) {
+      const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
+      if (alive.length === 0) break
+      for (const p of alive.reverse()) await stopPid(p.pid)
+    }
+    if (options.keep) console.error(`network folder kept: ${dir}`)
+    else rmSync(dir, { recursive: true, force: true })
+    if (reaper !== undefined) signalPid(reaper, 'SIGTERM')
+  })()
+  return stopping
+}
+
+// `on`, not `once`: Ctrl-C can reach this process twice (from the terminal, and relayed by tsx), and a second
+// signal without a listener would kill it before the network is stopped.
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(sig, () => {
+    if (stopping) return
+    console.error(`\n${sig}: stopping the network`)
+    void shutdown().finally(() => process.exit(130))
+  })
+}
+const watchdog = setTimeout(() => {
+  console.error(`the benchmark exceeded --timeout ${options.timeoutSeconds} s: stopping the network`)
+  void shutdown().finally(() => process.exit(1))
+}, options.timeoutSeconds * 1000)
+watchdog.unref()
+
+let exitCode = 0
+try {
+  log(`starting a ${options.members}-member network in ${dir}`)
+  net = await startNetwork({ dir, members: options.members, log: (l) => log(`  ${l}`) })
+  log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
+  const ctx: BenchContext = { members: net.description.members, options, signal: abort.signal, log }
+  const sections: { [name: string]: Json } = {}
+  for (const s of SCENARIOS) {
+    if (abort.signal.aborted) break
+    log(`\n== ${s.name}: ${s.describe}`)
+    const t = Date.now()
+    sections[s.name] = await s.run(ctx)
+    log(`== ${s.name} done in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+  }
+  if (!abort.signal.aborted) {
+    log(`\nbenchmark finished in ${((Date.now() - started) / 1000).toFixed(1)} s (network start included)`)
+    console.log(JSON.stringify({ ...sections, network: { readySeconds: round(net.startupSeconds, 2) } }))
+  }
+} catch (err) {
+  exitCode = 1
+  // Once interrupted, the signal handler (or the watchdog) stops the network and sets the exit code.
+  if (!abort.signal.aborted) {
+    console.error(`benchmark failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`)
+    if (!options.keep) console.error(`(run again with --keep to keep the network's logs)`)
+  }
+} finally {
+  await shutdown()
+  clearTimeout(watchdog)
+}
+process.exit(exitCode)

@@ -1,0 +1,58 @@
+import type { BenchOptions } from './types.js'
+
+export const DEFAULTS: BenchOptions = {
+  messages: 5000,
+  concurrency: 50,
+  latencyMessages: 500,
+  rate: 100,
+  members: 3,
+  timeoutSeconds: 600,
+  keep: false,
+}
+
+export const USAGE = `usage: npm run bench -- [options]
+
+  --messages N          messages in the throughput run (default ${DEFAULTS.messages})
+  --concurrency C       concurrent POSTs in the throughput run (default ${DEFAULTS.concurrency})
+  --rate R              messages per second in the paced latency run (default ${DEFAULTS.rate})
+  --latency-messages M  messages in the paced latency run (default ${DEFAULTS.latencyMessages})
+  --members K           members of the network, at least 2 (default ${DEFAULTS.members})
+  --timeout S           whole-run limit in seconds; the network is stopped when reached (default ${DEFAULTS.timeoutSeconds})
+  --keep                keep the temporary network folder (logs, data) after the run
+  --help                this text`
+
+const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep'>; min: number; max: number; integer: boolean }> = {
+  '--messages': { key: 'messages', min: 1, max: 1_000_000, integer: true },
+  '--concurrency': { key: 'concurrency', min: 1, max: 1000, integer: true },
+  '--rate': { key: 'rate', min: 0.1, max: 100_000, integer: false },
+  '--latency-messages': { key: 'latencyMessages', min: 1, max: 1_000_000, integer: true },
+  '--members': { key: 'members', min: 2, max: 16, integer: true },
+  '--timeout': { key: 'timeoutSeconds', min: 10, max: 86_400, integer: false },
+}
+
+export class UsageError extends Error {}
+
+/** `--name value` or `--name=value`; anything unknown or out of range is a UsageError. */
+export function parseArgs(argv: string[]): BenchOptions | 'help' {
+  const out: BenchOptions = { ...DEFAULTS }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--help' || arg === '-h') return 'help'
+    if (arg === '--keep') {
+      out.keep = true
+      continue
+    }
+    const eq = arg.indexOf('=')
+    const name = eq >= 0 ? arg.slice(0, eq) : arg
+    const spec = NUMERIC[name]
+    if (!spec) throw new UsageError(`unknown option ${JSON.stringify(arg)}`)
+    const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
+    if (raw === undefined) throw new UsageError(`${name} needs a value`)
+    const n = Number(raw)
+    if (!Number.isFinite(n) || (spec.integer && !Number.isInteger(n)) || n < spec.min || n > spec.max) {
+      throw new UsageError(`${name} must be ${spec.integer ? 'a whole number' : 'a number'} from ${spec.min} to ${spec.max} (got ${JSON.stringify(raw)})`)
+    }
+    out[spec.key] = n
+  }
+  return out
+}

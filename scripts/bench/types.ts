@@ -1,0 +1,51 @@
+import type { MemberDescription } from '../../network/description.js'
+
+/** A JSON value, for the sections scenarios return. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
+
+export interface BenchOptions {
+  /** Messages in the throughput run. */
+  messages: number
+  /** Concurrent POSTs in the throughput run. */
+  concurrency: number
+  /** Messages in the paced latency run. */
+  latencyMessages: number
+  /** Messages per second in the paced latency run. */
+  rate: number
+  /** Members of the network. */
+  members: number
+  /** Whole-run limit, seconds; the network is stopped when it is reached. */
+  timeoutSeconds: number
+  /** Keep the temp folder (logs, data) after the run. */
+  keep: boolean
+}
+
+export interface BenchContext {
+  members: MemberDescription[]
+  options: BenchOptions
+  /** Aborted on SIGINT, SIGTERM or the whole-run limit: scenarios stop their loops. */
+  signal: AbortSignal
+  /** A human-readable line. */
+  log: (line: string) => void
+}
+
+/**
+ * One benchmarked path (broadcast, later private messages, blobs, ...). It runs against the shared network,
+ * prints what it measures through `ctx.log`, and returns its section of the final JSON line under `name`.
+ */
+export interface Scenario {
+  name: string
+  describe: string
+  run(ctx: BenchContext): Promise<{ [key: string]: Json }>
+}
+
+/** Thrown by a scenario once the run is interrupted, so that it prints no figures from a cut-short phase. */
+export class Interrupted extends Error {
+  constructor() {
+    super('interrupted')
+  }
+}
+
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new Interrupted()
+}
