@@ -1,6 +1,6 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
-import { blobJson, dataJson, headerJson } from '../messaging/wire.js'
+import { batchHeaderJson, blobJson, dataJson, headerJson } from '../messaging/wire.js'
 import type { Data, Message } from '../messaging/model.js'
 import type { Identity } from '../identity/model.js'
 import type { NodeEvent } from '../events/model.js'
@@ -80,15 +80,7 @@ export function presentEvent(e: NodeEvent): Obj {
 
 export function presentBatch(b: BatchRecord): Obj {
   return {
-    id: b.id,
-    type: b.type,
-    namespace: b.namespace,
-    ...(b.node ? { node: b.node } : {}),
-    author: b.author,
-    key: b.key,
-    ...(b.group ? { group: b.group } : {}),
-    created: b.created,
-    hash: b.hash,
+    ...batchHeaderJson(b),
     manifest: new RawJson(b.manifest, true),
     tx: { type: 'batch_pin', id: b.txId },
     ...(b.payloadRef ? { payloadRef: b.payloadRef } : {}),

@@ -1,6 +1,6 @@
 import { ParleyError } from '../core/errors.js'
 import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
-import { dataJson, headerJson } from '../messaging/wire.js'
+import { batchHeaderJson, dataJson, headerJson } from '../messaging/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
 import type { Data, DataRef, Header, Message, MessageType, TxType } from '../messaging/model.js'
@@ -24,15 +24,7 @@ export interface BatchPayload {
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
 export function serializeBatch(b: BatchPayload): string {
   return goJson({
-    id: b.id,
-    type: b.type,
-    namespace: b.namespace,
-    ...(b.node ? { node: b.node } : {}),
-    author: b.author,
-    key: b.key,
-    ...(b.group ? { group: b.group } : {}),
-    created: b.created,
-    hash: b.hash,
+    ...batchHeaderJson(b),
     payload: {
       tx: { type: b.tx.type, id: b.tx.id },
       messages: b.messages.map((m) => ({

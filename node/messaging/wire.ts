@@ -43,3 +43,18 @@ export function dataJson(d: Data): Obj {
 export function blobJson(b: NonNullable<Data['blob']>): Obj {
   return { hash: b.hash, size: b.size, name: b.name, ...(b.public ? { public: b.public } : {}) }
 }
+
+/** The header fields of a batch (FireFly's BatchHeader, then its hash), shared by the payload and the API. */
+export function batchHeaderJson(b: { id: string; type: string; namespace: string; node?: string; author: string; key: string; group?: string; created: string; hash: string }): Obj {
+  return {
+    id: b.id,
+    type: b.type,
+    namespace: b.namespace,
+    ...(b.node ? { node: b.node } : {}),
+    author: b.author,
+    key: b.key,
+    ...(b.group ? { group: b.group } : {}),
+    created: b.created,
+    hash: b.hash,
+  }
+}
