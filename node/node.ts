@@ -99,7 +99,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
-    onEvents: pinIngest({ db, state, blockchainEvents, pins, batches, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
+    onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
   })
 
   const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, log })

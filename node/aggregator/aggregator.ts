@@ -41,8 +41,6 @@ export class Aggregator {
   private offset = 0
   private running = false
   private again = false
-  /** The lowest rewind asked for since the current page was read; a pass that ends must not walk past it. */
-  private rewindTo: number | undefined
   private readonly manifests = new Map<string, IndexedManifest>()
   private idle: Promise<void> = Promise.resolve()
   private settleIdle: () => void = () => {}
@@ -50,8 +48,8 @@ export class Aggregator {
   constructor(private readonly deps: AggregatorDeps) {}
 
   start(): void {
-    this.offset = (this.deps.pins.minUndispatchedSeq() ?? Number.MAX_SAFE_INTEGER) - 1
-    if (this.offset === Number.MAX_SAFE_INTEGER - 1) this.offset = this.maxSeq()
+    const first = this.deps.pins.minUndispatchedSeq()
+    this.offset = first !== undefined ? first - 1 : this.maxSeq()
     this.wake()
   }
 
@@ -68,10 +66,7 @@ export class Aggregator {
 
   /** Something a pin at or after `seq` waited for has arrived: walk again from there. */
   rewind(seq: number | undefined): void {
-    if (seq !== undefined) {
-      this.offset = Math.min(this.offset, seq - 1)
-      this.rewindTo = Math.min(this.rewindTo ?? seq - 1, seq - 1)
-    }
+    if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
     this.wake()
   }
 
@@ -89,13 +84,17 @@ export class Aggregator {
       do {
         this.again = false
         for (;;) {
-          this.rewindTo = undefined
           const page = this.deps.pins.undispatchedAfter(this.offset, PAGE)
           if (page.length === 0) break
-          const result = await this.pass(page)
-          this.offset = Math.max(this.offset, page[page.length - 1]!.seq)
-          // A batch that arrived while the pass ran (too late for it) asked to walk again from its pins: do so.
-          if (this.rewindTo !== undefined) this.offset = Math.min(this.offset, this.rewindTo)
+          // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
+          this.offset = page[page.length - 1]!.seq
+          let result: { identityConfirmed: boolean }
+          try {
+            result = await this.pass(page)
+          } catch (err) {
+            this.offset = Math.min(this.offset, page[0]!.seq - 1)
+            throw err
+          }
           if (result.identityConfirmed) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
         }
       } while (this.again)
@@ -117,9 +116,15 @@ export class Aggregator {
     const at = now()
     await this.deps.db.transaction((tx) => {
       const done = new Set<string>()
+      // A page holds many pins of few batches: read each batch once.
+      const batches = new Map<string, BatchRecord | undefined>()
+      const batchOf = (id: string): BatchRecord | undefined => {
+        if (!batches.has(id)) batches.set(id, this.deps.batches.get(id))
+        return batches.get(id)
+      }
       for (const pin of page) {
         if (done.has(`${pin.batchId}:${pin.index}`)) continue
-        const outcome = this.processPin(tx, pin, at)
+        const outcome = this.processPin(tx, pin, batchOf(pin.batchId), at)
         if (!outcome) continue
         for (let i = outcome.firstPin; i < outcome.firstPin + outcome.message.header.topics.length; i++) done.add(`${pin.batchId}:${i}`)
         if (outcome.kind === 'confirmed') {
@@ -138,18 +143,18 @@ export class Aggregator {
   private processPin(
     tx: Tx,
     pin: Pin,
+    batch: BatchRecord | undefined,
     at: Timestamp,
   ):
     | { kind: 'confirmed'; message: Message; firstPin: number; events: NodeEvent[]; afterCommit?: () => void }
     | { kind: 'rejected'; message: Message; firstPin: number; reason: string; events: NodeEvent[] }
     | undefined {
-    const batch = this.deps.batches.get(pin.batchId)
     if (!batch || batch.state === 'refused' || batch.hash !== pin.batchHash) return undefined
     const manifest = this.manifestOf(batch)
     const place = manifest.at(pin.index)
     if (!place) return undefined
     const { entry } = place
-    const message = this.deps.messages.getInTx(tx, entry.id)
+    const message = this.deps.messages.get(entry.id, tx)
     if (!message) return undefined
     if (message.state === 'confirmed' || message.state === 'rejected') {
       this.deps.pins.markDispatched(tx, pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1)
@@ -172,7 +177,7 @@ export class Aggregator {
     if (pin.hash !== expected) return reject(`on-chain context ${pin.hash} is not the hash of topic ${message.header.topics[place.topic]}`)
     if (message.header.key !== pin.signer) return reject(`pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}`)
 
-    const data = message.data.map((r) => this.deps.data.getInTx(tx, r.id)).filter((d): d is Data => d !== undefined)
+    const data = message.data.map((r) => this.deps.data.get(r.id, tx)).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return undefined
 
     let extraEvents: NodeEvent[] = []

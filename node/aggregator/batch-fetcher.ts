@@ -109,11 +109,11 @@ export class BatchFetcher {
     const conflict = await this.deps.db.transaction((tx) => {
       // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
       for (const d of b.data) {
-        const held = this.deps.data.getInTx(tx, d.id)
+        const held = this.deps.data.get(d.id, tx)
         if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
       }
       for (const m of b.messages) {
-        const held = this.deps.messages.getInTx(tx, m.header.id)
+        const held = this.deps.messages.get(m.header.id, tx)
         if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
       }
       this.deps.batches.insert(tx, {

@@ -4,7 +4,6 @@ import type { Database } from '../db/database.js'
 import type { BlockchainEventsRepo } from '../db/repos/blockchain-events.js'
 import type { NodeStateRepo } from '../db/repos/node-state.js'
 import type { PinsRepo } from '../db/repos/pins.js'
-import type { BatchesRepo } from '../db/repos/batches.js'
 import type { BatchPinEvent } from '../chain/types.js'
 import type { PinnedBatch } from './batch-fetcher.js'
 
@@ -12,14 +11,14 @@ export const BATCH_PIN_ACTION = 'firefly:batch_pin'
 
 /**
  * The chain follower's sink: in one transaction, the BatchPin logs of a block range, one pin per context, and the
- * cursor. Then, for broadcast batches this node does not hold, a download; and a wake-up for the aggregator.
+ * cursor. Then each pinned broadcast batch goes to the fetcher (which skips those already held), and the aggregator
+ * is woken.
  */
 export function pinIngest(deps: {
   db: Database
   state: NodeStateRepo
   blockchainEvents: BlockchainEventsRepo
   pins: PinsRepo
-  batches: BatchesRepo
   fetch: (b: PinnedBatch) => void
   wake: () => void
 }) {
@@ -38,7 +37,7 @@ export function pinIngest(deps: {
       }
       deps.state.setChainCursor(tx, throughBlock + 1)
     })
-    for (const p of pinned) if (!deps.batches.get(p.batchId)) deps.fetch(p)
+    for (const p of pinned) deps.fetch(p)
     if (pinned.length > 0 || events.length > 0) deps.wake()
   }
 }

@@ -58,36 +58,24 @@ function clause(spec: FieldSpec, name: string, input: string, params: (string | 
     if (spec.kind === 'time') return timeKey(name, val)
     return val
   }
-  const escape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
   let sql: string
-  switch (op) {
-    case '@':
-      params.push(`%${escape(val)}%`)
-      sql = `${col} LIKE ? ESCAPE '\\'`
-      break
-    case '^':
-      params.push(`${escape(val)}%`)
-      sql = `${col} LIKE ? ESCAPE '\\'`
-      break
-    case '$':
-      params.push(`%${escape(val)}`)
-      sql = `${col} LIKE ? ESCAPE '\\'`
-      break
-    case '>':
-    case '>>':
-    case '<':
-    case '<<':
-    case '>=':
-    case '<=':
-      params.push(typed())
-      sql = `${col} ${op.slice(0, 1) === '>' ? (op === '>=' ? '>=' : '>') : op === '<=' ? '<=' : '<'} ?`
-      break
-    default:
-      params.push(typed())
-      sql = `${col} = ?`
+  const like = LIKE_PATTERNS[op]
+  if (like) {
+    params.push(like(val.replace(/[\\%_]/g, (c) => `\\${c}`)))
+    sql = `${col} LIKE ? ESCAPE '\\'`
+  } else {
+    params.push(typed())
+    sql = `${col} ${COMPARISONS[op] ?? '='} ?`
   }
   return not ? `NOT (${sql})` : sql
 }
+
+const LIKE_PATTERNS: Record<string, (escaped: string) => string> = {
+  '@': (v) => `%${v}%`,
+  '^': (v) => `${v}%`,
+  $: (v) => `%${v}`,
+}
+const COMPARISONS: Record<string, string> = { '>': '>', '>>': '>', '<': '<', '<<': '<', '>=': '>=', '<=': '<=' }
 
 /** Time filters accept RFC3339 or Unix seconds, milliseconds or nanoseconds (scaled by magnitude), as FireFly does. */
 function timeKey(name: string, v: string): string {

@@ -132,9 +132,9 @@ class Assembler {
     const txId = newId<TxId>()
     const created = now()
     const sealed = await db.transaction((tx) => {
-      const msgs = ids.map((id) => messages.getInTx(tx, id)).filter((m): m is Message => m !== undefined && m.batch === undefined)
+      const msgs = ids.map((id) => messages.get(id, tx)).filter((m): m is Message => m !== undefined && m.batch === undefined)
       if (msgs.length === 0) return false
-      const items = dedupe(msgs.flatMap((m) => m.data.map((r) => data.getInTx(tx, r.id)!)))
+      const items = dedupe(msgs.flatMap((m) => m.data.map((r) => data.get(r.id, tx)!)))
       const { manifest, hash } = sealManifest({ id: batchId, tx: { type: 'batch_pin', id: txId }, messages: msgs.map(batchMessage), data: items })
       batches.insert(tx, {
         id: batchId,

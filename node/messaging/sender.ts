@@ -88,8 +88,8 @@ export class MessageSender {
     waiting?.catch(() => {})
     await this.deps.db.transaction((tx) => {
       if (input.idempotencyKey) {
-        const dup = tx.get('SELECT id FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, input.idempotencyKey])
-        if (dup) throw new ParleyError('CONFLICT', `idempotency key ${JSON.stringify(input.idempotencyKey)} was already used for message ${String(dup.id)}`)
+        const dup = this.deps.messages.byIdempotencyKey(namespace, input.idempotencyKey, tx)
+        if (dup) throw new ParleyError('CONFLICT', `idempotency key ${JSON.stringify(input.idempotencyKey)} was already used for message ${dup.header.id}`)
       }
       for (const d of fresh) this.deps.data.insert(tx, d)
       this.deps.messages.insert(tx, message, true)
@@ -126,7 +126,6 @@ export class MessageSender {
       fresh.push(item)
       return item
     })
-    if (new Set(items.map((d) => d.id)).size !== items.length) throw new ParleyError('INVALID_FIELD', 'data refers to the same item twice')
     return { items, fresh }
   }
 }

@@ -1,4 +1,6 @@
+import type { ParsedUrlQuery } from 'node:querystring'
 import type { ApiRouter } from '../router.js'
+import type { Message } from '../../messaging/model.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
@@ -20,7 +22,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     const paging = parsePaging(ctx.query)
     const pending = boolParam(ctx.query, 'pending')
     const where = parseFilters(ctx.query, MESSAGE_FIELDS)
-    const withData = (boolParam(ctx.query, 'fetchdata') ?? false) || (boolParam(ctx.query, 'data') ?? false)
+    const withData = wantsData(ctx.query)
     const list = s.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(where ? { where } : {}), ...paging })
     sendJson(
       ctx,
@@ -30,15 +32,23 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
   })
 
   r.get('/messages/:id', (ctx, s, ns) => {
-    const m = s.messages.get(parseUuid(ctx.params.id, 'message id'))
-    if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${ctx.params.id} not found in namespace ${ns}`)
-    const withData = (boolParam(ctx.query, 'fetchdata') ?? false) || (boolParam(ctx.query, 'data') ?? false)
-    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(withData ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+    const m = messageIn(s, ns, ctx.params.id)
+    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(ctx.query) ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) }))
   })
 
   r.get('/messages/:id/data', (ctx, s, ns) => {
-    const m = s.messages.get(parseUuid(ctx.params.id, 'message id'))
-    if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${ctx.params.id} not found in namespace ${ns}`)
+    const m = messageIn(s, ns, ctx.params.id)
     sendJson(ctx, 200, s.data.getMany(m.data.map((d) => d.id)).map(presentData))
   })
+}
+
+/** The spec's `?data=true` and FireFly's `?fetchdata` ask for the same thing. */
+function wantsData(q: ParsedUrlQuery): boolean {
+  return (boolParam(q, 'fetchdata') ?? false) || (boolParam(q, 'data') ?? false)
+}
+
+function messageIn(s: NodeServices, ns: string, id: string | undefined): Message {
+  const m = s.messages.get(parseUuid(id, 'message id'))
+  if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
+  return m
 }

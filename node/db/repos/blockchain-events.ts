@@ -71,10 +71,6 @@ export class BlockchainEventsRepo {
       : this.db.all<Row>('SELECT * FROM blockchain_events ORDER BY seq DESC LIMIT ? OFFSET ?', [opts.limit, opts.skip])
     return rows.map(fromRow)
   }
-
-  count(): number {
-    return Number(this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM blockchain_events')?.n ?? 0)
-  }
 }
 
 function fromRow(r: Row): StoredBlockchainEvent {

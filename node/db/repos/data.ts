@@ -46,13 +46,9 @@ export class DataRepo {
     )
   }
 
-  get(id: string): Data | undefined {
-    const r = this.db.get<Row>('SELECT * FROM data WHERE id = ?', [id])
-    return r && fromRow(r)
-  }
-
-  getInTx(tx: Tx, id: string): Data | undefined {
-    const r = tx.get<Row>('SELECT * FROM data WHERE id = ?', [id])
+  /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
+  get(id: string, tx?: Tx): Data | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ?', [id])
     return r && fromRow(r)
   }
 

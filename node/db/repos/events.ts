@@ -59,10 +59,6 @@ export class EventsRepo {
     const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
   }
-
-  latestSequence(): number {
-    return Number(this.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM events')?.s ?? 0)
-  }
 }
 
 function fromRow(r: Row): NodeEvent {

@@ -76,28 +76,20 @@ export class MessagesRepo {
     )
   }
 
-  get(id: string): Message | undefined {
-    const r = this.db.get<Row>('SELECT * FROM messages WHERE id = ?', [id])
+  /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
+  get(id: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ?', [id])
     return r && fromRow(r)
   }
 
-  getInTx(tx: Tx, id: string): Message | undefined {
-    const r = tx.get<Row>('SELECT * FROM messages WHERE id = ?', [id])
-    return r && fromRow(r)
-  }
-
-  byIdempotencyKey(namespace: string, key: string): Message | undefined {
-    const r = this.db.get<Row>('SELECT * FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, key])
+  byIdempotencyKey(namespace: string, key: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, key])
     return r && fromRow(r)
   }
 
   /** This node's accepted messages that no batch holds yet, oldest first (what the batch manager resumes with). */
   unbatched(): Message[] {
     return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND state = 'ready' ORDER BY seq").map(fromRow)
-  }
-
-  inBatch(batchId: string): Message[] {
-    return this.db.all<Row>('SELECT * FROM messages WHERE batch_id = ? ORDER BY seq', [batchId]).map(fromRow)
   }
 
   assignBatch(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId): void {
