@@ -12,6 +12,8 @@ import { BatchesRepo } from './db/repos/batches.js'
 import { PinsRepo } from './db/repos/pins.js'
 import { EventsRepo } from './db/repos/events.js'
 import { IdentitiesRepo } from './db/repos/identities.js'
+import { BlobsRepo } from './db/repos/blobs.js'
+import { BlobStore } from './data/blob-store.js'
 import { createChain } from './chain/index.js'
 import type { Chain } from './chain/types.js'
 import { createIpfsStorage } from './storage/ipfs.js'
@@ -60,6 +62,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const pins = new PinsRepo(db)
   const events = new EventsRepo(db)
   const identities = new IdentitiesRepo(db)
+  const blobs = new BlobsRepo(db)
+  const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
   const self = localIdentity(cfg.org, cfg.node, key)
   const cert = readFileSync(cfg.p2p.cert, 'utf8')
@@ -115,6 +119,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     identities,
     events,
     batches,
+    blobs,
+    blobStore,
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

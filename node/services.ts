@@ -8,6 +8,8 @@ import type { BatchesRepo } from './db/repos/batches.js'
 import type { ChainStatus } from './chain/types.js'
 import type { SharedStorageStatus } from './storage/shared-storage.js'
 import type { MessageSender } from './messaging/sender.js'
+import type { BlobsRepo } from './db/repos/blobs.js'
+import type { BlobStore } from './data/blob-store.js'
 
 export interface NodeStatus {
   namespace: { name: string; networkName: string }
@@ -35,4 +37,6 @@ export interface NodeServices {
   identities: IdentitiesRepo
   events: EventsRepo
   batches: BatchesRepo
+  blobs: BlobsRepo
+  blobStore: BlobStore
 }

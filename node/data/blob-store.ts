@@ -1,0 +1,105 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Readable } from 'node:stream'
+import type { Hash } from '../core/ids.js'
+import { fsyncDir } from '../db/fs-durable.js'
+
+/** Why a blob was not stored: it broke a limit or did not match what was expected of it. */
+export class BlobRefused extends Error {
+  constructor(
+    readonly reason: 'too_large' | 'mismatch',
+    message: string,
+  ) {
+    super(message)
+    this.name = 'BlobRefused'
+  }
+}
+
+export interface StoredBlob {
+  hash: Hash
+  size: number
+}
+
+export interface BlobWriteOptions {
+  /** Refuse (and discard) the blob once it passes this many bytes. */
+  maxBytes?: number
+  /** The blob must have exactly this hash and size, or it is discarded. */
+  expect?: StoredBlob
+}
+
+/**
+ * The node's private blob store: files named by the sha256 of their content, written through a temporary file
+ * that is hashed as it streams in, fsynced, then renamed into place and the folder fsynced. A blob is therefore
+ * either whole and durable under its hash or absent; memory use is one chunk whatever the size.
+ */
+export class BlobStore {
+  private constructor(
+    private readonly dir: string,
+    private readonly tmpDir: string,
+  ) {}
+
+  static async open(dir: string): Promise<BlobStore> {
+    const tmpDir = join(dir, 'tmp')
+    await mkdir(tmpDir, { recursive: true })
+    // Leftovers of writes a crash interrupted: never referenced, since a blob is used only after its rename.
+    for (const f of await readdir(tmpDir)) await rm(join(tmpDir, f), { force: true })
+    return new BlobStore(dir, tmpDir)
+  }
+
+  async write(source: AsyncIterable<Uint8Array>, opts: BlobWriteOptions = {}): Promise<StoredBlob> {
+    const tmp = join(this.tmpDir, randomUUID())
+    const fh = await open(tmp, 'w')
+    const sha = createHash('sha256')
+    let size = 0
+    let renamed = false
+    try {
+      const limit = opts.expect ? opts.expect.size : opts.maxBytes
+      for await (const chunk of source) {
+        size += chunk.length
+        if (limit !== undefined && size > limit) {
+          throw opts.expect
+            ? new BlobRefused('mismatch', `blob is larger than the announced ${opts.expect.size} bytes`)
+            : new BlobRefused('too_large', `blob is larger than ${limit} bytes`)
+        }
+        sha.update(chunk)
+        let off = 0
+        while (off < chunk.length) off += (await fh.write(chunk, off, chunk.length - off)).bytesWritten
+      }
+      await fh.sync()
+      await fh.close()
+      const hash = sha.digest('hex') as Hash
+      if (opts.expect && (hash !== opts.expect.hash || size !== opts.expect.size)) {
+        throw new BlobRefused('mismatch', `blob content has hash ${hash} and ${size} bytes, announced ${opts.expect.hash} and ${opts.expect.size} bytes`)
+      }
+      // Same content, same name: if the blob is already here the rename replaces it with identical bytes.
+      await rename(tmp, this.path(hash))
+      renamed = true
+      await fsyncDir(this.dir)
+      return { hash, size }
+    } finally {
+      if (!renamed) {
+        await fh.close().catch(() => {})
+        await rm(tmp, { force: true })
+      }
+    }
+  }
+
+  /** Streams a held blob; `undefined` when it is not here. */
+  async read(hash: Hash): Promise<{ stream: Readable; size: number } | undefined> {
+    const p = this.path(hash)
+    try {
+      const s = await stat(p)
+      return { stream: createReadStream(p, { highWaterMark: 256 * 1024 }), size: s.size }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw err
+    }
+  }
+
+  path(hash: Hash): string {
+    if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`not a blob hash: ${hash}`)
+    return join(this.dir, hash)
+  }
+}

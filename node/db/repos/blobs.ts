@@ -1,0 +1,16 @@
+import type { Database, Tx } from '../database.js'
+import type { Hash } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+
+/** The blobs this node holds whole and verified (the files live in the blob store, named by hash). */
+export class BlobsRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, b: { hash: Hash; size: number; created: Timestamp }): void {
+    tx.run('INSERT INTO blobs (hash, size, created) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING', [b.hash, b.size, b.created])
+  }
+
+  has(hash: Hash, tx?: Tx): boolean {
+    return (tx ?? this.db).get('SELECT 1 AS x FROM blobs WHERE hash = ?', [hash]) !== undefined
+  }
+}
