@@ -33,6 +33,8 @@ import { BatchManager } from './batch/manager.js'
 import { DEFAULT_BATCH_CONFIG } from './batch/config.js'
 import { Aggregator } from './aggregator/aggregator.js'
 import { BatchFetcher } from './aggregator/batch-fetcher.js'
+import { BlobFetcher } from './aggregator/blob-fetcher.js'
+import { BlobPublisher } from './batch/blob-publisher.js'
 import { pinIngest } from './aggregator/pin-ingest.js'
 import { Confirmations } from './events/confirmations.js'
 import { DataValidatorImpl } from './data/validator.js'
@@ -87,6 +89,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     data,
     events,
     identities,
+    blobs,
     validator,
     definitions: [identityClaimHandler(identities, () => trustPeers())],
     log,
@@ -95,7 +98,17 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       for (const r of rejected) confirmations.rejected(r.message, r.reason)
     },
   })
-  const fetcher = new BatchFetcher({ db, batches, messages, data, storage, log, arrived: (id) => aggregator.rewind(pins.minUndispatchedSeqOfBatch(id)) })
+  const blobFetcher = new BlobFetcher({ db, data, blobs, blobStore, storage, log, settled: () => aggregator.rewind(pins.minUndispatchedSeq()) })
+  const fetcher = new BatchFetcher({
+    db,
+    batches,
+    messages,
+    data,
+    storage,
+    log,
+    arrived: (id) => aggregator.rewind(pins.minUndispatchedSeqOfBatch(id)),
+    announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
+  })
 
   const chain = createChain({
     rpc: cfg.chain.rpc,
@@ -106,8 +119,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
   })
 
-  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, log })
-  const sender = new MessageSender({ db, messages, data, self, sink: batchManager, validator, confirmations })
+  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, blobs: new BlobPublisher({ db, data, blobStore, storage }), log })
+  const sender = new MessageSender({ db, messages, data, blobs, self, sink: batchManager, validator, confirmations })
 
   const services: NodeServices = {
     config: cfg,
@@ -150,6 +163,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   trustPeers()
   aggregator.start()
   fetcher.resume()
+  blobFetcher.resume()
   batchManager.start()
   chain.start()
   storage.start()
@@ -172,6 +186,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       await p.close()
       await batchManager.stop()
       fetcher.stop()
+      blobFetcher.stop()
       await chain.stop()
       await aggregator.whenIdle()
       await storage.stop()

@@ -1,5 +1,5 @@
 import { broadcastContext } from '../core/hashes.js'
-import { errorMessage } from '../core/errors.js'
+import { errorMessage, ParleyError } from '../core/errors.js'
 import { now, type Timestamp } from '../core/time.js'
 import type { Database, Tx } from '../db/database.js'
 import type { PinsRepo, Pin } from '../db/repos/pins.js'
@@ -8,8 +8,9 @@ import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
+import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { NodeEvent } from '../events/model.js'
-import type { Data, Message } from '../messaging/model.js'
+import { datatypeDefinitionTopic, type Data, type Message } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
 import { IndexedManifest } from './manifest.js'
 import type { DefinitionHandler } from './definitions.js'
@@ -22,6 +23,7 @@ export interface AggregatorDeps {
   data: DataRepo
   events: EventsRepo
   identities: IdentitiesRepo
+  blobs: BlobsRepo
   validator: DataValidator
   definitions: DefinitionHandler[]
   log: (line: string) => void
@@ -33,9 +35,10 @@ const PAGE = 200
 
 /**
  * Turns pins into confirmations, in chain order. A message is confirmed when its batch is here and verified,
- * its signer is the identity it claims to be, and no earlier pin on any of its contexts is still waiting: on
- * one topic, nothing overtakes. Waiting pins are skipped, and the walk rewinds to them when what they wait for
- * arrives (a batch, an identity). Each page of pins is one transaction: O(1) statements per pin.
+ * its blobs are held, its signer is the identity it claims to be, its data conforms to its datatypes, and no
+ * earlier pin on any of its contexts is still waiting: on one topic, nothing overtakes. Waiting pins are
+ * skipped, and the walk rewinds to them when what they wait for arrives (a batch, a blob, an identity, a
+ * datatype). Each page of pins is one transaction: O(1) statements per pin.
  */
 export class Aggregator {
   private offset = 0
@@ -88,14 +91,15 @@ export class Aggregator {
           if (page.length === 0) break
           // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
           this.offset = page[page.length - 1]!.seq
-          let result: { identityConfirmed: boolean }
+          let result: { definitionSettled: boolean }
           try {
             result = await this.pass(page)
           } catch (err) {
             this.offset = Math.min(this.offset, page[0]!.seq - 1)
             throw err
           }
-          if (result.identityConfirmed) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
+          // A definition changes what later pins may depend on (an identity, a datatype): walk the waiting ones again.
+          if (result.definitionSettled) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
         }
       } while (this.again)
     } catch (err) {
@@ -107,12 +111,12 @@ export class Aggregator {
     }
   }
 
-  private async pass(page: Pin[]): Promise<{ identityConfirmed: boolean }> {
+  private async pass(page: Pin[]): Promise<{ definitionSettled: boolean }> {
     const confirmed: Message[] = []
     const rejected: { message: Message; reason: string }[] = []
     const events: NodeEvent[] = []
     const after: (() => void)[] = []
-    let identityConfirmed = false
+    let definitionSettled = false
     const at = now()
     await this.deps.db.transaction((tx) => {
       const done = new Set<string>()
@@ -127,17 +131,16 @@ export class Aggregator {
         const outcome = this.processPin(tx, pin, batchOf(pin.batchId), at)
         if (!outcome) continue
         for (let i = outcome.firstPin; i < outcome.firstPin + outcome.message.header.topics.length; i++) done.add(`${pin.batchId}:${i}`)
-        if (outcome.kind === 'confirmed') {
-          confirmed.push(outcome.message)
-          if (outcome.message.header.type === 'definition') identityConfirmed = true
-        } else rejected.push({ message: outcome.message, reason: outcome.reason })
+        if (outcome.message.header.type === 'definition') definitionSettled = true
+        if (outcome.kind === 'confirmed') confirmed.push(outcome.message)
+        else rejected.push({ message: outcome.message, reason: outcome.reason })
         events.push(...outcome.events)
         if (outcome.kind === 'confirmed' && outcome.afterCommit) after.push(outcome.afterCommit)
       }
     })
     for (const f of after) f()
     if (confirmed.length + rejected.length > 0) this.deps.onOutcome({ confirmed, rejected, events })
-    return { identityConfirmed }
+    return { definitionSettled }
   }
 
   private processPin(
@@ -196,9 +199,20 @@ export class Aggregator {
       if (!signer) return undefined
       if (signer.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})`)
       for (const d of data) {
+        if (d.blob) {
+          if (d.blob.problem) return reject(`data ${d.id}: ${d.blob.problem}`)
+          if (!this.deps.blobs.has(d.blob.hash, tx)) {
+            // A broadcast blob arrives through shared storage; without a reference it never will.
+            if (!d.blob.public && message.header.type === 'broadcast') return reject(`data ${d.id}: blob ${d.blob.hash} has no shared-storage reference`)
+            return undefined
+          }
+        }
         try {
           this.deps.validator.validate(message.header.namespace, d)
         } catch (err) {
+          // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
+          const definitionPending = err instanceof ParleyError && err.code === 'UNKNOWN_DATATYPE' && this.deps.pins.earlierUndispatched(tx, broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)
+          if (definitionPending) return undefined
           return reject(`data ${d.id}: ${errorMessage(err)}`)
         }
       }

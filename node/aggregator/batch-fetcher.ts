@@ -7,6 +7,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch, type BatchPayload } from '../batch/payload.js'
 import { sealManifest, verifyBatch } from '../batch/verify.js'
+import type { WantedBlob } from './blob-fetcher.js'
 
 /** A broadcast batch larger than this is refused rather than read into memory. */
 const MAX_BATCH_BYTES = 64 * 1024 * 1024
@@ -40,6 +41,8 @@ export class BatchFetcher {
       log: (line: string) => void
       /** Called once the batch is stored (or refused), so the aggregator can walk its pins again. */
       arrived: (batchId: BatchId) => void
+      /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */
+      announced: (blobs: WantedBlob[]) => void
     },
   ) {}
 
@@ -67,6 +70,7 @@ export class BatchFetcher {
   private async run(p: PinnedBatch): Promise<void> {
     let delay = RETRY_MIN_MS
     let lastProblem: string | undefined
+    if (!this.deps.storage.validRef(p.payloadRef)) return this.refuse(p, `payload reference ${JSON.stringify(p.payloadRef)} is not a shared-storage reference`)
     for (;;) {
       if (this.stopped) return
       let text: string
@@ -137,6 +141,7 @@ export class BatchFetcher {
       return undefined
     })
     if (conflict !== undefined) return this.refuse(p, conflict)
+    this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
     this.deps.arrived(b.id)
   }
 

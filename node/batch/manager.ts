@@ -14,6 +14,7 @@ import type { MessageSink } from '../messaging/sender.js'
 import { batchMessage, serializeBatch, type BatchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
+import type { BlobPublisher } from './blob-publisher.js'
 
 interface Deps {
   db: Database
@@ -24,6 +25,7 @@ interface Deps {
   chain: Chain
   self: LocalIdentity
   config: BatchConfig
+  blobs: BlobPublisher
   log: (line: string) => void
 }
 
@@ -32,9 +34,10 @@ const RETRY_MAX_MS = 10_000
 
 /**
  * Collects this node's pinned broadcasts into batches, one assembler per (namespace, author, key), seals each
- * batch in one transaction (manifest hash, messages assigned), then dispatches it: payload to shared storage,
- * then one `pinBatch` whose contexts are sha256(topic) per topic per message. Dispatch is serial per assembler so
- * pin order follows send order; everything resumes from the database after a restart.
+ * batch in one transaction (manifest hash, messages assigned), then dispatches it: blobs not yet published,
+ * then the payload, to shared storage; then one `pinBatch` whose contexts are sha256(topic) per topic per
+ * message. Dispatch is serial per assembler so pin order follows send order; everything resumes from the
+ * database after a restart.
  */
 export class BatchManager implements MessageSink {
   private readonly assemblers = new Map<string, Assembler>()
@@ -166,9 +169,10 @@ class Assembler {
       const b = batches.get(batchId)
       if (!b || b.state === 'pinned') return
       try {
-        const payload = this.payloadOf(b)
+        let payload = this.payloadOf(b)
         let ref = b.payloadRef
         if (b.state === 'sealed' || !ref) {
+          if (await this.deps.blobs.publishAll(payload.data)) payload = this.payloadOf(b)
           ref = await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
           await db.transaction((tx) => batches.setUploaded(tx, batchId, ref!))
         }

@@ -49,6 +49,8 @@ export interface BlobRef {
   name: string
   /** The shared-storage reference, once published. */
   public?: string
+  /** Local only, never shown or sent: why this node can never obtain the blob (its published content is not what was announced). */
+  problem?: string
 }
 
 export interface DatatypeRef {
@@ -72,6 +74,11 @@ export interface Data {
 export const SYSTEM_NAMESPACE = 'svc_system'
 export const TAG_IDENTITY_CLAIM = 'svc_identity_claim'
 export const TAG_DEFINE_DATATYPE = 'svc_define_datatype'
+
+/** The topic datatype definitions for namespace `ns` are ordered on (in the system namespace). */
+export function datatypeDefinitionTopic(ns: string): string {
+  return `svc_ns_${ns}`
+}
 
 export function orgDid(org: string): string {
   return `did:firefly:org/${org}`

@@ -5,6 +5,7 @@ import { dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
 import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
+import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { LocalIdentity } from '../identity/local.js'
 import type { Confirmations } from '../events/confirmations.js'
 import type { Data, DataRef, Header, Message, MessageType } from './model.js'
@@ -38,6 +39,7 @@ export class MessageSender {
       db: Database
       messages: MessagesRepo
       data: DataRepo
+      blobs: BlobsRepo
       self: LocalIdentity
       sink: MessageSink
       validator: DataValidator
@@ -110,6 +112,11 @@ export class MessageSender {
       if (d.kind === 'ref') {
         const found = this.deps.data.get(d.id)
         if (!found || found.namespace !== namespace) throw new ParleyError('INVALID_FIELD', `data[${i}]: no data ${d.id} in namespace ${namespace}`)
+        // A blob goes out with the message: this node must hold it, or it must already be published.
+        if (found.blob?.problem) throw new ParleyError('INVALID_FIELD', `data[${i}]: the blob of data ${d.id} cannot be obtained: ${found.blob.problem}`)
+        if (found.blob && !found.blob.public && !this.deps.blobs.has(found.blob.hash)) {
+          throw new ParleyError('INVALID_FIELD', `data[${i}]: this node does not hold the blob ${found.blob.hash} of data ${d.id}`)
+        }
         return found
       }
       const valueRaw = d.valueRaw === 'null' ? null : d.valueRaw

@@ -53,13 +53,21 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
       last = { ...last, connected: true, error: undefined }
       return res.cid.toString()
     },
-    async *download(ref) {
+    async *download(ref, signal) {
       const cid = CID.parse(ref).toString()
-      const res = await fetch(`${opts.gateway}/ipfs/${cid}`)
+      const res = await fetch(`${opts.gateway}/ipfs/${cid}`, signal ? { signal } : {})
       if (!res.ok || !res.body) {
         throw new Error(`ipfs gateway ${opts.gateway} answered ${res.status} for ${cid}`)
       }
       for await (const chunk of res.body) yield chunk as Uint8Array
+    },
+    validRef(ref) {
+      try {
+        CID.parse(ref)
+        return true
+      } catch {
+        return false
+      }
     },
     probe,
     async stop() {

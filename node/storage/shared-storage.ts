@@ -16,8 +16,10 @@ export interface SharedStorage {
   start(): void
   /** Stores the content (streamed) and answers its content id. */
   upload(content: Uint8Array | AsyncIterable<Uint8Array>, name?: string): Promise<string>
-  /** Streams the content of `ref` back; rejects when it cannot be found. */
-  download(ref: string): AsyncIterable<Uint8Array>
+  /** Streams the content of `ref` back; rejects when it cannot be found. `signal` abandons the transfer. */
+  download(ref: string, signal?: AbortSignal): AsyncIterable<Uint8Array>
+  /** Whether `ref` is a reference this storage could ever resolve (a syntactically valid content id). */
+  validRef(ref: string): boolean
   /** Asks the endpoint now (bounded by a short timeout). */
   probe(): Promise<SharedStorageStatus>
   stop(): Promise<void>

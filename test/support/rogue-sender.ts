@@ -1,4 +1,5 @@
 import { Wallet } from 'ethers'
+import { create } from 'kubo-rpc-client'
 import type { NetworkDescription } from '../../network/description.js'
 import { fundAccounts } from '../../network/chain/deploy.js'
 import { rpcCall } from '../../network/probe.js'
@@ -7,11 +8,25 @@ import type { Chain } from '../../node/chain/types.js'
 import { createIpfsStorage } from '../../node/storage/ipfs.js'
 import { serializeBatch, type BatchPayload } from '../../node/batch/payload.js'
 import { sealManifest } from '../../node/batch/verify.js'
-import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
 import { compactJson } from '../../node/core/json.js'
-import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { Data, Header } from '../../node/messaging/model.js'
+import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BlobRef, type Data, type DatatypeRef, type Header } from '../../node/messaging/model.js'
+import { claimValue } from '../../node/identity/claims.js'
+
+export interface RogueItem {
+  topic: string
+  value?: unknown
+  /** The value's JSON text exactly (instead of `value`). */
+  valueRaw?: string
+  tag?: string
+  type?: Header['type']
+  datatype?: DatatypeRef
+  blob?: BlobRef
+  dataId?: string
+  messageId?: string
+}
 
 export interface Published {
   batchId: BatchId
@@ -54,18 +69,27 @@ export class RogueSender {
     await this.storage.stop()
   }
 
-  /** A well-formed, self-consistent broadcast batch: one message per item, each with one JSON value. */
-  build(namespace: string, items: { topic: string; value: unknown; tag?: string; dataId?: string; messageId?: string }[]): BatchPayload {
+  /** A well-formed, self-consistent broadcast batch: one message per item, each with one JSON value (and optionally a blob). */
+  build(namespace: string, items: RogueItem[]): BatchPayload {
     const created = now()
     const data: Data[] = []
     const messages: BatchPayload['messages'] = items.map((item) => {
-      const valueRaw = compactJson(JSON.stringify(item.value))
-      const d: Data = { id: (item.dataId as DataId | undefined) ?? newId<DataId>(), validator: 'json', namespace, hash: dataHash({ valueRaw }), created, value: valueRaw }
+      const valueRaw = item.valueRaw ?? compactJson(JSON.stringify(item.value))
+      const d: Data = {
+        id: (item.dataId as DataId | undefined) ?? newId<DataId>(),
+        validator: 'json',
+        namespace,
+        hash: dataHash({ valueRaw, ...(item.blob ? { blobHash: item.blob.hash } : {}) }),
+        created,
+        ...(item.datatype ? { datatype: item.datatype } : {}),
+        value: valueRaw,
+        ...(item.blob ? { blob: item.blob } : {}),
+      }
       data.push(d)
       const refs = [{ id: d.id, hash: d.hash }]
       const header: Header = {
         id: (item.messageId as MessageId | undefined) ?? newId<MessageId>(),
-        type: 'broadcast',
+        type: item.type ?? 'broadcast',
         txtype: 'batch_pin',
         author: this.author,
         key: this.key,
@@ -94,5 +118,28 @@ export class RogueSender {
     const contexts = b.messages.flatMap((m) => m.header.topics.map((t) => broadcastContext(t)))
     const { txHash } = await this.chain.submitPinBatch({ txId: b.tx.id, batchId: b.id, batchHash: pinnedHash, payloadRef, contexts })
     return { batchId: b.id, payloadRef, txHash, pinnedHash }
+  }
+
+  /**
+   * Registers the rogue's author as an org of the network, through the chain like any member (an org claim signed
+   * with its own key), so that what it sends later is judged on its content, not refused for its author.
+   */
+  async registerOrg(): Promise<Published> {
+    const name = /^did:firefly:org\/(.+)$/.exec(this.author)?.[1]
+    if (!name) throw new Error(`author ${this.author} is not an org DID`)
+    const claim = claimValue({ id: newId<IdentityId>(), did: this.author, type: 'org', name })
+    return this.publish(this.build(SYSTEM_NAMESPACE, [{ topic: identityTopic(this.author), valueRaw: claim, tag: TAG_IDENTITY_CLAIM, type: 'definition' }]))
+  }
+
+  /** The reference shared storage would give these bytes, without storing them (`add --only-hash`). */
+  async referenceOf(bytes: Uint8Array): Promise<string> {
+    const client = create({ url: `${this.net.ipfs.api}/api/v0` })
+    const res = await client.add(bytes, { cidVersion: 0, rawLeaves: false, onlyHash: true, pin: false })
+    return res.cid.toString()
+  }
+
+  /** Publishes raw bytes to shared storage (a blob a batch will announce), answering the reference. */
+  async upload(bytes: Uint8Array): Promise<string> {
+    return this.storage.upload(bytes, 'blob.bin')
   }
 }

@@ -10,10 +10,11 @@ import { MessagesRepo } from '../../node/db/repos/messages.js'
 import { DataRepo } from '../../node/db/repos/data.js'
 import { EventsRepo } from '../../node/db/repos/events.js'
 import { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import { BlobsRepo } from '../../node/db/repos/blobs.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Data, Header, Message } from '../../node/messaging/model.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
@@ -25,16 +26,20 @@ const KEY_B = '0x' + 'bb'.repeat(20)
 describe('aggregator', () => {
   let dir: string
   let db: Database
-  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo }
+  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo }
+  /** Datatypes the validator knows, as `name/version`; every value conforms. */
+  let datatypes: Set<string>
   let agg: Aggregator
   let logs: string[]
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-agg-'))
     db = await Database.open({ dir, migrations })
-    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db) }
+    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db) }
     logs = []
-    agg = new Aggregator({ db, ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    datatypes = new Set()
+    const lookup = (_ns: string, name: string, version: string) => (datatypes.has(`${name}/${version}`) ? () => undefined : undefined)
+    agg = new Aggregator({ db, ...repos, validator: new DataValidatorImpl(lookup), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
     await registerOrg('orgA', KEY_A)
   })
   afterEach(async () => {
@@ -52,13 +57,14 @@ describe('aggregator', () => {
   }
 
   /** A received batch of messages (one per topic list), stored as the fetcher would store it. */
-  function makeBatch(author: string, key: string, topicLists: string[][]): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
+  function makeBatch(author: string, key: string, topicLists: string[][], dataOf: (i: number) => Pick<Data, 'blob' | 'datatype'> = () => ({})): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
     const id = newId<BatchId>()
     const txId = newId<TxId>()
     const data: Data[] = []
     const messages = topicLists.map((topics, i) => {
       const valueRaw = JSON.stringify({ i, topics })
-      const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw }), created: now(), value: valueRaw }
+      const extra = dataOf(i)
+      const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw, ...(extra.blob ? { blobHash: extra.blob.hash } : {}) }), created: now(), value: valueRaw, ...extra }
       data.push(d)
       const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', topics, datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
       return { header, hash: messageHash(header), state: 'pending' as const, data: [{ id: d.id, hash: d.hash }] }
@@ -184,5 +190,69 @@ describe('aggregator', () => {
     await settle()
     expect(confirmedOrder()).to.deep.equal([b.messages[0]!.header.id])
     expect(repos.pins.ofBatch(b.id)).to.have.length(1)
+  })
+
+  describe('blobs and datatypes', () => {
+    const blobHash = 'ab'.repeat(32) as Hash
+    const withBlob = (extra: Partial<NonNullable<Data['blob']>> = {}) => () => ({ blob: { hash: blobHash, size: 10, name: 'f.bin', public: 'QmWhatever', ...extra } })
+
+    it('holds a message (and its topic) until its blob is held, then confirms in order', async () => {
+      const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob())
+      const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+      await store(b)
+      await store(next)
+      await pin(b, KEY_A)
+      await pin(next, KEY_A)
+      agg.start()
+      await agg.whenIdle()
+      expect(confirmedOrder()).to.deep.equal([])
+      await db.transaction((tx) => repos.blobs.insert(tx, { hash: blobHash, size: 10, created: now() }))
+      agg.rewind(repos.pins.minUndispatchedSeq())
+      await agg.whenIdle()
+      expect(confirmedOrder()).to.deep.equal([b.messages[0]!.header.id, next.messages[0]!.header.id])
+    })
+
+    it('rejects a message whose blob can never be obtained, without blocking its topic', async () => {
+      const bad = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob())
+      const unpublished = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob({ hash: 'cd'.repeat(32) as Hash, public: undefined }))
+      const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+      for (const b of [bad, unpublished, next]) await store(b)
+      await db.transaction((tx) => repos.data.setBlobProblem(tx, blobHash, 'QmWhatever', 'content hash differs'))
+      for (const b of [bad, unpublished, next]) await pin(b, KEY_A)
+      await settle()
+      expect(repos.messages.get(bad.messages[0]!.header.id)!.rejectReason).to.contain('content hash differs')
+      expect(repos.messages.get(unpublished.messages[0]!.header.id)!.rejectReason).to.contain('no shared-storage reference')
+      expect(confirmedOrder()).to.deep.equal([next.messages[0]!.header.id])
+    })
+
+    it('rejects data naming a datatype nobody defined, and confirms conforming data of a known one', async () => {
+      datatypes.add('widget/1.0')
+      const unknown = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'gadget', version: '1.0' } }))
+      const known = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'widget', version: '1.0' } }))
+      await store(unknown)
+      await store(known)
+      await pin(unknown, KEY_A)
+      await pin(known, KEY_A)
+      await settle()
+      expect(repos.messages.get(unknown.messages[0]!.header.id)!.rejectReason).to.contain('gadget/1.0')
+      expect(confirmedOrder()).to.deep.equal([known.messages[0]!.header.id])
+    })
+
+    it('waits for a datatype whose definition was ordered earlier but is not applied yet', async () => {
+      // The definition's batch has not arrived: its pin on the namespace's definition topic is still waiting.
+      const definition = makeBatch('did:firefly:org/orgA', KEY_A, [['svc_ns_default']])
+      const user = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'widget', version: '2.0' } }))
+      await store(user)
+      await pin(definition, KEY_A)
+      await pin(user, KEY_A)
+      await settle()
+      expect(repos.messages.get(user.messages[0]!.header.id)!.state).to.equal('pending')
+      // The definition is applied (here: its pin dispatched and the datatype known) and the walk comes back.
+      datatypes.add('widget/2.0')
+      await db.transaction((tx) => repos.pins.markDispatched(tx, definition.id, 0, 0))
+      agg.rewind(repos.pins.minUndispatchedSeq())
+      await agg.whenIdle()
+      expect(confirmedOrder()).to.deep.equal([user.messages[0]!.header.id])
+    })
   })
 })

@@ -17,6 +17,7 @@ interface Row {
   blob_name: string | null
   blob_path: string | null
   blob_public: string | null
+  blob_problem: string | null
   [k: string]: string | number | null
 }
 
@@ -57,6 +58,27 @@ export class DataRepo {
     return ids.map((id) => this.get(id)).filter((d): d is Data => d !== undefined)
   }
 
+  /** Records where a blob was published; every later batch carrying the data item carries the reference. */
+  setBlobPublic(tx: Tx, id: string, ref: string): void {
+    tx.run('UPDATE data SET blob_public = ? WHERE id = ?', [ref, id])
+  }
+
+  /** Every data item that announced this blob at this reference: the content there can never be what they claim. */
+  setBlobProblem(tx: Tx, hash: string, ref: string, problem: string): void {
+    tx.run('UPDATE data SET blob_problem = ? WHERE blob_hash = ? AND blob_public = ? AND blob_problem IS NULL', [problem, hash, ref])
+  }
+
+  /** Blobs announced by other members' broadcasts that this node does not hold yet and may still obtain. */
+  blobsToFetch(): { hash: Hash; size: number; public: string }[] {
+    return this.db
+      .all<{ hash: string; size: number; public: string }>(
+        `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public FROM data d
+          WHERE d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL AND d.blob_problem IS NULL
+            AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = d.blob_hash)`,
+      )
+      .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))
+  }
+
   list(namespace: string, limit: number, skip: number): Data[] {
     return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, limit, skip]).map(fromRow)
   }
@@ -72,7 +94,7 @@ function fromRow(r: Row): Data {
     ...(r.datatype_name ? { datatype: { name: r.datatype_name, version: r.datatype_version ?? '' } } : {}),
     value: r.value,
     ...(r.blob_hash
-      ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}) } }
+      ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}), ...(r.blob_problem ? { problem: r.blob_problem } : {}) } }
       : {}),
   }
 }

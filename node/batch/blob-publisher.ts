@@ -1,0 +1,37 @@
+import type { Database } from '../db/database.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { BlobStore } from '../data/blob-store.js'
+import type { SharedStorage } from '../storage/shared-storage.js'
+import type { Data } from '../messaging/model.js'
+
+/**
+ * Publishes blobs to shared storage on the first broadcast that carries them, before the batch itself goes
+ * out: the batch tells every member where to fetch each blob, so the reference must exist (and be recorded,
+ * so a restart does not publish again) by then. Streamed from the blob store; memory stays flat.
+ */
+export class BlobPublisher {
+  constructor(private readonly deps: { db: Database; data: DataRepo; blobStore: BlobStore; storage: SharedStorage }) {}
+
+  /** Answers whether anything was published (the caller then re-reads the data to carry the new references). */
+  async publishAll(items: readonly Data[]): Promise<boolean> {
+    const { db, data, blobStore, storage } = this.deps
+    const published = new Map<string, string>()
+    for (const d of items) {
+      if (!d.blob || d.blob.public) continue
+      let ref = published.get(d.blob.hash)
+      if (!ref) {
+        const held = await blobStore.read(d.blob.hash)
+        if (!held) throw new Error(`blob ${d.blob.hash} of data ${d.id} is not held by this node, so it cannot be published`)
+        try {
+          ref = await storage.upload(held.stream, d.blob.name || d.blob.hash)
+        } finally {
+          held.stream.destroy()
+        }
+        published.set(d.blob.hash, ref)
+      }
+      const at = ref
+      await db.transaction((tx) => data.setBlobPublic(tx, d.id, at))
+    }
+    return published.size > 0
+  }
+}
