@@ -12,12 +12,13 @@ import { readPids } from '../network/description.js'
 import { isAlive, signalPid, stopPid } from '../network/process.js'
 import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
+import { blobScenario } from './bench/blob.js'
 import { startReaper } from './bench/reaper.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. */
-const SCENARIOS: Scenario[] = [broadcastScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {
@@ -32,6 +33,11 @@ if (parsed === 'help') {
   process.exit(0)
 }
 const options = parsed
+const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
+if (unknown.length > 0) {
+  console.error(`unknown scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((s) => s.name).join(', ')}`)
+  process.exit(2)
+}
 
 const log = (line: string): void => console.log(line)
 const started = Date.now()
@@ -80,10 +86,11 @@ try {
   log(`starting a ${options.members}-member network in ${dir}`)
   net = await startNetwork({ dir, members: options.members, log: (l) => log(`  ${l}`) })
   log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
-  const ctx: BenchContext = { members: net.description.members, options, signal: abort.signal, log }
+  const ctx: BenchContext = { members: net.description.members, processes: net.processes, options, signal: abort.signal, log }
   const sections: { [name: string]: Json } = {}
   for (const s of SCENARIOS) {
     if (abort.signal.aborted) break
+    if (options.only.length > 0 && !options.only.includes(s.name)) continue
     log(`\n== ${s.name}: ${s.describe}`)
     const t = Date.now()
     sections[s.name] = await s.run(ctx)

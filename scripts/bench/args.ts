@@ -7,6 +7,8 @@ export const DEFAULTS: BenchOptions = {
   rate: 100,
   members: 3,
   timeoutSeconds: 600,
+  blobMiB: 1024,
+  only: [],
   keep: false,
 }
 
@@ -18,16 +20,19 @@ export const USAGE = `usage: npm run bench -- [options]
   --latency-messages M  messages in the paced latency run (default ${DEFAULTS.latencyMessages})
   --members K           members of the network, at least 2 (default ${DEFAULTS.members})
   --timeout S           whole-run limit in seconds; the network is stopped when reached (default ${DEFAULTS.timeoutSeconds})
+  --blob-mib N          size of the blob in the blob run, MiB (default ${DEFAULTS.blobMiB})
+  --only NAMES          run only these scenarios, comma-separated (broadcast, blob)
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
-const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep'>; min: number; max: number; integer: boolean }> = {
+const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'>; min: number; max: number; integer: boolean }> = {
   '--messages': { key: 'messages', min: 1, max: 1_000_000, integer: true },
   '--concurrency': { key: 'concurrency', min: 1, max: 1000, integer: true },
   '--rate': { key: 'rate', min: 0.1, max: 100_000, integer: false },
   '--latency-messages': { key: 'latencyMessages', min: 1, max: 1_000_000, integer: true },
   '--members': { key: 'members', min: 2, max: 16, integer: true },
   '--timeout': { key: 'timeoutSeconds', min: 10, max: 86_400, integer: false },
+  '--blob-mib': { key: 'blobMiB', min: 1, max: 65_536, integer: true },
 }
 
 export class UsageError extends Error {}
@@ -44,6 +49,12 @@ export function parseArgs(argv: string[]): BenchOptions | 'help' {
     }
     const eq = arg.indexOf('=')
     const name = eq >= 0 ? arg.slice(0, eq) : arg
+    if (name === '--only') {
+      const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
+      if (!raw) throw new UsageError('--only needs scenario names')
+      out.only = raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
+      continue
+    }
     const spec = NUMERIC[name]
     if (!spec) throw new UsageError(`unknown option ${JSON.stringify(arg)}`)
     const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]

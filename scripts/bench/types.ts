@@ -16,12 +16,18 @@ export interface BenchOptions {
   members: number
   /** Whole-run limit, seconds; the network is stopped when it is reached. */
   timeoutSeconds: number
+  /** Size of the blob in the blob run, MiB. */
+  blobMiB: number
+  /** Run only these scenarios (all when empty). */
+  only: string[]
   /** Keep the temp folder (logs, data) after the run. */
   keep: boolean
 }
 
 export interface BenchContext {
   members: MemberDescription[]
+  /** The network's processes (chain, ipfs, one per member node), for memory sampling. */
+  processes: { name: string; pid: number }[]
   options: BenchOptions
   /** Aborted on SIGINT, SIGTERM or the whole-run limit: scenarios stop their loops. */
   signal: AbortSignal
