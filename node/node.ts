@@ -38,6 +38,10 @@ import { BlobPublisher } from './batch/blob-publisher.js'
 import { pinIngest } from './aggregator/pin-ingest.js'
 import { Confirmations } from './events/confirmations.js'
 import { DataValidatorImpl } from './data/validator.js'
+import { DatatypesRepo } from './db/repos/datatypes.js'
+import { datatypeLookup } from './data/schema-cache.js'
+import { datatypeDefinitionHandler } from './data/datatype-definition.js'
+import { DatatypeDefiner } from './data/define-datatype.js'
 
 export interface RunningNode {
   api: string
@@ -65,6 +69,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const events = new EventsRepo(db)
   const identities = new IdentitiesRepo(db)
   const blobs = new BlobsRepo(db)
+  const datatypes = new DatatypesRepo(db)
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
   const self = localIdentity(cfg.org, cfg.node, key)
@@ -72,7 +77,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const p2pUrl = `https://${cfg.p2p.host}:${cfg.p2p.port}`
 
   const confirmations = new Confirmations()
-  const validator = new DataValidatorImpl(() => undefined)
+  const validator = new DataValidatorImpl(datatypeLookup(datatypes))
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
   let p2p: P2pServer | undefined
@@ -91,7 +96,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     identities,
     blobs,
     validator,
-    definitions: [identityClaimHandler(identities, () => trustPeers())],
+    definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities })],
     log,
     onOutcome: ({ confirmed, rejected }) => {
       for (const m of confirmed) confirmations.confirmed(m)
@@ -134,6 +139,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     batches,
     blobs,
     blobStore,
+    datatypes,
+    datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

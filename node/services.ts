@@ -10,6 +10,8 @@ import type { SharedStorageStatus } from './storage/shared-storage.js'
 import type { MessageSender } from './messaging/sender.js'
 import type { BlobsRepo } from './db/repos/blobs.js'
 import type { BlobStore } from './data/blob-store.js'
+import type { DatatypesRepo } from './db/repos/datatypes.js'
+import type { DatatypeDefiner } from './data/define-datatype.js'
 
 export interface NodeStatus {
   namespace: { name: string; networkName: string }
@@ -39,4 +41,6 @@ export interface NodeServices {
   batches: BatchesRepo
   blobs: BlobsRepo
   blobStore: BlobStore
+  datatypes: DatatypesRepo
+  datatypeDefiner: DatatypeDefiner
 }

@@ -122,3 +122,19 @@ export const EVENT_FIELDS: Record<string, FieldSpec> = {
   sequence: { column: 'seq', kind: 'number' },
   created: { column: 'created', kind: 'text' },
 }
+
+/**
+ * Filterable datatype fields (FireFly's DatatypeQueryFactory). `created` is stored in Go's trimmed form, so it is
+ * compared through the same nine-digit padding `timestampSortKey` gives the filter value.
+ */
+export const DATATYPE_FIELDS: Record<string, FieldSpec> = {
+  id: { column: 'id', kind: 'text' },
+  message: { column: 'message_id', kind: 'text' },
+  validator: { column: 'validator', kind: 'text' },
+  name: { column: 'name', kind: 'text' },
+  version: { column: 'version', kind: 'text' },
+  created: {
+    column: `SUBSTR(created, 1, 19) || '.' || SUBSTR(CASE WHEN INSTR(created, '.') > 0 THEN SUBSTR(created, 21, LENGTH(created) - 21) ELSE '' END || '000000000', 1, 9) || 'Z'`,
+    kind: 'time',
+  },
+}

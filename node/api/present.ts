@@ -5,6 +5,7 @@ import type { Data, Message } from '../messaging/model.js'
 import type { Identity } from '../identity/model.js'
 import type { NodeEvent } from '../events/model.js'
 import type { BatchRecord } from '../db/repos/batches.js'
+import type { Datatype } from '../data/datatype.js'
 
 type Obj = { [key: string]: GoJsonValue }
 
@@ -86,5 +87,20 @@ export function presentBatch(b: BatchRecord): Obj {
     ...(b.payloadRef ? { payloadRef: b.payloadRef } : {}),
     state: b.state,
     ...(b.reason ? { reason: b.reason } : {}),
+  }
+}
+
+/** A datatype, FireFly's shape; the schema goes out as the exact text that was hashed. */
+export function presentDatatype(d: Datatype): Obj {
+  return {
+    id: d.id,
+    message: d.message,
+    validator: d.validator,
+    namespace: d.namespace,
+    name: d.name,
+    version: d.version,
+    hash: d.hash,
+    created: d.created,
+    value: new RawJson(d.value, true),
   }
 }

@@ -8,6 +8,7 @@ import { messageRoutes } from './routes/messages.js'
 import { networkRoutes } from './routes/network.js'
 import { eventRoutes } from './routes/events.js'
 import { dataRoutes } from './routes/data.js'
+import { datatypeRoutes } from './routes/datatypes.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 
@@ -31,6 +32,7 @@ export async function startApiServer(opts: { host: string; port: number; service
   networkRoutes(api)
   eventRoutes(api)
   dataRoutes(api)
+  datatypeRoutes(api)
   app.use(api.router.routes())
   app.use(api.router.allowedMethods({ throw: true }))
 

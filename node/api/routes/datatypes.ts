@@ -1,0 +1,40 @@
+import type { ApiRouter, Handler } from '../router.js'
+import type { NodeServices } from '../../services.js'
+import { readJsonBody, sendJson } from '../body.js'
+import { boolParam, parsePaging } from '../query.js'
+import { DATATYPE_FIELDS, parseFilters } from '../filters.js'
+import { presentDatatype, presentMessage } from '../present.js'
+import { ParleyError } from '../../core/errors.js'
+import { parseDatatypeRequest } from '../../data/define-datatype.js'
+import { checkDatatypeName, checkDatatypeVersion } from '../../data/datatype.js'
+
+/**
+ * Datatypes: define one (a broadcast definition; it exists once confirmed) and look them up. The spec lists
+ * both `broadcast/datatype` and FireFly's `datatypes` for defining; they are one handler.
+ */
+export function datatypeRoutes(r: ApiRouter<NodeServices>): void {
+  const define: Handler<NodeServices> = async (ctx, s, ns) => {
+    const req = parseDatatypeRequest(await readJsonBody(ctx))
+    const confirm = boolParam(ctx.query, 'confirm') ?? false
+    const m = await s.datatypeDefiner.define(ns, req, { confirm })
+    sendJson(ctx, confirm ? 200 : 202, presentMessage(m, { topicAlias: true }))
+  }
+  r.post('/broadcast/datatype', define)
+  r.post('/datatypes', define)
+
+  r.get('/datatypes', (ctx, s, ns) => {
+    const paging = parsePaging(ctx.query)
+    const where = parseFilters(ctx.query, DATATYPE_FIELDS)
+    sendJson(ctx, 200, s.datatypes.list(ns, { ...(where ? { where } : {}), ...paging }).map(presentDatatype))
+  })
+
+  r.get('/datatypes/:name/:version', (ctx, s, ns) => {
+    const name = ctx.params.name ?? ''
+    const version = ctx.params.version ?? ''
+    checkDatatypeName(name)
+    checkDatatypeVersion(version)
+    const d = s.datatypes.byNameVersion(ns, name, version)
+    if (!d) throw new ParleyError('NOT_FOUND', `datatype ${name}/${version} not found in namespace ${ns}`)
+    sendJson(ctx, 200, presentDatatype(d))
+  })
+}

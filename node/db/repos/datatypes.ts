@@ -1,0 +1,76 @@
+import type { Database, Tx } from '../database.js'
+import type { DatatypeId, Hash, MessageId } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+import type { Datatype } from '../../data/datatype.js'
+
+interface Row {
+  seq: number
+  id: string
+  message_id: string
+  validator: string
+  namespace: string
+  name: string
+  version: string
+  hash: string
+  value: string
+  created: string
+  [k: string]: string | number | null
+}
+
+export interface DatatypeQuery {
+  where?: { sql: string; params: (string | number)[] }
+  limit: number
+  skip: number
+}
+
+/** Confirmed datatypes. (namespace, name, version) is unique: the first definition ordered on chain holds it. */
+export class DatatypesRepo {
+  constructor(private readonly db: Database) {}
+
+  insert(tx: Tx, d: Datatype): void {
+    tx.run('INSERT INTO datatypes (id, message_id, validator, namespace, name, version, hash, value, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      d.id,
+      d.message,
+      d.validator,
+      d.namespace,
+      d.name,
+      d.version,
+      d.hash,
+      d.value,
+      d.created,
+    ])
+  }
+
+  /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
+  byNameVersion(namespace: string, name: string, version: string, tx?: Tx): Datatype | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM datatypes WHERE namespace = ? AND name = ? AND version = ?', [namespace, name, version])
+    return r && fromRow(r)
+  }
+
+  byId(id: string, tx?: Tx): Datatype | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM datatypes WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  /** Newest first; `where` is a parsed filter over the columns named in the API's DATATYPE_FIELDS. */
+  list(namespace: string, q: DatatypeQuery): Datatype[] {
+    const where = q.where ? ` AND (${q.where.sql})` : ''
+    return this.db
+      .all<Row>(`SELECT * FROM datatypes WHERE namespace = ?${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, [namespace, ...(q.where?.params ?? []), q.limit, q.skip])
+      .map(fromRow)
+  }
+}
+
+function fromRow(r: Row): Datatype {
+  return {
+    id: r.id as DatatypeId,
+    message: r.message_id as MessageId,
+    validator: 'json',
+    namespace: r.namespace,
+    name: r.name,
+    version: r.version,
+    hash: r.hash as Hash,
+    created: r.created as Timestamp,
+    value: r.value,
+  }
+}
