@@ -42,6 +42,7 @@ import { DatatypesRepo } from './db/repos/datatypes.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { datatypeDefinitionHandler } from './data/datatype-definition.js'
 import { DatatypeDefiner } from './data/define-datatype.js'
+import { DataUploader } from './data/upload.js'
 
 export interface RunningNode {
   api: string
@@ -141,6 +142,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     blobStore,
     datatypes,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
+    uploader: new DataUploader({ db, data, blobs, blobStore, validator }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

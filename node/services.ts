@@ -12,6 +12,7 @@ import type { BlobsRepo } from './db/repos/blobs.js'
 import type { BlobStore } from './data/blob-store.js'
 import type { DatatypesRepo } from './db/repos/datatypes.js'
 import type { DatatypeDefiner } from './data/define-datatype.js'
+import type { DataUploader } from './data/upload.js'
 
 export interface NodeStatus {
   namespace: { name: string; networkName: string }
@@ -43,4 +44,5 @@ export interface NodeServices {
   blobStore: BlobStore
   datatypes: DatatypesRepo
   datatypeDefiner: DatatypeDefiner
+  uploader: DataUploader
 }

@@ -1,6 +1,7 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
-import { sendJson } from '../body.js'
+import { readJsonBody, sendJson } from '../body.js'
+import { readMultipart } from '../multipart.js'
 import { parsePaging } from '../query.js'
 import { presentData } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
@@ -10,6 +11,15 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/data', (ctx, s, ns) => {
     const { limit, skip } = parsePaging(ctx.query)
     sendJson(ctx, 200, s.data.list(ns, limit, skip).map(presentData))
+  })
+
+  // 200, as the spec says (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.
+  r.post('/data', async (ctx, s, ns) => {
+    const d =
+      ctx.request.type === 'multipart/form-data'
+        ? await s.uploader.uploadBlob(ns, await readMultipart(ctx))
+        : await s.uploader.uploadValue(ns, await readJsonBody(ctx))
+    sendJson(ctx, 200, presentData(d))
   })
 
   const one = (s: NodeServices, id: string | undefined, ns: string) => {
@@ -24,4 +34,35 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
     ctx.type = 'application/json'
     ctx.body = d.value ?? 'null'
   })
+
+  r.get('/data/:id/blob', async (ctx, s, ns) => {
+    const d = one(s, ctx.params.id, ns)
+    if (!d.blob) throw new ParleyError('NOT_FOUND', `data ${d.id} has no blob`)
+    // A blob announced by another member is served once fetched and verified, not before.
+    const held = s.blobs.has(d.blob.hash) ? await s.blobStore.read(d.blob.hash) : undefined
+    if (!held) throw new ParleyError('NOT_FOUND', `this node does not hold the blob ${d.blob.hash} of data ${d.id} (yet)`)
+    ctx.status = 200
+    ctx.type = 'application/octet-stream'
+    ctx.length = held.size
+    ctx.set('x-ff-blob-hash-sha256', d.blob.hash)
+    ctx.set('x-ff-blob-size', String(held.size))
+    if (d.blob.name) ctx.set('Content-Disposition', contentDisposition(d.blob.name))
+    ctx.body = held.stream
+  })
+}
+
+/**
+ * `attachment` with the blob's name (its last path segment): a plain-ASCII `filename` for old clients and the
+ * exact name as RFC 5987 `filename*`. Header values cannot carry control or non-Latin-1 characters.
+ */
+function contentDisposition(name: string): string {
+  const base = name.slice(name.lastIndexOf('/') + 1) || name
+  const ascii = base.replace(/[^\x20-\x7e]|["\\]/g, '_')
+  let encoded: string
+  try {
+    encoded = encodeURIComponent(base).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  } catch {
+    return `attachment; filename="${ascii}"` // a lone surrogate has no UTF-8 form
+  }
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`
 }

@@ -1,0 +1,137 @@
+import { ParleyError } from '../core/errors.js'
+import { dataHash } from '../core/hashes.js'
+import { newId, type DataId } from '../core/ids.js'
+import type { JsonNode } from '../core/json.js'
+import { now } from '../core/time.js'
+import type { Database } from '../db/database.js'
+import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { DataRepo } from '../db/repos/data.js'
+import { optString } from '../messaging/input.js'
+import type { Data, DatatypeRef } from '../messaging/model.js'
+import type { DataValidator } from '../messaging/sender.js'
+import { BlobRefused, type BlobStore } from './blob-store.js'
+import { autometaValue, blobName, metadataValue } from './blob-metadata.js'
+
+const VALIDATORS = ['json', 'none']
+
+const bad = (msg: string): never => {
+  throw new ParleyError('INVALID_FIELD', msg)
+}
+
+/**
+ * What a blob upload reads (the API's multipart reader provides it): the fields sent before the file, the file
+ * as it streams in, whether the rest of the form was acceptable, and a way to stop reading.
+ */
+export interface BlobUploadForm {
+  fields: ReadonlyMap<string, string>
+  file: { filename: string; mimeType: string; chunks: AsyncIterable<Uint8Array> }
+  finished(): Promise<void>
+  abandon(): void
+}
+
+export interface DataUploaderDeps {
+  db: Database
+  data: DataRepo
+  blobs: BlobsRepo
+  blobStore: BlobStore
+  validator: DataValidator
+  /** Refuse blobs larger than this (413); unlimited when unset. */
+  maxBlobBytes?: number
+}
+
+/**
+ * Uploaded data, held on this node until a message carries it: a JSON value, or a blob streamed into the blob
+ * store with a value describing it. Answers only once the data item is durable, and records nothing for an upload
+ * that fails anywhere (the blob file may stay: it is named by its content and may serve other data).
+ */
+export class DataUploader {
+  constructor(private readonly deps: DataUploaderDeps) {}
+
+  /** `{validator?, datatype?, value}`; an `id` is ignored, as FireFly does: the node allocates ids. */
+  async uploadValue(namespace: string, body: JsonNode): Promise<Data> {
+    if (body.kind !== 'object') bad('the request body must be a JSON object {value, datatype?, validator?}')
+    const value = body.get('value')
+    if (value === undefined || value.kind === 'null') bad('value is required (upload a blob as multipart/form-data)')
+    const d: Data = {
+      id: newId<DataId>(),
+      validator: parseValidator(optString(body.get('validator'), 'validator')),
+      namespace,
+      hash: dataHash({ valueRaw: value!.raw }),
+      created: now(),
+      ...datatypeOf(body.get('datatype')),
+      value: value!.raw,
+    }
+    this.deps.validator.validate(namespace, d)
+    await this.deps.db.transaction((tx) => this.deps.data.insert(tx, d))
+    return d
+  }
+
+  /**
+   * A multipart upload: fields `validator`, `datatype.name`, `datatype.version`, `metadata`, `autometa`, then the
+   * file. The file goes straight to the blob store; the value, its hash and its validation come once the blob's
+   * hash and size are known and the form has ended well.
+   */
+  async uploadBlob(namespace: string, form: BlobUploadForm): Promise<Data> {
+    try {
+      const f = form.fields
+      const validator = parseValidator(nonEmpty(f.get('validator')))
+      const dtName = nonEmpty(f.get('datatype.name'))
+      const datatype: DatatypeRef | undefined = dtName ? { name: dtName, version: f.get('datatype.version') ?? '' } : undefined
+      const autometa = parseBool(f.get('autometa'), 'autometa')
+      const metadata = metadataValue(f.get('metadata'))
+
+      let stored
+      try {
+        stored = await this.deps.blobStore.write(form.file.chunks, this.deps.maxBlobBytes === undefined ? {} : { maxBytes: this.deps.maxBlobBytes })
+      } catch (err) {
+        if (err instanceof BlobRefused) throw new ParleyError('PAYLOAD_TOO_LARGE', `the file is larger than this node accepts (${this.deps.maxBlobBytes} bytes)`)
+        throw err
+      }
+      await form.finished()
+
+      const valueRaw = autometa ? autometaValue(metadata, { filename: form.file.filename, mimetype: form.file.mimeType, size: stored.size }) : metadata
+      const created = now()
+      const d: Data = {
+        id: newId<DataId>(),
+        validator,
+        namespace,
+        hash: dataHash({ valueRaw, blobHash: stored.hash }),
+        created,
+        ...(datatype ? { datatype } : {}),
+        value: valueRaw,
+        blob: { hash: stored.hash, size: stored.size, name: blobName(valueRaw) },
+      }
+      this.deps.validator.validate(namespace, d)
+      await this.deps.db.transaction((tx) => {
+        this.deps.blobs.insert(tx, { hash: stored.hash, size: stored.size, created })
+        this.deps.data.insert(tx, d)
+      })
+      return d
+    } finally {
+      form.abandon()
+    }
+  }
+}
+
+function parseValidator(v: string | undefined): string {
+  if (v === undefined || v === '') return 'json'
+  if (!VALIDATORS.includes(v)) bad(`validator must be json or none: ${JSON.stringify(v)}`)
+  return v
+}
+
+function datatypeOf(node: JsonNode | undefined): { datatype?: DatatypeRef } {
+  if (node === undefined || node.kind === 'null') return {}
+  if (node.kind !== 'object') bad('datatype must be {name, version}')
+  const name = optString(node.get('name'), 'datatype.name')
+  if (!name) bad('datatype.name is required')
+  return { datatype: { name: name!, version: optString(node.get('version'), 'datatype.version') ?? '' } }
+}
+
+const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s)
+
+function parseBool(v: string | undefined, name: string): boolean {
+  const s = (v ?? '').trim().toLowerCase()
+  if (s === '' || s === 'false' || s === '0') return false
+  if (s === 'true' || s === '1') return true
+  return bad(`${name} must be true or false: ${JSON.stringify(v)}`)
+}
