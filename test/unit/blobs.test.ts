@@ -1,0 +1,183 @@
+import { expect } from 'chai'
+import { createHash, randomBytes } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { Database } from '../../node/db/database.js'
+import { migrations } from '../../node/db/schema/index.js'
+import { DataRepo } from '../../node/db/repos/data.js'
+import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefused, BlobStore } from '../../node/data/blob-store.js'
+import { BlobPublisher } from '../../node/batch/blob-publisher.js'
+import { BlobFetcher } from '../../node/aggregator/blob-fetcher.js'
+import type { SharedStorage } from '../../node/storage/shared-storage.js'
+import { dataHash } from '../../node/core/hashes.js'
+import { newId, type DataId, type Hash } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import type { Data } from '../../node/messaging/model.js'
+import { waitFor } from '../../network/process.js'
+import { TempDirs } from '../db/helpers.js'
+
+const sha = (b: Uint8Array): Hash => createHash('sha256').update(b).digest('hex') as Hash
+
+async function* chunksOf(b: Buffer, size = 64 * 1024): AsyncIterable<Uint8Array> {
+  for (let i = 0; i < b.length; i += size) yield b.subarray(i, i + size)
+}
+
+async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = []
+  for await (const c of source) parts.push(c)
+  return Buffer.concat(parts)
+}
+
+/** Shared storage in memory: content by reference, counting uploads; a reference can be made to fail for a while. */
+class MemoryStorage implements SharedStorage {
+  readonly content = new Map<string, Buffer>()
+  uploads = 0
+  failDownloads = 0
+  start(): void {}
+  async upload(content: Uint8Array | AsyncIterable<Uint8Array>): Promise<string> {
+    this.uploads++
+    const bytes = content instanceof Uint8Array ? Buffer.from(content) : await collect(content)
+    const ref = `ref-${sha(bytes)}`
+    this.content.set(ref, bytes)
+    return ref
+  }
+  async *download(ref: string): AsyncIterable<Uint8Array> {
+    if (this.failDownloads > 0) {
+      this.failDownloads--
+      throw new Error('storage unreachable')
+    }
+    const b = this.content.get(ref)
+    if (!b) throw new Error(`no ${ref}`)
+    yield* chunksOf(b)
+  }
+  validRef(ref: string): boolean {
+    return ref.startsWith('ref-')
+  }
+  async probe() {
+    return { connected: true, api: 'mem', gateway: 'mem' }
+  }
+  async stop(): Promise<void> {}
+}
+
+describe('blobs', () => {
+  const temp = new TempDirs()
+  let db: Database
+  let data: DataRepo
+  let blobs: BlobsRepo
+  let store: BlobStore
+  let storeDir: string
+  let storage: MemoryStorage
+
+  beforeEach(async () => {
+    const dir = await temp.make('parley-blobs-')
+    db = await Database.open({ dir: join(dir, 'db'), migrations })
+    data = new DataRepo(db)
+    blobs = new BlobsRepo(db)
+    storeDir = join(dir, 'blobs')
+    store = await BlobStore.open(storeDir)
+    storage = new MemoryStorage()
+  })
+  afterEach(async () => {
+    await db.close()
+  })
+  after(() => temp.cleanup())
+
+  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}): Promise<Data> {
+    const hash = sha(bytes)
+    const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: 'b.bin', ...extra } }
+    await db.transaction((tx) => data.insert(tx, d))
+    return d
+  }
+
+  describe('store', () => {
+    it('keeps a blob under its hash, and refuses one that differs from what was announced without leaving a file', async () => {
+      const bytes = randomBytes(300_000)
+      const stored = await store.write(chunksOf(bytes))
+      expect(stored).to.deep.equal({ hash: sha(bytes), size: bytes.length })
+      expect(await collect((await store.read(stored.hash))!.stream)).to.deep.equal(bytes)
+      let err: unknown
+      try {
+        await store.write(chunksOf(randomBytes(1000)), { expect: { hash: stored.hash, size: 1000 } })
+      } catch (e) {
+        err = e
+      }
+      expect(err).to.be.instanceOf(BlobRefused)
+      try {
+        await store.write(chunksOf(randomBytes(5000)), { expect: { hash: stored.hash, size: 1000 } })
+      } catch (e) {
+        err = e
+      }
+      expect((err as Error).message).to.match(/larger than the announced/)
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+    })
+  })
+
+  describe('publisher', () => {
+    it('publishes each unpublished blob once, records the reference, and leaves published ones alone', async () => {
+      const bytes = randomBytes(200_000)
+      await store.write(chunksOf(bytes))
+      const a = await blobData(bytes)
+      const b = await blobData(bytes)
+      const published = await blobData(randomBytes(10), { public: 'ref-already' })
+      const publisher = new BlobPublisher({ db, data, blobStore: store, storage })
+      expect(await publisher.publishAll([a, b, published])).to.equal(true)
+      expect(storage.uploads, 'two data items with one blob: one upload').to.equal(1)
+      const ref = `ref-${sha(bytes)}`
+      expect(data.get(a.id)!.blob!.public).to.equal(ref)
+      expect(data.get(b.id)!.blob!.public).to.equal(ref)
+      expect(storage.content.get(ref)).to.deep.equal(bytes)
+      // The batch is rebuilt from the database: a second dispatch (e.g. after a restart) publishes nothing.
+      expect(await publisher.publishAll([data.get(a.id)!, data.get(b.id)!, published])).to.equal(false)
+      expect(storage.uploads).to.equal(1)
+    })
+
+    it('fails (so the dispatch retries) when the blob is not held', async () => {
+      const d = await blobData(randomBytes(100))
+      const publisher = new BlobPublisher({ db, data, blobStore: store, storage })
+      let err: unknown
+      try {
+        await publisher.publishAll([d])
+      } catch (e) {
+        err = e
+      }
+      expect((err as Error).message).to.match(/not held/)
+    })
+  })
+
+  describe('fetcher', () => {
+    function fetcher(settled: Hash[]) {
+      return new BlobFetcher({ db, data, blobs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h) })
+    }
+
+    it('fetches an announced blob through a storage outage, verifies it and records it as held', async () => {
+      const bytes = randomBytes(150_000)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      storage.failDownloads = 2
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
+      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 10_000, intervalMs: 20 })
+      expect(settled).to.deep.equal([d.blob!.hash])
+      expect(blobs.has(d.blob!.hash)).to.equal(true)
+      expect(await collect((await store.read(d.blob!.hash))!.stream)).to.deep.equal(bytes)
+      f.stop()
+    })
+
+    it('records a problem on the data when the published content is not the announced blob, or the reference is invalid', async () => {
+      const wrong = await storage.upload(randomBytes(1000))
+      const liar = await blobData(randomBytes(1000), { public: wrong })
+      const nowhere = await blobData(randomBytes(10), { public: 'not a reference' })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.resume()
+      await waitFor('both to settle', async () => settled.length === 2, { timeoutMs: 10_000, intervalMs: 20 })
+      expect(data.get(liar.id)!.blob!.problem).to.match(/does not match/)
+      expect(data.get(nowhere.id)!.blob!.problem).to.match(/not a shared-storage reference/)
+      expect(blobs.has(liar.blob!.hash)).to.equal(false)
+      expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
+      f.stop()
+    })
+  })
+})
