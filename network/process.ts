@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { openSync, closeSync, mkdirSync } from 'node:fs'
+import { openSync, closeSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -132,4 +132,11 @@ export function assertPortFree(port: number, purpose: string): Promise<void> {
     )
     srv.listen(port, '127.0.0.1', () => srv.close(() => res()))
   })
+}
+
+/** A process's resident memory now (VmRSS) and at its peak so far (VmHWM), in bytes, from /proc (Linux). */
+export function processMemory(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
 }

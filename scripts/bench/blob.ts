@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { processMemory } from '../../network/process.js'
 import { nsBase } from '../../test/support/api.js'
 import { downloadBlob, patternBytes, uploadBlob } from '../../test/support/upload.js'
 import { getJson, postJson, sleep } from './http.js'
@@ -8,20 +8,14 @@ import { throwIfAborted, type BenchContext, type Json, type Scenario } from './t
 const MiB = 1024 * 1024
 const NAMESPACE = 'default'
 
-function rssMiB(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN)
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 }
-}
-
 /** Samples the resident memory of some processes until stopped; answers each one's baseline and peak. */
 function sampleRss(processes: { name: string; pid: number }[], everyMs = 100) {
-  const base = Object.fromEntries(processes.map((p) => [p.name, rssMiB(p.pid).rss]))
+  const base = Object.fromEntries(processes.map((p) => [p.name, processMemory(p.pid).rss / MiB]))
   const peak = { ...base }
   const timer = setInterval(() => {
     for (const p of processes) {
       try {
-        peak[p.name] = Math.max(peak[p.name]!, rssMiB(p.pid).rss)
+        peak[p.name] = Math.max(peak[p.name]!, processMemory(p.pid).rss / MiB)
       } catch {
         // The process is gone; the run will fail on its own.
       }

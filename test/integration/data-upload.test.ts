@@ -1,10 +1,10 @@
 import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import type { MemberDescription } from '../../network/description.js'
 import { testNetwork } from '../support/network.js'
 import { get, nsBase, request, runId, sha256 } from '../support/api.js'
-import { downloadBlob, uploadBlob, type ApiBlobData } from '../support/upload.js'
+import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
+import { processMemory } from '../../network/process.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const MiB = 1024 * 1024
@@ -13,48 +13,6 @@ const hex = (b: Buffer | string): string => createHash('sha256').update(b).diges
 /** FireFly's data hash, computed here from first principles: value only, blob only, or sha256(hex(value) ‖ hex(blob)). */
 function expectedDataHash(valueText: string | null, blobHash: string): string {
   return valueText === null ? blobHash : hex(hex(valueText) + blobHash)
-}
-
-/**
- * xorshift32 bytes, 1 MiB at a time through a Uint32Array (several times faster than byte-wise writes), hashed as
- * they are produced: gigabytes are sent without ever being held.
- */
-function seededBytes(size: number, seed: number): { stream: AsyncIterable<Buffer>; digest: () => string } {
-  const sha = createHash('sha256')
-  let finished = false
-  async function* gen(): AsyncGenerator<Buffer> {
-    let x = seed >>> 0 || 1
-    for (let left = size; left > 0; ) {
-      const n = Math.min(MiB, left)
-      const buf = Buffer.allocUnsafe(MiB)
-      const words = new Uint32Array(buf.buffer, buf.byteOffset, MiB / 4)
-      for (let i = 0; i < words.length; i++) {
-        x ^= x << 13
-        x ^= x >>> 17
-        x ^= x << 5
-        words[i] = x >>> 0
-      }
-      const out = n === MiB ? buf : buf.subarray(0, n)
-      sha.update(out)
-      left -= n
-      yield out
-    }
-    finished = true
-  }
-  return {
-    stream: gen(),
-    digest: () => {
-      if (!finished) throw new Error('the stream was not read to its end')
-      return sha.digest('hex')
-    },
-  }
-}
-
-/** VmRSS and VmHWM of a process, in bytes. */
-function memoryOf(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
 }
 
 describe('data upload and read-back on a real 1-member network', function () {
@@ -209,13 +167,13 @@ describe('data upload and read-back on a real 1-member network', function () {
     const size = 2048 * MiB
     // Warm the upload path so the baseline includes its code and buffers.
     await uploadBlob(m, ns, randomBytes(8 * MiB))
-    const baseline = memoryOf(pid)
+    const baseline = processMemory(pid)
     let peak = baseline.rss
     const sampler = setInterval(() => {
-      peak = Math.max(peak, memoryOf(pid).rss)
+      peak = Math.max(peak, processMemory(pid).rss)
     }, 50)
     try {
-      const bytes = seededBytes(size, 20240601)
+      const bytes = patternBytes(size, 20240601)
       const t0 = Date.now()
       const up = await uploadBlob(m, ns, bytes.stream, { filename: 'big.bin', autometa: true })
       const upSeconds = (Date.now() - t0) / 1000
@@ -232,7 +190,7 @@ describe('data upload and read-back on a real 1-member network', function () {
       expect(down.status).to.equal(200)
       expect(down.size).to.equal(size)
       expect(down.sha256).to.equal(expected)
-      const after = memoryOf(pid)
+      const after = processMemory(pid)
       console.log(
         `      2 GiB: upload ${upSeconds.toFixed(1)} s (${(2048 / upSeconds).toFixed(0)} MiB/s), download ${downSeconds.toFixed(1)} s (${(2048 / downSeconds).toFixed(0)} MiB/s); ` +
           `node RSS ${(baseline.rss / MiB).toFixed(0)} MiB before, peak +${((uploadPeak - baseline.rss) / MiB).toFixed(0)} MiB uploading, +${((peak - baseline.rss) / MiB).toFixed(0)} MiB overall; ` +

@@ -109,6 +109,8 @@ describe('datatypes on a real 3-member network', function () {
       expect(listed.map((d) => d.id)).to.deep.equal([dt.id])
       const events = await get<ApiEvent[]>(`${nsBase(other, 'default')}/events?type=datatype_confirmed&reference=${dt.id}`)
       expect(events.body.map((e) => e.topic), `${other.org}: datatype_confirmed`).to.deep.equal(['svc_ns_default'])
+      const enriched = await get<(ApiEvent & { datatype?: ApiDatatype })[]>(`${nsBase(other, 'default')}/events?type=datatype_confirmed&reference=${dt.id}&fetchreferences=true`)
+      expect(enriched.body[0]!.datatype?.id, `${other.org}: the event carries its datatype`).to.equal(dt.id)
       const def = await settledOn(other, 'svc_system', msg.header.id)
       expect(def.state, other.org).to.equal('confirmed')
       seen.push(dt)

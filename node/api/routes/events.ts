@@ -2,7 +2,7 @@ import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
-import { presentBatch, presentEvent, presentMessage } from '../present.js'
+import { presentBatch, presentDatatype, presentEvent, presentMessage } from '../present.js'
 import { EVENT_FIELDS, parseFilters } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
@@ -20,7 +20,12 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
       200,
       events.map((e) => {
         const m = enrich && e.type.startsWith('message_') ? s.messages.get(e.reference) : undefined
-        return { ...presentEvent(e), ...(m ? { message: presentMessage(m, { topicAlias: true, batchIdAlias: true }) } : {}) }
+        const dt = enrich && e.type === 'datatype_confirmed' ? s.datatypes.byId(e.reference) : undefined
+        return {
+          ...presentEvent(e),
+          ...(m ? { message: presentMessage(m, { topicAlias: true, batchIdAlias: true }) } : {}),
+          ...(dt ? { datatype: presentDatatype(dt) } : {}),
+        }
       }),
     )
   })
