@@ -2,13 +2,14 @@ import { create, type KuboRPCClient } from 'kubo-rpc-client'
 import { CID } from 'multiformats/cid'
 import { errorMessage } from '../core/errors.js'
 import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
+import { kuboAdd } from './kubo-add.js'
 
 const PROBE_TIMEOUT_MS = 2000
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 5000
 
 /**
- * Shared storage over IPFS: uploads through the Kubo RPC API with Kubo's `add` defaults (so the CID any Kubo
+ * Shared storage over IPFS: uploads through the Kubo RPC API (streamed) with Kubo's `add` defaults (so the CID any Kubo
  * would compute for the same bytes), downloads through the gateway, as FireFly does.
  */
 export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
@@ -49,9 +50,9 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
       void watch(RETRY_MIN_MS)
     },
     async upload(content, name = 'file.bin') {
-      const res = await client.add({ path: name, content }, { cidVersion: 0, rawLeaves: false, pin: true })
+      const cid = await kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })
       last = { ...last, connected: true, error: undefined }
-      return res.cid.toString()
+      return cid
     },
     async *download(ref, signal) {
       const cid = CID.parse(ref).toString()

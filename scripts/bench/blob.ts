@@ -1,7 +1,7 @@
 import { processMemory } from '../../network/process.js'
 import { nsBase } from '../../test/support/api.js'
 import { downloadBlob, patternBytes, uploadBlob } from '../../test/support/upload.js'
-import { getJson, postJson, sleep } from './http.js'
+import { postJson, sleep } from './http.js'
 import { round } from './stats.js'
 import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 
@@ -61,7 +61,11 @@ export const blobScenario: Scenario = {
       throwIfAborted(ctx.signal)
       for (const m of ctx.members) {
         if (confirmedSeconds[m.org] !== undefined) continue
-        const msg = await getJson<{ state: string }>(`${nsBase(m, NAMESPACE)}/messages/${id}`)
+        // A receiver knows the message only once its batch has arrived: 404 until then.
+        const res = await fetch(`${nsBase(m, NAMESPACE)}/messages/${id}`, { signal: AbortSignal.timeout(30_000) })
+        if (res.status === 404) continue
+        if (!res.ok) throw new Error(`${m.org}: GET message answered ${res.status}: ${await res.text()}`)
+        const msg = (await res.json()) as { state: string }
         if (msg.state === 'confirmed') confirmedSeconds[m.org] = (Date.now() - t) / 1000
         if (msg.state === 'rejected') throw new Error(`${m.org} rejected the blob message`)
       }

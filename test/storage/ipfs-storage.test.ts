@@ -50,6 +50,29 @@ describe('the node shared-storage seam (IPFS)', function () {
     expect(back.sha256).to.equal(sent.digest('hex'))
   })
 
+  it('uploads 512 MiB with the uploading process memory flat (the body is streamed, not buffered)', async () => {
+    const size = 512 * 1024 * 1024
+    const sent = createHash('sha256')
+    const before = process.memoryUsage().rss
+    let peak = before
+    const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20)
+    try {
+      const cid = await storage.upload(kuboDeterministicBytes(size, 'flat-seed', sent), 'big.bin')
+      const back = await sha256Of(storage.download(cid))
+      expect(back.bytes).to.equal(size)
+      expect(back.sha256).to.equal(sent.digest('hex'))
+    } finally {
+      clearInterval(timer)
+    }
+    expect((peak - before) / 1024 / 1024, 'MiB the test process grew by while uploading 512 MiB').to.be.below(150)
+  })
+
+  it('answers the daemon error when an upload is refused, and validates references', async () => {
+    await expectRejects(createIpfsStorage({ api: `${ipfs!.api}/nope`, gateway: ipfs!.gateway, log: () => {} }).upload(new Uint8Array([1])), /404|answered/)
+    expect(storage.validRef('QmT78zSuBmuS4z925WZfrqQ1qHaJ56DQaTfyMUF7F8ff5o')).to.equal(true)
+    expect(storage.validRef('not-a-cid')).to.equal(false)
+  })
+
   it('rejects a download of content the store does not hold, and a malformed reference', async () => {
     const absent = 'QmNLei78zWmzUdbeRB3CiUfAizWUrbeeZh5K1rhAQKCh51'
     await expectRejects(sha256Of(storage.download(absent)), /404/)
