@@ -41,6 +41,9 @@ export async function startApiServer(opts: { host: string; port: number; service
   server.headersTimeout = 60_000
   server.requestTimeout = 0
   server.keepAliveTimeout = 5_000
+  // A client that stops sending mid-upload (or stops reading a download) must not hold its socket forever; longer
+  // than the longest ?confirm=true wait, during which the socket is legitimately quiet.
+  server.timeout = 300_000
   await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,

@@ -138,6 +138,26 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     }
   })
 
+  it('a receiver SIGKILLed while it waits for a blob fetches it after its restart, then confirms', async () => {
+    const ns = 'default'
+    const topic = `restart-blob-${run}`
+    const bytes = randomBytes(3 * MiB)
+    const hash = createHash('sha256').update(bytes).digest('hex') as Hash
+    const ref = await rogue.referenceOf(bytes)
+    const batch = rogue.build(ns, [{ topic, value: { i: 1 }, blob: { hash, size: bytes.length, name: 'r.bin', public: ref } }])
+    await rogue.publish(batch)
+    const id = batch.messages[0]!.header.id
+    const victim = members[2]!
+    await waitFor(`${victim.org} to receive the batch`, async () => (await get<{ state: string }>(`${nsBase(victim, ns)}/batches/${batch.id}`)).body?.state === 'received', { timeoutMs: 30_000, intervalMs: 200 })
+    await t!.net.kill(victim.node, 'SIGKILL')
+    // The blob appears while the receiver is down; what it still wants must have survived in its database.
+    expect(await rogue.upload(bytes)).to.equal(ref)
+    await t!.net.restart(victim.node)
+    await messageOn(victim, ns, id, 'confirmed')
+    const blob = await downloadBlob(victim, ns, batch.data[0]!.id)
+    expect(blob.sha256).to.equal(hash)
+  })
+
   it('rejects a message whose published blob does not match its announced hash, and keeps its topic moving', async () => {
     const ns = 'default'
     const topic = `bad-blob-${run}`

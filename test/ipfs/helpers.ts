@@ -2,7 +2,7 @@ import { createCipheriv, createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, isAlive, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
+import { freePort, isAlive, processMemory, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
 export { sleep } from '../../network/process.js'
 
 export interface IpfsProcess {
@@ -116,7 +116,6 @@ export async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer
 
 /** A process's current and peak resident set (MiB), from /proc/<pid>/status (VmRSS, VmHWM). */
 export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN)
-  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 }
+  const m = processMemory(pid)
+  return { rssMiB: m.rss / 1024 / 1024, peakMiB: m.hwm / 1024 / 1024 }
 }
