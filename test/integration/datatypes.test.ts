@@ -3,6 +3,7 @@ import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
 import { testNetwork } from '../support/network.js'
 import { broadcast, get, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
+import { uploadBlob } from '../support/upload.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const HASH_RE = /^[0-9a-f]{64}$/
@@ -219,6 +220,36 @@ describe('datatypes on a real 3-member network', function () {
     const unknown = await broadcast(sender, 'default', { data: [{ datatype: { name, version: '9.9' }, value: { name: 'x' } }] })
     expect(unknown.status).to.equal(400)
     expect((unknown.body as unknown as { error: string }).error).to.match(/^UNKNOWN_DATATYPE: /)
+  })
+
+  it('uploaded data is validated against its datatype too, JSON and multipart alike, and a typed blob can be sent', async () => {
+    const m = members[0]!
+    const name = `file-${run}`
+    const schema = { type: 'object', properties: { filename: { type: 'string', pattern: '\\.csv$' }, size: { type: 'integer', maximum: 1000 } }, required: ['filename', 'size'] }
+    const def = await define(m, 'default', { name, version: '2.0.0-rc.1', value: schema }, { confirm: true })
+    expect(def.status, JSON.stringify(def.body)).to.equal(200)
+    const datatype = { name, version: '2.0.0-rc.1' }
+
+    const json = await request<{ id: string; datatype?: unknown; error?: string }>('POST', `${nsBase(m, 'default')}/data`, { datatype, value: { filename: 'a.csv', size: 10 } })
+    expect(json.status, JSON.stringify(json.body)).to.equal(200)
+    expect(json.body.datatype).to.deep.equal(datatype)
+    const badJson = await request<{ error: string }>('POST', `${nsBase(m, 'default')}/data`, { datatype, value: { filename: 'a.txt', size: 10 } })
+    expect(badJson.status).to.equal(400)
+    expect(badJson.body.error).to.match(/^SCHEMA_VALIDATION_FAILED: .*filename/)
+
+    // autometa fills in filename and size, which the schema then judges.
+    const fits = await uploadBlob(m, 'default', Buffer.from('a,b\n1,2\n'), { filename: 'rows.csv', autometa: true, datatype })
+    expect(fits.status, JSON.stringify(fits.body)).to.equal(200)
+    const held = async () => ((await get<{ id: string }[]>(`${nsBase(m, 'default')}/data?limit=250`)).body ?? []).map((d) => d.id)
+    const before = await held()
+    const tooBig = await uploadBlob(m, 'default', Buffer.alloc(2000, 1), { filename: 'rows.csv', autometa: true, datatype })
+    expect(tooBig.status).to.equal(400)
+    expect(tooBig.body.error).to.match(/size/)
+    expect(await held(), 'nothing recorded for the refused upload').to.deep.equal(before)
+
+    const sent = await broadcast(members[0]!, 'default', { data: [{ id: fits.body.id }, { id: json.body.id }] })
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(202)
+    for (const other of members) expect((await settledOn(other, 'default', sent.body.header.id)).state, other.org).to.equal('confirmed')
   })
 
   it('a datatype belongs to its namespace', async () => {

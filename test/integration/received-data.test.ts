@@ -49,6 +49,16 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     return last!
   }
 
+  /** Bytes the rogue will announce before it publishes them: their hash and the reference they will have. */
+  async function unpublishedBlob(size: number): Promise<{ bytes: Buffer; hash: Hash; ref: string }> {
+    const bytes = randomBytes(size)
+    return { bytes, hash: createHash('sha256').update(bytes).digest('hex') as Hash, ref: await rogue.referenceOf(bytes) }
+  }
+
+  async function batchReceivedOn(m: MemberDescription, ns: string, batchId: string): Promise<void> {
+    await waitFor(`${m.org} to receive batch ${batchId}`, async () => (await get<{ state: string }>(`${nsBase(m, ns)}/batches/${batchId}`)).body?.state === 'received', { timeoutMs: 30_000, intervalMs: 200 })
+  }
+
   async function eventsOf(m: MemberDescription, ns: string, type: string): Promise<ApiEvent[]> {
     const r = await get<ApiEvent[]>(`${nsBase(m, ns)}/events?type=${type}&sort=sequence&limit=1000`)
     expect(r.status).to.equal(200)
@@ -110,18 +120,14 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
   it('holds a message and its topic until its blob can be fetched, then confirms both in order', async () => {
     const ns = 'default'
     const topic = `late-blob-${run}`
-    const bytes = randomBytes(2 * MiB)
-    const hash = createHash('sha256').update(bytes).digest('hex') as Hash
-    const ref = await rogue.referenceOf(bytes)
+    const { bytes, hash, ref } = await unpublishedBlob(2 * MiB)
     const batch = rogue.build(ns, [
       { topic, value: { i: 1 }, blob: { hash, size: bytes.length, name: 'late.bin', public: ref } },
       { topic, value: { i: 2 } },
     ])
     await rogue.publish(batch)
     const [withBlob, after] = batch.messages.map((m) => m.header.id)
-    for (const m of members) {
-      await waitFor(`${m.org} to receive the batch`, async () => (await get<{ state: string }>(`${nsBase(m, ns)}/batches/${batch.id}`)).body?.state === 'received', { timeoutMs: 30_000, intervalMs: 200 })
-    }
+    for (const m of members) await batchReceivedOn(m, ns, batch.id)
     // The blob is not in shared storage yet: nothing on the topic may be confirmed.
     await new Promise((r) => setTimeout(r, 1500))
     for (const m of members) {
@@ -141,14 +147,12 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
   it('a receiver SIGKILLed while it waits for a blob fetches it after its restart, then confirms', async () => {
     const ns = 'default'
     const topic = `restart-blob-${run}`
-    const bytes = randomBytes(3 * MiB)
-    const hash = createHash('sha256').update(bytes).digest('hex') as Hash
-    const ref = await rogue.referenceOf(bytes)
+    const { bytes, hash, ref } = await unpublishedBlob(3 * MiB)
     const batch = rogue.build(ns, [{ topic, value: { i: 1 }, blob: { hash, size: bytes.length, name: 'r.bin', public: ref } }])
     await rogue.publish(batch)
     const id = batch.messages[0]!.header.id
     const victim = members[2]!
-    await waitFor(`${victim.org} to receive the batch`, async () => (await get<{ state: string }>(`${nsBase(victim, ns)}/batches/${batch.id}`)).body?.state === 'received', { timeoutMs: 30_000, intervalMs: 200 })
+    await batchReceivedOn(victim, ns, batch.id)
     await t!.net.kill(victim.node, 'SIGKILL')
     // The blob appears while the receiver is down; what it still wants must have survived in its database.
     expect(await rogue.upload(bytes)).to.equal(ref)
