@@ -72,6 +72,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const blobs = new BlobsRepo(db)
   const datatypes = new DatatypesRepo(db)
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
+  const swept = await blobStore.sweep((hash) => blobs.has(hash))
+  if (swept > 0) log(`blobs: removed ${swept} blob file(s) that no data item holds (uploads refused after their blob was written)`)
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
   const self = localIdentity(cfg.org, cfg.node, key)
   const cert = readFileSync(cfg.p2p.cert, 'utf8')

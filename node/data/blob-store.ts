@@ -86,6 +86,22 @@ export class BlobStore {
     }
   }
 
+  /**
+   * Removes blob files nothing records as held: an upload refused after its blob was written (a failed schema, a
+   * form that went wrong after the file), or a crash between a blob's rename and its record. Only safe while no
+   * write is in flight, so it runs at startup. Answers how many were removed.
+   */
+  async sweep(held: (hash: Hash) => boolean): Promise<number> {
+    let removed = 0
+    for (const f of await readdir(this.dir)) {
+      if (!/^[0-9a-f]{64}$/.test(f) || held(f as Hash)) continue
+      await rm(join(this.dir, f), { force: true })
+      removed++
+    }
+    if (removed > 0) await fsyncDir(this.dir)
+    return removed
+  }
+
   /** Streams a held blob; `undefined` when it is not here. */
   async read(hash: Hash): Promise<{ stream: Readable; size: number } | undefined> {
     const p = this.path(hash)

@@ -79,6 +79,8 @@ export class DataUploader {
       const datatype: DatatypeRef | undefined = dtName ? { name: dtName, version: f.get('datatype.version') ?? '' } : undefined
       const autometa = parseBool(f.get('autometa'), 'autometa')
       const metadata = metadataValue(f.get('metadata'))
+      // An unknown datatype is known before the first byte of the blob: refuse before reading gigabytes.
+      if (datatype) this.deps.validator.requireDatatype(namespace, validator, datatype)
 
       let stored
       try {

@@ -1,5 +1,5 @@
 import { ParleyError } from '../core/errors.js'
-import type { Data } from '../messaging/model.js'
+import type { Data, DatatypeRef } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
 
 /** Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema. */
@@ -16,10 +16,19 @@ export class DataValidatorImpl implements DataValidator {
     if (d.validator === 'none') return
     if (d.validator !== 'json') throw new ParleyError('INVALID_FIELD', `validator ${JSON.stringify(d.validator)} is not json or none`)
     if (!d.datatype) return
-    const check = this.lookup(namespace, d.datatype.name, d.datatype.version)
-    if (!check) throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${d.datatype.name}/${d.datatype.version} is not defined in namespace ${namespace}`)
+    const check = this.checker(namespace, d.datatype)
     if (d.value === null) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data ${d.id} names datatype ${d.datatype.name}/${d.datatype.version} but has no value`)
     const problem = check(d.value)
     if (problem) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data does not conform to datatype ${d.datatype.name}/${d.datatype.version}: ${problem}`)
+  }
+
+  requireDatatype(namespace: string, validator: string, datatype: DatatypeRef): void {
+    if (validator !== 'none') this.checker(namespace, datatype)
+  }
+
+  private checker(namespace: string, dt: DatatypeRef): (valueRaw: string) => string | undefined {
+    const check = this.lookup(namespace, dt.name, dt.version)
+    if (!check) throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${dt.name}/${dt.version} is not defined in namespace ${namespace}`)
+    return check
   }
 }

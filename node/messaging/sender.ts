@@ -8,7 +8,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { LocalIdentity } from '../identity/local.js'
 import type { Confirmations } from '../events/confirmations.js'
-import type { Data, DataRef, Header, Message, MessageType } from './model.js'
+import type { Data, DataRef, DatatypeRef, Header, Message, MessageType } from './model.js'
 import type { DataInput, MessageInput } from './input.js'
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
@@ -20,6 +20,8 @@ export interface MessageSink {
 /** Checks data against its datatype; the data capability provides it. */
 export interface DataValidator {
   validate(namespace: string, d: Data): void
+  /** Throws UNKNOWN_DATATYPE unless the datatype exists here: lets an upload fail before its blob is read. */
+  requireDatatype(namespace: string, validator: string, datatype: DatatypeRef): void
 }
 
 export interface SendOptions {

@@ -111,6 +111,15 @@ describe('blobs', () => {
       expect((err as Error).message).to.match(/larger than the announced/)
       expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
     })
+
+    it('sweeps blob files nothing records as held, and keeps the held ones', async () => {
+      const kept = await store.write(chunksOf(randomBytes(1000)))
+      const orphan = await store.write(chunksOf(randomBytes(1000)))
+      await db.transaction((tx) => blobs.insert(tx, { hash: kept.hash, size: kept.size, created: now() }))
+      expect(await store.sweep((h) => blobs.has(h))).to.equal(1)
+      expect(await store.read(orphan.hash)).to.equal(undefined)
+      expect(await store.read(kept.hash)).not.to.equal(undefined)
+    })
   })
 
   describe('publisher', () => {

@@ -210,9 +210,11 @@ describe('multipart upload (POST /data)', function () {
 
   it('validates against the named datatype: unknown 400, non-conforming 400, conforming 200', async () => {
     const before = rows()
-    const unknown = await post(multipart([{ name: 'datatype.name', value: 'nope' }, { name: 'datatype.version', value: '1' }, { name: 'file', filename: 'a.bin', content: 'x' }]))
+    const content = randomBytes(1000)
+    const unknown = await post(multipart([{ name: 'datatype.name', value: 'nope' }, { name: 'datatype.version', value: '1' }, { name: 'file', filename: 'a.bin', content }]))
     expect(unknown.status).to.equal(400)
     expect(unknown.json.error).to.match(/^UNKNOWN_DATATYPE: /)
+    expect(existsSync(join(dir, 'blobs', sha256(content))), 'refused before the blob was stored').to.equal(false)
     const fails = await post(
       multipart([{ name: 'datatype.name', value: 'thing' }, { name: 'datatype.version', value: '1' }, { name: 'autometa', value: 'true' }, { name: 'file', filename: 'a.bin', content: 'x' }]),
     )
