@@ -27,8 +27,9 @@ export interface WantedBlob {
  * unreachable store is retried with backoff.
  */
 export class BlobFetcher {
-  private readonly queue: WantedBlob[] = []
+  private readonly queue: Attempt[] = []
   private readonly wanted = new Set<string>()
+  private readonly timers = new Set<NodeJS.Timeout>()
   private active = 0
   private stopped = false
   private readonly abort = new AbortController()
@@ -52,60 +53,87 @@ export class BlobFetcher {
   }
 
   want(b: WantedBlob): void {
-    const key = `${b.hash}\u0000${b.public}`
+    const key = keyOf(b)
     if (this.stopped || this.wanted.has(key) || this.deps.blobs.has(b.hash)) return
     this.wanted.add(key)
-    this.queue.push(b)
+    this.queue.push({ blob: b, delay: RETRY_MIN_MS })
     this.pump()
   }
 
-  /** Abandons transfers in flight (a half-written blob is discarded); they resume on the next start. */
+  /** Abandons transfers in flight (a half-written blob is discarded) and pending retries; they resume on the next start. */
   stop(): void {
     this.stopped = true
     this.abort.abort()
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
   }
 
   private pump(): void {
-    while (this.active < CONCURRENCY && this.queue.length > 0) {
-      const b = this.queue.shift()!
+    while (!this.stopped && this.active < CONCURRENCY && this.queue.length > 0) {
+      const a = this.queue.shift()!
       this.active++
-      void this.run(b).finally(() => {
-        this.active--
-        this.wanted.delete(`${b.hash}\u0000${b.public}`)
-        this.pump()
-      })
+      void this.attempt(a)
+        .catch((err: unknown) => {
+          // Only a failing database gets here; the blob is retried like an unreachable store.
+          if (!this.stopped) this.deps.log(`blob ${a.blob.hash}: ${errorMessage(err)}; retrying`)
+          this.retryLater(a, errorMessage(err))
+        })
+        .finally(() => {
+          this.active--
+          this.pump()
+        })
     }
   }
 
-  private async run(b: WantedBlob): Promise<void> {
+  /**
+   * One try. A store that cannot answer yet gives up the slot and comes back after a backoff, so blobs nobody
+   * serves (yet) never hold up the others.
+   */
+  private async attempt(a: Attempt): Promise<void> {
     const { db, data, blobs, blobStore, storage, log, settled } = this.deps
-    let delay = RETRY_MIN_MS
-    let lastProblem: string | undefined
-    for (;;) {
-      if (this.stopped || blobs.has(b.hash)) return
-      try {
-        if (!storage.validRef(b.public)) throw new InvalidReference(`${JSON.stringify(b.public)} is not a shared-storage reference`)
-        const stored = await blobStore.write(storage.download(b.public, this.abort.signal), { expect: { hash: b.hash, size: b.size } })
-        await db.transaction((tx) => blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() }))
-        if (lastProblem) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
-        settled(b.hash)
-        return
-      } catch (err) {
-        if (err instanceof BlobRefused || err instanceof InvalidReference) {
-          log(`blob ${b.hash} published at ${b.public} refused: ${err.message}`)
-          await db.transaction((tx) => data.setBlobProblem(tx, b.hash, b.public, `the blob published at ${b.public} does not match: ${err.message}`))
-          settled(b.hash)
-          return
-        }
-        if (this.stopped) return
-        const problem = errorMessage(err)
-        if (problem !== lastProblem) log(`blob ${b.hash}: cannot fetch ${b.public} yet: ${problem}; retrying`)
-        lastProblem = problem
-        await new Promise((r) => setTimeout(r, delay))
-        delay = Math.min(delay * 2, RETRY_MAX_MS)
-      }
+    const b = a.blob
+    if (this.stopped) return
+    if (blobs.has(b.hash)) return this.done(b)
+    try {
+      if (!storage.validRef(b.public)) throw new InvalidReference(`${JSON.stringify(b.public)} is not a shared-storage reference`)
+      const stored = await blobStore.write(storage.download(b.public, this.abort.signal), { expect: { hash: b.hash, size: b.size } })
+      await db.transaction((tx) => blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() }))
+      if (a.problem) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
+    } catch (err) {
+      if (this.stopped) return
+      if (!(err instanceof BlobRefused || err instanceof InvalidReference)) return this.retryLater(a, errorMessage(err))
+      log(`blob ${b.hash} published at ${b.public} refused: ${err.message}`)
+      await db.transaction((tx) => data.setBlobProblem(tx, b.hash, b.public, `the blob published at ${b.public} does not match: ${err.message}`))
     }
+    this.done(b)
+    settled(b.hash)
+  }
+
+  private done(b: WantedBlob): void {
+    this.wanted.delete(keyOf(b))
+  }
+
+  private retryLater(a: Attempt, problem: string): void {
+    if (this.stopped) return
+    if (problem !== a.problem) this.deps.log(`blob ${a.blob.hash}: cannot fetch ${a.blob.public} yet: ${problem}; retrying`)
+    const next: Attempt = { blob: a.blob, delay: Math.min(a.delay * 2, RETRY_MAX_MS), problem }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer)
+      this.queue.push(next)
+      this.pump()
+    }, a.delay)
+    this.timers.add(timer)
   }
 }
+
+interface Attempt {
+  blob: WantedBlob
+  /** The wait before the next try, should this one fail. */
+  delay: number
+  /** The last failure, logged once rather than at every retry. */
+  problem?: string
+}
+
+const keyOf = (b: WantedBlob): string => `${b.hash}\u0000${b.public}`
 
 class InvalidReference extends Error {}

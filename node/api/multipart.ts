@@ -62,7 +62,8 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
   let bb: busboy.Busboy
   try {
     // fieldSize one over the limit: a field of exactly the limit is whole, one byte more marks it truncated.
-    bb = busboy({ headers: req.headers, limits: { fieldSize: lim.fieldBytes + 1, fields: lim.fields, parts: lim.parts } })
+    // Filenames are UTF-8 as browsers and Go send them (busboy's default would read them as Latin-1).
+    bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fieldSize: lim.fieldBytes + 1, fields: lim.fields, parts: lim.parts } })
   } catch (err) {
     discardRest(ctx)
     return Promise.reject(badRequest(`not a multipart/form-data upload: ${errorMessage(err)}`))

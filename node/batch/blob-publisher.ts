@@ -23,7 +23,8 @@ export class BlobPublisher {
         const held = await blobStore.read(d.blob.hash)
         if (!held) throw new Error(`blob ${d.blob.hash} of data ${d.id} is not held by this node, so it cannot be published`)
         try {
-          ref = await storage.upload(held.stream, d.blob.name || d.blob.hash)
+          // Named by its hash, never by the user's name: Kubo reads a `/` in a name as a directory to wrap it in.
+          ref = await storage.upload(held.stream, d.blob.hash)
         } finally {
           held.stream.destroy()
         }

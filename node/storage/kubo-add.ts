@@ -55,7 +55,9 @@ export async function kuboAdd(api: string, content: Uint8Array | AsyncIterable<U
     req.on('error', fail)
 
     const write = (b: Uint8Array): Promise<void> =>
-      req.write(b)
+      req.destroyed
+        ? Promise.reject(new Error('ipfs add: the request was abandoned'))
+        : req.write(b)
         ? Promise.resolve()
         : new Promise<void>((r, j) => {
             const onDrain = (): void => {

@@ -33,10 +33,12 @@ async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
 class MemoryStorage implements SharedStorage {
   readonly content = new Map<string, Buffer>()
   uploads = 0
+  readonly names: string[] = []
   failDownloads = 0
   start(): void {}
-  async upload(content: Uint8Array | AsyncIterable<Uint8Array>): Promise<string> {
+  async upload(content: Uint8Array | AsyncIterable<Uint8Array>, name = ''): Promise<string> {
     this.uploads++
+    this.names.push(name)
     const bytes = content instanceof Uint8Array ? Buffer.from(content) : await collect(content)
     const ref = `ref-${sha(bytes)}`
     this.content.set(ref, bytes)
@@ -126,7 +128,7 @@ describe('blobs', () => {
     it('publishes each unpublished blob once, records the reference, and leaves published ones alone', async () => {
       const bytes = randomBytes(200_000)
       await store.write(chunksOf(bytes))
-      const a = await blobData(bytes)
+      const a = await blobData(bytes, { name: 'docs/../a.pdf' })
       const b = await blobData(bytes)
       const published = await blobData(randomBytes(10), { public: 'ref-already' })
       const publisher = new BlobPublisher({ db, data, blobStore: store, storage })
@@ -136,6 +138,7 @@ describe('blobs', () => {
       expect(data.get(a.id)!.blob!.public).to.equal(ref)
       expect(data.get(b.id)!.blob!.public).to.equal(ref)
       expect(storage.content.get(ref)).to.deep.equal(bytes)
+      expect(storage.names, 'published under its hash, never a user-given name with slashes').to.deep.equal([sha(bytes)])
       // The batch is rebuilt from the database: a second dispatch (e.g. after a restart) publishes nothing.
       expect(await publisher.publishAll([data.get(a.id)!, data.get(b.id)!, published])).to.equal(false)
       expect(storage.uploads).to.equal(1)
@@ -171,6 +174,20 @@ describe('blobs', () => {
       expect(settled).to.deep.equal([d.blob!.hash])
       expect(blobs.has(d.blob!.hash)).to.equal(true)
       expect(await collect((await store.read(d.blob!.hash))!.stream)).to.deep.equal(bytes)
+      f.stop()
+    })
+
+    it('blobs nobody serves yet do not hold up the others (a retry gives up its slot)', async () => {
+      const missing = [await blobData(randomBytes(10), { public: 'ref-nobody-1' }), await blobData(randomBytes(10), { public: 'ref-nobody-2' }), await blobData(randomBytes(10), { public: 'ref-nobody-3' })]
+      const bytes = randomBytes(5000)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      for (const m of missing) f.want({ hash: m.blob!.hash, size: m.blob!.size, public: m.blob!.public! })
+      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
+      await waitFor('the servable blob to settle', async () => settled.includes(d.blob!.hash), { timeoutMs: 5_000, intervalMs: 20 })
+      expect(settled).to.deep.equal([d.blob!.hash])
       f.stop()
     })
 

@@ -135,6 +135,13 @@ describe('multipart upload (POST /data)', function () {
     expect(existsSync(join(dir, 'blobs', blobHash))).to.equal(true)
   })
 
+  it('reads a UTF-8 filename as UTF-8 (busboy would default to Latin-1)', async () => {
+    const r = await post(multipart([{ name: 'autometa', value: 'true' }, { name: 'file', filename: 'résumé 履歴書.pdf', content: 'x' }]))
+    expect(r.status, r.body).to.equal(200)
+    expect((r.json.value as { filename: string }).filename).to.equal('résumé 履歴書.pdf')
+    expect(r.json.blob?.name).to.equal('résumé 履歴書.pdf')
+  })
+
   it('without metadata or autometa the value is null and the data hash is the blob hash', async () => {
     const r = await post(multipart([{ name: 'file', filename: 'a.bin', content: 'hello' }]))
     expect(r.status, r.body).to.equal(200)
