@@ -188,7 +188,7 @@ export class Aggregator {
     if (message.header.type === 'definition') {
       const handler = this.deps.definitions.find((h) => h.tag === message.header.tag)
       if (!handler) return reject(`no definition handler for tag ${message.header.tag ?? '(none)'}`)
-      const out = handler.handle(tx, message, data, pin.signer)
+      const out = handler.handle(tx, message, data, pin.signer, firstSeq)
       if (out.kind === 'wait') return undefined
       if (out.kind === 'reject') return reject(out.reason)
       extraEvents = out.events.map((e) => this.deps.events.insert(tx, e, at))
@@ -208,7 +208,8 @@ export class Aggregator {
           }
         }
         try {
-          this.deps.validator.validate(message.header.namespace, d)
+          // Only datatypes whose definition was ordered before this message count, whatever arrived first here.
+          this.deps.validator.validate(message.header.namespace, d, firstSeq)
         } catch (err) {
           // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
           const definitionPending = err instanceof ParleyError && err.code === 'UNKNOWN_DATATYPE' && this.deps.pins.earlierUndispatched(tx, broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)

@@ -14,5 +14,6 @@ export type DefinitionOutcome =
 
 export interface DefinitionHandler {
   tag: string
-  handle(tx: Tx, message: Message, data: Data[], signer: string): DefinitionOutcome
+  /** `pinSeq`: the local sequence of the message's first pin, which orders it against every other pin. */
+  handle(tx: Tx, message: Message, data: Data[], signer: string, pinSeq: number): DefinitionOutcome
 }

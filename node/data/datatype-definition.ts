@@ -42,7 +42,7 @@ export function datatypeDefinitionValue(d: DatatypeDefinition): string {
 export function datatypeDefinitionHandler(deps: { datatypes: DatatypesRepo; identities: IdentitiesRepo }): DefinitionHandler {
   return {
     tag: TAG_DEFINE_DATATYPE,
-    handle(tx: Tx, message: Message, data: Data[], signer: string): DefinitionOutcome {
+    handle(tx: Tx, message: Message, data: Data[], signer: string, pinSeq: number): DefinitionOutcome {
       const reject = (reason: string): DefinitionOutcome => ({ kind: 'reject', reason: `datatype definition: ${reason}` })
       if (message.header.namespace !== SYSTEM_NAMESPACE) return reject(`sent in namespace ${message.header.namespace}, not ${SYSTEM_NAMESPACE}`)
 
@@ -82,6 +82,7 @@ export function datatypeDefinitionHandler(deps: { datatypes: DatatypesRepo; iden
         hash: valueHash,
         created: now(),
         value: def.value,
+        orderedAt: pinSeq,
       }
       deps.datatypes.insert(tx, datatype)
       return { kind: 'confirm', events: [{ type: 'datatype_confirmed', namespace: def.namespace, reference: datatype.id, topic }] }

@@ -22,6 +22,11 @@ export interface Datatype {
   created: Timestamp
   /** The JSON Schema, as the compacted text that was hashed. */
   value: string
+  /**
+   * Local only: the sequence of the definition's first pin. Pins are stored in chain order, so this compares
+   * with other pins' sequences as their places on chain do.
+   */
+  orderedAt: number
 }
 
 export const DATATYPE_VALIDATOR = 'json'

@@ -1,11 +1,9 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { DatatypesRepo } from '../db/repos/datatypes.js'
 import { compileSchema, summarizeErrors } from './datatype.js'
-import type { DatatypeLookup } from './validator.js'
+import type { DatatypeCheck, DatatypeLookup } from './validator.js'
 
 export const DEFAULT_SCHEMA_CACHE_SIZE = 500
-
-type Check = (valueRaw: string) => string | undefined
 
 /**
  * Looks datatypes up for validation, keeping compiled schemas by (namespace, name, version). A confirmed datatype
@@ -16,7 +14,7 @@ type Check = (valueRaw: string) => string | undefined
  * the same transaction has just confirmed.
  */
 export function datatypeLookup(repo: DatatypesRepo, maxEntries = DEFAULT_SCHEMA_CACHE_SIZE): DatatypeLookup {
-  const cache = new Map<string, Check>()
+  const cache = new Map<string, DatatypeCheck>()
   return (namespace, name, version) => {
     const key = JSON.stringify([namespace, name, version])
     const hit = cache.get(key)
@@ -28,14 +26,14 @@ export function datatypeLookup(repo: DatatypesRepo, maxEntries = DEFAULT_SCHEMA_
     }
     const dt = repo.byNameVersion(namespace, name, version)
     if (!dt) return undefined
-    const check = checker(compileSchema(dt.value))
-    cache.set(key, check)
+    const found: DatatypeCheck = { check: checker(compileSchema(dt.value)), orderedAt: dt.orderedAt }
+    cache.set(key, found)
     if (cache.size > maxEntries) cache.delete(cache.keys().next().value!)
-    return check
+    return found
   }
 }
 
-function checker(validate: ValidateFunction): Check {
+function checker(validate: ValidateFunction): DatatypeCheck['check'] {
   return (valueRaw) => {
     let value: unknown
     try {

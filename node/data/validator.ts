@@ -2,8 +2,16 @@ import { ParleyError } from '../core/errors.js'
 import type { Data, DatatypeRef } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
 
-/** Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema. */
-export type DatatypeLookup = (namespace: string, name: string, version: string) => ((valueRaw: string) => string | undefined) | undefined
+/**
+ * Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema,
+ * and where the datatype's definition stands in chain order (see Datatype.orderedAt).
+ */
+export type DatatypeLookup = (namespace: string, name: string, version: string) => DatatypeCheck | undefined
+
+export interface DatatypeCheck {
+  check: (valueRaw: string) => string | undefined
+  orderedAt: number
+}
 
 /**
  * Checks data against its validator and datatype, at send time and again on every receiving member: the
@@ -12,11 +20,11 @@ export type DatatypeLookup = (namespace: string, name: string, version: string) 
 export class DataValidatorImpl implements DataValidator {
   constructor(private readonly lookup: DatatypeLookup) {}
 
-  validate(namespace: string, d: Data): void {
+  validate(namespace: string, d: Data, orderedBefore?: number): void {
     if (d.validator === 'none') return
     if (d.validator !== 'json') throw new ParleyError('INVALID_FIELD', `validator ${JSON.stringify(d.validator)} is not json or none`)
     if (!d.datatype) return
-    const check = this.checker(namespace, d.datatype)
+    const check = this.checker(namespace, d.datatype, orderedBefore)
     if (d.value === null) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data ${d.id} names datatype ${d.datatype.name}/${d.datatype.version} but has no value`)
     const problem = check(d.value)
     if (problem) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data does not conform to datatype ${d.datatype.name}/${d.datatype.version}: ${problem}`)
@@ -26,9 +34,12 @@ export class DataValidatorImpl implements DataValidator {
     if (validator !== 'none') this.checker(namespace, datatype)
   }
 
-  private checker(namespace: string, dt: DatatypeRef): (valueRaw: string) => string | undefined {
-    const check = this.lookup(namespace, dt.name, dt.version)
-    if (!check) throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${dt.name}/${dt.version} is not defined in namespace ${namespace}`)
-    return check
+  private checker(namespace: string, dt: DatatypeRef, orderedBefore?: number): (valueRaw: string) => string | undefined {
+    const found = this.lookup(namespace, dt.name, dt.version)
+    if (!found) throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${dt.name}/${dt.version} is not defined in namespace ${namespace}`)
+    if (orderedBefore !== undefined && found.orderedAt >= orderedBefore) {
+      throw new ParleyError('UNKNOWN_DATATYPE', `datatype ${dt.name}/${dt.version} was defined in namespace ${namespace} only after this message, in chain order`)
+    }
+    return found.check
   }
 }

@@ -19,7 +19,8 @@ export interface MessageSink {
 
 /** Checks data against its datatype; the data capability provides it. */
 export interface DataValidator {
-  validate(namespace: string, d: Data): void
+  /** `orderedBefore`: on receipt, the message's place in chain order; a datatype defined after it does not count. */
+  validate(namespace: string, d: Data, orderedBefore?: number): void
   /** Throws UNKNOWN_DATATYPE unless the datatype exists here: lets an upload fail before its blob is read. */
   requireDatatype(namespace: string, validator: string, datatype: DatatypeRef): void
 }

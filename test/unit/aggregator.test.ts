@@ -27,8 +27,8 @@ describe('aggregator', () => {
   let dir: string
   let db: Database
   let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo }
-  /** Datatypes the validator knows, as `name/version`; every value conforms. */
-  let datatypes: Set<string>
+  /** Datatypes the validator knows, as `name/version`, with the pin sequence of their definition; every value conforms. */
+  let datatypes: Map<string, number>
   let agg: Aggregator
   let logs: string[]
 
@@ -37,8 +37,11 @@ describe('aggregator', () => {
     db = await Database.open({ dir, migrations })
     repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db) }
     logs = []
-    datatypes = new Set()
-    const lookup = (_ns: string, name: string, version: string) => (datatypes.has(`${name}/${version}`) ? () => undefined : undefined)
+    datatypes = new Map()
+    const lookup = (_ns: string, name: string, version: string) => {
+      const orderedAt = datatypes.get(`${name}/${version}`)
+      return orderedAt === undefined ? undefined : { check: () => undefined, orderedAt }
+    }
     agg = new Aggregator({ db, ...repos, validator: new DataValidatorImpl(lookup), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
     await registerOrg('orgA', KEY_A)
   })
@@ -226,7 +229,7 @@ describe('aggregator', () => {
     })
 
     it('rejects data naming a datatype nobody defined, and confirms conforming data of a known one', async () => {
-      datatypes.add('widget/1.0')
+      datatypes.set('widget/1.0', 0)
       const unknown = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'gadget', version: '1.0' } }))
       const known = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'widget', version: '1.0' } }))
       await store(unknown)
@@ -236,6 +239,19 @@ describe('aggregator', () => {
       await settle()
       expect(repos.messages.get(unknown.messages[0]!.header.id)!.rejectReason).to.contain('gadget/1.0')
       expect(confirmedOrder()).to.deep.equal([known.messages[0]!.header.id])
+    })
+
+    it('rejects data whose datatype is known here but was defined after the message in chain order', async () => {
+      // As a member would see it if the message's batch arrived only after the later definition was applied.
+      const user = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'late', version: '1' } }))
+      const definition = makeBatch('did:firefly:org/orgA', KEY_A, [['svc_ns_default']])
+      await pin(user, KEY_A)
+      await pin(definition, KEY_A)
+      datatypes.set('late/1', repos.pins.ofBatch(definition.id)[0]!.seq)
+      await db.transaction((tx) => repos.pins.markDispatched(tx, definition.id, 0, 0))
+      await store(user)
+      await settle()
+      expect(repos.messages.get(user.messages[0]!.header.id)!.rejectReason).to.contain('only after this message')
     })
 
     it('waits for a datatype whose definition was ordered earlier but is not applied yet', async () => {
@@ -248,7 +264,7 @@ describe('aggregator', () => {
       await settle()
       expect(repos.messages.get(user.messages[0]!.header.id)!.state).to.equal('pending')
       // The definition is applied (here: its pin dispatched and the datatype known) and the walk comes back.
-      datatypes.add('widget/2.0')
+      datatypes.set('widget/2.0', repos.pins.ofBatch(definition.id)[0]!.seq)
       await db.transaction((tx) => repos.pins.markDispatched(tx, definition.id, 0, 0))
       agg.rewind(repos.pins.minUndispatchedSeq())
       await agg.whenIdle()

@@ -164,9 +164,12 @@ describe('datatypes: definition, lookup and validation over a database', () => {
     return { message, data: [d], valueRaw }
   }
 
+  /** Stands for the definitions' places in chain order. */
+  let pinSeq = 0
+
   async function handle(def: ReturnType<typeof definition>, signer = KEY_A) {
     const handler = datatypeDefinitionHandler({ datatypes, identities })
-    return db.transaction((tx) => handler.handle(tx, def.message, def.data, signer))
+    return db.transaction((tx) => handler.handle(tx, def.message, def.data, signer, ++pinSeq))
   }
 
   it('confirms a definition: stores the datatype under the id the definition chose, and says datatype_confirmed', async () => {
@@ -245,10 +248,10 @@ describe('datatypes: definition, lookup and validation over a database', () => {
   it('looks datatypes up (cached) and validates data against them with readable errors', async () => {
     await handle(definition())
     const lookup = datatypeLookup(datatypes, 2)
-    const check = lookup('default', 'widget', '1.0')!
+    const check = lookup('default', 'widget', '1.0')!.check
     expect(check('{"name":"w","size":3}')).to.equal(undefined)
     expect(check('{"size":0}')).to.contain("(root) must have required property 'name'").and.to.contain('/size must be >= 1')
-    expect(lookup('default', 'widget', '1.0'), 'compiled once').to.equal(check)
+    expect(lookup('default', 'widget', '1.0')!.check, 'compiled once').to.equal(check)
     expect(lookup('default', 'widget', '9.9')).to.equal(undefined)
     expect(lookup('other', 'widget', '1.0')).to.equal(undefined)
 

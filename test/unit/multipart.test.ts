@@ -66,7 +66,7 @@ describe('multipart upload (POST /data)', function () {
     const blobs = new BlobsRepo(db)
     const blobStore = await BlobStore.open(join(dir, 'blobs'))
     const validator = new DataValidatorImpl((_ns, name, version) =>
-      name === 'thing' && version === '1' ? (raw) => (/"name":"/.test(raw) ? undefined : 'must have property name') : undefined,
+      name === 'thing' && version === '1' ? { check: (raw: string) => (/"name":"/.test(raw) ? undefined : 'must have property name'), orderedAt: 0 } : undefined,
     )
     const services = { data, blobs, blobStore, uploader: new DataUploader({ db, data, blobs, blobStore, validator, maxBlobBytes: 4 * 1024 * 1024 }) } as unknown as NodeServices
     const app = new Koa()

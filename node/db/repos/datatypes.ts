@@ -14,6 +14,7 @@ interface Row {
   hash: string
   value: string
   created: string
+  ordered_at: number
   [k: string]: string | number | null
 }
 
@@ -28,7 +29,7 @@ export class DatatypesRepo {
   constructor(private readonly db: Database) {}
 
   insert(tx: Tx, d: Datatype): void {
-    tx.run('INSERT INTO datatypes (id, message_id, validator, namespace, name, version, hash, value, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    tx.run('INSERT INTO datatypes (id, message_id, validator, namespace, name, version, hash, value, created, ordered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       d.id,
       d.message,
       d.validator,
@@ -38,6 +39,7 @@ export class DatatypesRepo {
       d.hash,
       d.value,
       d.created,
+      d.orderedAt,
     ])
   }
 
@@ -72,5 +74,6 @@ function fromRow(r: Row): Datatype {
     hash: r.hash as Hash,
     created: r.created as Timestamp,
     value: r.value,
+    orderedAt: Number(r.ordered_at),
   }
 }
