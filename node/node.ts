@@ -42,6 +42,7 @@ import { DatatypesRepo } from './db/repos/datatypes.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { datatypeDefinitionHandler } from './data/datatype-definition.js'
 import { DatatypeDefiner } from './data/define-datatype.js'
+import { claimPendingBefore } from './identity/pending.js'
 import { DataUploader } from './data/upload.js'
 
 export interface RunningNode {
@@ -99,7 +100,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     identities,
     blobs,
     validator,
-    definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities })],
+    definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) })],
     log,
     onOutcome: ({ confirmed, rejected }) => {
       for (const m of confirmed) confirmations.confirmed(m)
@@ -128,7 +129,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   })
 
   const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, blobs: new BlobPublisher({ db, data, blobStore, storage }), log })
-  const sender = new MessageSender({ db, messages, data, blobs, self, sink: batchManager, validator, confirmations })
+  const sender = new MessageSender({ db, messages, data, blobs, identities, self, sink: batchManager, validator, confirmations })
 
   const services: NodeServices = {
     config: cfg,

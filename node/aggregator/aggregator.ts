@@ -13,6 +13,7 @@ import type { NodeEvent } from '../events/model.js'
 import { datatypeDefinitionTopic, type Data, type Message } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
 import { IndexedManifest } from './manifest.js'
+import { claimPendingBefore } from '../identity/pending.js'
 import type { DefinitionHandler } from './definitions.js'
 
 export interface AggregatorDeps {
@@ -195,8 +196,11 @@ export class Aggregator {
       afterCommit = out.afterCommit
     } else {
       const signer = this.deps.identities.byVerifier('ethereum_address', pin.signer, tx)
-      // An unknown key may belong to an org whose claim is not confirmed yet: wait for it rather than reject.
-      if (!signer) return undefined
+      if (!signer) {
+        // An unknown key may belong to an org whose claim, ordered earlier, is not applied yet: only then wait.
+        if (claimPendingBefore(this.deps.pins, tx, message.header.author, firstSeq)) return undefined
+        return reject(`key ${pin.signer} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message`)
+      }
       if (signer.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})`)
       for (const d of data) {
         if (d.blob) {

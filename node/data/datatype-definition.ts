@@ -39,16 +39,24 @@ export function datatypeDefinitionValue(d: DatatypeDefinition): string {
  * definitions, so all of them create the same datatypes under the same ids; for one (namespace, name, version)
  * the definition ordered first wins, and a later one is rejected everywhere.
  */
-export function datatypeDefinitionHandler(deps: { datatypes: DatatypesRepo; identities: IdentitiesRepo }): DefinitionHandler {
+export function datatypeDefinitionHandler(deps: {
+  datatypes: DatatypesRepo
+  identities: IdentitiesRepo
+  /** Whether a claim for this DID was ordered before `beforeSeq` and is not applied yet (identity/pending). */
+  claimPending: (tx: Tx, did: string, beforeSeq: number) => boolean
+}): DefinitionHandler {
   return {
     tag: TAG_DEFINE_DATATYPE,
     handle(tx: Tx, message: Message, data: Data[], signer: string, pinSeq: number): DefinitionOutcome {
       const reject = (reason: string): DefinitionOutcome => ({ kind: 'reject', reason: `datatype definition: ${reason}` })
       if (message.header.namespace !== SYSTEM_NAMESPACE) return reject(`sent in namespace ${message.header.namespace}, not ${SYSTEM_NAMESPACE}`)
 
-      // The author's org claim may be ordered on another topic and not be confirmed yet; it never is for a stranger.
+      // The author's org claim may be ordered earlier on its own topic and not be applied yet; a stranger's never is.
       const org = deps.identities.byVerifier('ethereum_address', signer, tx)
-      if (!org) return { kind: 'wait', reason: `signer ${signer} is not a registered org yet` }
+      if (!org) {
+        if (deps.claimPending(tx, message.header.author, pinSeq)) return { kind: 'wait', reason: `the claim of ${message.header.author} is not applied yet` }
+        return reject(`signer ${signer} is not a registered org, and no claim for ${message.header.author} was ordered before this definition`)
+      }
       if (org.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${signer} (it belongs to ${org.did})`)
 
       const parsed = readDefinition(data)

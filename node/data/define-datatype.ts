@@ -47,6 +47,7 @@ export class DatatypeDefiner {
   constructor(private readonly deps: { datatypes: DatatypesRepo; sender: MessageSender }) {}
 
   async define(namespace: string, req: DatatypeRequest, opts: SendOptions = {}): Promise<Message> {
+    this.deps.sender.assertRegistered()
     const existing = this.deps.datatypes.byNameVersion(namespace, req.name, req.version)
     if (existing) throw new ParleyError('CONFLICT', `datatype ${req.name}/${req.version} already exists in namespace ${namespace} (id ${existing.id}, defined by message ${existing.message})`)
     const valueRaw = datatypeDefinitionValue({ id: newId<DatatypeId>(), namespace, name: req.name, version: req.version, value: req.value })

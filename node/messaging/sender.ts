@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { LocalIdentity } from '../identity/local.js'
 import type { Confirmations } from '../events/confirmations.js'
 import type { Data, DataRef, DatatypeRef, Header, Message, MessageType } from './model.js'
@@ -43,6 +44,7 @@ export class MessageSender {
       messages: MessagesRepo
       data: DataRepo
       blobs: BlobsRepo
+      identities: IdentitiesRepo
       self: LocalIdentity
       sink: MessageSink
       validator: DataValidator
@@ -51,7 +53,19 @@ export class MessageSender {
   ) {}
 
   async broadcast(namespace: string, input: MessageInput, opts: SendOptions = {}): Promise<Message> {
+    this.assertRegistered()
     return this.send(namespace, 'broadcast', input, opts)
+  }
+
+  /**
+   * Members confirm a message only if its signer's claim was ordered before it; until this node's own org claim is
+   * confirmed here, that cannot be known, so application messages wait for it (registration takes a few seconds
+   * after a member first starts; `network:up` is ready only after it).
+   */
+  assertRegistered(): void {
+    if (!this.deps.identities.byDid(this.deps.self.orgDid)) {
+      throw new ParleyError('UNAVAILABLE', `this node's org ${this.deps.self.orgDid} is not registered yet (its claim is not confirmed); try again shortly`)
+    }
   }
 
   /** A system definition (identity claim, datatype): always broadcast and pinned, on the system namespace. */

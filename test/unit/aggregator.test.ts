@@ -13,7 +13,7 @@ import { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
-import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Data, Header, Message } from '../../node/messaging/model.js'
@@ -172,7 +172,10 @@ describe('aggregator', () => {
     expect(repos.messages.get(impostor.messages[0]!.header.id)!.rejectReason).to.contain('does not own key')
   })
 
-  it('waits for an unknown signer to register, then confirms', async () => {
+  it('waits for an unknown signer whose claim was ordered earlier, then confirms', async () => {
+    // The org's claim, on its DID's topic, is pinned first but its batch has not arrived.
+    const claim = makeBatch('did:firefly:org/orgC', '0x' + 'cc'.repeat(20), [[identityTopic('did:firefly:org/orgC')]])
+    await pin(claim, '0x' + 'cc'.repeat(20))
     const early = makeBatch('did:firefly:org/orgC', '0x' + 'cc'.repeat(20), [['t1']])
     await store(early)
     await pin(early, '0x' + 'cc'.repeat(20))
@@ -180,9 +183,22 @@ describe('aggregator', () => {
     await agg.whenIdle()
     expect(confirmedOrder()).to.deep.equal([])
     await registerOrg('orgC', '0x' + 'cc'.repeat(20))
+    await db.transaction((tx) => repos.pins.markDispatched(tx, claim.id, 0, 0))
     agg.rewind(repos.pins.minUndispatchedSeq())
     await agg.whenIdle()
     expect(confirmedOrder()).to.deep.equal([early.messages[0]!.header.id])
+  })
+
+  it('rejects a message signed by a key nobody registered when no claim for its author was ordered before it', async () => {
+    const stranger = makeBatch('did:firefly:org/orgZ', '0x' + 'dd'.repeat(20), [['t1']])
+    const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    await store(stranger)
+    await store(next)
+    await pin(stranger, '0x' + 'dd'.repeat(20))
+    await pin(next, KEY_A)
+    await settle()
+    expect(repos.messages.get(stranger.messages[0]!.header.id)!.rejectReason).to.contain('no registered identity')
+    expect(confirmedOrder(), 'the stranger does not hold the topic').to.deep.equal([next.messages[0]!.header.id])
   })
 
   it('orders a re-pinned batch once (the first pin wins)', async () => {

@@ -22,6 +22,7 @@ import { now } from '../../node/core/time.js'
 import { SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Header, type Message } from '../../node/messaging/model.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { compileSchema, datatypeNameProblem, datatypeVersionProblem, summarizeErrors } from '../../node/data/datatype.js'
+import { claimPendingBefore } from '../../node/identity/pending.js'
 import { datatypeLookup } from '../../node/data/schema-cache.js'
 import { datatypeDefinitionHandler, datatypeDefinitionValue } from '../../node/data/datatype-definition.js'
 import { parseDatatypeRequest } from '../../node/data/define-datatype.js'
@@ -135,6 +136,7 @@ describe('datatypes: definition, lookup and validation over a database', () => {
     identities = new IdentitiesRepo(db)
     datatypes = new DatatypesRepo(db)
     await registerOrg(db, identities, 'orgA', KEY_A)
+    pendingClaims = new Set()
   })
   afterEach(async () => {
     await db.close()
@@ -166,9 +168,11 @@ describe('datatypes: definition, lookup and validation over a database', () => {
 
   /** Stands for the definitions' places in chain order. */
   let pinSeq = 0
+  /** DIDs whose claim is ordered before the definition but not applied yet. */
+  let pendingClaims: Set<string>
 
   async function handle(def: ReturnType<typeof definition>, signer = KEY_A) {
-    const handler = datatypeDefinitionHandler({ datatypes, identities })
+    const handler = datatypeDefinitionHandler({ datatypes, identities, claimPending: (_tx, did) => pendingClaims.has(did) })
     return db.transaction((tx) => handler.handle(tx, def.message, def.data, signer, ++pinSeq))
   }
 
@@ -205,10 +209,17 @@ describe('datatypes: definition, lookup and validation over a database', () => {
     expect((out as { reason: string }).reason).to.contain('already used')
   })
 
-  it('waits while the signer is unknown (its org claim may not be confirmed yet)', async () => {
+  it('waits while the signer is unknown and its org claim was ordered earlier but is not applied yet', async () => {
+    pendingClaims.add('did:firefly:org/orgC')
     const out = await handle(definition({ author: 'did:firefly:org/orgC', key: KEY_B }), KEY_B)
     expect(out.kind).to.equal('wait')
     expect(datatypes.list('default', { limit: 10, skip: 0 })).to.deep.equal([])
+  })
+
+  it('rejects a definition signed by a stranger with no claim ordered before it (it must not hold the topic)', async () => {
+    const out = await handle(definition({ author: 'did:firefly:org/orgC', key: KEY_B }), KEY_B)
+    expect(out.kind).to.equal('reject')
+    expect((out as { reason: string }).reason).to.contain('not a registered org')
   })
 
   it('rejects an author that does not own the signing key', async () => {
@@ -296,7 +307,7 @@ describe('datatypes: through the aggregator, in chain order', () => {
       db,
       ...repos,
       validator: new DataValidatorImpl(datatypeLookup(datatypes)),
-      definitions: [datatypeDefinitionHandler({ datatypes, identities: repos.identities })],
+      definitions: [datatypeDefinitionHandler({ datatypes, identities: repos.identities, claimPending: (tx, did, seq) => claimPendingBefore(repos.pins, tx, did, seq) })],
       log: () => {},
       onOutcome: () => {},
     })
