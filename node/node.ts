@@ -13,6 +13,7 @@ import { PinsRepo } from './db/repos/pins.js'
 import { EventsRepo } from './db/repos/events.js'
 import { IdentitiesRepo } from './db/repos/identities.js'
 import { BlobsRepo } from './db/repos/blobs.js'
+import { BlobRefsRepo } from './db/repos/blob-refs.js'
 import { BlobStore } from './data/blob-store.js'
 import { createChain } from './chain/index.js'
 import type { Chain } from './chain/types.js'
@@ -71,6 +72,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const events = new EventsRepo(db)
   const identities = new IdentitiesRepo(db)
   const blobs = new BlobsRepo(db)
+  const blobRefs = new BlobRefsRepo(db)
   const datatypes = new DatatypesRepo(db)
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const swept = await blobStore.sweep((hash) => blobs.has(hash))
@@ -99,6 +101,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     events,
     identities,
     blobs,
+    refs: blobRefs,
     validator,
     definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) })],
     log,
@@ -107,7 +110,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       for (const r of rejected) confirmations.rejected(r.message, r.reason)
     },
   })
-  const blobFetcher = new BlobFetcher({ db, data, blobs, blobStore, storage, log, settled: () => aggregator.rewind(pins.minUndispatchedSeq()) })
+  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.rewind(pins.minUndispatchedSeq()) })
   const fetcher = new BatchFetcher({
     db,
     batches,
@@ -128,8 +131,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
   })
 
-  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, blobs: new BlobPublisher({ db, data, blobStore, storage }), log })
-  const sender = new MessageSender({ db, messages, data, blobs, identities, self, sink: batchManager, validator, confirmations })
+  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }), log })
+  const sender = new MessageSender({ db, messages, data, blobs, refs: blobRefs, identities, self, sink: batchManager, validator, confirmations })
 
   const services: NodeServices = {
     config: cfg,

@@ -9,6 +9,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { NodeEvent } from '../events/model.js'
 import { datatypeDefinitionTopic, type Data, type Message } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
@@ -25,6 +26,7 @@ export interface AggregatorDeps {
   events: EventsRepo
   identities: IdentitiesRepo
   blobs: BlobsRepo
+  refs: BlobRefsRepo
   validator: DataValidator
   definitions: DefinitionHandler[]
   log: (line: string) => void
@@ -204,12 +206,14 @@ export class Aggregator {
       if (signer.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})`)
       for (const d of data) {
         if (d.blob) {
-          if (d.blob.problem) return reject(`data ${d.id}: ${d.blob.problem}`)
-          if (!this.deps.blobs.has(d.blob.hash, tx)) {
-            // A broadcast blob arrives through shared storage; without a reference it never will.
-            if (!d.blob.public && message.header.type === 'broadcast') return reject(`data ${d.id}: blob ${d.blob.hash} has no shared-storage reference`)
-            return undefined
+          if (message.header.type === 'broadcast') {
+            // A broadcast blob counts once its announced reference is verified, whatever this node already holds.
+            if (!d.blob.public) return reject(`data ${d.id}: blob ${d.blob.hash} has no shared-storage reference`)
+            const verdict = this.deps.refs.verdict({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }, tx)
+            if (!verdict) return undefined
+            if (!verdict.ok) return reject(`data ${d.id}: ${verdict.reason}`)
           }
+          if (!this.deps.blobs.has(d.blob.hash, tx)) return undefined
         }
         try {
           // Only datatypes whose definition was ordered before this message count, whatever arrived first here.

@@ -4,6 +4,7 @@ import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
+import type { AnnouncedBlob, BlobRefsRepo } from '../db/repos/blob-refs.js'
 import { BlobRefused, type BlobStore } from '../data/blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 
@@ -12,19 +13,14 @@ const RETRY_MAX_MS = 15_000
 /** Blobs can be gigabytes: a couple at a time keeps disk and network busy without starving batch downloads. */
 const CONCURRENCY = 2
 
-export interface WantedBlob {
-  hash: Hash
-  size: number
-  /** Where the announcing member published it. */
-  public: string
-}
+export type WantedBlob = AnnouncedBlob
 
 /**
- * Brings in the blobs other members' broadcasts refer to: streamed from shared storage into the blob store,
- * checked against the announced hash and size on the way, recorded as held, and the aggregator told so the
- * messages waiting for them can be confirmed. Content that does not match what was announced is recorded as
- * a problem on the announcing data items, so their messages are rejected rather than wait forever; an
- * unreachable store is retried with backoff.
+ * Checks the blob references other members' broadcasts announce: each is read from shared storage, streamed into
+ * the blob store and checked against the announced hash and size on the way; the verdict is recorded with the
+ * blob, and the aggregator told so the messages waiting on it can be confirmed (or rejected, when the content
+ * there is not what was announced). A reference is read even when this node already holds a blob with that hash:
+ * the verdict must be the one every member reaches. An unreachable store is retried with backoff.
  */
 export class BlobFetcher {
   private readonly queue: Attempt[] = []
@@ -39,6 +35,7 @@ export class BlobFetcher {
       db: Database
       data: DataRepo
       blobs: BlobsRepo
+      refs: BlobRefsRepo
       blobStore: BlobStore
       storage: SharedStorage
       log: (line: string) => void
@@ -54,7 +51,7 @@ export class BlobFetcher {
 
   want(b: WantedBlob): void {
     const key = keyOf(b)
-    if (this.stopped || this.wanted.has(key) || this.deps.blobs.has(b.hash)) return
+    if (this.stopped || this.wanted.has(key) || this.deps.refs.verdict(b) !== undefined) return
     this.wanted.add(key)
     this.queue.push({ blob: b, delay: RETRY_MIN_MS })
     this.pump()
@@ -90,20 +87,23 @@ export class BlobFetcher {
    * serves (yet) never hold up the others.
    */
   private async attempt(a: Attempt): Promise<void> {
-    const { db, data, blobs, blobStore, storage, log, settled } = this.deps
+    const { db, blobs, refs, blobStore, storage, log, settled } = this.deps
     const b = a.blob
     if (this.stopped) return
-    if (blobs.has(b.hash)) return this.done(b)
+    if (refs.verdict(b) !== undefined) return this.done(b)
     try {
       if (!storage.validRef(b.public)) throw new InvalidReference(`${JSON.stringify(b.public)} is not a shared-storage reference`)
       const stored = await blobStore.write(storage.download(b.public, this.abort.signal), { expect: { hash: b.hash, size: b.size } })
-      await db.transaction((tx) => blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() }))
+      await db.transaction((tx) => {
+        blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
+        refs.settle(tx, b, { ok: true }, now())
+      })
       if (a.problem) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
     } catch (err) {
       if (this.stopped) return
       if (!(err instanceof BlobRefused || err instanceof InvalidReference)) return this.retryLater(a, errorMessage(err))
       log(`blob ${b.hash} published at ${b.public} refused: ${err.message}`)
-      await db.transaction((tx) => data.setBlobProblem(tx, b.hash, b.public, `the blob published at ${b.public} does not match: ${err.message}`))
+      await db.transaction((tx) => refs.settle(tx, b, { ok: false, reason: `the blob published at ${b.public} does not match: ${err.message}` }, now()))
     }
     this.done(b)
     settled(b.hash)

@@ -1,5 +1,7 @@
 import type { Database } from '../db/database.js'
 import type { DataRepo } from '../db/repos/data.js'
+import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
+import { now } from '../core/time.js'
 import type { BlobStore } from '../data/blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import type { Data } from '../messaging/model.js'
@@ -10,11 +12,11 @@ import type { Data } from '../messaging/model.js'
  * so a restart does not publish again) by then. Streamed from the blob store; memory stays flat.
  */
 export class BlobPublisher {
-  constructor(private readonly deps: { db: Database; data: DataRepo; blobStore: BlobStore; storage: SharedStorage }) {}
+  constructor(private readonly deps: { db: Database; data: DataRepo; refs: BlobRefsRepo; blobStore: BlobStore; storage: SharedStorage }) {}
 
   /** Answers whether anything was published (the caller then re-reads the data to carry the new references). */
   async publishAll(items: readonly Data[]): Promise<boolean> {
-    const { db, data, blobStore, storage } = this.deps
+    const { db, data, refs, blobStore, storage } = this.deps
     const published = new Map<string, string>()
     for (const d of items) {
       if (!d.blob || d.blob.public) continue
@@ -30,8 +32,12 @@ export class BlobPublisher {
         }
         published.set(d.blob.hash, ref)
       }
-      const at = ref
-      await db.transaction((tx) => data.setBlobPublic(tx, d.id, at))
+      const announced = { hash: d.blob.hash, size: d.blob.size, public: ref }
+      // This node put the blob there itself: its reference is verified by construction.
+      await db.transaction((tx) => {
+        data.setBlobPublic(tx, d.id, announced.public)
+        refs.settle(tx, announced, { ok: true }, now())
+      })
     }
     return published.size > 0
   }

@@ -49,8 +49,6 @@ export interface BlobRef {
   name: string
   /** The shared-storage reference, once published. */
   public?: string
-  /** Local only, never shown or sent: why this node can never obtain the blob (its published content is not what was announced). */
-  problem?: string
 }
 
 export interface DatatypeRef {

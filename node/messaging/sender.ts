@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { LocalIdentity } from '../identity/local.js'
 import type { Confirmations } from '../events/confirmations.js'
@@ -44,6 +45,7 @@ export class MessageSender {
       messages: MessagesRepo
       data: DataRepo
       blobs: BlobsRepo
+      refs: BlobRefsRepo
       identities: IdentitiesRepo
       self: LocalIdentity
       sink: MessageSink
@@ -129,8 +131,9 @@ export class MessageSender {
       if (d.kind === 'ref') {
         const found = this.deps.data.get(d.id)
         if (!found || found.namespace !== namespace) throw new ParleyError('INVALID_FIELD', `data[${i}]: no data ${d.id} in namespace ${namespace}`)
-        // A blob goes out with the message: this node must hold it, or it must already be published.
-        if (found.blob?.problem) throw new ParleyError('INVALID_FIELD', `data[${i}]: the blob of data ${d.id} cannot be obtained: ${found.blob.problem}`)
+        // A blob goes out with the message: this node must hold it, or it must already be published (and not be known bad).
+        const verdict = found.blob?.public ? this.deps.refs.verdict({ hash: found.blob.hash, size: found.blob.size, public: found.blob.public }) : undefined
+        if (verdict && !verdict.ok) throw new ParleyError('INVALID_FIELD', `data[${i}]: the blob of data ${d.id} cannot be obtained: ${verdict.reason}`)
         if (found.blob && !found.blob.public && !this.deps.blobs.has(found.blob.hash)) {
           throw new ParleyError('INVALID_FIELD', `data[${i}]: this node does not hold the blob ${found.blob.hash} of data ${d.id}`)
         }

@@ -187,6 +187,23 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     expect((again.body as unknown as { error: string }).error).to.match(/cannot be obtained/)
   })
 
+  it('a blob every member already holds, announced at a reference that does not serve it, is rejected everywhere alike', async () => {
+    const ns = 'default'
+    const bytes = randomBytes(64 * 1024)
+    const up = await uploadBlob(members[0]!, ns, bytes, { filename: 'held.bin' })
+    const honest = await broadcast(members[0]!, ns, { data: [{ id: up.body.id }] })
+    expect(honest.status).to.equal(202)
+    for (const m of members) await messageOn(m, ns, honest.body.header.id, 'confirmed')
+    // Every member now holds the bytes; the rogue points at other content under the same announced hash.
+    const elsewhere = await rogue.upload(randomBytes(64 * 1024))
+    const batch = rogue.build(ns, [{ topic: `held-${run}`, value: { i: 1 }, blob: { hash: up.body.blob!.hash as Hash, size: bytes.length, name: 'held.bin', public: elsewhere } }])
+    await rogue.publish(batch)
+    for (const m of members) {
+      const rejected = await messageOn(m, ns, batch.messages[0]!.header.id, 'rejected')
+      expect(rejected.rejectReason, m.org).to.match(/does not match/)
+    }
+  })
+
   it('a receiving member rejects data that fails its datatype (message_rejected), and later messages on the topic still confirm', async () => {
     const ns = 'default'
     const topic = `typed-${run}`

@@ -11,6 +11,7 @@ import { DataRepo } from '../../node/db/repos/data.js'
 import { EventsRepo } from '../../node/db/repos/events.js'
 import { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
@@ -26,7 +27,7 @@ const KEY_B = '0x' + 'bb'.repeat(20)
 describe('aggregator', () => {
   let dir: string
   let db: Database
-  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo }
+  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo; refs: BlobRefsRepo }
   /** Datatypes the validator knows, as `name/version`, with the pin sequence of their definition; every value conforms. */
   let datatypes: Map<string, number>
   let agg: Aggregator
@@ -35,7 +36,7 @@ describe('aggregator', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-agg-'))
     db = await Database.open({ dir, migrations })
-    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db) }
+    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db), refs: new BlobRefsRepo(db) }
     logs = []
     datatypes = new Map()
     const lookup = (_ns: string, name: string, version: string) => {
@@ -215,7 +216,9 @@ describe('aggregator', () => {
     const blobHash = 'ab'.repeat(32) as Hash
     const withBlob = (extra: Partial<NonNullable<Data['blob']>> = {}) => () => ({ blob: { hash: blobHash, size: 10, name: 'f.bin', public: 'QmWhatever', ...extra } })
 
-    it('holds a message (and its topic) until its blob is held, then confirms in order', async () => {
+    const announced = { hash: blobHash, size: 10, public: 'QmWhatever' }
+
+    it('holds a message (and its topic) until its blob reference is verified, then confirms in order', async () => {
       const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob())
       const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
       await store(b)
@@ -225,7 +228,11 @@ describe('aggregator', () => {
       agg.start()
       await agg.whenIdle()
       expect(confirmedOrder()).to.deep.equal([])
+      // Holding a blob with that hash is not enough: the announced reference must be verified first.
       await db.transaction((tx) => repos.blobs.insert(tx, { hash: blobHash, size: 10, created: now() }))
+      await settle()
+      expect(confirmedOrder()).to.deep.equal([])
+      await db.transaction((tx) => repos.refs.settle(tx, announced, { ok: true }, now()))
       agg.rewind(repos.pins.minUndispatchedSeq())
       await agg.whenIdle()
       expect(confirmedOrder()).to.deep.equal([b.messages[0]!.header.id, next.messages[0]!.header.id])
@@ -236,7 +243,11 @@ describe('aggregator', () => {
       const unpublished = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob({ hash: 'cd'.repeat(32) as Hash, public: undefined }))
       const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
       for (const b of [bad, unpublished, next]) await store(b)
-      await db.transaction((tx) => repos.data.setBlobProblem(tx, blobHash, 'QmWhatever', 'content hash differs'))
+      // Even though this node holds a blob with the announced hash, the reference does not serve it.
+      await db.transaction((tx) => {
+        repos.blobs.insert(tx, { hash: blobHash, size: 10, created: now() })
+        repos.refs.settle(tx, announced, { ok: false, reason: 'content hash differs' }, now())
+      })
       for (const b of [bad, unpublished, next]) await pin(b, KEY_A)
       await settle()
       expect(repos.messages.get(bad.messages[0]!.header.id)!.rejectReason).to.contain('content hash differs')

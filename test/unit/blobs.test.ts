@@ -6,6 +6,7 @@ import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { DataRepo } from '../../node/db/repos/data.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { BlobRefused, BlobStore } from '../../node/data/blob-store.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../node/aggregator/blob-fetcher.js'
@@ -67,6 +68,7 @@ describe('blobs', () => {
   let db: Database
   let data: DataRepo
   let blobs: BlobsRepo
+  let refs: BlobRefsRepo
   let store: BlobStore
   let storeDir: string
   let storage: MemoryStorage
@@ -76,6 +78,7 @@ describe('blobs', () => {
     db = await Database.open({ dir: join(dir, 'db'), migrations })
     data = new DataRepo(db)
     blobs = new BlobsRepo(db)
+    refs = new BlobRefsRepo(db)
     storeDir = join(dir, 'blobs')
     store = await BlobStore.open(storeDir)
     storage = new MemoryStorage()
@@ -131,7 +134,7 @@ describe('blobs', () => {
       const a = await blobData(bytes, { name: 'docs/../a.pdf' })
       const b = await blobData(bytes)
       const published = await blobData(randomBytes(10), { public: 'ref-already' })
-      const publisher = new BlobPublisher({ db, data, blobStore: store, storage })
+      const publisher = new BlobPublisher({ db, data, refs, blobStore: store, storage })
       expect(await publisher.publishAll([a, b, published])).to.equal(true)
       expect(storage.uploads, 'two data items with one blob: one upload').to.equal(1)
       const ref = `ref-${sha(bytes)}`
@@ -139,6 +142,7 @@ describe('blobs', () => {
       expect(data.get(b.id)!.blob!.public).to.equal(ref)
       expect(storage.content.get(ref)).to.deep.equal(bytes)
       expect(storage.names, 'published under its hash, never a user-given name with slashes').to.deep.equal([sha(bytes)])
+      expect(refs.verdict({ hash: sha(bytes), size: bytes.length, public: ref }), 'its own reference is verified by construction').to.deep.equal({ ok: true })
       // The batch is rebuilt from the database: a second dispatch (e.g. after a restart) publishes nothing.
       expect(await publisher.publishAll([data.get(a.id)!, data.get(b.id)!, published])).to.equal(false)
       expect(storage.uploads).to.equal(1)
@@ -146,7 +150,7 @@ describe('blobs', () => {
 
     it('fails (so the dispatch retries) when the blob is not held', async () => {
       const d = await blobData(randomBytes(100))
-      const publisher = new BlobPublisher({ db, data, blobStore: store, storage })
+      const publisher = new BlobPublisher({ db, data, refs, blobStore: store, storage })
       let err: unknown
       try {
         await publisher.publishAll([d])
@@ -159,7 +163,7 @@ describe('blobs', () => {
 
   describe('fetcher', () => {
     function fetcher(settled: Hash[]) {
-      return new BlobFetcher({ db, data, blobs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h) })
+      return new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h) })
     }
 
     it('fetches an announced blob through a storage outage, verifies it and records it as held', async () => {
@@ -191,7 +195,7 @@ describe('blobs', () => {
       f.stop()
     })
 
-    it('records a problem on the data when the published content is not the announced blob, or the reference is invalid', async () => {
+    it('records a bad verdict when the published content is not the announced blob, or the reference is invalid', async () => {
       const wrong = await storage.upload(randomBytes(1000))
       const liar = await blobData(randomBytes(1000), { public: wrong })
       const nowhere = await blobData(randomBytes(10), { public: 'not a reference' })
@@ -199,8 +203,10 @@ describe('blobs', () => {
       const f = fetcher(settled)
       f.resume()
       await waitFor('both to settle', async () => settled.length === 2, { timeoutMs: 10_000, intervalMs: 20 })
-      expect(data.get(liar.id)!.blob!.problem).to.match(/does not match/)
-      expect(data.get(nowhere.id)!.blob!.problem).to.match(/not a shared-storage reference/)
+      const verdictOf = (d: Data) => refs.verdict({ hash: d.blob!.hash, size: d.blob!.size, public: d.blob!.public! })
+      expect(verdictOf(liar)).to.deep.include({ ok: false })
+      expect((verdictOf(liar) as { reason: string }).reason).to.match(/does not match/)
+      expect((verdictOf(nowhere) as { reason: string }).reason).to.match(/not a shared-storage reference/)
       expect(blobs.has(liar.blob!.hash)).to.equal(false)
       expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
       f.stop()

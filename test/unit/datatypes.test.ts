@@ -11,6 +11,7 @@ import { DataRepo } from '../../node/db/repos/data.js'
 import { EventsRepo } from '../../node/db/repos/events.js'
 import { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
@@ -294,14 +295,14 @@ describe('datatypes: definition, lookup and validation over a database', () => {
 describe('datatypes: through the aggregator, in chain order', () => {
   let dir: string
   let db: Database
-  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo }
+  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo; refs: BlobRefsRepo }
   let datatypes: DatatypesRepo
   let agg: Aggregator
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-dt-agg-'))
     db = await Database.open({ dir, migrations })
-    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db) }
+    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db), refs: new BlobRefsRepo(db) }
     datatypes = new DatatypesRepo(db)
     agg = new Aggregator({
       db,

@@ -5,6 +5,7 @@ import { migrations } from '../../node/db/schema/index.js'
 import { MessagesRepo } from '../../node/db/repos/messages.js'
 import { DataRepo } from '../../node/db/repos/data.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { MessageSender } from '../../node/messaging/sender.js'
 import { Confirmations } from '../../node/events/confirmations.js'
@@ -37,6 +38,7 @@ describe('message sender', () => {
       messages: new MessagesRepo(db),
       data: new DataRepo(db),
       blobs: new BlobsRepo(db),
+      refs: new BlobRefsRepo(db),
       identities,
       self: localIdentity('org0', 'node0', KEY),
       sink: { accepted: (m) => accepted.push(m) },

@@ -2,6 +2,7 @@ import type { Database, Tx } from '../database.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import type { Data } from '../../messaging/model.js'
+import type { AnnouncedBlob } from './blob-refs.js'
 
 interface Row {
   id: string
@@ -17,7 +18,6 @@ interface Row {
   blob_name: string | null
   blob_path: string | null
   blob_public: string | null
-  blob_problem: string | null
   [k: string]: string | number | null
 }
 
@@ -63,18 +63,13 @@ export class DataRepo {
     tx.run('UPDATE data SET blob_public = ? WHERE id = ?', [ref, id])
   }
 
-  /** Every data item that announced this blob at this reference: the content there can never be what they claim. */
-  setBlobProblem(tx: Tx, hash: string, ref: string, problem: string): void {
-    tx.run('UPDATE data SET blob_problem = ? WHERE blob_hash = ? AND blob_public = ? AND blob_problem IS NULL', [problem, hash, ref])
-  }
-
-  /** Blobs announced by other members' broadcasts that this node does not hold yet and may still obtain. */
-  blobsToFetch(): { hash: Hash; size: number; public: string }[] {
+  /** Blob references announced in stored batches that this node has not checked yet (after a restart). */
+  blobsToFetch(): AnnouncedBlob[] {
     return this.db
       .all<{ hash: string; size: number; public: string }>(
         `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public FROM data d
-          WHERE d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL AND d.blob_problem IS NULL
-            AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.hash = d.blob_hash)`,
+          WHERE d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = d.blob_hash AND r.size = d.blob_size AND r.public = d.blob_public)`,
       )
       .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))
   }
@@ -94,7 +89,7 @@ function fromRow(r: Row): Data {
     ...(r.datatype_name ? { datatype: { name: r.datatype_name, version: r.datatype_version ?? '' } } : {}),
     value: r.value,
     ...(r.blob_hash
-      ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}), ...(r.blob_problem ? { problem: r.blob_problem } : {}) } }
+      ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}) } }
       : {}),
   }
 }

@@ -1,7 +1,6 @@
 import { v1Foundation } from './v1-foundation.js'
 import { v2Messaging } from './v2-messaging.js'
 import { v3Data } from './v3-data.js'
-import { v4DatatypeOrder } from './v4-datatype-order.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4DatatypeOrder]
+export const migrations = [v1Foundation, v2Messaging, v3Data]

@@ -1,13 +1,18 @@
 /**
- * Version 3: data. Datatypes confirmed through the chain, and the blobs this node holds. A blob is stored once
- * by content hash however many data items refer to it; a row here means the file is complete, verified and
- * fsynced. `data.blob_problem` records why a blob announced by another member can never be obtained (its
- * published content does not match the announced hash or size), so messages naming it are rejected instead
- * of waiting forever.
+ * Version 3: data. Datatypes confirmed through the chain, the blobs this node holds, and what it found at each
+ * blob reference other members announced.
+ *
+ * - `datatypes.ordered_at`: the local sequence of the definition's first pin. Pins are stored in chain order, so
+ *   a member checks data only against datatypes defined before the message on chain, whatever arrived first.
+ * - `blobs`: one row per blob held whole, verified and fsynced (the file is named by its hash), however many data
+ *   items refer to it.
+ * - `blob_refs`: whether the content at an announced reference is the announced blob (hash and size). A broadcast's
+ *   blob counts only once its reference is verified, whatever this node already holds under the same hash, so
+ *   every member judges one announcement alike.
  */
 export const v3Data = {
   version: 3,
-  name: 'data: datatypes and held blobs',
+  name: 'data: datatypes, held blobs, verified blob references',
   up: `
     CREATE TABLE datatypes (
       seq        INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -20,6 +25,7 @@ export const v3Data = {
       hash       TEXT NOT NULL,
       value      TEXT NOT NULL,
       created    TEXT NOT NULL,
+      ordered_at INTEGER NOT NULL,
       UNIQUE (namespace, name, version)
     );
     CREATE INDEX datatypes_namespace ON datatypes (namespace, seq);
@@ -31,7 +37,17 @@ export const v3Data = {
       created TEXT NOT NULL
     );
 
-    ALTER TABLE data ADD COLUMN blob_problem TEXT;
+    CREATE TABLE blob_refs (
+      seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+      hash    TEXT NOT NULL,
+      size    INTEGER NOT NULL,
+      public  TEXT NOT NULL,
+      ok      INTEGER NOT NULL,
+      reason  TEXT,
+      created TEXT NOT NULL,
+      UNIQUE (hash, size, public)
+    );
+
     CREATE INDEX data_blob ON data (blob_hash) WHERE blob_hash IS NOT NULL;
   `,
 }

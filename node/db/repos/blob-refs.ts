@@ -1,0 +1,45 @@
+import type { Database, Tx } from '../database.js'
+import type { Hash } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+
+/** A blob as a broadcast announces it: its hash and size, and where it was published. */
+export interface AnnouncedBlob {
+  hash: Hash
+  size: number
+  public: string
+}
+
+export type BlobRefVerdict = { ok: true } | { ok: false; reason: string }
+
+interface Row {
+  ok: number
+  reason: string | null
+  [k: string]: string | number | null
+}
+
+/**
+ * What this node found at each announced blob reference: the content there is the announced blob, or it is not
+ * (and never will be). A broadcast's blob counts only once its reference is verified this way, whatever this
+ * node may already hold under the same hash, so every member judges the same announcement alike.
+ */
+export class BlobRefsRepo {
+  constructor(private readonly db: Database) {}
+
+  settle(tx: Tx, ref: AnnouncedBlob, verdict: BlobRefVerdict, at: Timestamp): void {
+    tx.run('INSERT INTO blob_refs (hash, size, public, ok, reason, created) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (hash, size, public) DO NOTHING', [
+      ref.hash,
+      ref.size,
+      ref.public,
+      verdict.ok ? 1 : 0,
+      verdict.ok ? null : verdict.reason,
+      at,
+    ])
+  }
+
+  /** Undefined while the reference has not been checked yet. */
+  verdict(ref: AnnouncedBlob, tx?: Tx): BlobRefVerdict | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT ok, reason FROM blob_refs WHERE hash = ? AND size = ? AND public = ?', [ref.hash, ref.size, ref.public])
+    if (!r) return undefined
+    return r.ok ? { ok: true } : { ok: false, reason: r.reason ?? 'the published content does not match' }
+  }
+}
