@@ -121,7 +121,7 @@ describe('data upload and read-back on a real 1-member network', function () {
       expect(up.body.hash).to.equal(expectedDataHash('"quarterly numbers, draft"', hex(bytes)))
     })
 
-    it('a datatype that is not defined is refused (400) after the blob, and nothing is recorded', async () => {
+    it('a datatype that is not defined is refused (400), and nothing is recorded', async () => {
       const before = (await get<ApiBlobData[]>(`${nsBase(m, ns)}/data?limit=1000`)).body.length
       const up = await uploadBlob(m, ns, randomBytes(1000), { autometa: true, datatype: { name: `nosuch${run}`, version: '1.0.0' } })
       expect(up.status).to.equal(400)

@@ -93,6 +93,12 @@ describe('aggregator', () => {
     })
   }
 
+  /** Batches that have arrived (stored), then their pins in the order given, each with its own signer. */
+  async function arrive(...pinned: [ReturnType<typeof makeBatch>, string][]): Promise<void> {
+    for (const [b] of pinned) await store(b)
+    for (const [b, signer] of pinned) await pin(b, signer)
+  }
+
   async function settle(): Promise<void> {
     agg.wake()
     await agg.whenIdle()
@@ -103,10 +109,7 @@ describe('aggregator', () => {
   it('confirms in pin order, across batches and members', async () => {
     const b1 = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t2'], ['t1']])
     const b2 = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t1', 't2']])
-    await store(b1)
-    await store(b2)
-    await pin(b1, KEY_A)
-    await pin(b2, KEY_A)
+    await arrive([b1, KEY_A], [b2, KEY_A])
     agg.start()
     await agg.whenIdle()
     expect(confirmedOrder()).to.deep.equal([...b1.messages, ...b2.messages].map((m) => m.header.id))
@@ -150,10 +153,7 @@ describe('aggregator', () => {
     await registerOrg('orgB', KEY_B)
     const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
     const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
-    await store(forged)
-    await store(next)
-    await pin(forged, KEY_B)
-    await pin(next, KEY_A)
+    await arrive([forged, KEY_B], [next, KEY_A])
     agg.start()
     await agg.whenIdle()
     expect(repos.messages.get(forged.messages[0]!.header.id)!.state).to.equal('rejected')
@@ -193,10 +193,7 @@ describe('aggregator', () => {
   it('rejects a message signed by a key nobody registered when no claim for its author was ordered before it', async () => {
     const stranger = makeBatch('did:firefly:org/orgZ', '0x' + 'dd'.repeat(20), [['t1']])
     const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
-    await store(stranger)
-    await store(next)
-    await pin(stranger, '0x' + 'dd'.repeat(20))
-    await pin(next, KEY_A)
+    await arrive([stranger, '0x' + 'dd'.repeat(20)], [next, KEY_A])
     await settle()
     expect(repos.messages.get(stranger.messages[0]!.header.id)!.rejectReason).to.contain('no registered identity')
     expect(confirmedOrder(), 'the stranger does not hold the topic').to.deep.equal([next.messages[0]!.header.id])
@@ -221,10 +218,7 @@ describe('aggregator', () => {
     it('holds a message (and its topic) until its blob reference is verified, then confirms in order', async () => {
       const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob())
       const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
-      await store(b)
-      await store(next)
-      await pin(b, KEY_A)
-      await pin(next, KEY_A)
+      await arrive([b, KEY_A], [next, KEY_A])
       agg.start()
       await agg.whenIdle()
       expect(confirmedOrder()).to.deep.equal([])
@@ -259,10 +253,7 @@ describe('aggregator', () => {
       datatypes.set('widget/1.0', 0)
       const unknown = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'gadget', version: '1.0' } }))
       const known = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], () => ({ datatype: { name: 'widget', version: '1.0' } }))
-      await store(unknown)
-      await store(known)
-      await pin(unknown, KEY_A)
-      await pin(known, KEY_A)
+      await arrive([unknown, KEY_A], [known, KEY_A])
       await settle()
       expect(repos.messages.get(unknown.messages[0]!.header.id)!.rejectReason).to.contain('gadget/1.0')
       expect(confirmedOrder()).to.deep.equal([known.messages[0]!.header.id])
