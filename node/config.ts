@@ -1,3 +1,4 @@
+import { NAME_RE } from './core/names.js'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { BatchConfig } from './batch/config.js'
@@ -40,7 +41,6 @@ export class ConfigError extends Error {
   }
 }
 
-const NAME_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
 
 export function loadNodeConfig(file: string): NodeConfig {
   let raw: unknown

@@ -55,7 +55,7 @@ export class Aggregator {
 
   start(): void {
     const first = this.deps.pins.minUndispatchedSeq()
-    this.offset = first !== undefined ? first - 1 : this.maxSeq()
+    this.offset = first !== undefined ? first - 1 : this.deps.pins.maxSeq()
     this.wake()
   }
 
@@ -79,10 +79,6 @@ export class Aggregator {
   /** Resolves once no pass is running (tests and shutdown). */
   whenIdle(): Promise<void> {
     return this.running ? this.idle : Promise.resolve()
-  }
-
-  private maxSeq(): number {
-    return Number(this.deps.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM pins')?.s ?? 0)
   }
 
   private async run(): Promise<void> {
@@ -167,7 +163,7 @@ export class Aggregator {
       return undefined
     }
     // Nothing overtakes on a topic: every context of the message must have no earlier waiting pin.
-    const firstSeq = Number(tx.get<{ s: number }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND idx BETWEEN ? AND ?', [pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1])?.s ?? pin.seq)
+    const firstSeq = this.deps.pins.firstSeqOf(tx, pin.batchId, entry.firstPin, entry.firstPin + entry.topics - 1) ?? pin.seq
     const contexts = message.header.topics.map((t) => broadcastContext(t))
     for (const ctx of contexts) if (this.deps.pins.earlierUndispatched(tx, ctx, firstSeq)) return undefined
 

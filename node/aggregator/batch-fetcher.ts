@@ -1,4 +1,5 @@
 import { errorMessage } from '../core/errors.js'
+import { Backoff, sleep } from '../core/backoff.js'
 import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { Database } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
@@ -68,8 +69,7 @@ export class BatchFetcher {
   }
 
   private async run(p: PinnedBatch): Promise<void> {
-    let delay = RETRY_MIN_MS
-    let lastProblem: string | undefined
+    const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
     if (!this.deps.storage.validRef(p.payloadRef)) return this.refuse(p, `payload reference ${JSON.stringify(p.payloadRef)} is not a shared-storage reference`)
     for (;;) {
       if (this.stopped) return
@@ -79,10 +79,8 @@ export class BatchFetcher {
       } catch (err) {
         if (err instanceof TooLarge) return this.refuse(p, err.message)
         const problem = errorMessage(err)
-        if (problem !== lastProblem) this.deps.log(`batch ${p.batchId}: cannot download ${p.payloadRef} yet: ${problem}; retrying`)
-        lastProblem = problem
-        await new Promise((r) => setTimeout(r, delay))
-        delay = Math.min(delay * 2, RETRY_MAX_MS)
+        if (backoff.failed(problem)) this.deps.log(`batch ${p.batchId}: cannot download ${p.payloadRef} yet: ${problem}; retrying`)
+        await sleep(backoff.next())
         continue
       }
       let batch: BatchPayload

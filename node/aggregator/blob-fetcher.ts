@@ -1,4 +1,5 @@
 import { errorMessage } from '../core/errors.js'
+import { Backoff } from '../core/backoff.js'
 import type { Hash } from '../core/ids.js'
 import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
@@ -53,7 +54,7 @@ export class BlobFetcher {
     const key = keyOf(b)
     if (this.stopped || this.wanted.has(key) || this.deps.refs.verdict(b) !== undefined) return
     this.wanted.add(key)
-    this.queue.push({ blob: b, delay: RETRY_MIN_MS })
+    this.queue.push({ blob: b, backoff: new Backoff(RETRY_MIN_MS, RETRY_MAX_MS) })
     this.pump()
   }
 
@@ -98,7 +99,7 @@ export class BlobFetcher {
         blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
         refs.settle(tx, b, { ok: true }, now())
       })
-      if (a.problem) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
+      if (a.backoff.retrying) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
     } catch (err) {
       if (this.stopped) return
       if (!(err instanceof BlobRefused || err instanceof InvalidReference)) return this.retryLater(a, errorMessage(err))
@@ -115,23 +116,19 @@ export class BlobFetcher {
 
   private retryLater(a: Attempt, problem: string): void {
     if (this.stopped) return
-    if (problem !== a.problem) this.deps.log(`blob ${a.blob.hash}: cannot fetch ${a.blob.public} yet: ${problem}; retrying`)
-    const next: Attempt = { blob: a.blob, delay: Math.min(a.delay * 2, RETRY_MAX_MS), problem }
+    if (a.backoff.failed(problem)) this.deps.log(`blob ${a.blob.hash}: cannot fetch ${a.blob.public} yet: ${problem}; retrying`)
     const timer = setTimeout(() => {
       this.timers.delete(timer)
-      this.queue.push(next)
+      this.queue.push(a)
       this.pump()
-    }, a.delay)
+    }, a.backoff.next())
     this.timers.add(timer)
   }
 }
 
 interface Attempt {
   blob: WantedBlob
-  /** The wait before the next try, should this one fail. */
-  delay: number
-  /** The last failure, logged once rather than at every retry. */
-  problem?: string
+  backoff: Backoff
 }
 
 const keyOf = (b: WantedBlob): string => `${b.hash}\u0000${b.public}`

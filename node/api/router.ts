@@ -1,9 +1,9 @@
 import Router from '@koa/router'
 import type { Context } from 'koa'
 import { ParleyError } from '../core/errors.js'
+import { NAME_RE } from '../core/names.js'
 
 export const DEFAULT_NAMESPACE = 'default'
-const NAMESPACE_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
 
 export type Handler<S> = (ctx: Context, services: S, ns: string) => Promise<void> | void
 
@@ -42,7 +42,7 @@ export class ApiRouter<S> {
 }
 
 export function parseNamespace(ns: string | undefined): string {
-  if (ns === undefined || !NAMESPACE_RE.test(ns)) {
+  if (ns === undefined || !NAME_RE.test(ns)) {
     throw new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-' and start and end alphanumeric: ${JSON.stringify(ns)}`)
   }
   return ns

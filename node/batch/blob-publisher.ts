@@ -14,13 +14,15 @@ import type { Data } from '../messaging/model.js'
 export class BlobPublisher {
   constructor(private readonly deps: { db: Database; data: DataRepo; refs: BlobRefsRepo; blobStore: BlobStore; storage: SharedStorage }) {}
 
-  /** Answers whether anything was published (the caller then re-reads the data to carry the new references). */
+  /** Answers whether any data item got a reference (the caller then re-reads the data to carry the new references). */
   async publishAll(items: readonly Data[]): Promise<boolean> {
     const { db, data, refs, blobStore, storage } = this.deps
     const published = new Map<string, string>()
+    let referenced = false
     for (const d of items) {
       if (!d.blob || d.blob.public) continue
-      let ref = published.get(d.blob.hash)
+      // Published before (by another data item, or verified at another member's reference): no need to upload again.
+      let ref = published.get(d.blob.hash) ?? refs.verifiedPublic(d.blob.hash, d.blob.size)
       if (!ref) {
         const held = await blobStore.read(d.blob.hash)
         if (!held) throw new Error(`blob ${d.blob.hash} of data ${d.id} is not held by this node, so it cannot be published`)
@@ -33,12 +35,13 @@ export class BlobPublisher {
         published.set(d.blob.hash, ref)
       }
       const announced = { hash: d.blob.hash, size: d.blob.size, public: ref }
-      // This node put the blob there itself: its reference is verified by construction.
+      // Put there by this node, or already verified: the reference is known good.
       await db.transaction((tx) => {
         data.setBlobPublic(tx, d.id, announced.public)
         refs.settle(tx, announced, { ok: true }, now())
       })
+      referenced = true
     }
-    return published.size > 0
+    return referenced
   }
 }

@@ -2,6 +2,7 @@ import { newId, type BatchId, type TxId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import { broadcastContext } from '../core/hashes.js'
 import { errorMessage } from '../core/errors.js'
+import { Backoff, sleep } from '../core/backoff.js'
 import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
@@ -162,8 +163,7 @@ class Assembler {
   /** Upload then pin, retrying each step until it succeeds: the batch is durable, so nothing is lost meanwhile. */
   private async dispatch(batchId: BatchId): Promise<void> {
     const { db, batches, storage, chain, log } = this.deps
-    let delay = RETRY_MIN_MS
-    let lastProblem: string | undefined
+    const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
     for (;;) {
       if (this.stopped()) return
       const b = batches.get(batchId)
@@ -179,14 +179,12 @@ class Assembler {
         const contexts = payload.messages.flatMap((m) => m.header.topics.map((t) => broadcastContext(t)))
         const { txHash } = await chain.submitPinBatch({ txId: b.txId, batchId, batchHash: b.hash, payloadRef: ref, contexts })
         await db.transaction((tx) => batches.setPinned(tx, batchId, txHash))
-        if (lastProblem) log(`batch ${batchId}: dispatched after retrying`)
+        if (backoff.retrying) log(`batch ${batchId}: dispatched after retrying`)
         return
       } catch (err) {
         const problem = errorMessage(err)
-        if (problem !== lastProblem) log(`batch ${batchId}: dispatch failed, retrying: ${problem}`)
-        lastProblem = problem
-        await new Promise((r) => setTimeout(r, delay))
-        delay = Math.min(delay * 2, RETRY_MAX_MS)
+        if (backoff.failed(problem)) log(`batch ${batchId}: dispatch failed, retrying: ${problem}`)
+        await sleep(backoff.next())
       }
     }
   }

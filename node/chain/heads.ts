@@ -1,3 +1,4 @@
+import { Backoff } from '../core/backoff.js'
 import WebSocket from 'ws'
 
 /** The WebSocket address of a JSON-RPC endpoint: same host, port and path (as `hardhat node` and geth serve). */
@@ -17,7 +18,7 @@ const MAX_RETRY_MS = 2000
 export class HeadWatcher {
   private ws: WebSocket | undefined
   private timer: NodeJS.Timeout | undefined
-  private retryMs = MIN_RETRY_MS
+  private readonly backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
   private stopped = true
   /** Failed connection attempts since the last subscription that worked. */
   failures = 0
@@ -81,7 +82,7 @@ export class HeadWatcher {
         subscribed = true
         this.failures = 0
         this.lastError = undefined
-        this.retryMs = MIN_RETRY_MS
+        this.backoff.reset()
         this.onChange()
         return
       }
@@ -98,8 +99,7 @@ export class HeadWatcher {
       this.failures++
       // Only a working subscription that dropped is news; failed reconnects are the same news again.
       if (subscribed) this.onChange()
-      this.timer = setTimeout(() => this.connect(), this.retryMs)
-      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS)
+      this.timer = setTimeout(() => this.connect(), this.backoff.next())
     })
   }
 }

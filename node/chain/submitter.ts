@@ -1,3 +1,4 @@
+import { Backoff } from '../core/backoff.js'
 import type { Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
 import { encodePinBatch } from './abi.js'
@@ -69,7 +70,7 @@ export class PinSubmitter {
   private async send(data: string): Promise<SignedTx> {
     const { rpc, wallet, contract, problems } = this.deps
     let signed: SignedTx | undefined
-    let delay = MIN_RETRY_MS
+    const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
     for (;;) {
       this.assertRunning()
       try {
@@ -96,8 +97,7 @@ export class PinSubmitter {
         if (!(err instanceof RpcError && err.transport)) {
           problems.report('submit', `chain: pinBatch from ${wallet.address.toLowerCase()} not sent yet: ${errorMessage(err)}; retrying`, retryReason(err))
         }
-        await this.deps.nextHead(delay)
-        delay = Math.min(delay * 2, MAX_RETRY_MS)
+        await this.deps.nextHead(backoff.next())
       }
     }
   }
@@ -113,7 +113,7 @@ export class PinSubmitter {
   }
 
   private async confirm(tx: SignedTx): Promise<{ txHash: string; blockNumber: number }> {
-    let delay = MIN_RETRY_MS
+    const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
     for (;;) {
       this.assertRunning()
       try {
@@ -128,11 +128,10 @@ export class PinSubmitter {
         // Not mined yet. A transaction the endpoint has forgotten (dropped from its pool) is sent again.
         if (!(await isKnown(this.deps.rpc, tx.hash))) await this.sendRaw(tx).catch(() => undefined)
         await this.deps.nextHead(RECEIPT_POLL_MS)
-        delay = MIN_RETRY_MS
+        backoff.reset()
       } catch (err) {
         if (!(err instanceof RpcError && err.transport)) throw err
-        await this.deps.nextHead(delay)
-        delay = Math.min(delay * 2, MAX_RETRY_MS)
+        await this.deps.nextHead(backoff.next())
       }
     }
   }

@@ -8,7 +8,7 @@ import type { DatatypesRepo } from '../db/repos/datatypes.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { DefinitionHandler, DefinitionOutcome } from '../aggregator/definitions.js'
 import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Message } from '../messaging/model.js'
-import { NAME_RE } from '../messaging/input.js'
+import { NAME_RE } from '../core/names.js'
 import { compileSchema, DATATYPE_VALIDATOR, datatypeNameProblem, datatypeVersionProblem, type Datatype } from './datatype.js'
 
 /** What a datatype definition carries: the datatype as every member will store it, less what confirmation sets. */

@@ -4,7 +4,7 @@ import { ParleyError } from '../core/errors.js'
 import { isUuid, type DatatypeId, type Hash, type MessageId } from '../core/ids.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import type { Timestamp } from '../core/time.js'
-import { NAME_RE } from '../messaging/input.js'
+import { NAME_RE } from '../core/names.js'
 
 /** A datatype as every member stores it once its definition is confirmed: it never changes afterwards. */
 export interface Datatype {

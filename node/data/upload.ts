@@ -6,7 +6,7 @@ import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import { optString } from '../messaging/input.js'
+import { optString, parseDatatypeRef } from '../messaging/input.js'
 import type { Data, DatatypeRef } from '../messaging/model.js'
 import type { DataValidator } from '../messaging/sender.js'
 import { BlobRefused, type BlobStore } from './blob-store.js'
@@ -58,7 +58,7 @@ export class DataUploader {
       namespace,
       hash: dataHash({ valueRaw: value!.raw }),
       created: now(),
-      ...datatypeOf(body.get('datatype')),
+      ...optionalDatatype(parseDatatypeRef(body.get('datatype'), 'datatype')),
       value: value!.raw,
     }
     this.deps.validator.validate(namespace, d)
@@ -121,13 +121,7 @@ function parseValidator(v: string | undefined): string {
   return v
 }
 
-function datatypeOf(node: JsonNode | undefined): { datatype?: DatatypeRef } {
-  if (node === undefined || node.kind === 'null') return {}
-  if (node.kind !== 'object') bad('datatype must be {name, version}')
-  const name = optString(node.get('name'), 'datatype.name')
-  if (!name) bad('datatype.name is required')
-  return { datatype: { name: name!, version: optString(node.get('version'), 'datatype.version') ?? '' } }
-}
+const optionalDatatype = (datatype: DatatypeRef | undefined): { datatype?: DatatypeRef } => (datatype ? { datatype } : {})
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s)
 

@@ -4,11 +4,10 @@ import { now } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { DefinitionHandler, DefinitionOutcome } from '../aggregator/definitions.js'
-import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message } from '../messaging/model.js'
+import { nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message } from '../messaging/model.js'
+import { NAME_RE } from '../core/names.js'
 import type { Identity, NodeProfile } from './model.js'
 
-const ORG_DID = /^did:firefly:org\/([0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?)$/
-const NODE_DID = /^did:firefly:node\/([0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?)$/
 
 /** The value of an identity claim: `{"identity": {id, did, type, parent?, namespace, name, description?, profile?}}`. */
 export function claimValue(i: { id: IdentityId; did: string; type: 'org' | 'node'; parent?: IdentityId; name: string; profile?: NodeProfile }): string {
@@ -57,8 +56,7 @@ export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed
       const at = now()
 
       if (type === 'org') {
-        const m = ORG_DID.exec(did)
-        if (!m || m[1] !== name) return { kind: 'reject', reason: `org claim: ${did} is not did:firefly:org/${name}` }
+        if (!NAME_RE.test(name) || did !== orgDid(name)) return { kind: 'reject', reason: `org claim: ${did} is not did:firefly:org/${name}` }
         if (message.header.author !== did) return { kind: 'reject', reason: `org claim for ${did} is authored by ${message.header.author}` }
         const taken = identities.byVerifier('ethereum_address', signer, tx)
         if (taken) return { kind: 'reject', reason: `key ${signer} is already registered to ${taken.did}` }
@@ -69,8 +67,7 @@ export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed
       }
 
       if (type === 'node') {
-        const m = NODE_DID.exec(did)
-        if (!m || m[1] !== name) return { kind: 'reject', reason: `node claim: ${did} is not did:firefly:node/${name}` }
+        if (!NAME_RE.test(name) || did !== nodeDid(name)) return { kind: 'reject', reason: `node claim: ${did} is not did:firefly:node/${name}` }
         const parentId = field('parent')
         const parent = parentId ? identities.byId(parentId, tx) : undefined
         if (!parent) return { kind: 'wait', reason: `parent ${parentId ?? '(none)'} of ${did} is not confirmed yet` }

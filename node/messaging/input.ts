@@ -1,10 +1,9 @@
 import { ParleyError } from '../core/errors.js'
+import { NAME_RE } from '../core/names.js'
 import { parseUuid, type DataId } from '../core/ids.js'
 import type { JsonNode } from '../core/json.js'
 import type { DatatypeRef, TxType } from './model.js'
 
-/** FireFly's name rule, used for topics, tags, namespaces and datatype names. */
-export const NAME_RE = /^[0-9a-zA-Z]([0-9a-zA-Z._-]{0,62}[0-9a-zA-Z])?$/
 const MAX_TOPICS = 10
 const MAX_TOPICS_CHARS = 1024
 
@@ -97,16 +96,18 @@ export function parseDataInput(item: JsonNode, where: string): DataInput {
   if (value === undefined || value.kind === 'null') bad(`${where} needs a value (or the id of uploaded data)`)
   const validator = optString(item.get('validator'), `${where}.validator`) ?? 'json'
   if (!['json', 'none'].includes(validator)) bad(`${where}.validator must be json or none: ${JSON.stringify(validator)}`)
-  const dt = item.get('datatype')
-  let datatype: DatatypeRef | undefined
-  if (dt !== undefined && dt.kind !== 'null') {
-    if (dt.kind !== 'object') bad(`${where}.datatype must be {name, version}`)
-    const name = optString(dt.get('name'), `${where}.datatype.name`)
-    const version = optString(dt.get('version'), `${where}.datatype.version`) ?? ''
-    if (!name) bad(`${where}.datatype.name is required`)
-    datatype = { name: name!, version }
-  }
+  const datatype = parseDatatypeRef(item.get('datatype'), `${where}.datatype`)
   return { kind: 'inline', valueRaw: value!.raw, validator, ...(datatype ? { datatype } : {}) }
+}
+
+/** `{name, version}` naming a datatype (`where` names the field in errors); absent or null: none. */
+export function parseDatatypeRef(dt: JsonNode | undefined, where: string): DatatypeRef | undefined {
+  if (dt === undefined || dt.kind === 'null') return undefined
+  if (dt.kind !== 'object') bad(`${where} must be {name, version}`)
+  const name = optString(dt.get('name'), `${where}.name`)
+  const version = optString(dt.get('version'), `${where}.version`) ?? ''
+  if (!name) bad(`${where}.name is required`)
+  return { name: name!, version }
 }
 
 function parseGroup(node: JsonNode): NonNullable<MessageInput['group']> {

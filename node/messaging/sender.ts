@@ -39,6 +39,8 @@ const DEFAULT_CONFIRM_TIMEOUT_MS = 120_000
  * stores message and new data in one durable transaction before answering. Nothing here waits on the chain.
  */
 export class MessageSender {
+  private registered = false
+
   constructor(
     private readonly deps: {
       db: Database
@@ -65,9 +67,12 @@ export class MessageSender {
    * after a member first starts; `network:up` is ready only after it).
    */
   assertRegistered(): void {
+    // A confirmed claim stays confirmed: once seen, no send needs to read it again.
+    if (this.registered) return
     if (!this.deps.identities.byDid(this.deps.self.orgDid)) {
       throw new ParleyError('UNAVAILABLE', `this node's org ${this.deps.self.orgDid} is not registered yet (its claim is not confirmed); try again shortly`)
     }
+    this.registered = true
   }
 
   /** A system definition (identity claim, datatype): always broadcast and pinned, on the system namespace. */

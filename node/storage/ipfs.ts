@@ -3,6 +3,7 @@ import { CID } from 'multiformats/cid'
 import { errorMessage } from '../core/errors.js'
 import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
 import { kuboAdd } from './kubo-add.js'
+import { Backoff } from '../core/backoff.js'
 
 const PROBE_TIMEOUT_MS = 2000
 const RETRY_MIN_MS = 250
@@ -17,7 +18,7 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
   let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
   let stopped = false
   let timer: NodeJS.Timeout | undefined
-  let loggedReason: string | undefined
+  const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
 
   async function probe(): Promise<SharedStorageStatus> {
     try {
@@ -30,24 +31,21 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
   }
 
   // Until the endpoint first answers, retry with backoff; after that, failures surface on the calls themselves.
-  async function watch(delay: number): Promise<void> {
+  async function watch(): Promise<void> {
     if (stopped) return
     const s = await probe()
     if (s.connected) {
-      if (loggedReason !== undefined) opts.log(`ipfs: connected to ${opts.api} (${s.version ?? 'unknown version'})`)
-      loggedReason = undefined
+      if (backoff.retrying) opts.log(`ipfs: connected to ${opts.api} (${s.version ?? 'unknown version'})`)
+      backoff.reset()
       return
     }
-    if (s.error !== loggedReason) {
-      opts.log(`ipfs: ${s.error}; retrying`)
-      loggedReason = s.error
-    }
-    timer = setTimeout(() => void watch(Math.min(delay * 2, RETRY_MAX_MS)), delay)
+    if (backoff.failed(s.error ?? 'unreachable')) opts.log(`ipfs: ${s.error}; retrying`)
+    timer = setTimeout(() => void watch(), backoff.next())
   }
 
   return {
     start() {
-      void watch(RETRY_MIN_MS)
+      void watch()
     },
     async upload(content, name = 'file.bin') {
       const cid = await kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })

@@ -10,6 +10,7 @@ import {
   byTopic,
   confirmationOrder,
   get,
+  messageReaching,
   nsBase,
   pinOrder,
   plain,
@@ -42,15 +43,7 @@ describe('broadcast on a real 3-member network', function () {
   })
 
   /** Polls a member until it holds the message confirmed; answers it. */
-  async function confirmedOn(m: MemberDescription, ns: string, id: string): Promise<ApiMessage> {
-    let last: ApiMessage | undefined
-    await waitFor(`${m.org} to confirm ${id}`, async () => {
-      const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
-      last = r.status === 200 ? r.body : undefined
-      return last?.state === 'confirmed'
-    }, { timeoutMs: 30_000, intervalMs: 150 })
-    return last!
-  }
+  const confirmedOn = (m: MemberDescription, ns: string, id: string): Promise<ApiMessage> => messageReaching(m, ns, id, ['confirmed'], 30_000)
 
   describe('send', () => {
     it('answers 202 with the accepted message: broadcast, batch_pin, ready, hashes, default topic and author', async () => {

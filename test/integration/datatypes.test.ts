@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
 import { testNetwork } from '../support/network.js'
-import { broadcast, get, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
+import { broadcast, get, messageReaching, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { uploadBlob } from '../support/upload.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -64,15 +64,7 @@ describe('datatypes on a real 3-member network', function () {
   }
 
   /** Polls a member until the message has settled (confirmed or rejected) in its namespace; answers it. */
-  async function settledOn(m: MemberDescription, ns: string, id: string): Promise<ApiMessage> {
-    let last: ApiMessage | undefined
-    await waitFor(`${m.org} to settle ${id}`, async () => {
-      const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
-      last = r.status === 200 ? r.body : undefined
-      return last?.state === 'confirmed' || last?.state === 'rejected'
-    }, { timeoutMs: 30_000, intervalMs: 150 })
-    return last!
-  }
+  const settledOn = (m: MemberDescription, ns: string, id: string): Promise<ApiMessage> => messageReaching(m, ns, id, ['confirmed', 'rejected'], 30_000)
 
   it('define: 202 with the definition message, then the same datatype on every member under its own id', async () => {
     const m = members[0]!

@@ -5,7 +5,7 @@ import { waitFor } from '../../network/process.js'
 import type { Hash } from '../../node/core/ids.js'
 import { testNetwork } from '../support/network.js'
 import { RogueSender } from '../support/rogue-sender.js'
-import { broadcast, get, nsBase, request, runId, send, type ApiEvent, type ApiMessage } from '../support/api.js'
+import { broadcast, get, messageReaching, nsBase, request, runId, send, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
 
 const MiB = 1024 * 1024
@@ -39,15 +39,7 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
 
-  async function messageOn(m: MemberDescription, ns: string, id: string, state: string): Promise<ApiMessage> {
-    let last: ApiMessage | undefined
-    await waitFor(`${m.org} to hold ${id} ${state}`, async () => {
-      const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
-      last = r.status === 200 ? r.body : undefined
-      return last?.state === state
-    }, { timeoutMs: 60_000, intervalMs: 200 })
-    return last!
-  }
+  const messageOn = (m: MemberDescription, ns: string, id: string, state: string): Promise<ApiMessage> => messageReaching(m, ns, id, [state])
 
   /** Bytes the rogue will announce before it publishes them: their hash and the reference they will have. */
   async function unpublishedBlob(size: number): Promise<{ bytes: Buffer; hash: Hash; ref: string }> {

@@ -145,6 +145,17 @@ export async function confirmationOrder(m: MemberDescription, ns: string, topicO
   return out
 }
 
+/** Polls a member until it holds the message in one of `states`; answers it as last read. */
+export async function messageReaching(m: MemberDescription, ns: string, id: string, states: string[], timeoutMs = 60_000): Promise<ApiMessage> {
+  let last: ApiMessage | undefined
+  await waitFor(`${m.org} to hold ${id} ${states.join(' or ')}`, async () => {
+    const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
+    last = r.status === 200 ? r.body : undefined
+    return last !== undefined && states.includes(last.state)
+  }, { timeoutMs, intervalMs: 150 })
+  return last!
+}
+
 /** Waits until the member has a message_confirmed event for every id; the timeout names how many it had. */
 export async function waitConfirmedAll(m: MemberDescription, ns: string, ids: Iterable<string>, timeoutMs = 60_000): Promise<void> {
   const want = new Set(ids)

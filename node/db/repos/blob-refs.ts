@@ -36,6 +36,11 @@ export class BlobRefsRepo {
     ])
   }
 
+  /** A reference already known to serve this blob (published here, or verified when fetched), if there is one. */
+  verifiedPublic(hash: Hash, size: number): string | undefined {
+    return this.db.get<{ public: string }>('SELECT public FROM blob_refs WHERE hash = ? AND size = ? AND ok = 1 ORDER BY seq LIMIT 1', [hash, size])?.public
+  }
+
   /** Undefined while the reference has not been checked yet. */
   verdict(ref: AnnouncedBlob, tx?: Tx): BlobRefVerdict | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT ok, reason FROM blob_refs WHERE hash = ? AND size = ? AND public = ?', [ref.hash, ref.size, ref.public])

@@ -57,6 +57,16 @@ export class PinsRepo {
     return r?.s ?? undefined
   }
 
+  maxSeq(): number {
+    return Number(this.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM pins')?.s ?? 0)
+  }
+
+  /** The earliest sequence among a batch's contexts `from`..`to` (one message's pins). */
+  firstSeqOf(tx: Tx, batchId: string, from: number, to: number): number | undefined {
+    const r = tx.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND idx BETWEEN ? AND ?', [batchId, from, to])
+    return r?.s ?? undefined
+  }
+
   minUndispatchedSeq(): number | undefined {
     const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE dispatched = 0')
     return r?.s ?? undefined
