@@ -11,7 +11,7 @@ import type { MessageSender } from './messaging/sender.js'
 import type { BlobsRepo } from './db/repos/blobs.js'
 import type { BlobStore } from './data/blob-store.js'
 import type { DatatypesRepo } from './db/repos/datatypes.js'
-import type { DatatypeDefiner } from './data/define-datatype.js'
+import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
 
 export interface NodeStatus {

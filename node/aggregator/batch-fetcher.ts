@@ -6,9 +6,10 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import { parseBatch, type BatchPayload } from '../batch/payload.js'
+import { parseBatch } from '../batch/payload.js'
 import { sealManifest, verifyBatch } from '../batch/verify.js'
-import type { WantedBlob } from './blob-fetcher.js'
+
+import type { AnnouncedBlob, BatchPayload } from '../model/index.js'
 
 /** A broadcast batch larger than this is refused rather than read into memory. */
 const MAX_BATCH_BYTES = 64 * 1024 * 1024
@@ -43,7 +44,7 @@ export class BatchFetcher {
       /** Called once the batch is stored (or refused), so the aggregator can walk its pins again. */
       arrived: (batchId: BatchId) => void
       /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */
-      announced: (blobs: WantedBlob[]) => void
+      announced: (blobs: AnnouncedBlob[]) => void
     },
   ) {}
 

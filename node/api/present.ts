@@ -1,11 +1,7 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
-import { batchHeaderJson, blobJson, dataJson, headerJson } from '../messaging/wire.js'
-import type { Data, Message } from '../messaging/model.js'
-import type { Identity } from '../identity/model.js'
-import type { NodeEvent } from '../events/model.js'
-import type { BatchRecord } from '../db/repos/batches.js'
-import type { Datatype } from '../data/datatype.js'
+import { batchHeaderJson, blobJson, dataJson, headerJson } from '../model/wire.js'
+import { type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype } from '../model/index.js'
 
 type Obj = { [key: string]: GoJsonValue }
 

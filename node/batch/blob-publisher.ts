@@ -4,7 +4,7 @@ import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import { now } from '../core/time.js'
 import type { BlobStore } from '../data/blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import type { Data } from '../messaging/model.js'
+import { type Data } from '../model/index.js'
 
 /**
  * Publishes blobs to shared storage on the first broadcast that carries them, before the batch itself goes

@@ -1,25 +1,11 @@
 import { ParleyError } from '../core/errors.js'
 import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
-import { batchHeaderJson, dataJson, headerJson } from '../messaging/wire.js'
+import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import type { Data, DataRef, Header, Message, MessageType, TxType } from '../messaging/model.js'
+import { MESSAGE_TYPES, type Data, type DataRef, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
+import type { BatchPayload } from '../model/index.js'
 
-/** A batch as it travels: the JSON written to shared storage (broadcast) or sent peer to peer (private). */
-export interface BatchPayload {
-  id: BatchId
-  type: 'broadcast' | 'private'
-  namespace: string
-  node?: string
-  author: string
-  key: string
-  group?: Hash
-  created: Timestamp
-  hash: Hash
-  tx: { type: 'batch_pin'; id: TxId }
-  messages: { header: Header; hash: Hash; data: DataRef[]; pins?: string[] }[]
-  data: Data[]
-}
 
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
 export function serializeBatch(b: BatchPayload): string {
@@ -41,8 +27,6 @@ export function serializeBatch(b: BatchPayload): string {
 export function batchMessage(m: Message): BatchPayload['messages'][number] {
   return { header: m.header, hash: m.hash, data: m.data, ...(m.pins ? { pins: m.pins } : {}) }
 }
-
-const MESSAGE_TYPES: MessageType[] = ['broadcast', 'private', 'definition', 'groupinit']
 
 /**
  * Reads a batch from a peer or from shared storage. Anything malformed is a ParleyError naming what; the caller

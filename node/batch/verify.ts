@@ -1,6 +1,6 @@
 import { batchHash, batchManifest, dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
 import type { BatchId, Hash, TxId } from '../core/ids.js'
-import type { BatchPayload } from './payload.js'
+import { type BatchPayload } from '../model/index.js'
 
 export interface PinnedBatchRef {
   batchId: BatchId

@@ -1,7 +1,9 @@
 import { Interface } from 'ethers'
-import { parseAddress, parseHash, type BatchId, type TxId } from '../core/ids.js'
+import { parseAddress, parseHash } from '../core/ids.js'
+import { splitUuids, uuidsBytes32 } from '../core/hashes.js'
 import { ParleyError } from '../core/errors.js'
-import type { BatchPinEvent, PinBatchRequest } from './types.js'
+import type { PinBatchRequest } from './types.js'
+import { type BatchPinEvent } from '../model/index.js'
 
 /**
  * FireFly's BatchPin contract, network version 2, as the node needs it. Written out rather than read from the
@@ -17,8 +19,6 @@ export const batchPinInterface = new Interface([
 /** topic0 of BatchPin: the only topic, since nothing in the event is indexed. */
 export const BATCH_PIN_TOPIC = batchPinInterface.getEvent('BatchPin')!.topicHash
 
-export const BATCH_PIN_ACTION = 'firefly:batch_pin'
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 function uuidHex(id: string, what: string): string {
@@ -26,23 +26,9 @@ function uuidHex(id: string, what: string): string {
   return id.replaceAll('-', '')
 }
 
-function hexUuid(hex32: string): string {
-  return `${hex32.slice(0, 8)}-${hex32.slice(8, 12)}-${hex32.slice(12, 16)}-${hex32.slice(16, 20)}-${hex32.slice(20, 32)}`
-}
-
-/** `uuids` = transaction id (16 raw bytes) ‖ batch id (16 raw bytes), as FireFly packs it. */
-export function packUuids(txId: TxId, batchId: BatchId): string {
-  return '0x' + uuidHex(txId, 'transaction id') + uuidHex(batchId, 'batch id')
-}
-
-export function unpackUuids(uuids: string): { txId: TxId; batchId: BatchId } {
-  const hex = uuids.replace(/^0x/, '').toLowerCase()
-  return { txId: hexUuid(hex.slice(0, 32)) as TxId, batchId: hexUuid(hex.slice(32, 64)) as BatchId }
-}
-
 export function encodePinBatch(req: PinBatchRequest): string {
   return batchPinInterface.encodeFunctionData('pinBatch', [
-    packUuids(req.txId, req.batchId),
+    uuidsBytes32(req.txId, req.batchId),
     '0x' + parseHash(req.batchHash, 'batchHash'),
     req.payloadRef,
     req.contexts.map((c, i) => '0x' + parseHash(c, `contexts[${i}]`)),
@@ -90,7 +76,7 @@ export function decodeBatchPinLog(log: RpcLog): BatchPinEvent {
     author: parseAddress(a.getValue('author'), 'author'),
     timestamp: Number(a.getValue('timestamp') as bigint),
     action: String(a.getValue('action')),
-    ...unpackUuids(String(a.getValue('uuids'))),
+    ...splitUuids(String(a.getValue('uuids'))),
     batchHash: parseHash(a.getValue('batchHash'), 'batchHash'),
     payloadRef: String(a.getValue('payloadRef')),
     contexts: Array.from(a.getValue('contexts') as Iterable<unknown>).map((c, i) => parseHash(c, `contexts[${i}]`)),

@@ -1,7 +1,7 @@
 import { errorMessage } from '../core/errors.js'
 import { BATCH_PIN_TOPIC, decodeBatchPinLog, type RpcLog } from './abi.js'
 import { JsonRpcClient, RpcError, toQuantity } from './rpc.js'
-import type { BatchPinEvent } from './types.js'
+import { type BatchPinEvent } from '../model/index.js'
 
 /** The node's `onEvents` rejected: the same range is offered again later, the cursor does not move. */
 export class ConsumerError extends Error {

@@ -4,28 +4,8 @@
  * (or a production user) can point it at any Ethereum JSON-RPC endpoint.
  */
 import type { Address, BatchId, Hash, TxId } from '../core/ids.js'
+import type { BatchPinEvent } from '../model/index.js'
 
-/** One BatchPin log, decoded. Network actions come through too (empty contexts, `action` "firefly:<name>"). */
-export interface BatchPinEvent {
-  blockNumber: number
-  txIndex: number
-  logIndex: number
-  /** FireFly's `%012d/%06d/%06d` of block, transaction index and log index: sorts in chain order. */
-  protocolId: string
-  txHash: string
-  /** The signing key that pinned (tx.origin), lowercase. */
-  author: Address
-  /** The block timestamp, in unix seconds. */
-  timestamp: number
-  action: string
-  /** From `uuids`: transaction id (first 16 bytes) ‖ batch id (last 16 bytes). */
-  txId: TxId
-  batchId: BatchId
-  batchHash: Hash
-  /** The IPFS CID of a broadcast batch; empty for a private batch. */
-  payloadRef: string
-  contexts: Hash[]
-}
 
 export interface PinBatchRequest {
   txId: TxId

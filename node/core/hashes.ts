@@ -53,15 +53,16 @@ export function dataRefsHash(refs: readonly DataRefInput[]): Hash {
 
 // ---- message header (§2.3) ----
 
-export type MessageType = 'broadcast' | 'private' | 'definition' | 'groupinit' | 'transfer_broadcast' | 'transfer_private'
-export type MessageTxType = 'batch_pin' | 'none' | 'unpinned' | 'contract_invoke_pin'
-
-/** The fields of a message that its hash covers, as Go's `core.MessageHeader`. Absent, null and "" are all "unset". */
+/**
+ * The fields of a message that its hash covers, as Go's `core.MessageHeader`. Absent, null and "" are all "unset".
+ * `type` and `txtype` are any strings: the formula hashes what a member wrote, including FireFly types this service
+ * never sends (which types a batch may carry is checked where it is parsed, against the model).
+ */
 export interface MessageHeader {
   id: MessageId
   cid?: MessageId | null
-  type: MessageType
-  txtype?: MessageTxType | null
+  type: string
+  txtype?: string | null
   author?: string | null
   key?: string | null
   created?: Timestamp | null

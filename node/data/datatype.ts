@@ -5,31 +5,9 @@ import { isUuid, type DatatypeId, type Hash, type MessageId } from '../core/ids.
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import type { Timestamp } from '../core/time.js'
 import { NAME_RE } from '../core/names.js'
+import { optString } from '../core/json-input.js'
+import type { DatatypeRef } from '../model/index.js'
 
-/** A datatype as every member stores it once its definition is confirmed: it never changes afterwards. */
-export interface Datatype {
-  /** Chosen by the defining member and carried in the definition, so every member stores the same id. */
-  id: DatatypeId
-  /** The definition message that created it. */
-  message: MessageId
-  validator: 'json'
-  namespace: string
-  name: string
-  version: string
-  /** sha256 of `value`. */
-  hash: Hash
-  /** Time of confirmation on this member. */
-  created: Timestamp
-  /** The JSON Schema, as the compacted text that was hashed. */
-  value: string
-  /**
-   * Local only: the sequence of the definition's first pin. Pins are stored in chain order, so this compares
-   * with other pins' sequences as their places on chain do.
-   */
-  orderedAt: number
-}
-
-export const DATATYPE_VALIDATOR = 'json'
 
 // A dotted version number, optionally with semver's pre-release and build suffixes. Bounded like names, so
 // that a version always fits where FireFly stores one.
@@ -143,4 +121,14 @@ function detail(e: ErrorObject): string {
     return `: ${s.length > 200 ? `${s.slice(0, 199)}…` : s}`
   }
   return ''
+}
+
+/** `{name, version}` naming a datatype (`where` names the field in errors); absent or null: none. */
+export function parseDatatypeRef(dt: JsonNode | undefined, where: string): DatatypeRef | undefined {
+  if (dt === undefined || dt.kind === 'null') return undefined
+  if (dt.kind !== 'object') throw new ParleyError('INVALID_FIELD', `${where} must be {name, version}`)
+  const name = optString(dt.get('name'), `${where}.name`)
+  const version = optString(dt.get('version'), `${where}.version`) ?? ''
+  if (!name) throw new ParleyError('INVALID_FIELD', `${where}.name is required`)
+  return { name, version }
 }

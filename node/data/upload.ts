@@ -6,11 +6,12 @@ import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import { optString, parseDatatypeRef } from '../messaging/input.js'
-import type { Data, DatatypeRef } from '../messaging/model.js'
-import type { DataValidator } from '../messaging/sender.js'
+import { optString } from '../core/json-input.js'
+import { parseDatatypeRef } from './datatype.js'
+import type { DataValidator } from './validator.js'
 import { BlobRefused, type BlobStore } from './blob-store.js'
 import { autometaValue, blobName, metadataValue } from './blob-metadata.js'
+import { type Data, type DatatypeRef } from '../model/index.js'
 
 const VALIDATORS = ['json', 'none']
 

@@ -1,6 +1,5 @@
 import { ParleyError } from '../core/errors.js'
-import type { Data, DatatypeRef } from '../messaging/model.js'
-import type { DataValidator } from '../messaging/sender.js'
+import { type Data, type DatatypeRef } from '../model/index.js'
 
 /**
  * Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema,
@@ -11,6 +10,14 @@ export type DatatypeLookup = (namespace: string, name: string, version: string) 
 export interface DatatypeCheck {
   check: (valueRaw: string) => string | undefined
   orderedAt: number
+}
+
+/** Checks data against its datatype; the data capability provides it. */
+export interface DataValidator {
+  /** `orderedBefore`: on receipt, the message's place in chain order; a datatype defined after it does not count. */
+  validate(namespace: string, d: Data, orderedBefore?: number): void
+  /** Throws UNKNOWN_DATATYPE unless the datatype exists here: lets an upload fail before its blob is read. */
+  requireDatatype(namespace: string, validator: string, datatype: DatatypeRef): void
 }
 
 /**

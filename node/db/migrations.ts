@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { DatabaseError } from './errors.js'
 import type { Migration, Row, SqlParams, Tx } from './types.js'
 
@@ -8,38 +9,100 @@ export interface Migratable {
   transaction<T>(fn: (tx: Tx) => T): Promise<T>
 }
 
+// `checksum` is nullable because databases created before checksums existed get the column by
+// ALTER TABLE (which cannot add a NOT NULL column without a default), and both kinds must look alike.
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INTEGER PRIMARY KEY,
   name       TEXT NOT NULL,
-  applied_at TEXT NOT NULL
+  applied_at TEXT NOT NULL,
+  checksum   TEXT
 )`
+
+const START_OVER = 'start from a new state folder (e.g. npm run network:up -- --dir <new dir>) or remove this one'
+
+/**
+ * sha256 (hex) of a migration's SQL. Only trailing whitespace and blank lines are ignored, so that an
+ * editor's reformatting does not make every existing database unusable, while any change a statement
+ * could notice (indentation inside a string literal included) does. Changing this normalisation would
+ * refuse every existing database just the same: test/db/shipped-migrations.test.ts pins its output.
+ */
+export function migrationChecksum(m: Pick<Migration, 'up'>): string {
+  const normalised = m.up
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .filter((line) => line !== '')
+    .join('\n')
+  return createHash('sha256').update(normalised, 'utf8').digest('hex')
+}
+
+type AppliedRow = { version: number; name: string; checksum: string | null }
 
 /**
  * Applies, in version order, each migration the database has not recorded yet, each in its own
  * journaled transaction together with its row in `schema_migrations`, so a crash leaves every
  * migration either wholly applied and recorded or not at all. The time of application is a bound
  * value, like every non-deterministic input, so replay records the same time.
+ *
+ * Migrations are append-only: the schema of a database is the result of the exact SQL it ran, so a
+ * database whose recorded migrations do not match this build's (rewritten SQL, a different migration
+ * under the same version, a version this build lacks) is refused before anything is written, rather
+ * than run on a schema the code does not expect.
  */
 export async function applyMigrations(db: Migratable, migrations: readonly Migration[]): Promise<number[]> {
   const ordered = validate(migrations)
-  const applied = new Set(appliedVersions(db))
-  const newest = Math.max(0, ...applied)
-  const known = new Set(ordered.map((m) => m.version))
-  const unknown = [...applied].filter((v) => !known.has(v))
+  const byVersion = new Map(ordered.map((m) => [m.version, { m, checksum: migrationChecksum(m) }]))
+  const { rows, hasChecksumColumn } = appliedRows(db)
+
+  const unknown = rows.filter((r) => !byVersion.has(r.version)).map((r) => r.version)
   if (unknown.length > 0) {
-    throw new DatabaseError('DB_MIGRATION', `the database has schema versions this software does not know (${unknown.join(', ')}); it was written by a newer version`)
+    throw new DatabaseError(
+      'DB_MIGRATION',
+      `the database has schema versions this build of Parley does not know (${unknown.join(', ')}); it was written by a newer or different build: run that build on it, or ${START_OVER}`,
+    )
   }
-  const ran: number[] = []
-  for (const m of ordered) {
-    if (applied.has(m.version)) continue
-    if (m.version < newest) {
-      throw new DatabaseError('DB_MIGRATION', `migration ${m.version} (${m.name}) is missing but later version ${newest} is applied`)
+
+  const backfill: { version: number; checksum: string }[] = []
+  for (const r of rows) {
+    const known = byVersion.get(r.version)
+    if (!known) continue
+    // Before checksums, the name is the only record of which migration ran; identical SQL under a
+    // new name is still the same schema, so once a checksum exists it alone decides.
+    const same = r.checksum === null ? r.name === known.m.name : r.checksum === known.checksum
+    if (!same) {
+      throw new DatabaseError(
+        'DB_MIGRATION',
+        `schema version ${r.version} of this database was written by a different build of Parley (migration "${r.name}" vs "${known.m.name}"); migrations are append-only, so this state folder cannot be used: ${START_OVER}`,
+      )
     }
+    if (r.checksum === null) backfill.push({ version: r.version, checksum: known.checksum })
+  }
+
+  const applied = new Set(rows.map((r) => r.version))
+  const newest = Math.max(0, ...applied)
+  const missing = ordered.find((m) => !applied.has(m.version) && m.version < newest)
+  if (missing) {
+    throw new DatabaseError(
+      'DB_MIGRATION',
+      `migration ${missing.version} (${missing.name}) is missing but later version ${newest} is applied; the database was written by a different build of Parley: ${START_OVER}`,
+    )
+  }
+
+  // One transaction, so that a crash leaves either the old table or the upgraded and filled-in one.
+  if (!hasChecksumColumn || backfill.length > 0) {
+    await db.transaction((tx) => {
+      if (!hasChecksumColumn) tx.run('ALTER TABLE schema_migrations ADD COLUMN checksum TEXT')
+      for (const b of backfill) tx.run('UPDATE schema_migrations SET checksum = ? WHERE version = ?', [b.checksum, b.version])
+    })
+  }
+
+  const ran: number[] = []
+  for (const { m, checksum } of byVersion.values()) {
+    if (applied.has(m.version)) continue
     try {
       await db.transaction((tx) => {
         tx.exec(CREATE_TABLE)
         tx.exec(m.up)
-        tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [m.version, m.name, new Date().toISOString()])
+        tx.run('INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)', [m.version, m.name, new Date().toISOString(), checksum])
       })
     } catch (err) {
       throw new DatabaseError('DB_MIGRATION', `migration ${m.version} (${m.name}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
@@ -62,8 +125,15 @@ function validate(migrations: readonly Migration[]): Migration[] {
   return ordered
 }
 
-function appliedVersions(db: Migratable): number[] {
-  const exists = db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-  if (!exists) return []
-  return db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version').map((r) => r.version)
+function tableExists(db: Migratable): boolean {
+  return db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") !== undefined
+}
+
+/** With no table yet, the first migration creates it with the column, so there is nothing to add. */
+function appliedRows(db: Migratable): { rows: AppliedRow[]; hasChecksumColumn: boolean } {
+  if (!tableExists(db)) return { rows: [], hasChecksumColumn: true }
+  const hasChecksumColumn = db.get("SELECT 1 AS x FROM pragma_table_info('schema_migrations') WHERE name = 'checksum'") !== undefined
+  const checksum = hasChecksumColumn ? 'checksum' : 'NULL AS checksum'
+  const rows = db.all<AppliedRow>(`SELECT version, name, ${checksum} FROM schema_migrations ORDER BY version`)
+  return { rows, hasChecksumColumn }
 }

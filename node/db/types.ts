@@ -44,7 +44,10 @@ export interface Migration {
   /** Positive integer; migrations apply in increasing order, each exactly once. */
   version: number
   name: string
-  /** SQL script; deterministic like every other write, since the journal replays it. */
+  /**
+   * SQL script; deterministic like every other write, since the journal replays it. Never edited once
+   * shipped: databases record its checksum and refuse to open under different SQL (see migrations.ts).
+   */
   up: string
 }
 

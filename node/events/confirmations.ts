@@ -1,6 +1,6 @@
 import { ParleyError } from '../core/errors.js'
 import type { MessageId } from '../core/ids.js'
-import type { Message } from '../messaging/model.js'
+import { type Message } from '../model/index.js'
 
 /**
  * Callers of `?confirm=true` wait here for their message's local outcome; the aggregator settles them after

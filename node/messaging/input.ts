@@ -2,7 +2,9 @@ import { ParleyError } from '../core/errors.js'
 import { NAME_RE } from '../core/names.js'
 import { parseUuid, type DataId } from '../core/ids.js'
 import type { JsonNode } from '../core/json.js'
-import type { DatatypeRef, TxType } from './model.js'
+import { optString } from '../core/json-input.js'
+import { parseDatatypeRef } from '../data/datatype.js'
+import { type DatatypeRef, type TxType } from '../model/index.js'
 
 const MAX_TOPICS = 10
 const MAX_TOPICS_CHARS = 1024
@@ -100,15 +102,6 @@ export function parseDataInput(item: JsonNode, where: string): DataInput {
   return { kind: 'inline', valueRaw: value!.raw, validator, ...(datatype ? { datatype } : {}) }
 }
 
-/** `{name, version}` naming a datatype (`where` names the field in errors); absent or null: none. */
-export function parseDatatypeRef(dt: JsonNode | undefined, where: string): DatatypeRef | undefined {
-  if (dt === undefined || dt.kind === 'null') return undefined
-  if (dt.kind !== 'object') bad(`${where} must be {name, version}`)
-  const name = optString(dt.get('name'), `${where}.name`)
-  const version = optString(dt.get('version'), `${where}.version`) ?? ''
-  if (!name) bad(`${where}.name is required`)
-  return { name: name!, version }
-}
 
 function parseGroup(node: JsonNode): NonNullable<MessageInput['group']> {
   if (node.kind !== 'object') bad('group must be an object {members: [{identity}]}')
@@ -125,10 +118,4 @@ function parseGroup(node: JsonNode): NonNullable<MessageInput['group']> {
       return { identity: identity!, ...(nodeName ? { node: nodeName } : {}) }
     }),
   }
-}
-
-export function optString(node: JsonNode | undefined, where: string): string | undefined {
-  if (node === undefined || node.kind === 'null') return undefined
-  if (node.kind !== 'string') bad(`${where} must be a string`)
-  return String(node.value)
 }

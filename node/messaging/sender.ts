@@ -8,10 +8,10 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
-import type { LocalIdentity } from '../identity/local.js'
 import type { Confirmations } from '../events/confirmations.js'
-import type { Data, DataRef, DatatypeRef, Header, Message, MessageType } from './model.js'
 import type { DataInput, MessageInput } from './input.js'
+import type { DataValidator } from '../data/validator.js'
+import { type LocalIdentity, type Data, type DataRef, type DatatypeRef, type Header, type Message, type MessageType } from '../model/index.js'
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
 export interface MessageSink {
@@ -19,13 +19,6 @@ export interface MessageSink {
   accepted(m: Message, bytes: number): void
 }
 
-/** Checks data against its datatype; the data capability provides it. */
-export interface DataValidator {
-  /** `orderedBefore`: on receipt, the message's place in chain order; a datatype defined after it does not count. */
-  validate(namespace: string, d: Data, orderedBefore?: number): void
-  /** Throws UNKNOWN_DATATYPE unless the datatype exists here: lets an upload fail before its blob is read. */
-  requireDatatype(namespace: string, validator: string, datatype: DatatypeRef): void
-}
 
 export interface SendOptions {
   confirm?: boolean

@@ -15,7 +15,8 @@ import {
   type TransactionReceipt,
 } from 'ethers'
 import { BATCH_PIN_ARTIFACT, deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
-import { BATCH_PIN_TOPIC, batchPinInterface, decodeBatchPinLog, packUuids, type RpcLog } from '../../node/chain/abi.js'
+import { BATCH_PIN_TOPIC, batchPinInterface, decodeBatchPinLog, type RpcLog } from '../../node/chain/abi.js'
+import { uuidsBytes32 } from '../../node/core/hashes.js'
 import type { BatchId, TxId } from '../../node/core/ids.js'
 import { assertCompiled, startChain, stopAllChains, type TestChain } from '../chain/chain-process.js'
 
@@ -105,7 +106,7 @@ describe('BatchPin contract (Firefly, network version 2)', function () {
     it(`pins a batch with ${count} contexts and every field round-trips`, async () => {
       const txId = randomUUID() as TxId
       const batchId = randomUUID() as BatchId
-      const uuids = packUuids(txId, batchId)
+      const uuids = uuidsBytes32(txId, batchId)
       const batchHash = randomHash()
       const payloadRef = count === 0 ? '' : 'QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG'
       const contexts = Array.from({ length: count }, randomHash)

@@ -6,14 +6,14 @@ import { rpcCall } from '../../network/probe.js'
 import { createChain } from '../../node/chain/index.js'
 import type { Chain } from '../../node/chain/types.js'
 import { createIpfsStorage } from '../../node/storage/ipfs.js'
-import { serializeBatch, type BatchPayload } from '../../node/batch/payload.js'
+import { serializeBatch } from '../../node/batch/payload.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
 import { compactJson } from '../../node/core/json.js'
 import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BlobRef, type Data, type DatatypeRef, type Header } from '../../node/messaging/model.js'
-import { claimValue } from '../../node/identity/claims.js'
+import { claimValue } from '../../node/definitions/identity-claim.js'
+import { type BatchPayload, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BlobRef, type Data, type DatatypeRef, type Header } from '../../node/model/index.js'
 
 export interface RogueItem {
   topic: string

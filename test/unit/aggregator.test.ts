@@ -17,8 +17,8 @@ import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { Data, Header, Message } from '../../node/messaging/model.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
+import { type Data, type Header, type Message } from '../../node/model/index.js'
 
 const KEY_A = '0x' + 'aa'.repeat(20)
 const KEY_B = '0x' + 'bb'.repeat(20)

@@ -1,10 +1,10 @@
 import { expect } from 'chai'
-import { parseBatch, serializeBatch, type BatchPayload } from '../../node/batch/payload.js'
+import { parseBatch, serializeBatch } from '../../node/batch/payload.js'
 import { sealManifest, verifyBatch } from '../../node/batch/verify.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { Header } from '../../node/messaging/model.js'
+import { type BatchPayload, type Header } from '../../node/model/index.js'
 
 function batch(values: string[]): BatchPayload {
   const id = newId<BatchId>()

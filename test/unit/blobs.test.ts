@@ -9,14 +9,14 @@ import { BlobsRepo } from '../../node/db/repos/blobs.js'
 import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { BlobRefused, BlobStore } from '../../node/data/blob-store.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
-import { BlobFetcher } from '../../node/aggregator/blob-fetcher.js'
+import { BlobFetcher } from '../../node/data/blob-fetcher.js'
 import type { SharedStorage } from '../../node/storage/shared-storage.js'
 import { dataHash } from '../../node/core/hashes.js'
 import { newId, type DataId, type Hash } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { Data } from '../../node/messaging/model.js'
 import { waitFor } from '../../network/process.js'
 import { TempDirs } from '../db/helpers.js'
+import { type Data } from '../../node/model/index.js'
 
 const sha = (b: Uint8Array): Hash => createHash('sha256').update(b).digest('hex') as Hash
 

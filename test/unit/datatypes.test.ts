@@ -20,14 +20,14 @@ import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type Iden
 import { compactJson, parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { now } from '../../node/core/time.js'
-import { SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Header, type Message } from '../../node/messaging/model.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { compileSchema, datatypeNameProblem, datatypeVersionProblem, summarizeErrors } from '../../node/data/datatype.js'
 import { claimPendingBefore } from '../../node/identity/pending.js'
 import { datatypeLookup } from '../../node/data/schema-cache.js'
-import { datatypeDefinitionHandler, datatypeDefinitionValue } from '../../node/data/datatype-definition.js'
-import { parseDatatypeRequest } from '../../node/data/define-datatype.js'
+import { datatypeDefinitionHandler, datatypeDefinitionValue } from '../../node/definitions/datatype.js'
+import { parseDatatypeRequest } from '../../node/definitions/define-datatype.js'
 import { parseFilters, DATATYPE_FIELDS } from '../../node/api/filters.js'
+import { SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Header, type Message } from '../../node/model/index.js'
 
 const KEY_A = '0x' + 'aa'.repeat(20)
 const KEY_B = '0x' + 'bb'.repeat(20)

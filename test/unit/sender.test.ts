@@ -10,14 +10,13 @@ import { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { MessageSender } from '../../node/messaging/sender.js'
 import { Confirmations } from '../../node/events/confirmations.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
-import { localIdentity } from '../../node/identity/local.js'
 import { parseMessageInput } from '../../node/messaging/input.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { Message } from '../../node/messaging/model.js'
 import { TempDirs } from '../db/helpers.js'
+import { localIdentity, type Message } from '../../node/model/index.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
 

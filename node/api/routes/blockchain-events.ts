@@ -1,8 +1,8 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
-import type { StoredBlockchainEvent } from '../../db/repos/blockchain-events.js'
 import { parsePaging } from '../query.js'
 import { parseUuid } from '../../core/ids.js'
+import { type StoredBlockchainEvent } from '../../model/index.js'
 
 /** The BatchPin logs this node has read, newest first, in FireFly's blockchain event shape. */
 export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {

@@ -5,7 +5,7 @@ import { boolParam, parsePaging } from '../query.js'
 import { DATATYPE_FIELDS, parseFilters } from '../filters.js'
 import { presentDatatype, presentMessage } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
-import { parseDatatypeRequest } from '../../data/define-datatype.js'
+import { parseDatatypeRequest } from '../../definitions/define-datatype.js'
 import { checkDatatypeName, checkDatatypeVersion } from '../../data/datatype.js'
 
 /**

@@ -1,6 +1,5 @@
 import type { ParsedUrlQuery } from 'node:querystring'
 import type { ApiRouter } from '../router.js'
-import type { Message } from '../../messaging/model.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
@@ -9,6 +8,7 @@ import { presentData, presentMessage } from '../present.js'
 import { parseMessageInput } from '../../messaging/input.js'
 import { parseUuid } from '../../core/ids.js'
 import { ParleyError } from '../../core/errors.js'
+import { type Message } from '../../model/index.js'
 
 export function messageRoutes(r: ApiRouter<NodeServices>): void {
   r.post('/messages/broadcast', async (ctx, s, ns) => {

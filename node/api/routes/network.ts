@@ -5,7 +5,7 @@ import { boolParam, parsePaging } from '../query.js'
 import { presentIdentity } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
 import { isUuid } from '../../core/ids.js'
-import type { IdentityType } from '../../identity/model.js'
+import { type IdentityType } from '../../model/index.js'
 
 /** The network map: orgs and nodes confirmed through the chain, the same in every namespace. */
 export function networkRoutes(r: ApiRouter<NodeServices>): void {

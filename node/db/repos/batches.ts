@@ -1,31 +1,9 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
+import type { BatchRecord, BatchState } from '../../model/index.js'
 
-/**
- * A batch's life on this node. Sent: `sealed` → `uploaded` (payload in shared storage) → `pinned` (pinBatch
- * mined). Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
- */
-export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'received' | 'refused'
 
-export interface BatchRecord {
-  id: BatchId
-  type: 'broadcast' | 'private'
-  namespace: string
-  author: string
-  key: string
-  node?: string
-  group?: Hash
-  created: Timestamp
-  hash: Hash
-  manifest: string
-  txId: TxId
-  payloadRef?: string
-  state: BatchState
-  local: boolean
-  chainTx?: string
-  reason?: string
-}
 
 interface Row {
   id: string

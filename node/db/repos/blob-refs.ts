@@ -1,15 +1,9 @@
 import type { Database, Tx } from '../database.js'
 import type { Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
+import type { AnnouncedBlob, BlobRefVerdict } from '../../model/index.js'
 
-/** A blob as a broadcast announces it: its hash and size, and where it was published. */
-export interface AnnouncedBlob {
-  hash: Hash
-  size: number
-  public: string
-}
 
-export type BlobRefVerdict = { ok: true } | { ok: false; reason: string }
 
 interface Row {
   ok: number

@@ -1,13 +1,9 @@
-import type { BatchPinEvent } from '../../chain/types.js'
 import type { Database, Tx } from '../database.js'
 import { newId, type Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
+import { type BatchPinEvent } from '../../model/index.js'
+import type { StoredBlockchainEvent } from '../../model/index.js'
 
-export interface StoredBlockchainEvent extends BatchPinEvent {
-  seq: number
-  id: string
-  received: Timestamp
-}
 
 interface Row {
   seq: number

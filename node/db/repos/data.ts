@@ -1,8 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { Data } from '../../messaging/model.js'
-import type { AnnouncedBlob } from './blob-refs.js'
+import { type Data, type AnnouncedBlob } from '../../model/index.js'
 
 interface Row {
   id: string

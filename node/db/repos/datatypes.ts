@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { DatatypeId, Hash, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { Datatype } from '../../data/datatype.js'
+import { type Datatype } from '../../model/index.js'
 
 interface Row {
   seq: number

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { EventType, NewEvent, NodeEvent } from '../../events/model.js'
+import { type EventType, type NewEvent, type NodeEvent } from '../../model/index.js'
 
 interface Row {
   seq: number

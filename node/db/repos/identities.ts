@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { IdentityId, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { Identity, IdentityType, Verifier, VerifierType } from '../../identity/model.js'
+import { type Identity, type IdentityType, type Verifier, type VerifierType } from '../../model/index.js'
 
 interface Row {
   id: string

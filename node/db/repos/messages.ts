@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
-import type { DataRef, Header, Message, MessageState, MessageType, TxType } from '../../messaging/model.js'
+import { type DataRef, type Header, type Message, type MessageState, type MessageType, type TxType } from '../../model/index.js'
 
 interface Row {
   seq: number

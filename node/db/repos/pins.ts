@@ -1,17 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
+import type { Pin } from '../../model/index.js'
 
-export interface Pin {
-  seq: number
-  batchId: BatchId
-  batchHash: Hash
-  index: number
-  hash: Hash
-  masked: boolean
-  signer: string
-  eventId: string
-  dispatched: boolean
-}
 
 interface Row {
   seq: number

@@ -6,10 +6,10 @@ import { now } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import type { DatatypesRepo } from '../db/repos/datatypes.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
-import type { DefinitionHandler, DefinitionOutcome } from '../aggregator/definitions.js'
-import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Message } from '../messaging/model.js'
+import type { DefinitionHandler, DefinitionOutcome } from './types.js'
 import { NAME_RE } from '../core/names.js'
-import { compileSchema, DATATYPE_VALIDATOR, datatypeNameProblem, datatypeVersionProblem, type Datatype } from './datatype.js'
+import { compileSchema, datatypeNameProblem, datatypeVersionProblem } from '../data/datatype.js'
+import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Message, DATATYPE_VALIDATOR, type Datatype } from '../model/index.js'
 
 /** What a datatype definition carries: the datatype as every member will store it, less what confirmation sets. */
 export interface DatatypeDefinition {

@@ -3,10 +3,10 @@ import { newId, type DatatypeId } from '../core/ids.js'
 import type { JsonNode } from '../core/json.js'
 import type { DatatypesRepo } from '../db/repos/datatypes.js'
 import type { MessageSender, SendOptions } from '../messaging/sender.js'
-import { optString } from '../messaging/input.js'
-import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Message } from '../messaging/model.js'
-import { checkDatatypeName, checkDatatypeVersion, compileSchema, DATATYPE_VALIDATOR } from './datatype.js'
-import { datatypeDefinitionValue } from './datatype-definition.js'
+import { optString } from '../core/json-input.js'
+import { checkDatatypeName, checkDatatypeVersion, compileSchema } from '../data/datatype.js'
+import { datatypeDefinitionValue } from './datatype.js'
+import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Message, DATATYPE_VALIDATOR } from '../model/index.js'
 
 export interface DatatypeRequest {
   name: string

@@ -3,10 +3,9 @@ import { isUuid, type IdentityId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
-import type { DefinitionHandler, DefinitionOutcome } from '../aggregator/definitions.js'
-import { nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message } from '../messaging/model.js'
+import type { DefinitionHandler, DefinitionOutcome } from './types.js'
 import { NAME_RE } from '../core/names.js'
-import type { Identity, NodeProfile } from './model.js'
+import { nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message, type Identity, type NodeProfile } from '../model/index.js'
 
 
 /** The value of an identity claim: `{"identity": {id, did, type, parent?, namespace, name, description?, profile?}}`. */

@@ -1,6 +1,5 @@
 import type { Tx } from '../db/database.js'
-import type { Data, Message } from '../messaging/model.js'
-import type { NewEvent } from '../events/model.js'
+import { type Data, type Message, type NewEvent } from '../model/index.js'
 
 /**
  * What a definition (a system message such as an identity claim or a datatype) does when it is its turn in the

@@ -5,16 +5,16 @@ import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import type { AnnouncedBlob, BlobRefsRepo } from '../db/repos/blob-refs.js'
-import { BlobRefused, type BlobStore } from '../data/blob-store.js'
+import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
+import { BlobRefused, type BlobStore } from './blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
+import { type AnnouncedBlob } from '../model/index.js'
 
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 15_000
 /** Blobs can be gigabytes: a couple at a time keeps disk and network busy without starving batch downloads. */
 const CONCURRENCY = 2
 
-export type WantedBlob = AnnouncedBlob
 
 /**
  * Checks the blob references other members' broadcasts announce: each is read from shared storage, streamed into
@@ -50,7 +50,7 @@ export class BlobFetcher {
     for (const b of this.deps.data.blobsToFetch()) this.want(b)
   }
 
-  want(b: WantedBlob): void {
+  want(b: AnnouncedBlob): void {
     const key = keyOf(b)
     if (this.stopped || this.wanted.has(key) || this.deps.refs.verdict(b) !== undefined) return
     this.wanted.add(key)
@@ -110,7 +110,7 @@ export class BlobFetcher {
     settled(b.hash)
   }
 
-  private done(b: WantedBlob): void {
+  private done(b: AnnouncedBlob): void {
     this.wanted.delete(keyOf(b))
   }
 
@@ -127,10 +127,10 @@ export class BlobFetcher {
 }
 
 interface Attempt {
-  blob: WantedBlob
+  blob: AnnouncedBlob
   backoff: Backoff
 }
 
-const keyOf = (b: WantedBlob): string => `${b.hash}\u0000${b.public}`
+const keyOf = (b: AnnouncedBlob): string => `${b.hash}\u0000${b.public}`
 
 class InvalidReference extends Error {}

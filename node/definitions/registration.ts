@@ -4,10 +4,8 @@ import type { Database } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { NodeStateRepo } from '../db/repos/node-state.js'
 import type { MessageSender } from '../messaging/sender.js'
-import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM } from '../messaging/model.js'
-import type { LocalIdentity } from './local.js'
-import type { NodeProfile } from './model.js'
-import { claimValue } from './claims.js'
+import { claimValue } from './identity-claim.js'
+import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type LocalIdentity, type NodeProfile } from '../model/index.js'
 
 /**
  * Registers this member through the chain, as FireFly does: a claim for its org (signed with the org key), then a

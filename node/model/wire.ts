@@ -1,5 +1,6 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
-import type { Data, Header } from './model.js'
+import type { Data } from './data.js'
+import type { Header } from './message.js'
 
 type Obj = { [key: string]: GoJsonValue }
 

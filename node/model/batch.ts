@@ -1,0 +1,55 @@
+import type { BatchId, Hash, TxId } from '../core/ids.js'
+import type { Timestamp } from '../core/time.js'
+import type { Data } from './data.js'
+import type { DataRef, Header } from './message.js'
+
+export type BatchType = 'broadcast' | 'private'
+
+/**
+ * A batch's life on this node. Sent: `sealed` → `uploaded` (payload in shared storage) → `pinned` (pinBatch
+ * mined). Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
+ */
+export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'received' | 'refused'
+
+export interface BatchRecord {
+  id: BatchId
+  type: BatchType
+  namespace: string
+  author: string
+  key: string
+  node?: string
+  group?: Hash
+  created: Timestamp
+  hash: Hash
+  manifest: string
+  txId: TxId
+  payloadRef?: string
+  state: BatchState
+  local: boolean
+  chainTx?: string
+  reason?: string
+}
+
+/** A batch as it travels: the JSON written to shared storage (broadcast) or sent peer to peer (private). */
+export interface BatchPayload {
+  id: BatchId
+  type: BatchType
+  namespace: string
+  node?: string
+  author: string
+  key: string
+  group?: Hash
+  created: Timestamp
+  hash: Hash
+  tx: { type: 'batch_pin'; id: TxId }
+  messages: BatchMessage[]
+  data: Data[]
+}
+
+/** A message inside a batch payload: what its hash and pins cover, without local state. */
+export interface BatchMessage {
+  header: Header
+  hash: Hash
+  data: DataRef[]
+  pins?: string[]
+}

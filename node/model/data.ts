@@ -1,0 +1,45 @@
+import type { DataId, Hash } from '../core/ids.js'
+import type { Timestamp } from '../core/time.js'
+
+/** How a data value is checked: `json` against its datatype (when it names one), `none` not at all. */
+export const VALIDATORS = ['json', 'none'] as const
+export type Validator = (typeof VALIDATORS)[number]
+
+export function isValidator(v: string): v is Validator {
+  return (VALIDATORS as readonly string[]).includes(v)
+}
+
+export interface BlobRef {
+  hash: Hash
+  size: number
+  name: string
+  /** The shared-storage reference, once published. */
+  public?: string
+}
+
+export interface DatatypeRef {
+  name: string
+  version: string
+}
+
+/** A data item. `value` is the compacted JSON text as received (hashes cover exactly these bytes), or null. */
+export interface Data {
+  id: DataId
+  validator: string
+  namespace: string
+  hash: Hash
+  created: Timestamp
+  datatype?: DatatypeRef
+  value: string | null
+  blob?: BlobRef
+}
+
+/** A blob as a broadcast announces it: its hash and size, and where it was published. */
+export interface AnnouncedBlob {
+  hash: Hash
+  size: number
+  public: string
+}
+
+/** What this node found at an announced blob reference. */
+export type BlobRefVerdict = { ok: true } | { ok: false; reason: string }

@@ -1,0 +1,49 @@
+import type { BatchId, DataId, Hash, MessageId, TxId } from '../core/ids.js'
+import type { Timestamp } from '../core/time.js'
+
+/** The message types this service sends and confirms; a batch carrying any other type is refused. */
+export const MESSAGE_TYPES = ['broadcast', 'private', 'definition', 'groupinit'] as const
+export type MessageType = (typeof MESSAGE_TYPES)[number]
+
+/** `batch_pin`: ordered by a pin on chain; `none` (FireFly's `unpinned`): a private message delivered without one. */
+export type TxType = 'batch_pin' | 'none'
+
+/**
+ * `ready`: accepted by this node and waiting for its batch's pin; `pending`: received from another member and not yet
+ * confirmed; `confirmed`; `rejected`: ordered but refused (e.g. a datatype conflict or failed validation).
+ */
+export type MessageState = 'ready' | 'pending' | 'confirmed' | 'rejected'
+
+/** The hashed header: exactly these fields, in FireFly's Go struct order (see core/hashes). */
+export interface Header {
+  id: MessageId
+  cid?: MessageId
+  type: MessageType
+  txtype: TxType
+  author: string
+  key: string
+  created: Timestamp
+  namespace: string
+  group?: Hash
+  topics: string[]
+  tag?: string
+  datahash: Hash
+}
+
+export interface DataRef {
+  id: DataId
+  hash: Hash
+}
+
+export interface Message {
+  header: Header
+  hash: Hash
+  batch?: BatchId
+  txid?: TxId
+  state: MessageState
+  confirmed?: Timestamp
+  rejectReason?: string
+  data: DataRef[]
+  pins?: string[]
+  idempotencyKey?: string
+}

@@ -1,0 +1,18 @@
+import type { BatchId, Hash } from '../core/ids.js'
+
+/** One on-chain context of a pinned batch, in the order this node read it from the chain (`seq`). */
+export interface Pin {
+  seq: number
+  batchId: BatchId
+  batchHash: Hash
+  /** Position of this context in the batch's contexts array. */
+  index: number
+  hash: Hash
+  /** A private pin: its hash hides topic, group, author and nonce. */
+  masked: boolean
+  /** The key that submitted the pin. */
+  signer: string
+  eventId: string
+  /** Confirmed or rejected: it no longer holds later pins of its context back. */
+  dispatched: boolean
+}

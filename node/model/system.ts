@@ -1,0 +1,9 @@
+/** Namespace of the service's own system traffic (definitions), written with the spec's neutral prefix. */
+export const SYSTEM_NAMESPACE = 'svc_system'
+export const TAG_IDENTITY_CLAIM = 'svc_identity_claim'
+export const TAG_DEFINE_DATATYPE = 'svc_define_datatype'
+
+/** The topic datatype definitions for namespace `ns` are ordered on (in the system namespace). */
+export function datatypeDefinitionTopic(ns: string): string {
+  return `svc_ns_${ns}`
+}

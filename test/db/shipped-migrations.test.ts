@@ -1,0 +1,33 @@
+import { expect } from 'chai'
+import { migrationChecksum } from '../../node/db/migrations.js'
+import { migrations } from '../../node/db/schema/index.js'
+
+/**
+ * FROZEN. A failing test here means a shipped migration was rewritten: add a new migration instead.
+ *
+ * Every state folder in the field recorded these checksums when it ran these migrations, and a node
+ * refuses a folder whose recorded checksum differs from its own migration's. Rewriting one (or changing
+ * how checksums are computed) would lock every existing member out of its data. Only versions already
+ * shipped are pinned; migrations appended after them are free until they ship, then get pinned here.
+ */
+const SHIPPED: ReadonlyMap<number, string> = new Map([
+  [1, '31ec9fe96f70792ece00332cc0cef760b5d4c3bd3c435d0facf197ccd4ed76e0'],
+  [2, 'e5f3cf5b431f68945db9ade3e95e4e7db65a6eb4cedc801d228d1a80ca642dc4'],
+  [3, 'c1ab4100ccd4a97a0d51a9875f53d2f10e27d3f9bffb0dd29e61e2011a48beb8'],
+])
+const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
+
+describe('db: shipped migrations are never rewritten', function () {
+  it('still has every shipped version', function () {
+    const present = migrations.map((m) => m.version).filter((v) => v <= NEWEST_SHIPPED)
+    expect(present.sort((a, b) => a - b)).to.deep.equal([...SHIPPED.keys()])
+  })
+
+  for (const [version, checksum] of SHIPPED) {
+    it(`migration ${version} has the SQL it shipped with`, function () {
+      const m = migrations.find((x) => x.version === version)
+      if (!m) return expect.fail(`migration ${version} is gone`)
+      expect(migrationChecksum(m), `migration ${version} (${m.name})`).to.equal(checksum)
+    })
+  }
+})
