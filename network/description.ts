@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync, renameSync, existsSync } from 'node:fs'
+import { readFileSync, existsSync } from 'node:fs'
+import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
-/** `<dir>/network.json`: the one description that tests, scripts and users read (DESIGN section 5). */
+/** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in the README). */
 export interface NetworkDescription {
   chain: { rpc: string; chainId: number; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
@@ -12,8 +13,13 @@ export interface MemberDescription {
   node: string
   did: string
   api: string
-  ws: string
-  ui: string
+  /**
+   * Events over WebSockets (`ws://host:port/ws`) and the web console (`http://host:port/ui`). Written only
+   * once the node serves them; today's nodes do not, so network.json leaves them out rather than list URLs
+   * that answer 404.
+   */
+  ws?: string
+  ui?: string
   p2p: string
   /** The member's signing address (lowercase), as FireFly calls an org's key. */
   key: string
@@ -24,9 +30,9 @@ export function readDescription(file: string): NetworkDescription | undefined {
   return JSON.parse(readFileSync(file, 'utf8')) as NetworkDescription
 }
 
+/** Writes `value` as JSON so that a crash leaves the old file or the new one, never half of one, and durably. */
 export function writeJsonAtomic(file: string, value: unknown): void {
-  writeFileSync(`${file}.tmp`, JSON.stringify(value, null, 2) + '\n')
-  renameSync(`${file}.tmp`, file)
+  writeFileAtomicSync(file, JSON.stringify(value, null, 2) + '\n')
 }
 
 /** Which processes a network started, so that `network:down` (or a test) can stop them by PID. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { Wallet } from 'ethers'
 import { layout, type Layout } from './layout.js'
 import { planPorts } from './ports.js'
@@ -8,6 +8,7 @@ import { createNodeCertificate } from './tls.js'
 import { deployBatchPin, fundAccounts } from './chain/deploy.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { rpcCall, tailLog } from './probe.js'
+import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
 export interface StartNetworkOptions {
   /** State folder; created when missing, resumed when it holds a network. */
@@ -280,10 +281,10 @@ async function createMember(
 ): Promise<NodeConfigFile> {
   const M = L.member(org)
   mkdirSync(`${M.dir}/tls`, { recursive: true })
-  writeFileSync(M.signingKey, Wallet.createRandom().privateKey + '\n', { mode: 0o600 })
+  writeFileAtomicSync(M.signingKey, Wallet.createRandom().privateKey + '\n', { mode: 0o600 })
   const tls = await createNodeCertificate(org, node)
-  writeFileSync(M.cert, tls.cert)
-  writeFileSync(M.key, tls.key, { mode: 0o600 })
+  writeFileAtomicSync(M.cert, tls.cert)
+  writeFileAtomicSync(M.key, tls.key, { mode: 0o600 })
   const cfg: NodeConfigFile = {
     org,
     node,
@@ -306,8 +307,6 @@ function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
     node: cfg.node,
     did: `did:firefly:org/${cfg.org}`,
     api: `http://${host}:${cfg.api.port}`,
-    ws: `ws://${host}:${cfg.api.port}/ws`,
-    ui: `http://${host}:${cfg.api.port}/ui`,
     p2p: `https://${cfg.p2p.host ?? '127.0.0.1'}:${cfg.p2p.port}`,
     key,
   }

@@ -3,6 +3,7 @@ import { openSync, closeSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import { sleep } from '../node/core/backoff.js'
 
 /** The project root, so that child processes find `tsx` and `node_modules` wherever they were started from. */
 export const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -78,9 +79,7 @@ export async function stopPid(pid: number, graceMs = 5000): Promise<void> {
   }
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((res) => setTimeout(res, ms))
-}
+export { sleep }
 
 /** Polls `check` until it returns true; the error names `what` and the last failure when time runs out. */
 export async function waitFor(

@@ -14,36 +14,36 @@ import { EventsRepo } from './db/repos/events.js'
 import { IdentitiesRepo } from './db/repos/identities.js'
 import { BlobsRepo } from './db/repos/blobs.js'
 import { BlobRefsRepo } from './db/repos/blob-refs.js'
+import { DatatypesRepo } from './db/repos/datatypes.js'
 import { BlobStore } from './data/blob-store.js'
-import { createChain } from './chain/index.js'
-import type { Chain } from './chain/types.js'
+import { createChain, type Chain } from './chain/index.js'
 import { createIpfsStorage } from './storage/ipfs.js'
 import type { SharedStorage } from './storage/shared-storage.js'
 import { startApiServer, type ApiServer } from './api/server.js'
 import { startP2pServer, type P2pServer } from './exchange/p2p-server.js'
-import type { NodeServices, NodeStatus } from './services.js'
+import type { NodeQueries, NodeServices, NodeStatus } from './services.js'
 import { now } from './core/time.js'
 import { errorMessage } from './core/errors.js'
+import { startAll, type Component } from './core/lifecycle.js'
 import { VERSION } from './version.js'
+import { localIdentity, nodeProfileOf } from './model/index.js'
 import { identityClaimHandler } from './definitions/identity-claim.js'
 import { registerSelf } from './definitions/registration.js'
+import { datatypeDefinitionHandler } from './definitions/datatype.js'
+import { DatatypeDefiner } from './definitions/define-datatype.js'
 import { MessageSender } from './messaging/sender.js'
 import { BatchManager } from './batch/manager.js'
 import { DEFAULT_BATCH_CONFIG } from './batch/config.js'
+import { BlobPublisher } from './batch/blob-publisher.js'
 import { Aggregator } from './aggregator/aggregator.js'
 import { BatchFetcher } from './aggregator/batch-fetcher.js'
-import { BlobFetcher } from './data/blob-fetcher.js'
-import { BlobPublisher } from './batch/blob-publisher.js'
 import { pinIngest } from './aggregator/pin-ingest.js'
-import { Confirmations } from './events/confirmations.js'
+import { BlobFetcher } from './data/blob-fetcher.js'
 import { DataValidatorImpl } from './data/validator.js'
-import { DatatypesRepo } from './db/repos/datatypes.js'
 import { datatypeLookup } from './data/schema-cache.js'
-import { datatypeDefinitionHandler } from './definitions/datatype.js'
-import { DatatypeDefiner } from './definitions/define-datatype.js'
-import { claimPendingBefore } from './identity/pending.js'
 import { DataUploader } from './data/upload.js'
-import { localIdentity, type NodeProfile } from './model/index.js'
+import { Confirmations } from './events/confirmations.js'
+import { claimPendingBefore } from './identity/pending.js'
 
 export interface RunningNode {
   api: string
@@ -57,7 +57,8 @@ export interface RunningNode {
 
 /**
  * Assembles a member node: its database, its seams (chain, shared storage, p2p), its capabilities (send, batch,
- * aggregate, identity) and its API; then registers the member through the chain if it has not yet.
+ * aggregate, identity) and its API; then registers the member through the chain if it has not yet. Components
+ * start in dependency order and stop in reverse, each waiting for its work in flight, the database last.
  */
 export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
   const started = now()
@@ -86,10 +87,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
   let p2p: P2pServer | undefined
-  const trustPeers = (): void => {
-    const certs = identities.all('node').flatMap((n) => (n.profile && typeof (n.profile as NodeProfile).cert === 'string' ? [(n.profile as NodeProfile).cert] : []))
-    p2p?.trust(certs)
-  }
+  // Who may connect to the p2p endpoint: every registered node, by the certificate its claim published.
+  const trustPeers = (): void => p2p?.trust(identities.all('node').flatMap((n) => nodeProfileOf(n)?.cert ?? []))
 
   const aggregator = new Aggregator({
     db,
@@ -109,43 +108,56 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       for (const r of rejected) confirmations.rejected(r.message, r.reason)
     },
   })
-  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.rewind(pins.minUndispatchedSeq()) })
-  const fetcher = new BatchFetcher({
+  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.recheckWaiting() })
+  const batchFetcher = new BatchFetcher({
     db,
     batches,
+    pins,
     messages,
     data,
     storage,
     log,
-    arrived: (id) => aggregator.rewind(pins.minUndispatchedSeqOfBatch(id)),
+    arrived: (id) => aggregator.batchArrived(id),
     announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
   })
-
   const chain = createChain({
     rpc: cfg.chain.rpc,
     contract: cfg.chain.contract,
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
-    onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => fetcher.fetch(b), wake: () => aggregator.wake() }),
+    onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
-
-  const batchManager = new BatchManager({ db, messages, data, batches, storage, chain, self, config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch }, blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }), log })
+  const batchManager = new BatchManager({
+    db,
+    messages,
+    data,
+    batches,
+    storage,
+    chain,
+    self,
+    config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch },
+    blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
+    log,
+  })
   const sender = new MessageSender({ db, messages, data, blobs, refs: blobRefs, identities, self, sink: batchManager, validator, confirmations })
 
+  // Read-only views for the API: each collection's query functions, never a repository's writes.
+  const query: NodeQueries = {
+    messages,
+    data,
+    datatypes,
+    events,
+    batches,
+    identities,
+    blockchainEvents,
+    heldBlob: async (hash) => (blobs.has(hash) ? await blobStore.read(hash) : undefined),
+  }
   const services: NodeServices = {
     config: cfg,
     version: VERSION,
+    query,
     sender,
-    blockchainEvents,
-    messages,
-    data,
-    identities,
-    events,
-    batches,
-    blobs,
-    blobStore,
-    datatypes,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator }),
     async status(ns): Promise<NodeStatus> {
@@ -166,44 +178,60 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   }
 
   let api: ApiServer | undefined
+  let registration: Promise<void> = Promise.resolve()
+  const components: Component[] = [
+    { name: 'shared storage', start: () => storage.start(), stop: () => storage.stop() },
+    aggregator,
+    batchFetcher,
+    blobFetcher,
+    { name: 'chain', start: () => chain.start(), stop: () => chain.stop() },
+    // Started after the chain so that it stops before it: the pin submission it waits on is abandoned by its own
+    // signal rather than cut off by the chain going away.
+    batchManager,
+    {
+      name: 'p2p endpoint',
+      start: async () => {
+        p2p = await startP2pServer({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8') })
+        trustPeers()
+      },
+      stop: async () => p2p?.close(),
+    },
+    {
+      name: 'api',
+      start: async () => {
+        api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log })
+      },
+      stop: async () => api?.close(),
+    },
+    {
+      name: 'registration',
+      start: () => {
+        registration = registerSelf({ db, identities, state, sender, self, profile: { id: `${cfg.org}/${cfg.node}`, endpoint: p2pUrl, cert }, log }).catch((err: unknown) =>
+          log(`identity: registration failed: ${errorMessage(err)}`),
+        )
+      },
+      stop: () => registration,
+    },
+  ]
+
+  let stopComponents: () => Promise<void>
   try {
-    api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log })
-    p2p = await startP2pServer({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8') })
+    stopComponents = await startAll(components, log)
   } catch (err) {
-    await api?.close()
     await db.close()
     throw err
   }
-  trustPeers()
-  aggregator.start()
-  fetcher.resume()
-  blobFetcher.resume()
-  batchManager.start()
-  chain.start()
-  storage.start()
-  log(`node ${cfg.node} of ${cfg.org} (key ${key}) serving ${api.url}, p2p ${p2p.url}`)
-  registerSelf({ db, identities, state, sender, self, profile: { id: `${cfg.org}/${cfg.node}`, endpoint: p2pUrl, cert }, log }).catch((err: unknown) =>
-    log(`identity: registration failed: ${errorMessage(err)}`),
-  )
+  log(`node ${cfg.node} of ${cfg.org} (key ${key}) serving ${api!.url}, p2p ${p2p!.url}`)
 
-  const a = api
-  const p = p2p
   return {
-    api: a.url,
-    p2p: p.url,
+    api: api!.url,
+    p2p: p2p!.url,
     services,
     chain,
     storage,
     db,
     async stop() {
-      await a.close()
-      await p.close()
-      await batchManager.stop()
-      fetcher.stop()
-      blobFetcher.stop()
-      await chain.stop()
-      await aggregator.whenIdle()
-      await storage.stop()
+      await stopComponents()
       await db.close()
     },
   }

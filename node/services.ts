@@ -1,18 +1,26 @@
+import type { Readable } from 'node:stream'
 import type { NodeConfig } from './config.js'
-import type { BlockchainEventsRepo } from './db/repos/blockchain-events.js'
-import type { MessagesRepo } from './db/repos/messages.js'
-import type { DataRepo } from './db/repos/data.js'
-import type { IdentitiesRepo } from './db/repos/identities.js'
-import type { EventsRepo } from './db/repos/events.js'
-import type { BatchesRepo } from './db/repos/batches.js'
-import type { ChainStatus } from './chain/types.js'
+import type { ChainStatus } from './chain/index.js'
 import type { SharedStorageStatus } from './storage/shared-storage.js'
 import type { MessageSender } from './messaging/sender.js'
-import type { BlobsRepo } from './db/repos/blobs.js'
-import type { BlobStore } from './data/blob-store.js'
-import type { DatatypesRepo } from './db/repos/datatypes.js'
 import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
+import type { Hash } from './core/ids.js'
+import type {
+  BatchRecord,
+  Data,
+  Datatype,
+  CollectionQuery,
+  EventQuery,
+  Identity,
+  IdentityType,
+  MessageQuery,
+  Message,
+  NodeEvent,
+  Paging,
+  StoredBlockchainEvent,
+  Verifier,
+} from './model/index.js'
 
 export interface NodeStatus {
   namespace: { name: string; networkName: string }
@@ -26,23 +34,33 @@ export interface NodeStatus {
 }
 
 /**
- * What route handlers may call: the node's capabilities (sending) and its read models. Writes go through
- * capabilities only; the repositories are exposed for reading.
+ * What route handlers may read: query functions over the node's collections. Nothing here writes; the repositories
+ * behind them stay in the data layer, which alone turns a filter into SQL.
  */
+export interface NodeQueries {
+  messages: { get(id: string): Message | undefined; list(q: MessageQuery): Message[] }
+  data: { get(id: string): Data | undefined; getMany(ids: string[]): Data[]; list(namespace: string, page: Paging): Data[] }
+  datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
+  events: { list(q: EventQuery): NodeEvent[] }
+  batches: { get(id: string): BatchRecord | undefined; list(namespace: string, page: Paging): BatchRecord[] }
+  identities: {
+    byId(id: string): Identity | undefined
+    byDid(did: string): Identity | undefined
+    verifiersOf(identityId: string): Verifier[]
+    list(type: IdentityType, page: Paging): Identity[]
+  }
+  blockchainEvents: { list(q: Paging & { batchId?: string }): StoredBlockchainEvent[] }
+  /** A blob's content, once this node holds it whole and verified; undefined before. */
+  heldBlob(hash: Hash): Promise<{ stream: Readable; size: number } | undefined>
+}
+
+/** What route handlers may call: the node's capabilities (sending, defining, uploading) and its read models. */
 export interface NodeServices {
   config: NodeConfig
   version: string
   status(ns: string): Promise<NodeStatus>
+  query: NodeQueries
   sender: MessageSender
-  blockchainEvents: BlockchainEventsRepo
-  messages: MessagesRepo
-  data: DataRepo
-  identities: IdentitiesRepo
-  events: EventsRepo
-  batches: BatchesRepo
-  blobs: BlobsRepo
-  blobStore: BlobStore
-  datatypes: DatatypesRepo
   datatypeDefiner: DatatypeDefiner
   uploader: DataUploader
 }

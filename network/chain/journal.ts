@@ -1,5 +1,6 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
+import { fsyncDirSync, writeFileAtomicSync } from '../../node/core/atomic-file.js'
 
 /**
  * What makes a chain the same chain across restarts: Hardhat's genesis block is a function of these (the
@@ -49,19 +50,9 @@ export class ChainJournal {
     return g as ChainGenesis
   }
 
-  /** Written once, atomically (temp file, fsync, rename), so a crash never leaves half a genesis. */
+  /** Written once, atomically (temp file, fsync, rename, fsync dir), so a crash never leaves half a genesis. */
   writeGenesis(g: ChainGenesis): void {
-    const file = join(this.dir, GENESIS_FILE)
-    const tmp = `${file}.tmp`
-    const fd = openSync(tmp, 'w')
-    try {
-      writeSync(fd, JSON.stringify(g, null, 2) + '\n')
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-    renameSync(tmp, file)
-    this.syncDir()
+    writeFileAtomicSync(join(this.dir, GENESIS_FILE), JSON.stringify(g, null, 2) + '\n')
   }
 
   /**
@@ -99,7 +90,7 @@ export class ChainJournal {
       const existed = existsSync(join(this.dir, JOURNAL_FILE))
       this.fd = openSync(join(this.dir, JOURNAL_FILE), 'a')
       // A new file's directory entry must be durable too, or the whole journal could vanish on power loss.
-      if (!existed) this.syncDir()
+      if (!existed) fsyncDirSync(this.dir)
     }
     writeSync(this.fd, blocks.map((b) => JSON.stringify(b) + '\n').join(''))
     fsyncSync(this.fd)
@@ -108,15 +99,6 @@ export class ChainJournal {
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
-  }
-
-  private syncDir(): void {
-    const fd = openSync(this.dir, 'r')
-    try {
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
   }
 }
 

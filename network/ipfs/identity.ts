@@ -1,7 +1,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto'
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { base58btc } from 'multiformats/bases/base58'
+import { writeFileAtomic } from '../../node/core/atomic-file.js'
 
 /** The node's libp2p-style identity, as `ipfs id` shows it. */
 export interface PeerIdentity {
@@ -54,8 +55,8 @@ export async function loadOrCreateIdentity(dir: string): Promise<PeerIdentity> {
   const { privateKey } = generateKeyPairSync('ed25519')
   const der = privateKey.export({ format: 'der', type: 'pkcs8' })
   const file: IdentityFile = { PrivKey: der.toString('base64') }
-  // Write then rename, so a crash never leaves a half-written identity that would block the next start.
-  await writeFile(`${path}.tmp`, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 })
-  await rename(`${path}.tmp`, path)
+  // Atomic and durable, so a crash never leaves a half-written identity that would block the next start, and
+  // a peer ID once announced is not lost to a power cut.
+  await writeFileAtomic(path, JSON.stringify(file, null, 2) + '\n', { mode: 0o600 })
   return identityOf(der)
 }

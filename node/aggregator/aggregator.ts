@@ -1,5 +1,6 @@
 import { broadcastContext } from '../core/hashes.js'
-import { errorMessage, ParleyError } from '../core/errors.js'
+import { errorMessage, isParleyError } from '../core/errors.js'
+import type { BatchId } from '../core/ids.js'
 import { now, type Timestamp } from '../core/time.js'
 import type { Database, Tx } from '../db/database.js'
 import type { PinsRepo } from '../db/repos/pins.js'
@@ -49,6 +50,9 @@ export class Aggregator {
   private readonly manifests = new Map<string, IndexedManifest>()
   private idle: Promise<void> = Promise.resolve()
   private settleIdle: () => void = () => {}
+  private stopped = false
+  private retryTimer: NodeJS.Timeout | undefined
+  readonly name = 'aggregator'
 
   constructor(private readonly deps: AggregatorDeps) {}
 
@@ -58,8 +62,16 @@ export class Aggregator {
     this.wake()
   }
 
+  /** Ends after the pass in flight (its transaction commits or fails whole); later wake-ups are ignored. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    await this.whenIdle()
+  }
+
   /** New pins arrived after the current position. */
   wake(): void {
+    if (this.stopped) return
     if (this.running) {
       this.again = true
       return
@@ -69,8 +81,20 @@ export class Aggregator {
     void this.run()
   }
 
-  /** Something a pin at or after `seq` waited for has arrived: walk again from there. */
-  rewind(seq: number | undefined): void {
+  /** A batch was stored (or refused): its pins may now be decided, so walk again from its first waiting pin. */
+  batchArrived(batchId: BatchId): void {
+    this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId))
+  }
+
+  /**
+   * Something any waiting pin may depend on has changed (a blob reference was settled, say): walk again from the
+   * first waiting pin.
+   */
+  recheckWaiting(): void {
+    this.rewind(this.deps.pins.minUndispatchedSeq())
+  }
+
+  private rewind(seq: number | undefined): void {
     if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
     this.wake()
   }
@@ -84,7 +108,7 @@ export class Aggregator {
     try {
       do {
         this.again = false
-        for (;;) {
+        while (!this.stopped) {
           const page = this.deps.pins.undispatchedAfter(this.offset, PAGE)
           if (page.length === 0) break
           // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
@@ -101,8 +125,10 @@ export class Aggregator {
         }
       } while (this.again)
     } catch (err) {
-      this.deps.log(`aggregator: pass failed, will retry: ${errorMessage(err)}`)
-      setTimeout(() => this.rewind(undefined), 1000)
+      if (!this.stopped) {
+        this.deps.log(`aggregator: pass failed, will retry: ${errorMessage(err)}`)
+        this.retryTimer = setTimeout(() => this.rewind(undefined), 1000)
+      }
     } finally {
       this.running = false
       this.settleIdle()
@@ -215,7 +241,7 @@ export class Aggregator {
           this.deps.validator.validate(message.header.namespace, d, firstSeq)
         } catch (err) {
           // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
-          const definitionPending = err instanceof ParleyError && err.code === 'UNKNOWN_DATATYPE' && this.deps.pins.earlierUndispatched(tx, broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)
+          const definitionPending = isParleyError(err, 'UNKNOWN_DATATYPE') && this.deps.pins.earlierUndispatched(tx, broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)
           if (definitionPending) return undefined
           return reject(`data ${d.id}: ${errorMessage(err)}`)
         }

@@ -1,28 +1,22 @@
-import { errorMessage } from '../core/errors.js'
+import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
-import type { BatchId, Hash, TxId } from '../core/ids.js'
+import type { BatchId } from '../core/ids.js'
 import type { Database } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
+import type { PinsRepo } from '../db/repos/pins.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { sealManifest, verifyBatch } from '../batch/verify.js'
 
-import type { AnnouncedBlob, BatchPayload } from '../model/index.js'
+import type { AnnouncedBlob, BatchPayload, PinnedBatch } from '../model/index.js'
 
 /** A broadcast batch larger than this is refused rather than read into memory. */
 const MAX_BATCH_BYTES = 64 * 1024 * 1024
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 15_000
 
-export interface PinnedBatch {
-  batchId: BatchId
-  batchHash: Hash
-  txId: TxId
-  payloadRef: string
-  signer: string
-}
 
 /**
  * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
@@ -30,13 +24,16 @@ export interface PinnedBatch {
  * A batch that does not verify is recorded as refused, with the reason, and never used.
  */
 export class BatchFetcher {
-  private readonly inFlight = new Set<string>()
+  readonly name = 'batch fetcher'
+  private readonly inFlight = new Map<string, Promise<void>>()
   private stopped = false
+  private readonly abort = new AbortController()
 
   constructor(
     private readonly deps: {
       db: Database
       batches: BatchesRepo
+      pins: PinsRepo
       messages: MessagesRepo
       data: DataRepo
       storage: SharedStorage
@@ -48,25 +45,27 @@ export class BatchFetcher {
     },
   ) {}
 
-  /** Batches pinned on chain that this node neither sent nor has yet: after a restart, fetch them again. */
-  resume(): void {
-    const rows = this.deps.db.all<{ batch_id: string; batch_hash: string; tx_id: string; payload_ref: string; author: string }>(
-      `SELECT DISTINCT p.batch_id, p.batch_hash, e.tx_id, e.payload_ref, e.author
-         FROM pins p JOIN blockchain_events e ON e.id = p.event_id
-         LEFT JOIN batches b ON b.id = p.batch_id
-        WHERE p.dispatched = 0 AND b.id IS NULL AND e.payload_ref != ''`,
-    )
-    for (const r of rows) this.fetch({ batchId: r.batch_id as BatchId, batchHash: r.batch_hash as Hash, txId: r.tx_id as TxId, payloadRef: r.payload_ref, signer: r.author })
+  /** Batches pinned on chain that this node neither sent nor has yet (after a restart): fetch them again. */
+  start(): void {
+    for (const p of this.deps.pins.broadcastBatchesNotHeld()) this.fetch(p)
   }
 
   fetch(p: PinnedBatch): void {
-    if (this.inFlight.has(p.batchId) || this.deps.batches.get(p.batchId)) return
-    this.inFlight.add(p.batchId)
-    void this.run(p).finally(() => this.inFlight.delete(p.batchId))
+    if (this.stopped || this.inFlight.has(p.batchId) || this.deps.batches.get(p.batchId)) return
+    const run = this.run(p)
+      .catch((err: unknown) => {
+        // Only a failing database gets here; the pins stay and the batch is fetched again at the next start.
+        if (!this.stopped) this.deps.log(`batch ${p.batchId}: cannot be stored: ${errorMessage(err)}`)
+      })
+      .finally(() => this.inFlight.delete(p.batchId))
+    this.inFlight.set(p.batchId, run)
   }
 
-  stop(): void {
+  /** Abandons downloads and retries in flight (they resume at the next start) and waits for them to end. */
+  async stop(): Promise<void> {
     this.stopped = true
+    this.abort.abort()
+    await Promise.all(this.inFlight.values())
   }
 
   private async run(p: PinnedBatch): Promise<void> {
@@ -78,10 +77,11 @@ export class BatchFetcher {
       try {
         text = await this.download(p.payloadRef)
       } catch (err) {
-        if (err instanceof TooLarge) return this.refuse(p, err.message)
+        if (this.stopped) return
+        if (isParleyError(err, 'BAD_PEER_DATA')) return this.refuse(p, err.message)
         const problem = errorMessage(err)
         if (backoff.failed(problem)) this.deps.log(`batch ${p.batchId}: cannot download ${p.payloadRef} yet: ${problem}; retrying`)
-        await sleep(backoff.next())
+        await sleep(backoff.next(), this.abort.signal)
         continue
       }
       let batch: BatchPayload
@@ -99,9 +99,9 @@ export class BatchFetcher {
   private async download(ref: string): Promise<string> {
     const chunks: Uint8Array[] = []
     let size = 0
-    for await (const chunk of this.deps.storage.download(ref)) {
+    for await (const chunk of this.deps.storage.download(ref, this.abort.signal)) {
       size += chunk.length
-      if (size > MAX_BATCH_BYTES) throw new TooLarge(`batch payload ${ref} is larger than ${MAX_BATCH_BYTES} bytes`)
+      if (size > MAX_BATCH_BYTES) throw new ParleyError('BAD_PEER_DATA', `batch payload ${ref} is larger than ${MAX_BATCH_BYTES} bytes`)
       chunks.push(chunk)
     }
     return Buffer.concat(chunks).toString('utf8')
@@ -165,5 +165,3 @@ export class BatchFetcher {
     )
   }
 }
-
-class TooLarge extends Error {}

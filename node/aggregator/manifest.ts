@@ -14,7 +14,6 @@ export interface ManifestEntry {
  */
 export class IndexedManifest {
   readonly entries: ManifestEntry[]
-  readonly pinCount: number
 
   constructor(manifestJson: string) {
     const m = JSON.parse(manifestJson) as { messages: { id: MessageId; hash: Hash; topics: number }[] }
@@ -24,7 +23,6 @@ export class IndexedManifest {
       next += e.topics
       return entry
     })
-    this.pinCount = next
   }
 
   /** The message and topic position of context `index`, or undefined when the batch has fewer contexts. */

@@ -4,9 +4,8 @@ import type { Database } from '../db/database.js'
 import type { BlockchainEventsRepo } from '../db/repos/blockchain-events.js'
 import type { NodeStateRepo } from '../db/repos/node-state.js'
 import type { PinsRepo } from '../db/repos/pins.js'
-import type { PinnedBatch } from './batch-fetcher.js'
 import { type BatchPinEvent } from '../model/index.js'
-import { BATCH_PIN_ACTION } from '../model/index.js'
+import { BATCH_PIN_ACTION, type PinnedBatch } from '../model/index.js'
 
 /**
  * The chain follower's sink: in one transaction, the BatchPin logs of a block range, one pin per context, and the

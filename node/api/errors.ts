@@ -1,5 +1,27 @@
 import type { Context, Next } from 'koa'
-import { ParleyError, errorMessage } from '../core/errors.js'
+import { ParleyError, errorMessage, isParleyError, type ErrorCode } from '../core/errors.js'
+
+/** Each error code as an HTTP client sees it: 4xx for the caller's mistakes, 5xx for ours or for waiting. */
+export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
+  BAD_REQUEST: 400,
+  INVALID_ID: 400,
+  INVALID_JSON: 400,
+  INVALID_FIELD: 400,
+  INVALID_FILTER: 400,
+  SCHEMA_VALIDATION_FAILED: 400,
+  UNKNOWN_DATATYPE: 400,
+  UNKNOWN_IDENTITY: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  MESSAGE_REJECTED: 409,
+  CONFIRM_TIMEOUT: 408,
+  BAD_PEER_DATA: 400,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+}
 
 /**
  * Maps whatever a handler throws to a status and `{"error": "..."}`. A caller's mistake is a 4xx naming what was
@@ -14,8 +36,9 @@ export function errorMiddleware(log: (line: string) => void) {
       }
     } catch (err) {
       const e = toParleyError(err)
-      if (e.status >= 500) log(`api: ${ctx.method} ${ctx.path} failed: ${errorMessage(err)}`)
-      ctx.status = e.status
+      const status = HTTP_STATUS[e.code]
+      if (status >= 500) log(`api: ${ctx.method} ${ctx.path} failed: ${errorMessage(err)}`)
+      ctx.status = status
       ctx.type = 'application/json'
       ctx.body = e.toJSON()
     }
@@ -23,15 +46,15 @@ export function errorMiddleware(log: (line: string) => void) {
 }
 
 function toParleyError(err: unknown): ParleyError {
-  if (err instanceof ParleyError) return err
+  if (isParleyError(err)) return err
   // Errors raised by Koa and its body parser carry an HTTP status and are the caller's doing when 4xx.
   const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    if (status === 413) return new ParleyError('PAYLOAD_TOO_LARGE', errorMessage(err))
-    if (status === 415) return new ParleyError('UNSUPPORTED_MEDIA_TYPE', errorMessage(err))
-    if (status === 404) return new ParleyError('NOT_FOUND', errorMessage(err))
-    if (status === 405) return new ParleyError('METHOD_NOT_ALLOWED', errorMessage(err))
-    return new ParleyError(/json/i.test(errorMessage(err)) ? 'INVALID_JSON' : 'BAD_REQUEST', errorMessage(err))
+    if (status === 413) return new ParleyError('PAYLOAD_TOO_LARGE', errorMessage(err), { cause: err })
+    if (status === 415) return new ParleyError('UNSUPPORTED_MEDIA_TYPE', errorMessage(err), { cause: err })
+    if (status === 404) return new ParleyError('NOT_FOUND', errorMessage(err), { cause: err })
+    if (status === 405) return new ParleyError('METHOD_NOT_ALLOWED', errorMessage(err), { cause: err })
+    return new ParleyError(/json/i.test(errorMessage(err)) ? 'INVALID_JSON' : 'BAD_REQUEST', errorMessage(err), { cause: err })
   }
-  return new ParleyError('INTERNAL', errorMessage(err))
+  return new ParleyError('INTERNAL', errorMessage(err), { cause: err })
 }

@@ -1,6 +1,6 @@
 import busboy from 'busboy'
 import type { Context } from 'koa'
-import { ParleyError, errorMessage } from '../core/errors.js'
+import { ParleyError, errorMessage, isParleyError } from '../core/errors.js'
 
 export interface MultipartLimits {
   /** Bytes of one form field; a longer field is refused rather than silently cut (busboy's default is to truncate). */
@@ -125,7 +125,7 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
   })
   bb.on('fieldsLimit', () => fail(badRequest(`the form has more than ${lim.fields} fields`)))
   bb.on('partsLimit', () => fail(badRequest(`the form has more than ${lim.parts} parts`)))
-  bb.on('error', (err: unknown) => fail(err instanceof ParleyError ? err : badRequest(`malformed multipart body: ${errorMessage(err)}`)))
+  bb.on('error', (err: unknown) => fail(isParleyError(err) ? err : badRequest(`malformed multipart body: ${errorMessage(err)}`)))
   // 'finish' comes only after every file stream has been read to its end.
   bb.on('finish', () => {
     if (failure) return

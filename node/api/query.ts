@@ -1,5 +1,6 @@
 import type { ParsedUrlQuery } from 'node:querystring'
 import { ParleyError } from '../core/errors.js'
+import { parseBool } from '../core/input.js'
 
 export const DEFAULT_LIMIT = 25
 export const MAX_LIMIT = 1000
@@ -26,14 +27,10 @@ export function intParam(q: ParsedUrlQuery, name: string, dflt: number, min: num
   return n
 }
 
-/** A boolean flag: present and bare, `true` or `1` are true; `false` or `0` false. */
+/** A boolean flag: present and bare, `true` or `1` are true; `false` or `0` false; absent, undefined. */
 export function boolParam(q: ParsedUrlQuery, name: string): boolean | undefined {
   const raw = single(q, name)
-  if (raw === undefined) return undefined
-  const v = raw.toLowerCase()
-  if (v === '' || v === 'true' || v === '1') return true
-  if (v === 'false' || v === '0') return false
-  throw new ParleyError('INVALID_FIELD', `${name} must be true or false: ${JSON.stringify(raw)}`)
+  return raw === undefined ? undefined : parseBool(raw, name, { empty: true })
 }
 
 function single(q: ParsedUrlQuery, name: string): string | undefined {

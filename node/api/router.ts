@@ -21,20 +21,7 @@ export class ApiRouter<S> {
   post(path: string, handler: Handler<S>): this {
     return this.add('post', path, handler)
   }
-  put(path: string, handler: Handler<S>): this {
-    return this.add('put', path, handler)
-  }
-  delete(path: string, handler: Handler<S>): this {
-    return this.add('delete', path, handler)
-  }
-
-  /** A route outside any namespace, e.g. `/api/v1/status`. */
-  root(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>): this {
-    this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE))
-    return this
-  }
-
-  private add(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>): this {
+  private add(method: 'get' | 'post', path: string, handler: Handler<S>): this {
     this.router[method](`/api/v1/namespaces/:ns${path}`, (ctx) => handler(ctx, this.services, parseNamespace(ctx.params.ns)))
     this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE))
     return this

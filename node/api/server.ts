@@ -17,7 +17,7 @@ export interface ApiServer {
   close(): Promise<void>
 }
 
-/** The member's REST API on its own port; later issues add messaging, data, events and the console. */
+/** The member's REST API on its own port: every route under /api/v1, errors as `{"error": "<CODE>: <message>"}`. */
 export async function startApiServer(opts: { host: string; port: number; services: NodeServices; log: (line: string) => void }): Promise<ApiServer> {
   const app = new Koa()
   app.proxy = false

@@ -40,8 +40,11 @@ const RETRY_MAX_MS = 10_000
  * database after a restart.
  */
 export class BatchManager implements MessageSink {
+  readonly name = 'batch manager'
   private readonly assemblers = new Map<string, Assembler>()
   private stopped = false
+  /** Aborts retry waits and pin submissions in flight when the manager stops. */
+  private readonly abort = new AbortController()
 
   constructor(private readonly deps: Deps) {}
 
@@ -56,16 +59,21 @@ export class BatchManager implements MessageSink {
     this.assembler(m.header.namespace, m.header.author, m.header.key).add(m.header.id, bytes)
   }
 
+  /**
+   * Stops sealing and dispatching and waits for the step in flight to end: a seal commits or not; a dispatch stops
+   * waiting for its pin (a sealed or uploaded batch is dispatched again at the next start).
+   */
   async stop(): Promise<void> {
     this.stopped = true
-    for (const a of this.assemblers.values()) a.stop()
+    this.abort.abort()
+    await Promise.all([...this.assemblers.values()].map((a) => a.stop()))
   }
 
   private assembler(namespace: string, author: string, key: string): Assembler {
     const k = `${namespace}\u0000${author}\u0000${key}`
     let a = this.assemblers.get(k)
     if (!a) {
-      a = new Assembler(this.deps, namespace, author, key, () => this.stopped)
+      a = new Assembler(this.deps, namespace, author, key, () => this.stopped, this.abort.signal)
       this.assemblers.set(k, a)
     }
     return a
@@ -85,6 +93,7 @@ class Assembler {
     private readonly author: string,
     private readonly key: string,
     private readonly stopped: () => boolean,
+    private readonly signal: AbortSignal,
   ) {}
 
   add(id: Message['header']['id'], bytes: number): void {
@@ -95,12 +104,24 @@ class Assembler {
   }
 
   dispatchLater(b: BatchRecord): void {
-    this.work = this.work.then(() => this.dispatch(b.id))
+    this.enqueue(() => this.dispatch(b.id))
   }
 
-  stop(): void {
+  /**
+   * Runs steps one after another. A step that fails (only the database can make it) is logged and the chain goes on:
+   * its messages or batch stay recorded as they were and are taken up again at the next start.
+   */
+  private enqueue(step: () => Promise<void>): void {
+    this.work = this.work.then(step).catch((err: unknown) => {
+      if (!this.stopped()) this.deps.log(`batch: ${this.namespace}/${this.author}: ${errorMessage(err)}; left for the next start`)
+    })
+  }
+
+  /** Clears the pending timeout and answers the work in flight, to be awaited. */
+  stop(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
+    return this.work
   }
 
   /** Takes the next batch's worth of messages off the queue and schedules its seal and dispatch. */
@@ -117,7 +138,7 @@ class Assembler {
       }
       this.queuedBytes -= bytes
       const ids = take.map((t) => t.id)
-      this.work = this.work.then(async () => {
+      this.enqueue(async () => {
         const batchId = await this.seal(ids)
         if (batchId) await this.dispatch(batchId)
       })
@@ -176,14 +197,15 @@ class Assembler {
           await db.transaction((tx) => batches.setUploaded(tx, batchId, ref!))
         }
         const contexts = payload.messages.flatMap((m) => m.header.topics.map((t) => broadcastContext(t)))
-        const { txHash } = await chain.submitPinBatch({ txId: b.txId, batchId, batchHash: b.hash, payloadRef: ref, contexts })
+        const { txHash } = await chain.submitPinBatch({ txId: b.txId, batchId, batchHash: b.hash, payloadRef: ref, contexts }, this.signal)
         await db.transaction((tx) => batches.setPinned(tx, batchId, txHash))
         if (backoff.retrying) log(`batch ${batchId}: dispatched after retrying`)
         return
       } catch (err) {
+        if (this.stopped()) return
         const problem = errorMessage(err)
         if (backoff.failed(problem)) log(`batch ${batchId}: dispatch failed, retrying: ${problem}`)
-        await sleep(backoff.next())
+        await sleep(backoff.next(), this.signal)
       }
     }
   }

@@ -1,10 +1,9 @@
 import { ParleyError } from '../core/errors.js'
 import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
-import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../core/ids.js'
+import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import { MESSAGE_TYPES, type Data, type DataRef, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
-import type { BatchPayload } from '../model/index.js'
+import { MESSAGE_TYPES, type BatchPayload, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
@@ -29,8 +28,8 @@ export function batchMessage(m: Message): BatchPayload['messages'][number] {
 }
 
 /**
- * Reads a batch from a peer or from shared storage. Anything malformed is a ParleyError naming what; the caller
- * refuses the batch. Data values keep their raw text so their hashes can be checked byte for byte.
+ * Reads a batch from a peer or from shared storage. Anything malformed is a BAD_PEER_DATA ParleyError naming what;
+ * the caller refuses the batch. Data values keep their raw text so their hashes can be checked byte for byte.
  */
 export function parseBatch(text: string): BatchPayload {
   const root = parseJsonRaw(text)
@@ -134,7 +133,7 @@ function parseData(n: JsonNode, where: string): Data {
 }
 
 function fail(msg: string): never {
-  throw new ParleyError('BAD_REQUEST', `malformed batch: ${msg}`)
+  throw new ParleyError('BAD_PEER_DATA', `malformed batch: ${msg}`)
 }
 function obj(n: JsonNode | undefined, where: string): JsonNode {
   if (!n || n.kind !== 'object') fail(`${where} must be an object`)

@@ -1,7 +1,6 @@
 import { Interface } from 'ethers'
 import { parseAddress, parseHash } from '../core/ids.js'
 import { splitUuids, uuidsBytes32 } from '../core/hashes.js'
-import { ParleyError } from '../core/errors.js'
 import type { PinBatchRequest } from './types.js'
 import { type BatchPinEvent } from '../model/index.js'
 
@@ -18,13 +17,6 @@ export const batchPinInterface = new Interface([
 
 /** topic0 of BatchPin: the only topic, since nothing in the event is indexed. */
 export const BATCH_PIN_TOPIC = batchPinInterface.getEvent('BatchPin')!.topicHash
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-function uuidHex(id: string, what: string): string {
-  if (!UUID_RE.test(id)) throw new ParleyError('INVALID_ID', `${what} is not a lowercase UUID: ${JSON.stringify(id)}`)
-  return id.replaceAll('-', '')
-}
 
 export function encodePinBatch(req: PinBatchRequest): string {
   return batchPinInterface.encodeFunctionData('pinBatch', [

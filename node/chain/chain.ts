@@ -1,5 +1,6 @@
 import { Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
+import { Backoff } from '../core/backoff.js'
 import { decodeNetworkVersion, encodeNetworkVersionCall } from './abi.js'
 import { ConsumerError, LogFollower } from './follower.js'
 import { HeadWatcher, wsUrlOf } from './heads.js'
@@ -13,6 +14,8 @@ const MIN_BACKOFF_MS = 250
 const MAX_BACKOFF_MS = 5000
 /** Failed WebSocket reconnects before the fallback to polling is worth a log line. */
 const WS_FAILURES_BEFORE_LOG = 3
+
+const abandoned = (): ParleyError => new ParleyError('UNAVAILABLE', 'the pinBatch submission was abandoned (its sender is stopping)')
 
 /** The endpoint answers, but what is at the contract address is not a BatchPin V2 contract (yet). */
 class ContractProblem extends Error {}
@@ -55,8 +58,8 @@ class EthereumChain implements Chain {
       wallet: new Wallet(opts.privateKey),
       contract: this.contract,
       problems: this.problems,
-      ready: () => this.ready(),
-      nextHead: (ms) => this.nextHead(ms),
+      ready: (signal) => this.ready(signal),
+      nextHead: (ms, signal) => this.nextHead(ms, signal),
       stopped: () => this.stopped,
     })
   }
@@ -68,9 +71,9 @@ class EthereumChain implements Chain {
     this.loop = this.run()
   }
 
-  submitPinBatch(req: PinBatchRequest): Promise<{ txHash: string; blockNumber: number }> {
+  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }> {
     if (this.stopped) return Promise.reject(new ParleyError('UNAVAILABLE', 'the chain connection was stopped'))
-    return this.submitter.submit(req)
+    return this.submitter.submit(req, signal)
   }
 
   status(): ChainStatus {
@@ -99,7 +102,7 @@ class EthereumChain implements Chain {
 
   /** Follows the chain: verify, catch up, sleep until a new block (or the fallback poll), again. */
   private async run(): Promise<void> {
-    let backoff = MIN_BACKOFF_MS
+    const backoff = new Backoff(MIN_BACKOFF_MS, MAX_BACKOFF_MS)
     while (!this.stopped) {
       this.wakePending = false
       try {
@@ -109,7 +112,7 @@ class EthereumChain implements Chain {
         this.lastError = undefined
         this.problems.clear('follow', 'chain: storing events works again')
         this.reportNotifications()
-        backoff = MIN_BACKOFF_MS
+        backoff.reset()
         await this.sleep(this.pollMs)
       } catch (err) {
         this.lastError = this.describe(err)
@@ -117,8 +120,7 @@ class EthereumChain implements Chain {
         // However the connection fails (refused, reset, timed out), it is one outage and one line.
         const reason = err instanceof RpcError && err.transport ? 'unreachable' : this.lastError
         this.problems.report(topic, `chain: ${this.lastError}`, reason)
-        await this.sleep(backoff)
-        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS)
+        await this.sleep(backoff.next())
       }
     }
   }
@@ -177,10 +179,28 @@ class EthereumChain implements Chain {
     }
   }
 
-  private ready(): Promise<bigint> {
+  private ready(signal?: AbortSignal): Promise<bigint> {
     if (this.stopped) return Promise.reject(new ParleyError('UNAVAILABLE', 'the chain connection was stopped'))
+    if (signal?.aborted) return Promise.reject(abandoned())
     if (this.verified !== undefined) return Promise.resolve(this.verified.chainId)
-    return new Promise((resolve, reject) => this.readyWaiters.add({ resolve, reject }))
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        resolve: (id: bigint) => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve(id)
+        },
+        reject: (err: Error) => {
+          signal?.removeEventListener('abort', onAbort)
+          reject(err)
+        },
+      }
+      const onAbort = (): void => {
+        this.readyWaiters.delete(waiter)
+        reject(abandoned())
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.readyWaiters.add(waiter)
+    })
   }
 
   private onHead(n: number): void {
@@ -189,16 +209,18 @@ class EthereumChain implements Chain {
     for (const w of this.headWaiters) w()
   }
 
-  private nextHead(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve()
+  private nextHead(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.stopped || signal?.aborted) return Promise.resolve()
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer)
         this.headWaiters.delete(done)
+        signal?.removeEventListener('abort', done)
         resolve()
       }
       const timer = setTimeout(done, ms)
       this.headWaiters.add(done)
+      signal?.addEventListener('abort', done, { once: true })
     })
   }
 

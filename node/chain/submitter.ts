@@ -12,10 +12,10 @@ export interface SubmitterDeps {
   wallet: Wallet
   contract: string
   problems: ProblemLog
-  /** Resolves with the chain id once the chain is reachable and the contract verified; rejects on stop. */
-  ready(): Promise<bigint>
-  /** Resolves on the next new block, after `ms`, or on stop, whichever comes first. */
-  nextHead(ms: number): Promise<void>
+  /** Resolves with the chain id once the chain is reachable and the contract verified; rejects on stop or abort. */
+  ready(signal?: AbortSignal): Promise<bigint>
+  /** Resolves on the next new block, after `ms`, on stop or on abort, whichever comes first. */
+  nextHead(ms: number, signal?: AbortSignal): Promise<void>
   stopped(): boolean
 }
 
@@ -50,7 +50,7 @@ export class PinSubmitter {
 
   constructor(private readonly deps: SubmitterDeps) {}
 
-  submit(req: PinBatchRequest): Promise<{ txHash: string; blockNumber: number }> {
+  submit(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }> {
     let data: string
     try {
       data = encodePinBatch(req)
@@ -58,23 +58,24 @@ export class PinSubmitter {
       return Promise.reject(err)
     }
     // Only the send is serialized: confirmations of earlier pins may still be outstanding while later ones go.
-    const sent = this.tail.then(() => this.send(data))
+    const sent = this.tail.then(() => this.send(data, signal))
     this.tail = sent.catch(() => undefined)
-    return sent.then((tx) => this.confirm(tx))
+    return sent.then((tx) => this.confirm(tx, signal))
   }
 
-  private assertRunning(): void {
+  private assertRunning(signal: AbortSignal | undefined): void {
     if (this.deps.stopped()) throw new ParleyError('UNAVAILABLE', 'the chain connection was stopped')
+    if (signal?.aborted) throw new ParleyError('UNAVAILABLE', 'the pinBatch submission was abandoned (its sender is stopping)')
   }
 
-  private async send(data: string): Promise<SignedTx> {
+  private async send(data: string, signal: AbortSignal | undefined): Promise<SignedTx> {
     const { rpc, wallet, contract, problems } = this.deps
     let signed: SignedTx | undefined
     const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
     for (;;) {
-      this.assertRunning()
+      this.assertRunning(signal)
       try {
-        const chainId = await this.deps.ready()
+        const chainId = await this.deps.ready(signal)
         if (signed === undefined) {
           this.nonce ??= await pendingNonce(rpc, wallet.address)
           signed = await signTransaction(rpc, wallet, { chainId, nonce: this.nonce, to: contract, data })
@@ -97,7 +98,7 @@ export class PinSubmitter {
         if (!(err instanceof RpcError && err.transport)) {
           problems.report('submit', `chain: pinBatch from ${wallet.address.toLowerCase()} not sent yet: ${errorMessage(err)}; retrying`, retryReason(err))
         }
-        await this.deps.nextHead(backoff.next())
+        await this.deps.nextHead(backoff.next(), signal)
       }
     }
   }
@@ -112,10 +113,10 @@ export class PinSubmitter {
     }
   }
 
-  private async confirm(tx: SignedTx): Promise<{ txHash: string; blockNumber: number }> {
+  private async confirm(tx: SignedTx, signal: AbortSignal | undefined): Promise<{ txHash: string; blockNumber: number }> {
     const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
     for (;;) {
-      this.assertRunning()
+      this.assertRunning(signal)
       try {
         const receipt = await getReceipt(this.deps.rpc, tx.hash)
         if (receipt !== null) {
@@ -127,11 +128,11 @@ export class PinSubmitter {
         }
         // Not mined yet. A transaction the endpoint has forgotten (dropped from its pool) is sent again.
         if (!(await isKnown(this.deps.rpc, tx.hash))) await this.sendRaw(tx).catch(() => undefined)
-        await this.deps.nextHead(RECEIPT_POLL_MS)
+        await this.deps.nextHead(RECEIPT_POLL_MS, signal)
         backoff.reset()
       } catch (err) {
         if (!(err instanceof RpcError && err.transport)) throw err
-        await this.deps.nextHead(backoff.next())
+        await this.deps.nextHead(backoff.next(), signal)
       }
     }
   }

@@ -75,8 +75,3 @@ export function getReceipt(rpc: JsonRpcClient, hash: string): Promise<RpcReceipt
 export function isNonceError(err: unknown): boolean {
   return err instanceof RpcError && !err.transport && /nonce too (low|high)|nonce has already been used|invalid nonce/i.test(err.message)
 }
-
-/** A transaction that reached the chain and reverted: Hardhat answers the send with an error, but mines it. */
-export function isRevert(err: unknown): boolean {
-  return err instanceof RpcError && !err.transport && /revert/i.test(err.message)
-}

@@ -3,7 +3,7 @@
  * Small on purpose: the node's managers see events and a submit call, never ethers or JSON-RPC, and a test
  * (or a production user) can point it at any Ethereum JSON-RPC endpoint.
  */
-import type { Address, BatchId, Hash, TxId } from '../core/ids.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { BatchPinEvent } from '../model/index.js'
 
 
@@ -35,9 +35,11 @@ export interface Chain {
   start(): void
   /**
    * Pins a batch, signed with the member's key. Submissions are sent one at a time in call order with locally
-   * tracked nonces, so pin order is call order; transient failures are retried. Resolves once mined.
+   * tracked nonces, so pin order is call order; transient failures are retried. Resolves once mined. Rejects with
+   * UNAVAILABLE when the chain is stopped or `signal` aborts: the caller stops waiting, but a transaction already
+   * sent may still be mined (a batch pinned again later is ordered once, by its first pin).
    */
-  submitPinBatch(req: PinBatchRequest): Promise<{ txHash: string; blockNumber: number }>
+  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }>
   status(): ChainStatus
   stop(): Promise<void>
 }

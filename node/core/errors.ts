@@ -1,42 +1,57 @@
 /**
- * The one closed set of error codes a node answers with, each with its HTTP status.
- * Route handlers and capabilities throw `ParleyError`; the API maps it to `{"error": "<CODE>: <message>"}`.
+ * The one closed set of error codes the node's capabilities fail with (as ethers' `ErrorCode`): callers branch on
+ * the code, never on message text. What a code means to an HTTP client is the API's business (api/errors.ts).
  */
-export const ErrorCodes = {
-  BAD_REQUEST: 400,
-  INVALID_ID: 400,
-  INVALID_JSON: 400,
-  INVALID_FIELD: 400,
-  INVALID_FILTER: 400,
-  SCHEMA_VALIDATION_FAILED: 400,
-  UNKNOWN_DATATYPE: 400,
-  UNKNOWN_IDENTITY: 400,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  CONFLICT: 409,
-  CONFIRM_TIMEOUT: 408,
-  UNAVAILABLE: 503,
-  INTERNAL: 500,
-} as const
+export const ERROR_CODES = [
+  /** The caller's request is malformed in a way no narrower code names. */
+  'BAD_REQUEST',
+  'INVALID_ID',
+  'INVALID_JSON',
+  'INVALID_FIELD',
+  'INVALID_FILTER',
+  'SCHEMA_VALIDATION_FAILED',
+  'UNKNOWN_DATATYPE',
+  'UNKNOWN_IDENTITY',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
+  /** The request contradicts what is already recorded (a reused idempotency key, a datatype that exists). */
+  'CONFLICT',
+  /** A message this caller waited for was ordered and refused by the aggregator. */
+  'MESSAGE_REJECTED',
+  'CONFIRM_TIMEOUT',
+  /**
+   * What another member sent (a batch, a blob, a reference) is malformed or is not what was announced. Final:
+   * fetching it again gives the same bytes, so the caller refuses it rather than retrying.
+   */
+  'BAD_PEER_DATA',
+  /** Not possible yet or any more (not registered, stopping); trying again later may work. */
+  'UNAVAILABLE',
+  'INTERNAL',
+] as const
 
-export type ErrorCode = keyof typeof ErrorCodes
+export type ErrorCode = (typeof ERROR_CODES)[number]
 
-export class ParleyError extends Error {
-  readonly status: number
+export class ParleyError<C extends ErrorCode = ErrorCode> extends Error {
+  override readonly name = 'ParleyError'
+
   constructor(
-    readonly code: ErrorCode,
+    readonly code: C,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message)
-    this.name = 'ParleyError'
-    this.status = ErrorCodes[code]
+    super(message, options)
   }
 
   toJSON(): { error: string } {
     return { error: `${this.code}: ${this.message}` }
   }
+}
+
+/** Whether `e` is a ParleyError, of `code` when one is given: the way to branch on a failure. */
+export function isParleyError<C extends ErrorCode>(e: unknown, code?: C): e is ParleyError<C> {
+  return e instanceof ParleyError && (code === undefined || e.code === code)
 }
 
 export function errorMessage(err: unknown): string {

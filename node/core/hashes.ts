@@ -1,5 +1,6 @@
 /**
- * Every hash and pin formula FireFly members agree on (reference §2). Each is computed over exactly the bytes
+ * Every hash and pin formula FireFly members agree on (Go's `core.Data.CalcHash`, `MessageHeader.Hash`, `Group.CalcHash`,
+ * `BatchManifest`, and the pin and context formulas of its aggregator). Each is computed over exactly the bytes
  * FireFly's Go code hashes, so a batch sealed here verifies on any member and the other way round; the unit tests
  * hold the upstream vectors.
  */
@@ -16,7 +17,7 @@ export function sha256Hex(...parts: Array<string | Uint8Array>): Hash {
   return h.digest('hex') as Hash
 }
 
-// ---- data (§2.1, §2.2) ----
+// ---- data ----
 
 /** sha256 of a data value's JSON text exactly as held: the Go-compacted text it was received as. */
 export function dataValueHash(rawValue: string): Hash {
@@ -51,7 +52,7 @@ export function dataRefsHash(refs: readonly DataRefInput[]): Hash {
   return sha256Hex(dataRefsJson(refs))
 }
 
-// ---- message header (§2.3) ----
+// ---- message header ----
 
 /**
  * The fields of a message that its hash covers, as Go's `core.MessageHeader`. Absent, null and "" are all "unset".
@@ -134,7 +135,7 @@ export function messageHash(h: MessageHeader): Hash {
   return sha256Hex(messageHeaderJson(h))
 }
 
-// ---- group (§2.4) ----
+// ---- group ----
 
 export interface GroupMember {
   /** The member's DID. */
@@ -182,7 +183,7 @@ export function groupHash(g: GroupIdentity): Hash {
   return sha256Hex(groupJson(g))
 }
 
-// ---- batch (§2.5) ----
+// ---- batch ----
 
 export interface BatchManifestInput {
   id: BatchId
@@ -215,7 +216,7 @@ export function batchHash(manifestJson: string): Hash {
   return sha256Hex(manifestJson)
 }
 
-// ---- contexts and pins (§2.6, §2.7) ----
+// ---- contexts and pins ----
 
 /** The on-chain context of a broadcast message's topic. */
 export function broadcastContext(topic: string): Hash {
@@ -263,7 +264,7 @@ export function parsePin(s: string): { hash: Hash; nonce: number } {
   return { hash: parseHash(m[1], 'pin'), nonce }
 }
 
-// ---- definition topics (§2.9) ----
+// ---- definition topics ----
 
 /** Topic of a datatype definition: sha256("datatype" ‖ namespace ‖ name); FireFly sends with namespace "". */
 export function datatypeTopic(name: string, namespace = ''): Hash {
@@ -275,7 +276,7 @@ export function identityTopic(did: string): Hash {
   return sha256Hex(did)
 }
 
-// ---- on-chain uuids (§1.4) ----
+// ---- on-chain uuids ----
 
 /** The `uuids` argument of pinBatch: transaction id (16 bytes) ‖ batch id (16 bytes), `0x`-prefixed. */
 export function uuidsBytes32(txId: TxId, batchId: BatchId): string {

@@ -1,4 +1,4 @@
-import { errorMessage } from '../core/errors.js'
+import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
 import type { Hash } from '../core/ids.js'
 import { now } from '../core/time.js'
@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import { BlobRefused, type BlobStore } from './blob-store.js'
+import type { BlobStore } from './blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { type AnnouncedBlob } from '../model/index.js'
 
@@ -24,7 +24,9 @@ const CONCURRENCY = 2
  * the verdict must be the one every member reaches. An unreachable store is retried with backoff.
  */
 export class BlobFetcher {
+  readonly name = 'blob fetcher'
   private readonly queue: Attempt[] = []
+  private readonly inFlight = new Set<Promise<void>>()
   private readonly wanted = new Set<string>()
   private readonly timers = new Set<NodeJS.Timeout>()
   private active = 0
@@ -45,8 +47,8 @@ export class BlobFetcher {
     },
   ) {}
 
-  /** After a restart: everything announced and not yet held. */
-  resume(): void {
+  /** After a restart: everything announced and not yet checked. */
+  start(): void {
     for (const b of this.deps.data.blobsToFetch()) this.want(b)
   }
 
@@ -58,28 +60,34 @@ export class BlobFetcher {
     this.pump()
   }
 
-  /** Abandons transfers in flight (a half-written blob is discarded) and pending retries; they resume on the next start. */
-  stop(): void {
+  /**
+   * Abandons transfers in flight (a half-written blob is discarded) and pending retries, and waits for them to end;
+   * they resume at the next start.
+   */
+  async stop(): Promise<void> {
     this.stopped = true
     this.abort.abort()
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
+    await Promise.all(this.inFlight)
   }
 
   private pump(): void {
     while (!this.stopped && this.active < CONCURRENCY && this.queue.length > 0) {
       const a = this.queue.shift()!
       this.active++
-      void this.attempt(a)
+      const run = this.attempt(a)
         .catch((err: unknown) => {
           // Only a failing database gets here; the blob is retried like an unreachable store.
           if (!this.stopped) this.deps.log(`blob ${a.blob.hash}: ${errorMessage(err)}; retrying`)
           this.retryLater(a, errorMessage(err))
         })
         .finally(() => {
+          this.inFlight.delete(run)
           this.active--
           this.pump()
         })
+      this.inFlight.add(run)
     }
   }
 
@@ -93,7 +101,7 @@ export class BlobFetcher {
     if (this.stopped) return
     if (refs.verdict(b) !== undefined) return this.done(b)
     try {
-      if (!storage.validRef(b.public)) throw new InvalidReference(`${JSON.stringify(b.public)} is not a shared-storage reference`)
+      if (!storage.validRef(b.public)) throw new ParleyError('BAD_PEER_DATA', `${JSON.stringify(b.public)} is not a shared-storage reference`)
       const stored = await blobStore.write(storage.download(b.public, this.abort.signal), { expect: { hash: b.hash, size: b.size } })
       await db.transaction((tx) => {
         blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
@@ -102,7 +110,7 @@ export class BlobFetcher {
       if (a.backoff.retrying) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
     } catch (err) {
       if (this.stopped) return
-      if (!(err instanceof BlobRefused || err instanceof InvalidReference)) return this.retryLater(a, errorMessage(err))
+      if (!isParleyError(err, 'BAD_PEER_DATA')) return this.retryLater(a, errorMessage(err))
       log(`blob ${b.hash} published at ${b.public} refused: ${err.message}`)
       await db.transaction((tx) => refs.settle(tx, b, { ok: false, reason: `the blob published at ${b.public} does not match: ${err.message}` }, now()))
     }
@@ -132,5 +140,3 @@ interface Attempt {
 }
 
 const keyOf = (b: AnnouncedBlob): string => `${b.hash}\u0000${b.public}`
-
-class InvalidReference extends Error {}

@@ -4,18 +4,9 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Hash } from '../core/ids.js'
-import { fsyncDir } from '../db/fs-durable.js'
+import { ParleyError } from '../core/errors.js'
+import { fsyncDir } from '../core/atomic-file.js'
 
-/** Why a blob was not stored: it broke a limit or did not match what was expected of it. */
-export class BlobRefused extends Error {
-  constructor(
-    readonly reason: 'too_large' | 'mismatch',
-    message: string,
-  ) {
-    super(message)
-    this.name = 'BlobRefused'
-  }
-}
 
 export interface StoredBlob {
   hash: Hash
@@ -23,9 +14,9 @@ export interface StoredBlob {
 }
 
 export interface BlobWriteOptions {
-  /** Refuse (and discard) the blob once it passes this many bytes. */
+  /** Refuse (and discard) the blob once it passes this many bytes: PAYLOAD_TOO_LARGE. */
   maxBytes?: number
-  /** The blob must have exactly this hash and size, or it is discarded. */
+  /** The blob must have exactly this hash and size, or it is discarded: BAD_PEER_DATA (it was announced so). */
   expect?: StoredBlob
 }
 
@@ -60,8 +51,8 @@ export class BlobStore {
         size += chunk.length
         if (limit !== undefined && size > limit) {
           throw opts.expect
-            ? new BlobRefused('mismatch', `blob is larger than the announced ${opts.expect.size} bytes`)
-            : new BlobRefused('too_large', `blob is larger than ${limit} bytes`)
+            ? new ParleyError('BAD_PEER_DATA', `blob is larger than the announced ${opts.expect.size} bytes`)
+            : new ParleyError('PAYLOAD_TOO_LARGE', `blob is larger than ${limit} bytes`)
         }
         sha.update(chunk)
         let off = 0
@@ -71,7 +62,7 @@ export class BlobStore {
       await fh.close()
       const hash = sha.digest('hex') as Hash
       if (opts.expect && (hash !== opts.expect.hash || size !== opts.expect.size)) {
-        throw new BlobRefused('mismatch', `blob content has hash ${hash} and ${size} bytes, announced ${opts.expect.hash} and ${opts.expect.size} bytes`)
+        throw new ParleyError('BAD_PEER_DATA', `blob content has hash ${hash} and ${size} bytes, announced ${opts.expect.hash} and ${opts.expect.size} bytes`)
       }
       // Same content, same name: if the blob is already here the rename replaces it with identical bytes.
       await rename(tmp, this.path(hash))

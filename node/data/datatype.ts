@@ -1,12 +1,11 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
 import ajvFormats from 'ajv-formats'
 import { ParleyError } from '../core/errors.js'
-import { isUuid, type DatatypeId, type Hash, type MessageId } from '../core/ids.js'
+import { isUuid } from '../core/ids.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
-import type { Timestamp } from '../core/time.js'
 import { NAME_RE } from '../core/names.js'
-import { optString } from '../core/json-input.js'
-import type { DatatypeRef } from '../model/index.js'
+import { optString } from '../core/input.js'
+import { isValidator, type DatatypeRef, type Validator } from '../model/index.js'
 
 
 // A dotted version number, optionally with semver's pre-release and build suffixes. Bounded like names, so
@@ -131,4 +130,11 @@ export function parseDatatypeRef(dt: JsonNode | undefined, where: string): Datat
   const version = optString(dt.get('version'), `${where}.version`) ?? ''
   if (!name) throw new ParleyError('INVALID_FIELD', `${where}.name is required`)
   return { name, version }
+}
+
+/** A data item's validator: `json` (the default, also for an empty value) or `none`. */
+export function parseValidator(v: string | undefined, where: string): Validator {
+  if (v === undefined || v === '') return 'json'
+  if (!isValidator(v)) throw new ParleyError('INVALID_FIELD', `${where} must be json or none: ${JSON.stringify(v)}`)
+  return v
 }

@@ -1,4 +1,4 @@
-import { ParleyError } from '../core/errors.js'
+import { isParleyError, ParleyError } from '../core/errors.js'
 import { dataHash } from '../core/hashes.js'
 import { newId, type DataId } from '../core/ids.js'
 import type { JsonNode } from '../core/json.js'
@@ -6,14 +6,13 @@ import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import { optString } from '../core/json-input.js'
-import { parseDatatypeRef } from './datatype.js'
+import { optString, parseBool } from '../core/input.js'
+import { parseDatatypeRef, parseValidator } from './datatype.js'
 import type { DataValidator } from './validator.js'
-import { BlobRefused, type BlobStore } from './blob-store.js'
+import type { BlobStore } from './blob-store.js'
 import { autometaValue, blobName, metadataValue } from './blob-metadata.js'
 import { type Data, type DatatypeRef } from '../model/index.js'
 
-const VALIDATORS = ['json', 'none']
 
 const bad = (msg: string): never => {
   throw new ParleyError('INVALID_FIELD', msg)
@@ -55,7 +54,7 @@ export class DataUploader {
     if (value === undefined || value.kind === 'null') bad('value is required (upload a blob as multipart/form-data)')
     const d: Data = {
       id: newId<DataId>(),
-      validator: parseValidator(optString(body.get('validator'), 'validator')),
+      validator: parseValidator(optString(body.get('validator'), 'validator'), 'validator'),
       namespace,
       hash: dataHash({ valueRaw: value!.raw }),
       created: now(),
@@ -75,10 +74,10 @@ export class DataUploader {
   async uploadBlob(namespace: string, form: BlobUploadForm): Promise<Data> {
     try {
       const f = form.fields
-      const validator = parseValidator(nonEmpty(f.get('validator')))
+      const validator = parseValidator(f.get('validator'), 'validator')
       const dtName = nonEmpty(f.get('datatype.name'))
       const datatype: DatatypeRef | undefined = dtName ? { name: dtName, version: f.get('datatype.version') ?? '' } : undefined
-      const autometa = parseBool(f.get('autometa'), 'autometa')
+      const autometa = parseBool(f.get('autometa') ?? '', 'autometa', { empty: false })
       const metadata = metadataValue(f.get('metadata'))
       // An unknown datatype is known before the first byte of the blob: refuse before reading gigabytes.
       if (datatype) this.deps.validator.requireDatatype(namespace, validator, datatype)
@@ -87,7 +86,7 @@ export class DataUploader {
       try {
         stored = await this.deps.blobStore.write(form.file.chunks, this.deps.maxBlobBytes === undefined ? {} : { maxBytes: this.deps.maxBlobBytes })
       } catch (err) {
-        if (err instanceof BlobRefused) throw new ParleyError('PAYLOAD_TOO_LARGE', `the file is larger than this node accepts (${this.deps.maxBlobBytes} bytes)`)
+        if (isParleyError(err, 'PAYLOAD_TOO_LARGE')) throw new ParleyError('PAYLOAD_TOO_LARGE', `the file is larger than this node accepts (${this.deps.maxBlobBytes} bytes)`, { cause: err })
         throw err
       }
       await form.finished()
@@ -116,19 +115,7 @@ export class DataUploader {
   }
 }
 
-function parseValidator(v: string | undefined): string {
-  if (v === undefined || v === '') return 'json'
-  if (!VALIDATORS.includes(v)) bad(`validator must be json or none: ${JSON.stringify(v)}`)
-  return v
-}
 
 const optionalDatatype = (datatype: DatatypeRef | undefined): { datatype?: DatatypeRef } => (datatype ? { datatype } : {})
 
 const nonEmpty = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s)
-
-function parseBool(v: string | undefined, name: string): boolean {
-  const s = (v ?? '').trim().toLowerCase()
-  if (s === '' || s === 'false' || s === '0') return false
-  if (s === 'true' || s === '1') return true
-  return bad(`${name} must be true or false: ${JSON.stringify(v)}`)
-}

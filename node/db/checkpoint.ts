@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { replaceFileDurably } from './fs-durable.js'
+import { writeFileAtomic } from '../core/atomic-file.js'
 import { JournalFile, type JournalSink } from './journal-file.js'
 import type { Maintenance, MaintenanceResult } from './committer.js'
 
@@ -61,7 +61,7 @@ export class Checkpointer implements Maintenance {
       const snap = this.source.exportSnapshot()
       seq = snap.seq
       this.log(`checkpoint: begin seq=${seq} snapshot=${snap.bytes.length}B journal=${sink.size}B`)
-      await replaceFileDurably(this.dir, join(this.dir, SNAPSHOT_TMP_FILE), join(this.dir, SNAPSHOT_FILE), snap.bytes)
+      await writeFileAtomic(join(this.dir, SNAPSHOT_FILE), snap.bytes, { tmp: join(this.dir, SNAPSHOT_TMP_FILE) })
     } catch (err) {
       // Nothing depends on the failed snapshot; retry once the journal has grown by another threshold.
       this.nextDueAt = sink.size + this.thresholdBytes

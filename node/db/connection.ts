@@ -132,18 +132,11 @@ export class Connection {
   }
 
   /**
-   * The database file's bytes. sql.js 1.16 copies them through SQLite's backup API and keeps the
-   * connection; older versions closed and reopened it, which freed every prepared statement and reset
-   * the pragmas. A cheap probe notices that and restores both, so either behaviour is safe here.
+   * The database file's bytes. sql.js (pinned at 1.16) copies them through SQLite's backup API and keeps the
+   * connection, its prepared statements and its pragmas; test/db checks that it still does.
    */
   export(): Uint8Array {
-    const bytes = this.db.export()
-    const probe = this.db.exec('PRAGMA foreign_keys')[0]?.values[0]?.[0]
-    if (probe !== 1) {
-      this.cache.forget()
-      this.applyPragmas()
-    }
-    return bytes
+    return this.db.export()
   }
 
   close(): void {

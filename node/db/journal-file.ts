@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises'
 import { DatabaseError } from './errors.js'
-import { replaceFileDurably } from './fs-durable.js'
+import { writeFileAtomic } from '../core/atomic-file.js'
 import { FRAME_MAGIC, checkFrame, frameRecords, type RecordRef } from './journal-record.js'
 
 /** Identifies a Parley journal (and its format version) before any frame is trusted. */
@@ -107,7 +107,7 @@ export class JournalFile implements JournalSink {
    * over the old one, directory synced. A crash leaves either the old journal or the new one, never a mix.
    */
   static async createEmpty(dir: string): Promise<JournalFile> {
-    await replaceFileDurably(dir, join(dir, JOURNAL_TMP_FILE), join(dir, JOURNAL_FILE), JOURNAL_HEADER)
+    await writeFileAtomic(join(dir, JOURNAL_FILE), JOURNAL_HEADER, { tmp: join(dir, JOURNAL_TMP_FILE) })
     return JournalFile.openAt(dir, JOURNAL_HEADER.length)
   }
 

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { copyFile, readFile } from 'node:fs/promises'
 import { Connection } from './connection.js'
 import { DatabaseError, asError } from './errors.js'
-import { removeStale } from './fs-durable.js'
+import { rm } from 'node:fs/promises'
 import { JOURNAL_FILE, JOURNAL_TMP_FILE, JournalFile, scanJournal, type JournalScan } from './journal-file.js'
 import { decodeRecord } from './journal-record.js'
 import { SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './checkpoint.js'
@@ -32,8 +32,8 @@ export interface RecoverOptions {
 /** Loads the snapshot, replays the journal after it, and leaves the journal ready for appending. */
 export async function recover(dir: string, opts: RecoverOptions): Promise<Recovered> {
   // Leftovers of an interrupted checkpoint; the files they were meant to replace are still whole.
-  await removeStale(join(dir, SNAPSHOT_TMP_FILE))
-  await removeStale(join(dir, JOURNAL_TMP_FILE))
+  await rm(join(dir, SNAPSHOT_TMP_FILE), { force: true })
+  await rm(join(dir, JOURNAL_TMP_FILE), { force: true })
 
   const conn = await Connection.open(await readSnapshot(dir))
   try {

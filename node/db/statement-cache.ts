@@ -62,14 +62,6 @@ export class StatementCache {
     if (p.deterministic !== true) throw p.deterministic
   }
 
-  /**
-   * Forgets every statement without finalizing it. For a connection that sql.js has reopened
-   * underneath us (older sql.js versions did so in export()), which already freed them.
-   */
-  forget(): void {
-    this.entries.clear()
-  }
-
   clear(): void {
     for (const sql of [...this.entries.keys()]) this.evict(sql)
   }

@@ -42,7 +42,7 @@ export class Confirmations {
     const list = this.waiting.get(m.header.id)
     if (!list) return
     this.waiting.delete(m.header.id)
-    for (const w of list) w.reject(new ParleyError('CONFLICT', `message ${m.header.id} was rejected: ${reason}`))
+    for (const w of list) w.reject(new ParleyError('MESSAGE_REJECTED', `message ${m.header.id} was rejected: ${reason}`))
   }
 
   private remove(id: MessageId, entry: unknown): void {

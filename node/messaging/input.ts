@@ -2,8 +2,8 @@ import { ParleyError } from '../core/errors.js'
 import { NAME_RE } from '../core/names.js'
 import { parseUuid, type DataId } from '../core/ids.js'
 import type { JsonNode } from '../core/json.js'
-import { optString } from '../core/json-input.js'
-import { parseDatatypeRef } from '../data/datatype.js'
+import { optString } from '../core/input.js'
+import { parseDatatypeRef, parseValidator } from '../data/datatype.js'
 import { type DatatypeRef, type TxType } from '../model/index.js'
 
 const MAX_TOPICS = 10
@@ -96,8 +96,7 @@ export function parseDataInput(item: JsonNode, where: string): DataInput {
     return { kind: 'ref', id: parseUuid<DataId>(id.value, `${where}.id`) }
   }
   if (value === undefined || value.kind === 'null') bad(`${where} needs a value (or the id of uploaded data)`)
-  const validator = optString(item.get('validator'), `${where}.validator`) ?? 'json'
-  if (!['json', 'none'].includes(validator)) bad(`${where}.validator must be json or none: ${JSON.stringify(validator)}`)
+  const validator = parseValidator(optString(item.get('validator'), `${where}.validator`), `${where}.validator`)
   const datatype = parseDatatypeRef(item.get('datatype'), `${where}.datatype`)
   return { kind: 'inline', valueRaw: value!.raw, validator, ...(datatype ? { datatype } : {}) }
 }

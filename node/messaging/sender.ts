@@ -11,7 +11,7 @@ import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { Confirmations } from '../events/confirmations.js'
 import type { DataInput, MessageInput } from './input.js'
 import type { DataValidator } from '../data/validator.js'
-import { type LocalIdentity, type Data, type DataRef, type DatatypeRef, type Header, type Message, type MessageType } from '../model/index.js'
+import { type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
 export interface MessageSink {

@@ -34,6 +34,9 @@ export interface MessageQuery extends CollectionQuery {
 
 export interface EventQuery extends CollectionQuery {
   namespace: string
+  /** Narrowings for internal callers; the API expresses the same through `filter`. */
+  type?: string
+  reference?: string
   /** Oldest first (FireFly's `sort=sequence`); newest first otherwise. */
   ascending?: boolean
 }

@@ -1,4 +1,4 @@
-import type { BatchId, Hash } from '../core/ids.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
 
 /** One on-chain context of a pinned batch, in the order this node read it from the chain (`seq`). */
 export interface Pin {
@@ -15,4 +15,13 @@ export interface Pin {
   eventId: string
   /** Confirmed or rejected: it no longer holds later pins of its context back. */
   dispatched: boolean
+}
+
+/** A broadcast batch as its pin announces it: what a member needs to fetch and check it. */
+export interface PinnedBatch {
+  batchId: BatchId
+  batchHash: Hash
+  txId: TxId
+  payloadRef: string
+  signer: string
 }

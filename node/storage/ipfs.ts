@@ -25,7 +25,7 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
       const v = await client.version({ signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
       last = { connected: true, api: opts.api, gateway: opts.gateway, version: v.version }
     } catch (err) {
-      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${errorMessage(err)}` }
+      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${fetchFailure(err)}` }
     }
     return last
   }
@@ -34,6 +34,8 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
   async function watch(): Promise<void> {
     if (stopped) return
     const s = await probe()
+    // stop() may have come while the probe was in flight: nothing more is logged or scheduled after it.
+    if (stopped) return
     if (s.connected) {
       if (backoff.retrying) opts.log(`ipfs: connected to ${opts.api} (${s.version ?? 'unknown version'})`)
       backoff.reset()
@@ -54,7 +56,13 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
     },
     async *download(ref, signal) {
       const cid = CID.parse(ref).toString()
-      const res = await fetch(`${opts.gateway}/ipfs/${cid}`, signal ? { signal } : {})
+      let res: Response
+      try {
+        res = await fetch(`${opts.gateway}/ipfs/${cid}`, signal ? { signal } : {})
+      } catch (err) {
+        if (signal?.aborted) throw err
+        throw new Error(`cannot reach IPFS gateway ${opts.gateway}: ${fetchFailure(err)}`, { cause: err })
+      }
       if (!res.ok || !res.body) {
         throw new Error(`ipfs gateway ${opts.gateway} answered ${res.status} for ${cid}`)
       }
@@ -74,4 +82,11 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
       if (timer) clearTimeout(timer)
     },
   }
+}
+
+/** fetch() says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */
+function fetchFailure(err: unknown): string {
+  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause
+  const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined
+  return why ? `${errorMessage(err)} (${why})` : errorMessage(err)
 }

@@ -15,7 +15,9 @@ export async function kuboAdd(api: string, content: Uint8Array | AsyncIterable<U
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v)
   const boundary = `parley-${randomUUID()}`
   const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${encodeURIComponent(name)}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    // A `/` in the name makes Kubo wrap the file in directories and answer the outer one's CID: the name is only a
+    // label, so it goes without its path.
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${encodeURIComponent(name.replaceAll('/', '_'))}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
   )
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
   const client = url.protocol === 'https:' ? https : http

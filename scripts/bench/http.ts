@@ -31,15 +31,4 @@ export async function getJson<T>(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): P
   return JSON.parse(text) as T
 }
 
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted || ms <= 0) return resolve()
-    const done = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, { once: true })
-  })
-}
+export { sleep } from '../../node/core/backoff.js'

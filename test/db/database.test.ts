@@ -53,6 +53,16 @@ describe('db: transactions and reads', function () {
     expect(db.stats().lastSeq).to.equal(db.stats().durableSeq)
   })
 
+  it('keeps its pragmas and prepared statements across a checkpoint (sql.js export keeps the connection)', async function () {
+    await db.transaction((tx) => insert(tx, 'before'))
+    const count = (): unknown => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM items')?.n
+    expect(count()).to.equal(1)
+    await db.checkpoint()
+    expect(db.get<{ foreign_keys: number }>('PRAGMA foreign_keys')?.foreign_keys).to.equal(1)
+    await db.transaction((tx) => insert(tx, 'after'))
+    expect(count()).to.equal(2)
+  })
+
   it('rolls back and journals nothing when the function throws', async function () {
     const before = db.stats()
     const err = await db

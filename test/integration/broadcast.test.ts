@@ -2,7 +2,6 @@ import { expect } from 'chai'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { layout } from '../../network/layout.js'
 import type { MemberDescription } from '../../network/description.js'
-import { waitFor } from '../../network/process.js'
 import { timestampSortKey } from '../../node/core/time.js'
 import { testNetwork } from '../support/network.js'
 import {

@@ -7,7 +7,8 @@ import { migrations } from '../../node/db/schema/index.js'
 import { DataRepo } from '../../node/db/repos/data.js'
 import { BlobsRepo } from '../../node/db/repos/blobs.js'
 import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { BlobRefused, BlobStore } from '../../node/data/blob-store.js'
+import { BlobStore } from '../../node/data/blob-store.js'
+import { isParleyError } from '../../node/core/errors.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../node/data/blob-fetcher.js'
 import type { SharedStorage } from '../../node/storage/shared-storage.js'
@@ -107,7 +108,7 @@ describe('blobs', () => {
       } catch (e) {
         err = e
       }
-      expect(err).to.be.instanceOf(BlobRefused)
+      expect(isParleyError(err, 'BAD_PEER_DATA')).to.equal(true)
       try {
         await store.write(chunksOf(randomBytes(5000)), { expect: { hash: stored.hash, size: 1000 } })
       } catch (e) {
@@ -201,7 +202,7 @@ describe('blobs', () => {
       const nowhere = await blobData(randomBytes(10), { public: 'not a reference' })
       const settled: Hash[] = []
       const f = fetcher(settled)
-      f.resume()
+      f.start()
       await waitFor('both to settle', async () => settled.length === 2, { timeoutMs: 10_000, intervalMs: 20 })
       const verdictOf = (d: Data) => refs.verdict({ hash: d.blob!.hash, size: d.blob!.size, public: d.blob!.public! })
       expect(verdictOf(liar)).to.deep.include({ ok: false })

@@ -26,13 +26,14 @@ import { claimPendingBefore } from '../../node/identity/pending.js'
 import { datatypeLookup } from '../../node/data/schema-cache.js'
 import { datatypeDefinitionHandler, datatypeDefinitionValue } from '../../node/definitions/datatype.js'
 import { parseDatatypeRequest } from '../../node/definitions/define-datatype.js'
-import { parseFilters, DATATYPE_FIELDS } from '../../node/api/filters.js'
+import { parseFilter } from '../../node/api/filters.js'
+import { filterSql } from '../../node/db/filter-sql.js'
+import { DATATYPE_FIELDS } from '../../node/db/query-fields.js'
 import { SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Header, type Message } from '../../node/model/index.js'
 
 const KEY_A = '0x' + 'aa'.repeat(20)
 const KEY_B = '0x' + 'bb'.repeat(20)
 const ORG_A = 'did:firefly:org/orgA'
-const ORG_B = 'did:firefly:org/orgB'
 const WIDGET = compactJson('{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer","minimum":1}},"required":["name"],"additionalProperties":false}')
 
 const problemOf = (f: () => unknown): string => {
@@ -118,10 +119,10 @@ describe('datatypes: rules', () => {
   })
 
   it('builds a FireFly-compatible filter over datatype fields, comparing created as an instant', () => {
-    const f = parseFilters({ name: 'widget', version: ['1.0', '2.0'], created: '>2024-01-01T00:00:00.5Z' }, DATATYPE_FIELDS)!
+    const f = filterSql(parseFilter({ name: 'widget', version: ['1.0', '2.0'], created: '>2024-01-01T00:00:00.5Z' }), DATATYPE_FIELDS)!
     expect(f.sql).to.contain('name = ?')
     expect(f.params).to.deep.equal(['widget', '1.0', '2.0', '2024-01-01T00:00:00.500000000Z'])
-    expect(problemOf(() => parseFilters({ hash: 'x' }, DATATYPE_FIELDS))).to.match(/^INVALID_FILTER/)
+    expect(problemOf(() => filterSql(parseFilter({ hash: 'x' }), DATATYPE_FIELDS))).to.match(/^INVALID_FILTER/)
   })
 })
 
@@ -278,8 +279,8 @@ describe('datatypes: definition, lookup and validation over a database', () => {
     for (const v of ['1', '2', '3']) await handle(definition({ version: v }))
     await handle(definition({ name: 'gadget', version: '1' }))
     const list = (q: Record<string, string>, limit = 10, skip = 0) => {
-      const where = parseFilters(q, DATATYPE_FIELDS)
-      return datatypes.list('default', { ...(where ? { where } : {}), limit, skip }).map((d) => `${d.name}/${d.version}`)
+      const filter = parseFilter(q)
+      return datatypes.list('default', { ...(filter ? { filter } : {}), limit, skip }).map((d) => `${d.name}/${d.version}`)
     }
     expect(list({})).to.deep.equal(['gadget/1', 'widget/3', 'widget/2', 'widget/1'])
     expect(list({ name: 'widget' })).to.deep.equal(['widget/3', 'widget/2', 'widget/1'])

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { ParleyError } from '../../node/core/errors.js'
 import { compactJson, goJson, goJsonString, goStruct, parseJsonRaw, RawJson, type JsonNode } from '../../node/core/json.js'
+import { HTTP_STATUS } from '../../node/api/errors.js'
 
 function invalid(text: string, options?: { maxDepth?: number }): ParleyError {
   try {
@@ -9,7 +10,7 @@ function invalid(text: string, options?: { maxDepth?: number }): ParleyError {
     expect(err).to.be.instanceOf(ParleyError)
     const e = err as ParleyError
     expect(e.code).to.equal('INVALID_JSON')
-    expect(e.status).to.equal(400)
+    expect(HTTP_STATUS[e.code]).to.equal(400)
     return e
   }
   throw new Error(`accepted invalid JSON: ${JSON.stringify(text)}`)

@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import type { Hash } from '../../node/core/ids.js'
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import http from 'node:http'
@@ -68,7 +69,10 @@ describe('multipart upload (POST /data)', function () {
     const validator = new DataValidatorImpl((_ns, name, version) =>
       name === 'thing' && version === '1' ? { check: (raw: string) => (/"name":"/.test(raw) ? undefined : 'must have property name'), orderedAt: 0 } : undefined,
     )
-    const services = { data, blobs, blobStore, uploader: new DataUploader({ db, data, blobs, blobStore, validator, maxBlobBytes: 4 * 1024 * 1024 }) } as unknown as NodeServices
+    const services = {
+      query: { data, heldBlob: async (hash: Hash) => (blobs.has(hash) ? await blobStore.read(hash) : undefined) },
+      uploader: new DataUploader({ db, data, blobs, blobStore, validator, maxBlobBytes: 4 * 1024 * 1024 }),
+    } as unknown as NodeServices
     const app = new Koa()
     app.silent = true
     logs = []
@@ -112,7 +116,7 @@ describe('multipart upload (POST /data)', function () {
     })
   }
 
-  const rows = (): number => data.list('up', 1000, 0).length
+  const rows = (): number => data.list('up', { limit: 1000, skip: 0 }).length
   const tmpFiles = (): string[] => readdirSync(join(dir, 'blobs', 'tmp'))
 
   it('takes the fields, then streams the file: autometa value, blob ref and hash', async () => {

@@ -17,6 +17,7 @@ import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { TempDirs } from '../db/helpers.js'
 import { localIdentity, type Message } from '../../node/model/index.js'
+import { HTTP_STATUS } from '../../node/api/errors.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
 
@@ -58,7 +59,7 @@ describe('message sender', () => {
       err = e
     }
     expect(err).to.be.instanceOf(ParleyError)
-    expect((err as ParleyError).status).to.equal(503)
+    expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(503)
     expect(accepted).to.deep.equal([])
 
     const id = newId<IdentityId>()

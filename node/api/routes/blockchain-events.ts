@@ -9,7 +9,7 @@ export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/blockchainevents', (ctx, s, ns) => {
     const paging = parsePaging(ctx.query)
     const batch = typeof ctx.query.batch === 'string' ? parseUuid(ctx.query.batch, 'batch') : undefined
-    ctx.body = s.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}) }).map((e) => present(e, ns, s.config.chain.contract))
+    ctx.body = s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}) }).map((e) => present(e, ns, s.config.chain.contract))
   })
 }
 

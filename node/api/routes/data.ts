@@ -10,7 +10,7 @@ import { parseUuid } from '../../core/ids.js'
 export function dataRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/data', (ctx, s, ns) => {
     const { limit, skip } = parsePaging(ctx.query)
-    sendJson(ctx, 200, s.data.list(ns, limit, skip).map(presentData))
+    sendJson(ctx, 200, s.query.data.list(ns, { limit, skip }).map(presentData))
   })
 
   // 200, as the spec says (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.
@@ -23,7 +23,7 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
   })
 
   const one = (s: NodeServices, id: string | undefined, ns: string) => {
-    const d = s.data.get(parseUuid(id, 'data id'))
+    const d = s.query.data.get(parseUuid(id, 'data id'))
     if (!d || d.namespace !== ns) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${ns}`)
     return d
   }
@@ -39,7 +39,7 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
     const d = one(s, ctx.params.id, ns)
     if (!d.blob) throw new ParleyError('NOT_FOUND', `data ${d.id} has no blob`)
     // A blob announced by another member is served once fetched and verified, not before.
-    const held = s.blobs.has(d.blob.hash) ? await s.blobStore.read(d.blob.hash) : undefined
+    const held = await s.query.heldBlob(d.blob.hash)
     if (!held) throw new ParleyError('NOT_FOUND', `this node does not hold the blob ${d.blob.hash} of data ${d.id} (yet)`)
     ctx.status = 200
     ctx.type = 'application/octet-stream'

@@ -2,7 +2,7 @@ import type { ApiRouter, Handler } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
-import { DATATYPE_FIELDS, parseFilters } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { presentDatatype, presentMessage } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseDatatypeRequest } from '../../definitions/define-datatype.js'
@@ -24,8 +24,8 @@ export function datatypeRoutes(r: ApiRouter<NodeServices>): void {
 
   r.get('/datatypes', (ctx, s, ns) => {
     const paging = parsePaging(ctx.query)
-    const where = parseFilters(ctx.query, DATATYPE_FIELDS)
-    sendJson(ctx, 200, s.datatypes.list(ns, { ...(where ? { where } : {}), ...paging }).map(presentDatatype))
+    const filter = parseFilter(ctx.query)
+    sendJson(ctx, 200, s.query.datatypes.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentDatatype))
   })
 
   r.get('/datatypes/:name/:version', (ctx, s, ns) => {
@@ -33,7 +33,7 @@ export function datatypeRoutes(r: ApiRouter<NodeServices>): void {
     const version = ctx.params.version ?? ''
     checkDatatypeName(name)
     checkDatatypeVersion(version)
-    const d = s.datatypes.byNameVersion(ns, name, version)
+    const d = s.query.datatypes.byNameVersion(ns, name, version)
     if (!d) throw new ParleyError('NOT_FOUND', `datatype ${name}/${version} not found in namespace ${ns}`)
     sendJson(ctx, 200, presentDatatype(d))
   })

@@ -3,7 +3,7 @@ import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
-import { parseFilters, MESSAGE_FIELDS } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { presentData, presentMessage } from '../present.js'
 import { parseMessageInput } from '../../messaging/input.js'
 import { parseUuid } from '../../core/ids.js'
@@ -21,24 +21,24 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/messages', (ctx, s, ns) => {
     const paging = parsePaging(ctx.query)
     const pending = boolParam(ctx.query, 'pending')
-    const where = parseFilters(ctx.query, MESSAGE_FIELDS)
+    const filter = parseFilter(ctx.query)
     const withData = wantsData(ctx.query)
-    const list = s.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(where ? { where } : {}), ...paging })
+    const list = s.query.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(filter ? { filter } : {}), ...paging })
     sendJson(
       ctx,
       200,
-      list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) })),
+      list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) })),
     )
   })
 
   r.get('/messages/:id', (ctx, s, ns) => {
     const m = messageIn(s, ns, ctx.params.id)
-    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(ctx.query) ? { data: s.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(ctx.query) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
   })
 
   r.get('/messages/:id/data', (ctx, s, ns) => {
     const m = messageIn(s, ns, ctx.params.id)
-    sendJson(ctx, 200, s.data.getMany(m.data.map((d) => d.id)).map(presentData))
+    sendJson(ctx, 200, s.query.data.getMany(m.data.map((d) => d.id)).map(presentData))
   })
 }
 
@@ -48,7 +48,7 @@ function wantsData(q: ParsedUrlQuery): boolean {
 }
 
 function messageIn(s: NodeServices, ns: string, id: string | undefined): Message {
-  const m = s.messages.get(parseUuid(id, 'message id'))
+  const m = s.query.messages.get(parseUuid(id, 'message id'))
   if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
   return m
 }

@@ -16,12 +16,12 @@ export function networkRoutes(r: ApiRouter<NodeServices>): void {
     r.get(`/network/${path}`, (ctx, s) => {
       const { limit, skip } = parsePaging(ctx.query)
       const verifiers = boolParam(ctx.query, 'fetchverifiers') ?? false
-      sendJson(ctx, 200, s.identities.list(type, limit, skip).map((i) => presentIdentity(i, verifiers ? s.identities.verifiersOf(i.id) : undefined)))
+      sendJson(ctx, 200, s.query.identities.list(type, { limit, skip }).map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
     })
     r.get(`/network/${path}/:nameOrId`, (ctx, s) => {
       const i = lookup(s, type, ctx.params.nameOrId ?? '')
       if (!i) throw new ParleyError('NOT_FOUND', `no ${type} ${JSON.stringify(ctx.params.nameOrId)}`)
-      sendJson(ctx, 200, presentIdentity(i, s.identities.verifiersOf(i.id)))
+      sendJson(ctx, 200, presentIdentity(i, s.query.identities.verifiersOf(i.id)))
     })
   }
 }
@@ -29,9 +29,9 @@ export function networkRoutes(r: ApiRouter<NodeServices>): void {
 /** An identity by UUID, full DID, or bare name (FireFly's lookup strings). */
 function lookup(s: NodeServices, type: IdentityType, key: string) {
   if (isUuid(key)) {
-    const i = s.identities.byId(key.toLowerCase())
+    const i = s.query.identities.byId(key.toLowerCase())
     return i?.type === type ? i : undefined
   }
   const did = key.startsWith('did:') ? key : `did:firefly:${type}/${key}`
-  return s.identities.byDid(did)
+  return s.query.identities.byDid(did)
 }

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { BatchRecord, BatchState } from '../../model/index.js'
+import type { BatchRecord, BatchState, Paging } from '../../model/index.js'
 
 
 
@@ -71,8 +71,8 @@ export class BatchesRepo {
     tx.run("UPDATE batches SET state = 'pinned', chain_tx = ? WHERE id = ?", [chainTx, id])
   }
 
-  list(namespace: string, limit: number, skip: number): BatchRecord[] {
-    return this.db.all<Row>('SELECT * FROM batches WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, limit, skip]).map(fromRow)
+  list(namespace: string, page: Paging): BatchRecord[] {
+    return this.db.all<Row>('SELECT * FROM batches WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, page.limit, page.skip]).map(fromRow)
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Data, type AnnouncedBlob } from '../../model/index.js'
+import { type Data, type AnnouncedBlob, type Paging } from '../../model/index.js'
 
 interface Row {
   id: string
@@ -15,7 +15,6 @@ interface Row {
   blob_hash: string | null
   blob_size: number | null
   blob_name: string | null
-  blob_path: string | null
   blob_public: string | null
   [k: string]: string | number | null
 }
@@ -73,8 +72,8 @@ export class DataRepo {
       .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))
   }
 
-  list(namespace: string, limit: number, skip: number): Data[] {
-    return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, limit, skip]).map(fromRow)
+  list(namespace: string, page: Paging): Data[] {
+    return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, page.limit, page.skip]).map(fromRow)
   }
 }
 

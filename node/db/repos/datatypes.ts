@@ -1,7 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { DATATYPE_FIELDS } from '../query-fields.js'
 import type { DatatypeId, Hash, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Datatype } from '../../model/index.js'
+import type { CollectionQuery, Datatype } from '../../model/index.js'
 
 interface Row {
   seq: number
@@ -18,11 +20,6 @@ interface Row {
   [k: string]: string | number | null
 }
 
-export interface DatatypeQuery {
-  where?: { sql: string; params: (string | number)[] }
-  limit: number
-  skip: number
-}
 
 /** Confirmed datatypes. (namespace, name, version) is unique: the first definition ordered on chain holds it. */
 export class DatatypesRepo {
@@ -54,12 +51,12 @@ export class DatatypesRepo {
     return r && fromRow(r)
   }
 
-  /** Newest first; `where` is a parsed filter over the columns named in the API's DATATYPE_FIELDS. */
-  list(namespace: string, q: DatatypeQuery): Datatype[] {
-    const where = q.where ? ` AND (${q.where.sql})` : ''
-    return this.db
-      .all<Row>(`SELECT * FROM datatypes WHERE namespace = ?${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, [namespace, ...(q.where?.params ?? []), q.limit, q.skip])
-      .map(fromRow)
+  /** Newest first. */
+  list(namespace: string, q: CollectionQuery): Datatype[] {
+    const conds = ['namespace = ?']
+    const params: (string | number)[] = [namespace]
+    andWhere(conds, params, filterSql(q.filter, DATATYPE_FIELDS))
+    return this.db.all<Row>(`SELECT * FROM datatypes WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
   }
 }
 

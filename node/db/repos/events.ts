@@ -1,7 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { EVENT_FIELDS } from '../query-fields.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type EventType, type NewEvent, type NodeEvent } from '../../model/index.js'
+import { type EventType, type NewEvent, type NodeEvent, type EventQuery } from '../../model/index.js'
 
 interface Row {
   seq: number
@@ -40,8 +42,8 @@ export class EventsRepo {
     return this.db.all<Row>('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?', [namespace, afterSeq, limit]).map(fromRow)
   }
 
-  /** Newest first, as FireFly lists collections; `type` and `reference` narrow it. */
-  list(q: { namespace: string; type?: string; reference?: string; where?: { sql: string; params: (string | number)[] }; limit: number; skip: number; ascending?: boolean }): NodeEvent[] {
+  /** Newest first, as FireFly lists collections, unless `ascending`. */
+  list(q: EventQuery): NodeEvent[] {
     const conds = ['namespace = ?']
     const params: (string | number)[] = [q.namespace]
     if (q.type) {
@@ -52,10 +54,7 @@ export class EventsRepo {
       conds.push('reference = ?')
       params.push(q.reference)
     }
-    if (q.where) {
-      conds.push(`(${q.where.sql})`)
-      params.push(...q.where.params)
-    }
+    andWhere(conds, params, filterSql(q.filter, EVENT_FIELDS))
     const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
   }

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import type { IdentityId, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Identity, type IdentityType, type Verifier, type VerifierType } from '../../model/index.js'
+import { type Identity, type IdentityType, type Verifier, type VerifierType, type Paging } from '../../model/index.js'
 
 interface Row {
   id: string
@@ -56,8 +56,8 @@ export class IdentitiesRepo {
       .map((r) => ({ identity: r.identity_id as IdentityId, type: r.type as VerifierType, value: r.value, created: r.created as Timestamp }))
   }
 
-  list(type: IdentityType, limit: number, skip: number): Identity[] {
-    return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq LIMIT ? OFFSET ?', [type, limit, skip]).map(fromRow)
+  list(type: IdentityType, page: Paging): Identity[] {
+    return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq LIMIT ? OFFSET ?', [type, page.limit, page.skip]).map(fromRow)
   }
 
   all(type: IdentityType): Identity[] {

@@ -1,7 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { MESSAGE_FIELDS } from '../query-fields.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
-import { type DataRef, type Header, type Message, type MessageState, type MessageType, type TxType } from '../../model/index.js'
+import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
 
 interface Row {
   seq: number
@@ -30,14 +32,6 @@ interface Row {
   [k: string]: string | number | null
 }
 
-export interface MessageQuery {
-  namespace: string
-  /** true: not yet confirmed (ready, pending); false: confirmed. */
-  pending?: boolean
-  where?: { sql: string; params: (string | number)[] }
-  limit: number
-  skip: number
-}
 
 /** Messages, sent and received; one row each, updated in place as they move through their states. */
 export class MessagesRepo {
@@ -123,10 +117,7 @@ export class MessagesRepo {
     const params: (string | number)[] = [q.namespace]
     if (q.pending === true) conds.push("state IN ('ready', 'pending')")
     if (q.pending === false) conds.push("state = 'confirmed'")
-    if (q.where) {
-      conds.push(`(${q.where.sql})`)
-      params.push(...q.where.params)
-    }
+    andWhere(conds, params, filterSql(q.filter, MESSAGE_FIELDS))
     const sql = `SELECT * FROM messages WHERE ${conds.join(' AND ')}
       ORDER BY (confirmed_key IS NULL) DESC, confirmed_key DESC, created_key DESC, seq DESC LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)

@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../database.js'
-import type { BatchId, Hash } from '../../core/ids.js'
-import type { Pin } from '../../model/index.js'
+import type { BatchId, Hash, TxId } from '../../core/ids.js'
+import type { Pin, PinnedBatch } from '../../model/index.js'
 
 
 interface Row {
@@ -60,6 +60,18 @@ export class PinsRepo {
   minUndispatchedSeq(): number | undefined {
     const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE dispatched = 0')
     return r?.s ?? undefined
+  }
+
+  /** Broadcast batches pinned on chain, still waiting, that this node holds no record of (to fetch after a restart). */
+  broadcastBatchesNotHeld(): PinnedBatch[] {
+    return this.db
+      .all<{ batch_id: string; batch_hash: string; tx_id: string; payload_ref: string; author: string }>(
+        `SELECT DISTINCT p.batch_id, p.batch_hash, e.tx_id, e.payload_ref, e.author
+           FROM pins p JOIN blockchain_events e ON e.id = p.event_id
+           LEFT JOIN batches b ON b.id = p.batch_id
+          WHERE p.dispatched = 0 AND b.id IS NULL AND e.payload_ref != ''`,
+      )
+      .map((r) => ({ batchId: r.batch_id as BatchId, batchHash: r.batch_hash as Hash, txId: r.tx_id as TxId, payloadRef: r.payload_ref, signer: r.author }))
   }
 
   markDispatched(tx: Tx, batchId: BatchId, fromIndex: number, toIndex: number): void {

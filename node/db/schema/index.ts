@@ -1,6 +1,7 @@
 import { v1Foundation } from './v1-foundation.js'
 import { v2Messaging } from './v2-messaging.js'
 import { v3Data } from './v3-data.js'
+import { v4Tidy } from './v4-tidy.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy]
