@@ -20,7 +20,7 @@ import { createChain, type Chain } from './chain/index.js'
 import { createIpfsStorage } from './storage/ipfs.js'
 import type { SharedStorage } from './storage/shared-storage.js'
 import { startApiServer, type ApiServer } from './api/server.js'
-import { startP2pServer, type P2pServer } from './exchange/p2p-server.js'
+import { startP2pServer, type P2pServer } from './exchange/index.js'
 import type { NodeQueries, NodeServices, NodeStatus } from './services.js'
 import { now } from './core/time.js'
 import { errorMessage } from './core/errors.js'
@@ -42,7 +42,7 @@ import { BlobFetcher } from './data/blob-fetcher.js'
 import { DataValidatorImpl } from './data/validator.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { DataUploader } from './data/upload.js'
-import { Confirmations } from './events/confirmations.js'
+import { Confirmations, createEventStreams } from './events/index.js'
 import { claimPendingBefore } from './identity/pending.js'
 
 export interface RunningNode {
@@ -83,6 +83,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const p2pUrl = `https://${cfg.p2p.host}:${cfg.p2p.port}`
 
   const confirmations = new Confirmations()
+  // Readers of the event log (WebSocket deliveries, the console) wake when the aggregator's events are durable.
+  const eventStreams = createEventStreams((ns, after, limit) => events.after(ns, after, limit), { durableThrough: events.lastSequence() })
   const validator = new DataValidatorImpl(datatypeLookup(datatypes))
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
@@ -103,9 +105,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     validator,
     definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) })],
     log,
-    onOutcome: ({ confirmed, rejected }) => {
+    onOutcome: ({ confirmed, rejected, events: written }) => {
       for (const m of confirmed) confirmations.confirmed(m)
       for (const r of rejected) confirmations.rejected(r.message, r.reason)
+      eventStreams.published(written)
     },
   })
   const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.recheckWaiting() })
@@ -181,6 +184,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   let registration: Promise<void> = Promise.resolve()
   const components: Component[] = [
     { name: 'shared storage', start: () => storage.start(), stop: () => storage.stop() },
+    { name: 'event streams', start: () => {}, stop: () => eventStreams.stop() },
     aggregator,
     batchFetcher,
     blobFetcher,

@@ -1,6 +1,9 @@
+import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill), as network/tls.ts does
 import { expect } from 'chai'
 import https from 'node:https'
 import { X509Certificate, createPrivateKey } from 'node:crypto'
+import { webcrypto } from 'node:crypto'
+import * as x509 from '@peculiar/x509'
 import { createNodeCertificate, peerIdFromCertificate, type TlsMaterial } from '../../network/tls.js'
 import { startP2pServer, type P2pServer } from '../../node/exchange/p2p-server.js'
 import { freePort } from '../../network/process.js'
@@ -60,4 +63,104 @@ async function expectTlsRefusal(p: Promise<number>): Promise<void> {
     (err: NodeJS.ErrnoException) => `error ${err.code ?? err.message}`,
   )
   expect(outcome).to.match(/^error /)
+}
+
+describe('the p2p endpoint refuses a certificate a trusted member signed for another org', () => {
+  let orgA: TlsMaterial // the server
+  let orgB: TlsMaterial // the org being impersonated (a registered member)
+  let orgM: TlsMaterial // the trusted but malicious member
+  let forged: TlsMaterial // O=orgB, CN=nodeB, issued and signed by orgM
+  let server: P2pServer
+  const seen: string[] = []
+
+  before(async () => {
+    orgA = await createNodeCertificate('orgA', 'nodeA')
+    orgB = await createNodeCertificate('orgB', 'nodeB')
+    orgM = await createNodeCertificate('orgM', 'nodeM')
+    forged = await issueCertificate(orgM, 'orgB', 'nodeB')
+    server = await startP2pServer({
+      host: '127.0.0.1',
+      port: await freePort(),
+      cert: orgA.cert,
+      key: orgA.key,
+      handler: (_req, res, peer) => {
+        seen.push(peer.org)
+        res.writeHead(204).end()
+      },
+    })
+    server.trust([orgB.cert, orgM.cert])
+  })
+  after(async () => server?.close())
+
+  it('builds the forgery: subject O=orgB, CN=nodeB, signed by orgM, yet not a registered certificate', () => {
+    const x = new X509Certificate(forged.cert)
+    expect(x.subject).to.contain('O=orgB')
+    expect(x.subject).to.contain('CN=nodeB')
+    expect(x.issuer).to.equal(new X509Certificate(orgM.cert).subject)
+    expect(x.verify(new X509Certificate(orgM.cert).publicKey)).to.equal(true)
+    expect(peerIdFromCertificate(forged.cert)).to.equal('orgB')
+    expect(x.fingerprint256).to.not.equal(new X509Certificate(orgB.cert).fingerprint256)
+    expect(x.fingerprint256).to.not.equal(new X509Certificate(orgM.cert).fingerprint256)
+  })
+
+  it("answers orgM's own certificate, and refuses with 401 the orgB certificate orgM signed (it passes TLS)", async () => {
+    expect((await get(server.url, '/api/v1/ping', orgM, orgA.cert)).status).to.equal(204)
+
+    // The forged certificate chains to orgM's, which the server trusts, so the TLS handshake succeeds and the
+    // answer is an HTTP status: only the registered-fingerprint check stands between orgM and posing as orgB.
+    for (const path of ['/api/v1/ping', '/api/v1/messages']) {
+      const r = await get(server.url, path, forged, orgA.cert)
+      expect(r.status, `GET ${path}`).to.equal(401)
+      expect(r.contentType).to.match(/^application\/json/)
+      const body = JSON.parse(r.body) as { error?: unknown }
+      expect(body.error).to.be.a('string')
+      expect(body.error).to.match(/not one a registered node published/)
+    }
+    expect(seen, 'the handler must never see the forged sender').to.not.include('orgB')
+
+    expect((await get(server.url, '/api/v1/messages', orgM, orgA.cert)).status).to.equal(204)
+    expect(seen).to.deep.equal(['orgM'])
+  })
+})
+
+function get(url: string, path: string, client: TlsMaterial, ca: string): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((res, rej) => {
+    const req = https.request(`${url}${path}`, { method: 'GET', ca, cert: client.cert, key: client.key, agent: false }, (r) => {
+      let body = ''
+      r.setEncoding('utf8')
+      r.on('data', (c: string) => (body += c))
+      r.on('end', () => res({ status: r.statusCode ?? 0, contentType: String(r.headers['content-type'] ?? ''), body }))
+    })
+    req.on('error', rej)
+    req.end()
+  })
+}
+
+/**
+ * A certificate for `org`/`node` issued by `issuer` and signed with the issuer's private key, the way a member could
+ * with its own (CA-capable) node certificate. Returned `cert` is the leaf alone; the issuer is in the server's trust.
+ */
+async function issueCertificate(issuer: TlsMaterial, org: string, node: string): Promise<TlsMaterial> {
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
+  const issuerDer = createPrivateKey(issuer.key).export({ type: 'pkcs8', format: 'der' })
+  const signingKey = await webcrypto.subtle.importKey('pkcs8', issuerDer, alg, false, ['sign'])
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
+  const notBefore = new Date(Date.now() - 60_000)
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    subject: `CN=${node}, O=${org}`,
+    issuer: new x509.X509Certificate(issuer.cert).subject,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + 365 * 24 * 3600 * 1000),
+    signingKey,
+    publicKey: keys.publicKey,
+    signingAlgorithm: alg,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
+    ],
+  })
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
+  return { cert: cert.toString('pem') + '\n', key: createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }).toString() }
 }

@@ -37,6 +37,11 @@ export class EventsRepo {
     return { ...e, id, sequence: r.lastInsertRowid, created }
   }
 
+  /** The sequence of the newest event, 0 when the log is empty. */
+  lastSequence(): number {
+    return Number(this.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM events')?.s ?? 0)
+  }
+
   /** Events of a namespace after `afterSeq`, oldest first. */
   after(namespace: string, afterSeq: number, limit: number): NodeEvent[] {
     return this.db.all<Row>('SELECT * FROM events WHERE namespace = ? AND seq > ? ORDER BY seq LIMIT ?', [namespace, afterSeq, limit]).map(fromRow)

@@ -1,0 +1,5 @@
+/** The events folder's public face: the node and transports import from here, nothing else in this folder. */
+export { createEventStreams, type EventStreamsOptions } from './stream.js'
+export { Confirmations } from './confirmations.js'
+export type { NodeEvent } from '../model/index.js'
+export type { EventReader, EventStreamOptions, EventStreams, EventTransport, EventTransportContext } from './types.js'

@@ -1,0 +1,5 @@
+/** The exchange seam's public face: the node imports from here, nothing else in this folder. */
+export { startP2pServer } from './p2p-server.js'
+export type { P2pHandler, P2pServer, P2pServerOptions } from './p2p-server.js'
+export type { BatchPayload } from '../model/index.js'
+export type { BatchHandler, BlobHandler, BlobRef, Exchange, ExchangeOptions, Peer } from './types.js'
