@@ -24,13 +24,17 @@ const OPERATORS: [string, FilterOp][] = [
  * ORs its values. Which fields exist, and what values they take, the data layer decides.
  */
 export function parseFilter(q: ParsedUrlQuery): Filter | undefined {
-  const groups: FilterCondition[][] = []
+  // Field names match case-insensitively, so `tag=a&TAG=b` is one field given twice: one OR group.
+  const groups = new Map<string, FilterCondition[]>()
   for (const [field, rawValue] of Object.entries(q)) {
-    if (RESERVED.has(field.toLowerCase()) || rawValue === undefined) continue
+    const key = field.toLowerCase()
+    if (RESERVED.has(key) || rawValue === undefined) continue
     const values = Array.isArray(rawValue) ? rawValue : [rawValue]
-    groups.push(values.map((v) => parseCondition(field, v)))
+    const group = groups.get(key) ?? []
+    group.push(...values.map((v) => parseCondition(field, v)))
+    groups.set(key, group)
   }
-  return groups.length > 0 ? groups : undefined
+  return groups.size > 0 ? [...groups.values()] : undefined
 }
 
 function parseCondition(field: string, input: string): FilterCondition {

@@ -43,8 +43,10 @@ const LIKE_PATTERNS: Partial<Record<FilterOp, (escaped: string) => string>> = {
 const COMPARISONS: Partial<Record<FilterOp, string>> = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }
 
 function conditionSql(c: FilterCondition, field: QueryField, params: (string | number)[]): string {
-  const col = c.caseInsensitive ? `LOWER(${field.column})` : field.column
-  const val = c.caseInsensitive ? c.value.toLowerCase() : c.value
+  // Case only means something for text: a lowered number or time key would compare as text, wrongly.
+  const fold = c.caseInsensitive && field.kind === 'text'
+  const col = fold ? `LOWER(${field.column})` : field.column
+  const val = fold ? c.value.toLowerCase() : c.value
   let sql: string
   const like = LIKE_PATTERNS[c.op]
   if (like) {
@@ -66,14 +68,35 @@ function typed(c: FilterCondition, field: QueryField, val: string): string | num
   return val
 }
 
-/** Time filters accept RFC3339 or Unix seconds, milliseconds or nanoseconds (scaled by magnitude), as FireFly does. */
+/**
+ * Time filters accept RFC3339 or Unix seconds, milliseconds or nanoseconds (scaled by magnitude), as FireFly does.
+ * A UTC RFC3339 value keeps all nine fractional digits, as the stored keys do.
+ */
 function timeKey(name: string, v: string): string {
+  const bad = (): never => {
+    throw new ParleyError('INVALID_FILTER', `${name} needs a time (RFC3339 or Unix): ${JSON.stringify(v)}`)
+  }
   if (/^\d+$/.test(v)) {
     const n = BigInt(v)
     const ms = n > 10n ** 17n ? n / 1_000_000n : n > 10n ** 11n ? n : n * 1000n
-    return timestampSortKey(new Date(Number(ms)).toISOString().replace(/\.000Z$/, 'Z'))
+    const iso = safeIso(Number(ms))
+    return iso === undefined ? bad() : timestampSortKey(iso)
   }
-  const d = new Date(v)
-  if (Number.isNaN(d.getTime())) throw new ParleyError('INVALID_FILTER', `${name} needs a time (RFC3339 or Unix): ${JSON.stringify(v)}`)
-  return timestampSortKey(d.toISOString())
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/.test(v)) {
+    // Date rolls 30 February over into March; a time that does not read back the same is not one.
+    return safeIso(Date.parse(`${v.slice(0, 19)}Z`))?.slice(0, 19) === v.slice(0, 19) ? timestampSortKey(v) : bad()
+  }
+  // A date, or a time with its zone or offset: a bare local time would depend on this machine's time zone.
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(v) && !/(Z|[+-]\d{2}:\d{2})$/i.test(v)) bad()
+  const iso = safeIso(new Date(v).getTime())
+  return iso === undefined ? bad() : timestampSortKey(iso)
+}
+
+/** An instant as `YYYY-MM-DDTHH:MM:SS.sssZ`, or undefined when it has no such form (invalid, or past year 9999). */
+function safeIso(ms: number): string | undefined {
+  if (!Number.isFinite(ms)) return undefined
+  const d = new Date(ms)
+  if (Number.isNaN(d.getTime())) return undefined
+  const iso = d.toISOString()
+  return /^\d{4}-/.test(iso) ? iso : undefined
 }

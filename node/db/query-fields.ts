@@ -1,4 +1,11 @@
 /**
+ * `created` as stored (Go's form, trailing fractional zeros trimmed) padded to the nine-digit key that
+ * `timestampSortKey` gives a filter value, so that the two compare as instants.
+ */
+const TRIMMED_TIME_KEY = (column: string): string =>
+  `SUBSTR(${column}, 1, 19) || '.' || SUBSTR(CASE WHEN INSTR(${column}, '.') > 0 THEN SUBSTR(${column}, 21, LENGTH(${column}) - 21) ELSE '' END || '000000000', 1, 9) || 'Z'`
+
+/**
  * What each collection can be filtered on, and how each field maps to SQL (as FireFly's `query_fields.go`): the one
  * place that knows both the API's field names and the columns. `time` fields compare as sortable keys (see
  * core/time `timestampSortKey`), `number` fields as integers.
@@ -40,21 +47,15 @@ export const EVENT_FIELDS: QueryFields = {
   tx: { column: 'tx', kind: 'text' },
   topic: { column: 'topic', kind: 'text' },
   sequence: { column: 'seq', kind: 'number' },
-  created: { column: 'created', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
 }
 
-/**
- * FireFly's DatatypeQueryFactory. `created` is stored in Go's trimmed form, so it is compared through the same
- * nine-digit padding `timestampSortKey` gives the filter value.
- */
+/** FireFly's DatatypeQueryFactory. */
 export const DATATYPE_FIELDS: QueryFields = {
   id: { column: 'id', kind: 'text' },
   message: { column: 'message_id', kind: 'text' },
   validator: { column: 'validator', kind: 'text' },
   name: { column: 'name', kind: 'text' },
   version: { column: 'version', kind: 'text' },
-  created: {
-    column: `SUBSTR(created, 1, 19) || '.' || SUBSTR(CASE WHEN INSTR(created, '.') > 0 THEN SUBSTR(created, 21, LENGTH(created) - 21) ELSE '' END || '000000000', 1, 9) || 'Z'`,
-    kind: 'time',
-  },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
 }

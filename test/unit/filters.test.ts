@@ -113,6 +113,17 @@ describe('collection filters: query string → Filter → SQL', () => {
       { name: 'created from Unix milliseconds', query: { created: '1704164645123' }, where: { sql: 'created_key = ?', params: ['2024-01-02T03:04:05.123000000Z'] } },
       { name: 'created from Unix nanoseconds', query: { created: '>1704164645123000000' }, where: { sql: 'created_key > ?', params: ['2024-01-02T03:04:05.123000000Z'] } },
       { name: 'confirmed is a time too', query: { confirmed: '<=1704164645' }, where: { sql: 'confirmed_key <= ?', params: ['2024-01-02T03:04:05.000000000Z'] } },
+      { name: 'created keeps nanoseconds, as the stored keys do', query: { created: '>2024-01-02T03:04:05.123456789Z' }, where: { sql: 'created_key > ?', params: ['2024-01-02T03:04:05.123456789Z'] } },
+      { name: 'created from a date alone is its UTC midnight', query: { created: '>=2024-01-02' }, where: { sql: 'created_key >= ?', params: ['2024-01-02T00:00:00.000000000Z'] } },
+      { name: 'case-insensitive is ignored for a number field', query: { sequence: ':>1' }, where: { sql: 'seq > ?', params: [1] } },
+      { name: 'case-insensitive is ignored for a time field', query: { created: ':2024-01-02T03:04:05Z' }, where: { sql: 'created_key = ?', params: ['2024-01-02T03:04:05.000000000Z'] } },
+      { name: 'a field repeated in another case is one OR group', query: { tag: 'a', TAG: 'b' }, where: { sql: '(tag = ? OR tag = ?)', params: ['a', 'b'] } },
+      {
+        name: 'events: created compares as an instant',
+        fields: EVENT_FIELDS,
+        query: { created: '<1704164645' },
+        where: { sql: `${EVENT_FIELDS.created!.column} < ?`, params: ['2024-01-02T03:04:05.000000000Z'] },
+      },
       { name: 'contains escapes %', query: { tag: '@100%' }, where: { sql: `tag ${LIKE}`, params: ['%100\\%%'] } },
       { name: 'startswith escapes _', query: { tag: '^a_b' }, where: { sql: `tag ${LIKE}`, params: ['a\\_b%'] } },
       { name: 'endswith escapes a backslash', query: { tag: '$c\\d' }, where: { sql: `tag ${LIKE}`, params: ['%c\\\\d'] } },
@@ -151,6 +162,9 @@ describe('collection filters: query string → Filter → SQL', () => {
       { name: 'sequence that is not whole', query: { sequence: '>1.5' }, message: 'sequence needs a whole number: "1.5"' },
       { name: 'created that is not a time', query: { created: 'notatime' }, message: 'created needs a time (RFC3339 or Unix): "notatime"' },
       { name: 'a bad value in an OR group', query: { created: ['1704164645', '<notatime'] }, message: 'created needs a time (RFC3339 or Unix): "notatime"' },
+      { name: 'a Unix number past year 9999', query: { created: '1704164645123456' }, message: 'created needs a time (RFC3339 or Unix): "1704164645123456"' },
+      { name: 'a time without its zone', query: { created: '2024-01-02T03:04:05' }, message: 'created needs a time (RFC3339 or Unix): "2024-01-02T03:04:05"' },
+      { name: 'an impossible date', query: { created: '2024-02-30T00:00:00Z' }, message: 'created needs a time (RFC3339 or Unix): "2024-02-30T00:00:00Z"' },
     ]
     for (const c of cases) {
       it(c.name, () => {
