@@ -8,7 +8,7 @@ import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
-import { sealManifest, verifyBatch } from '../batch/verify.js'
+import { checkBatch } from '../batch/verify.js'
 
 import type { AnnouncedBlob, BatchPayload, PinnedBatch } from '../model/index.js'
 
@@ -90,9 +90,9 @@ export class BatchFetcher {
       } catch (err) {
         return this.refuse(p, errorMessage(err))
       }
-      const reason = verifyBatch(batch, p)
-      if (reason) return this.refuse(p, reason)
-      return this.store(batch, p)
+      const checked = checkBatch(batch, p)
+      if (!checked.ok) return this.refuse(p, checked.reason)
+      return this.store(batch, checked.manifest, p)
     }
   }
 
@@ -107,16 +107,23 @@ export class BatchFetcher {
     return Buffer.concat(chunks).toString('utf8')
   }
 
-  private async store(b: BatchPayload, p: PinnedBatch): Promise<void> {
-    const { manifest } = sealManifest(b)
+  private async store(b: BatchPayload, manifest: string, p: PinnedBatch): Promise<void> {
     const conflict = await this.deps.db.transaction((tx) => {
       // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
+      const heldData = this.deps.data.byIds(
+        b.data.map((d) => d.id),
+        tx,
+      )
       for (const d of b.data) {
-        const held = this.deps.data.get(d.id, tx)
+        const held = heldData.get(d.id)
         if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
       }
+      const heldMessages = this.deps.messages.getMany(
+        b.messages.map((m) => m.header.id),
+        tx,
+      )
       for (const m of b.messages) {
-        const held = this.deps.messages.get(m.header.id, tx)
+        const held = heldMessages.get(m.header.id)
         if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
       }
       this.deps.batches.insert(tx, {

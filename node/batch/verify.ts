@@ -25,10 +25,22 @@ export function sealManifest(b: Pick<BatchPayload, 'id' | 'tx' | 'messages' | 'd
  * its messages refer to. Answers why it must be refused, or undefined when it verifies.
  */
 export function verifyBatch(b: BatchPayload, pin: PinnedBatchRef): string | undefined {
-  if (b.id !== pin.batchId) return `batch id ${b.id} differs from the pinned batch ${pin.batchId}`
-  if (b.tx.id !== pin.txId) return `transaction id ${b.tx.id} differs from the pinned ${pin.txId}`
-  if (b.messages.length === 0) return 'the batch holds no messages'
-  const { hash } = sealManifest(b)
+  const checked = checkBatch(b, pin)
+  return checked.ok ? undefined : checked.reason
+}
+
+/** verifyBatch, answering the manifest it computed when the batch verifies (so the receiver need not compute it again). */
+export function checkBatch(b: BatchPayload, pin: PinnedBatchRef): { ok: true; manifest: string } | { ok: false; reason: string } {
+  const reason = (r: string) => ({ ok: false as const, reason: r })
+  if (b.id !== pin.batchId) return reason(`batch id ${b.id} differs from the pinned batch ${pin.batchId}`)
+  if (b.tx.id !== pin.txId) return reason(`transaction id ${b.tx.id} differs from the pinned ${pin.txId}`)
+  if (b.messages.length === 0) return reason('the batch holds no messages')
+  const { manifest, hash } = sealManifest(b)
+  const problem = verifyContent(b, pin, hash)
+  return problem === undefined ? { ok: true, manifest } : reason(problem)
+}
+
+function verifyContent(b: BatchPayload, pin: PinnedBatchRef, hash: Hash): string | undefined {
   if (hash !== pin.batchHash) return `manifest hash ${hash} differs from the pinned batch hash ${pin.batchHash}`
   if (hash !== b.hash) return `manifest hash ${hash} differs from the batch's own hash ${b.hash}`
 

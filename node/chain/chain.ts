@@ -61,6 +61,7 @@ class EthereumChain implements Chain {
       ready: (signal) => this.ready(signal),
       nextHead: (ms, signal) => this.nextHead(ms, signal),
       stopped: () => this.stopped,
+      head: () => this.headBlock,
     })
   }
 

@@ -1,11 +1,16 @@
 import { Backoff } from '../core/backoff.js'
-import type { Wallet } from 'ethers'
+import type { TransactionRequest, Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
 import { encodePinBatch } from './abi.js'
 import type { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
-import { getReceipt, isKnown, isNonceError, pendingNonce, signTransaction, type SignedTx } from './tx.js'
+import { estimateGas, feeFields, getReceipt, isKnown, isNonceError, pendingNonce, signTransaction, type SignedTx } from './tx.js'
 import type { PinBatchRequest } from './types.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
+
+/** A pin the gas line is measured with: its values do not matter, only its shape. */
+const GAS_SAMPLE = { txId: '00000000-0000-4000-8000-000000000001' as TxId, batchId: '00000000-0000-4000-8000-000000000002' as BatchId, batchHash: 'ab'.repeat(32) as Hash }
+const NONZERO_HASH = 'cd'.repeat(32) as Hash
 
 export interface SubmitterDeps {
   rpc: JsonRpcClient
@@ -17,6 +22,8 @@ export interface SubmitterDeps {
   /** Resolves on the next new block, after `ms`, on stop or on abort, whichever comes first. */
   nextHead(ms: number, signal?: AbortSignal): Promise<void>
   stopped(): boolean
+  /** The newest block the chain has announced, if any: fee data is read once per block. */
+  head(): number | undefined
 }
 
 const MIN_RETRY_MS = 250
@@ -47,6 +54,8 @@ function retryReason(err: unknown): string {
 export class PinSubmitter {
   private tail: Promise<unknown> = Promise.resolve()
   private nonce: number | undefined
+  private gas: Promise<{ base: bigint; perContext: bigint; perRefByte: bigint }> | undefined
+  private feeCache: { block: number; fields: Partial<TransactionRequest> } | undefined
 
   constructor(private readonly deps: SubmitterDeps) {}
 
@@ -58,7 +67,7 @@ export class PinSubmitter {
       return Promise.reject(err)
     }
     // Only the send is serialized: confirmations of earlier pins may still be outstanding while later ones go.
-    const sent = this.tail.then(() => this.send(data, signal))
+    const sent = this.tail.then(() => this.send(req, data, signal))
     this.tail = sent.catch(() => undefined)
     return sent.then((tx) => this.confirm(tx, signal))
   }
@@ -68,7 +77,7 @@ export class PinSubmitter {
     if (signal?.aborted) throw new ParleyError('UNAVAILABLE', 'the pinBatch submission was abandoned (its sender is stopping)')
   }
 
-  private async send(data: string, signal: AbortSignal | undefined): Promise<SignedTx> {
+  private async send(req: PinBatchRequest, data: string, signal: AbortSignal | undefined): Promise<SignedTx> {
     const { rpc, wallet, contract, problems } = this.deps
     let signed: SignedTx | undefined
     const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
@@ -78,7 +87,7 @@ export class PinSubmitter {
         const chainId = await this.deps.ready(signal)
         if (signed === undefined) {
           this.nonce ??= await pendingNonce(rpc, wallet.address)
-          signed = await signTransaction(rpc, wallet, { chainId, nonce: this.nonce, to: contract, data })
+          signed = await signTransaction(rpc, wallet, { chainId, nonce: this.nonce, to: contract, data, gasLimit: await this.gasLimit(req, data) }, await this.fees())
         }
         await this.sendRaw(signed)
         this.nonce = signed.nonce + 1
@@ -101,6 +110,41 @@ export class PinSubmitter {
         await this.deps.nextHead(backoff.next(), signal)
       }
     }
+  }
+
+  /**
+   * pinBatch only emits an event, so its execution gas grows linearly with its contexts and payload reference
+   * (calldata, log data): the line is measured once from the contract, instead of an estimate per pin, with the usual
+   * 20 % headroom. Since Prague a transaction also pays at least a calldata floor (EIP-7623), computed from the bytes.
+   */
+  private async gasLimit(req: PinBatchRequest, data: string): Promise<bigint> {
+    this.gas ??= this.measureGas().catch((err: unknown) => {
+      this.gas = undefined
+      throw err
+    })
+    const g = await this.gas
+    const linear = g.base + g.perContext * BigInt(req.contexts.length) + (g.perRefByte * BigInt(Buffer.byteLength(req.payloadRef)) + 45n) / 46n
+    const execution = (linear * 12n) / 10n + 10_000n
+    const floor = calldataFloor(data)
+    return execution > floor ? execution : floor + 10_000n
+  }
+
+  private async measureGas(): Promise<{ base: bigint; perContext: bigint; perRefByte: bigint }> {
+    const { rpc, wallet, contract } = this.deps
+    const sample = (contexts: number, payloadRef: string) =>
+      estimateGas(rpc, { from: wallet.address, to: contract, data: encodePinBatch({ ...GAS_SAMPLE, payloadRef, contexts: new Array<Hash>(contexts).fill(NONZERO_HASH) }) })
+    const [base, ten, ref] = await Promise.all([sample(0, ''), sample(10, ''), sample(0, 'Q'.repeat(46))])
+    // perRefByte is per 46 bytes (a CID's length), kept whole: gasLimit divides it back.
+    return { base, perContext: (ten - base + 9n) / 10n, perRefByte: ref - base }
+  }
+
+  /** Fee fields for the current block, read once per block the chain announces. */
+  private async fees(): Promise<Partial<TransactionRequest>> {
+    const head = this.deps.head()
+    if (head !== undefined && this.feeCache?.block === head) return this.feeCache.fields
+    const fields = await feeFields(this.deps.rpc)
+    if (head !== undefined) this.feeCache = { block: head, fields }
+    return fields
   }
 
   /** Sends; an error still counts as sent when the chain has the transaction (a lost answer, or a mined revert). */
@@ -136,4 +180,12 @@ export class PinSubmitter {
       }
     }
   }
+}
+
+/** EIP-7623's minimum: 21,000 + 10 per calldata token, a zero byte one token and any other byte four. */
+function calldataFloor(data: string): bigint {
+  const hex = data.startsWith('0x') ? data.slice(2) : data
+  let tokens = 0
+  for (let i = 0; i < hex.length; i += 2) tokens += hex[i] === '0' && hex[i + 1] === '0' ? 1 : 4
+  return 21_000n + 10n * BigInt(tokens)
 }

@@ -18,7 +18,7 @@ export interface RpcReceipt {
 const ONE_GWEI = 1_000_000_000n
 
 /** EIP-1559 fees when the chain has a base fee (2 × base + tip, as ethers does), a legacy gas price otherwise. */
-async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest>> {
+export async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest>> {
   const block = await rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false])
   if (block.baseFeePerGas === undefined) return { type: 0, gasPrice: BigInt(await rpc.call<string>('eth_gasPrice')) }
   const tip = await rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
@@ -26,6 +26,13 @@ async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest
     return ONE_GWEI
   })
   return { type: 2, maxFeePerGas: 2n * BigInt(block.baseFeePerGas) + tip, maxPriorityFeePerGas: tip }
+}
+
+/** Estimates a call's gas, as the node that will run it would. */
+export async function estimateGas(rpc: JsonRpcClient, call: { from: string; to: string | null; data: string; value?: bigint }): Promise<bigint> {
+  const params: Record<string, string> = { from: call.from, data: call.data, value: toQuantity(call.value ?? 0n) }
+  if (call.to !== null) params.to = call.to
+  return BigInt(await rpc.call<string>('eth_estimateGas', [params]))
 }
 
 /**
@@ -37,17 +44,13 @@ export async function signTransaction(
   rpc: JsonRpcClient,
   wallet: Wallet,
   tx: { chainId: bigint; nonce: number; to: string | null; data: string; value?: bigint; gasLimit?: bigint },
+  fees?: Partial<TransactionRequest>,
 ): Promise<SignedTx> {
   const value = tx.value ?? 0n
   let gasLimit = tx.gasLimit
-  if (gasLimit === undefined) {
-    const call: Record<string, string> = { from: wallet.address, data: tx.data, value: toQuantity(value) }
-    if (tx.to !== null) call.to = tx.to
-    const estimate = BigInt(await rpc.call<string>('eth_estimateGas', [call]))
-    gasLimit = (estimate * 12n) / 10n
-  }
+  if (gasLimit === undefined) gasLimit = ((await estimateGas(rpc, { from: wallet.address, to: tx.to, data: tx.data, value })) * 12n) / 10n
   const raw = await wallet.signTransaction({
-    ...(await feeFields(rpc)),
+    ...(fees ?? (await feeFields(rpc))),
     chainId: tx.chainId,
     nonce: tx.nonce,
     to: tx.to,

@@ -15,8 +15,11 @@ import { type LocalIdentity, type Data, type DataRef, type Header, type Message,
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
 export interface MessageSink {
-  /** `bytes`: an estimate of what the message adds to a batch payload, for the payload limit. */
-  accepted(m: Message, bytes: number): void
+  /**
+   * `data`: every data item the message refers to, as resolved at send (so sealing need not read them back);
+   * `bytes`: an estimate of what the message adds to a batch payload, for the payload limit.
+   */
+  accepted(m: Message, data: readonly Data[], bytes: number): void
 }
 
 
@@ -113,7 +116,7 @@ export class MessageSender {
       for (const d of fresh) this.deps.data.insert(tx, d)
       this.deps.messages.insert(tx, message, true)
     })
-    this.deps.sink.accepted(message, payloadEstimate(message, fresh))
+    this.deps.sink.accepted(message, items, payloadEstimate(message, fresh))
     return waiting ? await waiting : message
   }
 

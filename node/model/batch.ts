@@ -6,8 +6,9 @@ import type { DataRef, Header } from './message.js'
 export type BatchType = 'broadcast' | 'private'
 
 /**
- * A batch's life on this node. Sent: `sealed` → `uploaded` (payload in shared storage) → `pinned` (pinBatch
- * mined). Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
+ * A batch's life on this node. Sent: `sealed` → `pinned` (pinBatch mined; `payloadRef` set then). `uploaded` is only
+ * found in state folders of earlier versions, which recorded the upload separately; it resumes like `sealed`.
+ * Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
  */
 export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'received' | 'refused'
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
+import { createHash } from 'node:crypto'
 import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { MessagesRepo } from '../../node/db/repos/messages.js'
@@ -34,7 +35,10 @@ const KEY0 = '0x' + 'aa'.repeat(20)
 const KEY1 = '0x' + 'bb'.repeat(20)
 const BIG = 1_000_000_000
 
-/** Shared storage that keeps what it is given, and fails when told to (as an unreachable IPFS would). */
+/**
+ * Shared storage that keeps what it is given, under a content-derived reference as IPFS does (the same bytes get the
+ * same reference), and fails when told to (as an unreachable IPFS would).
+ */
 class FakeStorage implements SharedStorage {
   readonly uploads: { ref: string; name: string | undefined; bytes: Buffer }[] = []
   attempts = 0
@@ -55,8 +59,9 @@ class FakeStorage implements SharedStorage {
     const chunks: Uint8Array[] = []
     if (content instanceof Uint8Array) chunks.push(content)
     else for await (const c of content) chunks.push(c)
-    const ref = 'Qm' + String(this.uploads.length + 1).padStart(44, '0')
-    this.uploads.push({ ref, name, bytes: Buffer.concat(chunks) })
+    const bytes = Buffer.concat(chunks)
+    const ref = 'Qm' + createHash('sha256').update(bytes).digest('hex').slice(0, 44)
+    this.uploads.push({ ref, name, bytes })
     return ref
   }
 
@@ -94,8 +99,20 @@ class FakeChain implements Chain {
   readonly calls: PinCall[] = []
   /** While true, submissions wait until their signal aborts (a chain that never mines). */
   hang = false
+  /** While set, submissions wait for `release()` (a chain slow to mine), then mine. */
+  private gate: { promise: Promise<void>; open: () => void } | undefined
   private failing = 0
   private mined = 0
+
+  hold(): void {
+    let open!: () => void
+    this.gate = { promise: new Promise<void>((r) => (open = r)), open }
+  }
+
+  release(): void {
+    this.gate?.open()
+    this.gate = undefined
+  }
 
   failNext(n: number): void {
     this.failing = n
@@ -121,6 +138,7 @@ class FakeChain implements Chain {
         else signal?.addEventListener('abort', abandon, { once: true })
       })
     }
+    if (this.gate) await this.gate.promise
     this.mined++
     const txHash = '0x' + this.mined.toString(16).padStart(64, '0')
     call.outcome = 'pinned'
@@ -398,6 +416,29 @@ describe('batch manager', () => {
     expect(logs.filter((l) => !l.includes('dispatch failed'))).to.deep.equal([`batch ${b.id}: dispatched after retrying`])
   })
 
+  it('lets the next batch grow past its timeout while a pin is in flight, and seals it once that pin is mined', async () => {
+    chain.hold()
+    const m = manager({ size: 100, timeoutMs: 30 })
+    const s = sender(m)
+    const [first] = await sendAll(s, 1)
+    await until('the first pin submitted', () => chain.calls.length === 1)
+    const more = await sendAll(s, 5)
+    // Several timeouts pass with the first pin unmined: sealing the rest now would only queue it behind that pin.
+    await new Promise((r) => setTimeout(r, 200))
+    expect(more.map(batchOf)).to.deep.equal(more.map(() => undefined))
+    chain.release()
+    await until('all pinned', () => allPinned([first!, ...more]))
+    expect(chain.calls.map((c) => c.req.batchId)).to.deep.equal([batchOf(first!), batchOf(more[0]!)])
+    expect(manifestIds(batch(more[0]!))).to.deep.equal(more.map((x) => x.header.id))
+  })
+
+  it('seals a definition at once, without waiting for the timeout', async () => {
+    const m = manager({ size: 100, timeoutMs: 60_000 })
+    const def = await sender(m).definition('svc_system', 'svc_identity_claim', ['t'], '{"identity":{}}')
+    await until('the definition pinned', () => allPinned([def]))
+    expect(manifestIds(batch(def))).to.deep.equal([def.header.id])
+  })
+
   describe('stopping and resuming', () => {
     it('abandons a hanging pin promptly when stopped, through its signal, without logging a failure', async () => {
       chain.hang = true
@@ -413,36 +454,40 @@ describe('batch manager', () => {
       expect(outcome).to.equal('stopped')
       expect(chain.calls[0]!.signal?.aborted).to.equal(true)
       expect(chain.calls[0]!.outcome).to.equal('abandoned')
-      expect(batch(sent!).state).to.equal('uploaded')
+      // Nothing but the pin is recorded after the seal: the upload is content-addressed and simply done again.
+      expect(batch(sent!).state).to.equal('sealed')
       expect(logs).to.deep.equal([])
     })
 
-    it('dispatches a batch sealed and uploaded by a stopped manager, same id and hash, then stays quiet', async () => {
+    it('dispatches a batch sealed and uploaded by a stopped manager, same id, hash and payload reference, then stays quiet', async () => {
       chain.hang = true
       const first = manager({ size: 1 })
       const sent = await sendAll(sender(first), 3)
-      await until('the first pin submitted', () => chain.calls.length === 1)
+      // Pins do not wait for the previous one to be mined, only to be submitted: all three are out, in send order.
+      await until('three pins submitted', () => chain.calls.length === 3)
+      expect(chain.calls.map((c) => c.req.batchId)).to.deep.equal(sent.map(batchOf))
       await first.stop()
       const before = batch(sent[0]!)
-      expect(before.state).to.equal('uploaded')
-      const abandoned = chain.calls[0]!.req
+      expect(before.state).to.equal('sealed')
+      const abandoned = chain.calls.map((c) => c.req)
 
       chain.hang = false
       const second = manager({ size: 1 })
       await until('all three pinned', () => allPinned(sent))
       const after = batch(sent[0]!)
-      expect(after).to.include({ id: before.id, hash: before.hash, payloadRef: before.payloadRef, state: 'pinned' })
-      expect(chain.calls[1]!.req).to.deep.equal(abandoned)
+      expect(after).to.include({ id: before.id, hash: before.hash, payloadRef: abandoned[0]!.payloadRef, state: 'pinned' })
+      // Uploaded again after the restart, the same bytes give the same references: the same pin requests go out.
+      expect(chain.calls.slice(3).map((c) => c.req)).to.deep.equal(abandoned)
       // Pins follow send order across the restart.
       expect(chain.pinned().map((c) => c.req.batchId)).to.deep.equal(sent.map(batchOf))
-      expect(storage.uploads.filter((u) => u.ref === before.payloadRef)).to.have.length(1)
+      expect(storage.uploads.filter((u) => u.ref === abandoned[0]!.payloadRef)).to.have.length(2)
 
       // Nothing left for a later start, and nothing more reaches the chain.
       expect(batches.undispatched()).to.deep.equal([])
       expect(messages.unbatched()).to.deep.equal([])
       await second.stop()
-      expect(chain.calls).to.have.length(4)
-      expect(storage.uploads).to.have.length(3)
+      expect(chain.calls).to.have.length(6)
+      expect(storage.uploads).to.have.length(6)
     })
 
     it('uploads and pins at the next start a batch sealed before storage ever answered', async () => {

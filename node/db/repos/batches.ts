@@ -63,12 +63,9 @@ export class BatchesRepo {
     return this.db.all<Row>("SELECT * FROM batches WHERE local = 1 AND state IN ('sealed', 'uploaded') ORDER BY seq").map(fromRow)
   }
 
-  setUploaded(tx: Tx, id: BatchId, payloadRef: string): void {
-    tx.run("UPDATE batches SET state = 'uploaded', payload_ref = ? WHERE id = ?", [payloadRef, id])
-  }
-
-  setPinned(tx: Tx, id: BatchId, chainTx: string): void {
-    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ? WHERE id = ?", [chainTx, id])
+  /** The pin was mined: what it referred to (the payload's content address) is recorded with it. */
+  setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string): void {
+    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ? WHERE id = ?", [chainTx, payloadRef, id])
   }
 
   list(namespace: string, page: Paging): BatchRecord[] {

@@ -1,4 +1,5 @@
 import type { Database, Tx } from '../database.js'
+import { chunks, placeholders } from '../in-list.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type Data, type AnnouncedBlob, type Paging } from '../../model/index.js'
@@ -52,8 +53,18 @@ export class DataRepo {
   }
 
   /** In the order of `ids`; missing ids are left out (the caller decides whether that is an error). */
-  getMany(ids: string[]): Data[] {
-    return ids.map((id) => this.get(id)).filter((d): d is Data => d !== undefined)
+  getMany(ids: readonly string[], tx?: Tx): Data[] {
+    const byId = this.byIds(ids, tx)
+    return ids.map((id) => byId.get(id)).filter((d): d is Data => d !== undefined)
+  }
+
+  /** The data items among `ids` that are held here, by id (one query per few hundred ids). */
+  byIds(ids: readonly string[], tx?: Tx): Map<string, Data> {
+    const out = new Map<string, Data>()
+    for (const part of chunks(ids)) {
+      for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id IN ${placeholders(part.length)}`, [...part])) out.set(r.id, fromRow(r))
+    }
+    return out
   }
 
   /** Records where a blob was published; every later batch carrying the data item carries the reference. */

@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
+import { chunks, placeholders } from '../in-list.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
@@ -76,6 +77,15 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
+  /** The messages among `ids` that are held here, by id (one query per few hundred ids). */
+  getMany(ids: readonly string[], tx?: Tx): Map<string, Message> {
+    const out = new Map<string, Message>()
+    for (const part of chunks(ids)) {
+      for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM messages WHERE id IN ${placeholders(part.length)}`, [...part])) out.set(r.id, fromRow(r))
+    }
+    return out
+  }
+
   byIdempotencyKey(namespace: string, key: string, tx?: Tx): Message | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, key])
     return r && fromRow(r)
@@ -86,8 +96,9 @@ export class MessagesRepo {
     return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND state = 'ready' ORDER BY seq").map(fromRow)
   }
 
-  assignBatch(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId): void {
-    tx.run('UPDATE messages SET batch_id = ?, tx_id = ? WHERE id = ?', [batchId, txId, id])
+  /** The messages a batch was sealed with: one statement per few hundred. */
+  assignBatch(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId): void {
+    for (const part of chunks(ids)) tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id IN ${placeholders(part.length)}`, [batchId, txId, ...part])
   }
 
   confirm(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp): void {
@@ -98,6 +109,19 @@ export class MessagesRepo {
       txId,
       id,
     ])
+  }
+
+  /** Confirms several messages of one batch at one time: one statement per few hundred messages. */
+  confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
+    for (const part of chunks(ids)) {
+      tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id IN ${placeholders(part.length)}`, [
+        at,
+        timestampSortKey(at),
+        batchId,
+        txId,
+        ...part,
+      ])
+    }
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {

@@ -1,4 +1,5 @@
 import type { Database, Tx } from '../database.js'
+import { chunks, placeholders } from '../in-list.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Pin, PinnedBatch } from '../../model/index.js'
 
@@ -38,8 +39,8 @@ export class PinsRepo {
     return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
   }
 
-  ofBatch(batchId: string): Pin[] {
-    return this.db.all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
+  ofBatch(batchId: string, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
   }
 
   minUndispatchedSeqOfBatch(batchId: string): number | undefined {
@@ -60,6 +61,16 @@ export class PinsRepo {
   minUndispatchedSeq(): number | undefined {
     const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE dispatched = 0')
     return r?.s ?? undefined
+  }
+
+  /** Every pin still waiting, in chain order: what the aggregator's per-context queues start from. */
+  waiting(): { seq: number; hash: Hash }[] {
+    return this.db.all<{ seq: number; hash: string }>('SELECT seq, hash FROM pins WHERE dispatched = 0 ORDER BY seq').map((r) => ({ seq: r.seq, hash: r.hash as Hash }))
+  }
+
+  /** Marks pins confirmed or rejected by their sequences: one statement per few hundred pins. */
+  markDispatchedSeqs(tx: Tx, seqs: readonly number[]): void {
+    for (const part of chunks(seqs)) tx.run(`UPDATE pins SET dispatched = 1 WHERE seq IN ${placeholders(part.length)}`, [...part])
   }
 
   /** Broadcast batches pinned on chain, still waiting, that this node holds no record of (to fetch after a restart). */

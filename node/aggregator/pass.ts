@@ -1,0 +1,219 @@
+import { broadcastContext, identityTopic } from '../core/hashes.js'
+import { errorMessage, isParleyError } from '../core/errors.js'
+import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
+import type { Timestamp } from '../core/time.js'
+import type { Tx } from '../db/database.js'
+import { datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin } from '../model/index.js'
+import type { ContextQueues } from './context-queues.js'
+import { IndexedManifest } from './manifest.js'
+import type { AggregatorDeps } from './aggregator.js'
+
+export interface PassResult {
+  confirmed: Message[]
+  rejected: { message: Message; reason: string }[]
+  events: NodeEvent[]
+  afterCommit: (() => void)[]
+  definitionSettled: boolean
+}
+
+/** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
+interface BatchView {
+  record: BatchRecord
+  manifest: IndexedManifest
+  /** The batch's stored pins by index (the first pin of a (batch, index) is the one kept). */
+  pins: Map<number, Pin>
+  messages: Map<string, Message>
+  data: Map<string, Data>
+}
+
+type Decision =
+  | { kind: 'confirm'; events: NewEvent[]; afterCommit?: () => void }
+  | { kind: 'reject'; reason: string }
+  /** Not decidable yet; the reason is what a trace shows. */
+  | { kind: 'wait'; reason: string }
+
+/**
+ * One page of pins in one transaction. Per batch it reads the batch, its pins, its messages and its data once;
+ * per message it decides in memory (the context queues say whether an earlier pin waits) and buffers the writes:
+ * confirmations of a batch in one UPDATE, dispatched pins and new events in multi-row statements, written when the
+ * page ends. Before anything that reads the database's view of pins or events (a definition handler, the check for
+ * a pending claim or datatype definition) the buffer is written out, so every check sees exactly what it saw when
+ * each write went straight to the database.
+ */
+export class Pass {
+  private readonly views = new Map<string, BatchView | undefined>()
+  private readonly settled = new Set<string>()
+  private readonly signers = new Map<string, Identity | undefined>()
+  private readonly pendingPins: number[] = []
+  private readonly pendingEvents: NewEvent[] = []
+  private readonly pendingConfirms = new Map<BatchId, { txId: TxId; ids: MessageId[] }>()
+  readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], definitionSettled: false }
+
+  constructor(
+    private readonly deps: AggregatorDeps,
+    private readonly queues: ContextQueues,
+    private readonly tx: Tx,
+    private readonly at: Timestamp,
+  ) {}
+
+  run(page: readonly Pin[]): PassResult {
+    for (const pin of page) this.queues.add(pin.seq, pin.hash)
+    const done = new Set<string>()
+    for (const pin of page) {
+      if (done.has(`${pin.batchId}:${pin.index}`)) continue
+      const settledRange = this.process(pin)
+      if (settledRange) for (let i = settledRange.from; i <= settledRange.to; i++) done.add(`${pin.batchId}:${i}`)
+    }
+    this.flush()
+    return this.result
+  }
+
+  /** Decides the message behind `pin`; answers its pins' index range when it was settled (now or before). */
+  private process(pin: Pin): { from: number; to: number } | undefined {
+    const view = this.viewOf(pin.batchId)
+    if (!view || view.record.hash !== pin.batchHash) return undefined
+    const place = view.manifest.at(pin.index)
+    if (!place) return undefined
+    const { entry } = place
+    const range = { from: entry.firstPin, to: entry.firstPin + entry.topics - 1 }
+    const message = view.messages.get(entry.id)
+    if (!message) return undefined
+    if (message.state === 'confirmed' || message.state === 'rejected' || this.settled.has(message.header.id)) {
+      this.leave(view, range)
+      return range
+    }
+    // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
+    let firstSeq = pin.seq
+    for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
+    const contexts = message.header.topics.map((t) => broadcastContext(t))
+    if (contexts.some((c) => this.queues.earlierWaiting(c, firstSeq))) return undefined
+
+    const decision = this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
+    if (decision.kind === 'wait') return undefined
+    this.settled.add(message.header.id)
+    this.leave(view, range)
+    const { record } = view
+    const common = { namespace: message.header.namespace, reference: message.header.id, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
+    if (decision.kind === 'reject') {
+      this.deps.messages.reject(this.tx, message.header.id, record.id, record.txId, this.at, decision.reason)
+      this.pendingEvents.push({ type: 'message_rejected', ...common })
+      this.deps.log(`message ${message.header.id} rejected: ${decision.reason}`)
+      this.result.rejected.push({ message: { ...message, state: 'rejected', confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }, reason: decision.reason })
+    } else {
+      const batch = this.pendingConfirms.get(record.id) ?? { txId: record.txId, ids: [] }
+      batch.ids.push(message.header.id)
+      this.pendingConfirms.set(record.id, batch)
+      this.pendingEvents.push({ type: 'message_confirmed', ...common })
+      if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
+      this.result.confirmed.push({ ...message, state: 'confirmed', confirmed: this.at, batch: record.id, txid: record.txId })
+    }
+    if (message.header.type === 'definition') this.result.definitionSettled = true
+    return range
+  }
+
+  private decide(pin: Pin, view: BatchView, message: Message, expected: Hash | undefined, topic: string | undefined, firstSeq: number): Decision {
+    if (pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
+    if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
+    const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
+    if (data.length !== message.data.length) return { kind: 'wait', reason: 'its data is not all here' }
+    if (message.header.type === 'definition') return this.decideDefinition(pin, message, data, firstSeq)
+
+    const signer = this.signerOf(pin.signer)
+    if (!signer) {
+      // An unknown key may belong to an org whose claim, ordered earlier, is not applied yet: only then wait.
+      if (this.claimPending(message.header.author, firstSeq)) return { kind: 'wait', reason: `the claim of ${message.header.author} is not applied yet` }
+      return { kind: 'reject', reason: `key ${pin.signer} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message` }
+    }
+    if (signer.did !== message.header.author) return { kind: 'reject', reason: `author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})` }
+    for (const d of data) {
+      if (d.blob) {
+        if (message.header.type === 'broadcast') {
+          // A broadcast blob counts once its announced reference is verified, whatever this node already holds.
+          if (!d.blob.public) return { kind: 'reject', reason: `data ${d.id}: blob ${d.blob.hash} has no shared-storage reference` }
+          const verdict = this.deps.refs.verdict({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }, this.tx)
+          if (!verdict) return { kind: 'wait', reason: `blob ${d.blob.hash} at ${d.blob.public} is not checked yet` }
+          if (!verdict.ok) return { kind: 'reject', reason: `data ${d.id}: ${verdict.reason}` }
+        }
+        if (!this.deps.blobs.has(d.blob.hash, this.tx)) return { kind: 'wait', reason: `blob ${d.blob.hash} is not held yet` }
+      }
+      try {
+        // Only datatypes whose definition was ordered before this message count, whatever arrived first here.
+        this.deps.validator.validate(message.header.namespace, d, firstSeq)
+      } catch (err) {
+        // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
+        if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.earlierWaitingInDb(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
+          return { kind: 'wait', reason: `a datatype definition ordered before it is not applied yet` }
+        }
+        return { kind: 'reject', reason: `data ${d.id}: ${errorMessage(err)}` }
+      }
+    }
+    return { kind: 'confirm', events: [] }
+  }
+
+  private decideDefinition(pin: Pin, message: Message, data: Data[], firstSeq: number): Decision {
+    const handler = this.deps.definitions.find((h) => h.tag === message.header.tag)
+    if (!handler) return { kind: 'reject', reason: `no definition handler for tag ${message.header.tag ?? '(none)'}` }
+    // A handler reads and writes through the transaction: it must see every earlier decision of this page.
+    this.flush()
+    const out = handler.handle(this.tx, message, data, pin.signer, firstSeq)
+    if (out.kind !== 'confirm') return out
+    // What it applied (an identity, say) may change who later messages' signers are.
+    this.signers.clear()
+    this.pendingEvents.push(...out.events)
+    return { kind: 'confirm', events: out.events, ...(out.afterCommit ? { afterCommit: out.afterCommit } : {}) }
+  }
+
+  private viewOf(batchId: BatchId): BatchView | undefined {
+    if (this.views.has(batchId)) return this.views.get(batchId)
+    const record = this.deps.batches.get(batchId)
+    let view: BatchView | undefined
+    if (record && record.state !== 'refused') {
+      const manifest = new IndexedManifest(record.manifest)
+      const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
+      const dataIds = [...new Set([...messages.values()].flatMap((m) => m.data.map((r) => r.id)))]
+      view = {
+        record,
+        manifest,
+        pins: new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p])),
+        messages,
+        data: this.deps.data.byIds(dataIds, this.tx),
+      }
+    }
+    this.views.set(batchId, view)
+    return view
+  }
+
+  private signerOf(key: string): Identity | undefined {
+    if (!this.signers.has(key)) this.signers.set(key, this.deps.identities.byVerifier('ethereum_address', key, this.tx))
+    return this.signers.get(key)
+  }
+
+  /** Whether a claim for `did` was pinned before `seq` and still waits (identity/pending's rule, on the database). */
+  private claimPending(did: string, seq: number): boolean {
+    return this.earlierWaitingInDb(broadcastContext(identityTopic(did)), seq)
+  }
+
+  private earlierWaitingInDb(context: Hash, seq: number): boolean {
+    this.flush()
+    return this.deps.pins.earlierUndispatched(this.tx, context, seq)
+  }
+
+  /** The message's pins no longer wait: written at the next flush, gone from the context queues now. */
+  private leave(view: BatchView, range: { from: number; to: number }): void {
+    for (let i = range.from; i <= range.to; i++) {
+      const p = view.pins.get(i)
+      if (!p || p.dispatched) continue
+      p.dispatched = true
+      this.pendingPins.push(p.seq)
+      this.queues.leave(p.seq, p.hash)
+    }
+  }
+
+  /** Writes what the page decided so far: dispatched pins, confirmations per batch, new events (in order). */
+  private flush(): void {
+    if (this.pendingPins.length > 0) this.deps.pins.markDispatchedSeqs(this.tx, this.pendingPins.splice(0))
+    for (const [batchId, c] of this.pendingConfirms) this.deps.messages.confirmMany(this.tx, c.ids, batchId, c.txId, this.at)
+    this.pendingConfirms.clear()
+    if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
+  }
+}
