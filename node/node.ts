@@ -4,6 +4,7 @@ import { Wallet } from 'ethers'
 import type { NodeConfig } from './config.js'
 import { Database } from './db/database.js'
 import { migrations } from './db/schema/index.js'
+import { databaseCapacity } from './db/capacity.js'
 import { NodeStateRepo } from './db/repos/node-state.js'
 import { BlockchainEventsRepo } from './db/repos/blockchain-events.js'
 import { MessagesRepo } from './db/repos/messages.js'
@@ -173,6 +174,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
         node: { name: cfg.node, did: self.nodeDid, registered: node !== undefined, ...(node ? { id: node.id } : {}), p2p: p2pUrl },
         chain: { ...chain.status(), lastProcessedBlock: cursor - 1 },
         ipfs: await storage.probe(),
+        database: capacity(),
         multiparty: { enabled: true, contract: { active: { index: 0, location: { address: cfg.chain.contract }, firstEvent: cfg.chain.firstBlock } } },
         version: VERSION,
         started,
@@ -180,10 +182,28 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     },
   }
 
+  // Said once in the log when the database passes the warning share of what an in-memory member can hold.
+  let capacityWarned = false
+  const capacity = () => {
+    const c = databaseCapacity(db.stats())
+    if (c.warning && !capacityWarned) log(`database: ${c.warning}`)
+    capacityWarned ||= c.warning !== undefined
+    return c
+  }
+  let capacityWatch: NodeJS.Timeout | undefined
+
   let api: ApiServer | undefined
   let registration: Promise<void> = Promise.resolve()
   const components: Component[] = [
     { name: 'shared storage', start: () => storage.start(), stop: () => storage.stop() },
+    {
+      name: 'capacity watch',
+      start: () => {
+        capacityWatch = setInterval(capacity, 60_000)
+        capacityWatch.unref()
+      },
+      stop: async () => clearInterval(capacityWatch),
+    },
     { name: 'event streams', start: () => {}, stop: () => eventStreams.stop() },
     aggregator,
     batchFetcher,

@@ -6,6 +6,7 @@ import type { MessageSender } from './messaging/sender.js'
 import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
 import type { Hash } from './core/ids.js'
+import type { DatabaseCapacity } from './db/capacity.js'
 import type {
   BatchRecord,
   Data,
@@ -28,6 +29,7 @@ export interface NodeStatus {
   node: { name: string; did: string; registered: boolean; id?: string; p2p: string }
   chain: ChainStatus
   ipfs: SharedStorageStatus
+  database: DatabaseCapacity
   multiparty: { enabled: true; contract: { active: { index: 0; location: { address: string }; firstEvent: number } } }
   version: string
   started: string

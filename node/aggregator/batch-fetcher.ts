@@ -142,8 +142,15 @@ export class BatchFetcher {
         state: 'received',
         local: false,
       })
-      for (const d of b.data) this.deps.data.insert(tx, { ...d, namespace: d.namespace || b.namespace })
-      for (const m of b.messages) this.deps.messages.insert(tx, { header: m.header, hash: m.hash, data: m.data, state: 'pending', ...(m.pins ? { pins: m.pins } : {}) }, false)
+      this.deps.data.insertMany(
+        tx,
+        b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
+      )
+      this.deps.messages.insertMany(
+        tx,
+        b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, ...(m.pins ? { pins: m.pins } : {}) })),
+        false,
+      )
       return undefined
     })
     if (conflict !== undefined) return this.refuse(p, conflict)

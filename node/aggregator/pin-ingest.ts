@@ -28,8 +28,9 @@ export function pinIngest(deps: {
         const eventId = deps.blockchainEvents.insert(tx, ev, received)
         // Network actions carry no contexts; only batch pins order messages.
         if (!eventId || ev.action !== BATCH_PIN_ACTION || ev.contexts.length === 0) continue
-        ev.contexts.forEach((ctx: Hash, index) =>
-          deps.pins.insert(tx, { batchId: ev.batchId, batchHash: ev.batchHash, index, hash: ctx, masked: ev.payloadRef === '', signer: ev.author, eventId }),
+        deps.pins.insertMany(
+          tx,
+          ev.contexts.map((hash: Hash, index) => ({ batchId: ev.batchId, batchHash: ev.batchHash, index, hash, masked: ev.payloadRef === '', signer: ev.author, eventId })),
         )
         if (ev.payloadRef !== '') pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author })
       }

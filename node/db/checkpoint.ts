@@ -11,8 +11,18 @@ export interface SnapshotSource {
   /**
    * Records the last committed sequence number inside the database and returns its bytes. Runs
    * synchronously between transactions, so the bytes hold exactly the transactions up to that number.
+   * It seals a tick's open transaction first; records sealed from then on belong to the next journal.
    */
   exportSnapshot(): { bytes: Uint8Array; seq: number }
+}
+
+/** What the last successful checkpoint cost, for the stats. */
+export interface CheckpointCost {
+  /** From the export to the new journal being in place. */
+  durationMs: number
+  /** The export alone: the part that blocks the event loop. */
+  exportMs: number
+  snapshotBytes: number
 }
 
 /**
@@ -27,6 +37,7 @@ export interface SnapshotSource {
  */
 export class Checkpointer implements Maintenance {
   private completed = 0
+  private lastCost: CheckpointCost | undefined
   private nextDueAt: number
   private included: number
 
@@ -46,6 +57,10 @@ export class Checkpointer implements Maintenance {
     return this.completed
   }
 
+  get last(): CheckpointCost | undefined {
+    return this.lastCost
+  }
+
   /** The last sequence number the snapshot on disk includes. */
   get snapshotSeq(): number {
     return this.included
@@ -57,9 +72,14 @@ export class Checkpointer implements Maintenance {
 
   async run(sink: JournalSink): Promise<MaintenanceResult> {
     let seq: number
+    const start = performance.now()
+    let exportMs: number
+    let snapshotBytes: number
     try {
       const snap = this.source.exportSnapshot()
+      exportMs = performance.now() - start
       seq = snap.seq
+      snapshotBytes = snap.bytes.length
       this.log(`checkpoint: begin seq=${seq} snapshot=${snap.bytes.length}B journal=${sink.size}B`)
       await writeFileAtomic(join(this.dir, SNAPSHOT_FILE), snap.bytes, { tmp: join(this.dir, SNAPSHOT_TMP_FILE) })
     } catch (err) {
@@ -80,7 +100,8 @@ export class Checkpointer implements Maintenance {
     await sink.close().catch((err: unknown) => this.log(`checkpoint: closing the old journal: ${String(err)}`))
     this.completed++
     this.nextDueAt = this.thresholdBytes
+    this.lastCost = { durationMs: performance.now() - start, exportMs, snapshotBytes }
     this.log(`checkpoint: done seq=${seq}`)
-    return { ok: true, sink: fresh }
+    return { ok: true, sink: fresh, coveredSeq: seq }
   }
 }

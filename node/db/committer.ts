@@ -10,7 +10,8 @@ export interface Maintenance {
 }
 
 export type MaintenanceResult =
-  | { ok: true; sink: JournalSink }
+  /** `coveredSeq`: the snapshot holds every transaction up to it, so queued records up to it are durable. */
+  | { ok: true; sink: JournalSink; coveredSeq: number }
   /** `fatal`: the journal on disk may no longer be the one the sink writes to. */
   | { ok: false; fatal: boolean; error: Error }
 
@@ -30,10 +31,10 @@ interface Waiter {
 const MAX_FLUSH_BYTES = 64 * 1024 * 1024
 
 /**
- * Group commit. Transactions commit in memory synchronously and queue their journal record here; one
- * loop writes everything queued as one frame with one write and one fdatasync, then resolves those
- * transactions. Records queued while a sync is in flight form the next frame, so under load the cost
- * of a sync is shared by every transaction that arrived during the previous one.
+ * Group commit. The database commits each tick's transactions in memory and queues their journal
+ * record here; one loop writes everything queued as one frame with one write and one fdatasync, then
+ * resolves those records. Records queued while a sync is in flight form the next frame, so under load
+ * the cost of a sync is shared by every tick that ended during the previous one.
  *
  * The loop is also the only place a checkpoint runs, so the journal is never swapped under a write.
  *
@@ -110,9 +111,9 @@ export class Committer {
 
   private kick(): void {
     if (this.loop || this.failure) return
-    // setImmediate, not a microtask: transactions committed in the same turn of the event loop
-    // (a burst of requests, a loop of awaits on already-resolved work) join the first frame.
-    this.loop = new Promise<void>((res) => setImmediate(res))
+    // No setImmediate to gather a turn's commits: the database already seals a turn's transactions
+    // into one record at the end of the turn, and waiting another turn would only add latency.
+    this.loop = Promise.resolve()
       .then(() => this.run())
       .finally(() => {
         this.loop = undefined
@@ -161,6 +162,14 @@ export class Committer {
     const result = await this.maintenance.run(this.sink)
     if (result.ok) {
       this.sink = result.sink
+      // The export sealed the tick that was open, queuing its record: the snapshot holds it, and the new
+      // journal must not, since it names statements by the old journal's dictionary. (If the checkpoint
+      // failed instead, the record goes to the old journal, where its names are defined.)
+      let n = 0
+      while (n < this.queue.length && (this.queue[n]?.seq ?? Infinity) <= result.coveredSeq) n++
+      const covered = this.queue.splice(0, n)
+      if (covered.length > 0) this.durable = Math.max(this.durable, result.coveredSeq)
+      for (const p of covered) p.resolve()
       for (const w of waiters) w.resolve()
       return
     }

@@ -20,6 +20,8 @@ const PRAGMAS = [
   'PRAGMA foreign_keys = ON',
 ]
 
+const SAVEPOINT = 'parley_tx'
+
 /**
  * One sql.js database with the statement cache and the transaction primitives. It knows nothing of
  * files: durability is layered on top (journal, committer, checkpoints).
@@ -53,6 +55,35 @@ export class Connection {
     } catch {
       // "cannot rollback - no transaction is active": nothing left to undo.
     }
+  }
+
+  /** Opens the savepoint one transaction function runs in, inside the tick's transaction. */
+  savepoint(): void {
+    this.internal(`SAVEPOINT ${SAVEPOINT}`)
+  }
+
+  release(): void {
+    this.internal(`RELEASE ${SAVEPOINT}`)
+  }
+
+  /**
+   * Undoes the current function's effects and closes its savepoint. Returns false when the savepoint
+   * is gone because SQLite rolled back the whole transaction (OR ROLLBACK, RAISE(ROLLBACK), out of memory).
+   */
+  rollbackSavepoint(): boolean {
+    try {
+      this.internal(`ROLLBACK TO ${SAVEPOINT}`)
+    } catch {
+      return false
+    }
+    this.internal(`RELEASE ${SAVEPOINT}`)
+    return true
+  }
+
+  /** The database's size: pages in use times page size, read from the pager, without an export. */
+  sizeBytes(): number {
+    const n = this.query(this.cache.get('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()'), undefined, 1)[0]?.['n']
+    return typeof n === 'number' ? n : 0
   }
 
   /** Prepares (or reuses) a statement; the caller decides from its kind whether it must be journaled. */

@@ -2,9 +2,9 @@ import { mkdir } from 'node:fs/promises'
 import { Checkpointer, DEFAULT_CHECKPOINT_BYTES } from './checkpoint.js'
 import { Committer } from './committer.js'
 import type { Connection } from './connection.js'
-import { DatabaseError } from './errors.js'
+import { DatabaseError, asError } from './errors.js'
 import type { JournalSink } from './journal-file.js'
-import { RecordBuilder, validateParams } from './journal-record.js'
+import { RecordBuilder, StatementNames, validateParams, type TxOps } from './journal-record.js'
 import { acquireLock, type DirLock } from './lock.js'
 import { applyMigrations } from './migrations.js'
 import { markSnapshotSeq, recover } from './recovery.js'
@@ -35,23 +35,29 @@ export interface DatabaseOptions {
 /**
  * The member node's database: SQLite (sql.js, in memory) made durable by a logical redo journal.
  *
- * - `transaction(fn)` runs fn synchronously between BEGIN and COMMIT. Each write statement and its
- *   bound values go into the transaction's journal record; after COMMIT the record is queued for a
- *   group-committed append + fdatasync, and the returned promise resolves once that sync is done.
- *   Commit cost depends on the transaction, not on the size of the database.
+ * - `transaction(fn)` runs fn synchronously, in a SAVEPOINT of the tick's SQL transaction: every
+ *   `transaction()` called before the tick is sealed (a setImmediate scheduled by the first) shares one
+ *   BEGIN/COMMIT and one journal record, each function's write statements and bound values in order.
+ *   At the seal the transaction commits, the record is queued for a group-committed append + fdatasync,
+ *   and each function's promise resolves once that sync is done. Commit cost depends on the
+ *   transactions, not on the size of the database.
  * - Now and then (journal over `checkpointBytes`, and on close) the database is exported to a snapshot
  *   and the journal starts afresh. On open: load the snapshot, replay the journal after it, cut a torn tail.
  * - Write SQL must be deterministic (see sql-guard.ts): replay must produce the same database.
  *
- * Reads see committed state, which may include transactions whose durability promise has not resolved
- * yet. That is fine for one process: a crash loses them from memory and disk together, and nothing
- * was promised to anyone about them. What the node tells the outside world must wait for the promise.
+ * Reads see the connection's current state: transactions whose durability promise has not resolved
+ * yet, and during a tick the writes of its functions that have returned (committed at the seal). That
+ * is fine for one process: a crash loses them from memory and disk together, and nothing was promised
+ * to anyone about them. What the node tells the outside world must wait for the promise.
  */
 export class Database {
   private readonly committer: Committer
   private readonly checkpointer: Checkpointer
+  private readonly names: StatementNames
+  private tick: Tick | undefined
   private inTransaction = false
   private closing: Promise<void> | undefined
+  private finalSizeBytes: number | undefined
 
   private constructor(
     private readonly conn: Connection,
@@ -59,8 +65,10 @@ export class Database {
     private lastSeq: number,
     sink: JournalSink,
     snapshotSeq: number,
+    names: readonly string[],
     opts: DatabaseOptions,
   ) {
+    this.names = new StatementNames(names)
     const log = opts.log ?? (() => {})
     const wrap = opts.wrapJournal ?? ((s: JournalSink) => s)
     this.checkpointer = new Checkpointer(
@@ -82,7 +90,7 @@ export class Database {
       const log = opts.log ?? (() => {})
       const rec = await recover(opts.dir, { repairCorruptJournal: opts.repairCorruptJournal ?? false, log })
       if (rec.replayed > 0) log(`journal: replayed ${rec.replayed} transactions after snapshot ${rec.snapshotSeq}`)
-      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, opts)
+      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.names, opts)
       await applyMigrations(db, opts.migrations)
       return db
     } catch (err) {
@@ -93,21 +101,28 @@ export class Database {
   }
 
   /**
-   * Runs `fn` synchronously inside BEGIN/COMMIT. If it throws (or any statement in it fails) the
-   * transaction rolls back, nothing is journaled, and the promise rejects. Otherwise the promise
-   * resolves with fn's result once the commit is durable. A transaction that wrote nothing resolves
-   * once every earlier commit (whose data it may have read) is durable.
+   * Runs `fn` synchronously, right away. If it throws (or any statement in it fails) its effects roll
+   * back, nothing of it is journaled, and only its promise rejects. Otherwise the promise resolves with
+   * fn's result once the record holding it (and the rest of its tick) is durable. A transaction that
+   * wrote nothing resolves once every earlier commit (whose data it may have read) is durable.
    */
   transaction<T>(fn: (tx: Tx) => T): Promise<T> {
     const refused = this.writeRefusal()
     if (refused) return Promise.reject(refused)
-    const record = new RecordBuilder()
-    const tx = new Transaction(this.conn, record)
+    // Bounds a record under a burst of large transactions; the next tick's BEGIN is cheap.
+    if (this.tick && this.tick.record.byteLength >= TICK_RECORD_BYTES) this.sealTick()
+    let tick: Tick
+    try {
+      tick = this.tick ?? this.openTick()
+    } catch (err) {
+      return Promise.reject(asError(err))
+    }
+    const ops = tick.record.begin()
+    const tx = new Transaction(this.conn, ops)
     this.inTransaction = true
     let result: T
-    let sealed: Buffer | undefined
     try {
-      this.conn.begin()
+      this.conn.savepoint()
       try {
         result = fn(tx)
         if (isThenable(result)) {
@@ -117,12 +132,11 @@ export class Database {
           throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
         }
         if (tx.poisoned) throw tx.poisoned
-        // Sealed before COMMIT: a record that cannot be journaled (too large) rolls the transaction back
-        // instead of leaving it committed in memory with nothing on disk.
-        if (record.opCount > 0) sealed = record.finish(this.lastSeq + 1)
-        this.conn.commit()
+        // Refused here, while only this function's savepoint has to roll back, rather than at the seal.
+        tick.record.checkFits(ops)
+        this.conn.release()
       } catch (err) {
-        this.conn.rollback()
+        this.undo(tick, ops, err)
         throw err
       } finally {
         tx.end()
@@ -132,12 +146,16 @@ export class Database {
     } finally {
       this.inTransaction = false
     }
-    if (!sealed) return this.committer.settled().then(() => result)
-    this.lastSeq++
-    return this.committer.commit(this.lastSeq, sealed).then(() => result)
+    tick.record.keep(ops)
+    if (tick.record.opCount === 0) return this.committer.settled().then(() => result)
+    // Also a function that only read after others wrote: it may have seen their writes.
+    return new Promise<T>((resolve, reject) => tick.members.push({ resolve: () => resolve(result), reject }))
   }
 
-  /** Rows of a read (SELECT, VALUES, WITH without DML, EXPLAIN, pragma query): committed state. */
+  /**
+   * Rows of a read (SELECT, VALUES, WITH without DML, EXPLAIN, pragma query). During a tick this
+   * includes the writes of its transactions that have returned, which commit at the end of the tick.
+   */
   all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
     return this.read(sql, params, Infinity) as R[]
   }
@@ -152,13 +170,19 @@ export class Database {
     return refused ? Promise.reject(refused) : this.committer.checkpoint()
   }
 
-  /** Waits for pending commits, checkpoints (unless the journal is empty or failed) and closes. */
+  /**
+   * Seals the tick (its transactions still become durable), waits for pending commits, checkpoints
+   * (unless the journal is empty or failed) and closes.
+   */
   close(): Promise<void> {
+    // From inside a transaction function the tick cannot be sealed yet: shutdown waits for its seal.
+    if (!this.closing && !this.inTransaction) this.sealTick()
     this.closing ??= this.shutdown()
     return this.closing
   }
 
   stats(): DatabaseStats {
+    const cp = this.checkpointer.last
     return {
       journalBytes: this.committer.journalBytes,
       lastSeq: this.lastSeq,
@@ -166,11 +190,104 @@ export class Database {
       checkpoints: this.checkpointer.count,
       flushes: this.committer.flushes,
       pendingCommits: this.committer.pending,
+      lastCheckpointMs: cp ? cp.durationMs : null,
+      lastCheckpointExportMs: cp ? cp.exportMs : null,
+      lastSnapshotBytes: cp ? cp.snapshotBytes : null,
+      databaseBytes: this.finalSizeBytes ?? this.conn.sizeBytes(),
+    }
+  }
+
+  private openTick(): Tick {
+    this.conn.begin()
+    let close = (): void => {}
+    const closed = new Promise<void>((resolve) => (close = resolve))
+    const tick: Tick = { record: new RecordBuilder(this.names), members: [], closed, close }
+    this.tick = tick
+    // setImmediate rather than a microtask: transactions started by other I/O callbacks of this
+    // event-loop turn (other HTTP requests, p2p messages) join the tick and share its COMMIT and record,
+    // whereas a microtask would close it before any of them ran. Nothing awaits inside the tick, so
+    // it stays open for one turn at most.
+    setImmediate(() => {
+      if (this.tick === tick) this.sealTick()
+    })
+    return tick
+  }
+
+  /**
+   * Commits the tick's transaction and hands its record to the committer. Runs at the end of the
+   * turn, before a checkpoint's export, at close, and when the record has grown large.
+   */
+  private sealTick(): void {
+    const tick = this.tick
+    if (!tick) return
+    this.tick = undefined
+    tick.close()
+    const { record, members } = tick
+    if (record.opCount === 0) {
+      // Only reads, or functions that all failed; members wait only on ticks that wrote.
+      try {
+        this.conn.commit()
+      } catch {
+        this.conn.rollback()
+      }
+      return
+    }
+    let bytes: Buffer
+    try {
+      bytes = record.finish(this.lastSeq + 1)
+      // Fails only for a deferred constraint (DEFERRABLE INITIALLY DEFERRED, PRAGMA defer_foreign_keys),
+      // checked here for the tick as a whole: no member alone can be blamed, so all of them reject.
+      this.conn.commit()
+    } catch (err) {
+      this.conn.rollback()
+      const e = asError(err)
+      for (const m of members) m.reject(e)
+      return
+    }
+    // Only now may later records refer to the statements this one defines: it is next in the journal.
+    record.adoptNames()
+    this.lastSeq++
+    this.committer.commit(this.lastSeq, bytes).then(
+      () => {
+        for (const m of members) m.resolve()
+      },
+      (err: Error) => {
+        for (const m of members) m.reject(err)
+      },
+    )
+  }
+
+  /** Rolls back one failed function: its savepoint, its part of the record, and the names it defined. */
+  private undo(tick: Tick, ops: TxOps, cause: unknown): void {
+    tick.record.drop(ops)
+    if (this.conn.rollbackSavepoint()) return
+    // SQLite rolled back the whole tick (OR ROLLBACK, RAISE(ROLLBACK), out of memory), taking the other
+    // functions' writes with it. Their ops are in the record: replaying them onto the state the tick
+    // began from reproduces them exactly, as recovery would, so only the failed function is lost.
+    try {
+      this.conn.rollback()
+      this.conn.begin()
+      for (const op of tick.record.keptOps()) {
+        if (op.kind === 'script') this.conn.script(op.sql)
+        else this.conn.step(this.conn.prepare(op.sql), op.params)
+      }
+    } catch (err) {
+      this.conn.rollback()
+      this.tick = undefined
+      tick.close()
+      const lost = new DatabaseError(
+        'DB_SQL',
+        `rolled back: a later transaction of the same tick failed in a way that rolled back their shared SQL transaction ` +
+          `(${asError(cause).message}), and replaying this one's statements failed: ${asError(err).message}`,
+        { cause: err },
+      )
+      for (const m of tick.members) m.reject(lost)
     }
   }
 
   private async shutdown(): Promise<void> {
     try {
+      if (this.tick) await this.tick.closed
       await this.committer.settled().catch(() => {})
       if (!this.committer.failed && this.lastSeq > this.checkpointer.snapshotSeq) {
         // Not fatal if it fails: the journal still holds everything and is replayed at the next open.
@@ -178,6 +295,11 @@ export class Database {
       }
       await this.committer.close()
     } finally {
+      try {
+        this.finalSizeBytes = this.conn.sizeBytes()
+      } catch {
+        this.finalSizeBytes = 0
+      }
       this.conn.close()
       await this.lock.release()
     }
@@ -200,12 +322,33 @@ export class Database {
     return undefined
   }
 
-  /** Called by the checkpointer between transactions (its loop never runs inside a synchronous fn). */
+  /**
+   * Called by the checkpointer between transactions (its loop never runs inside a synchronous fn).
+   * The tick's transaction is sealed first, as the export must not see an open transaction; its record
+   * is in the snapshot, and the committer resolves it with the checkpoint. Records sealed after the
+   * export go to the next journal, whose dictionary starts empty.
+   */
   private exportSnapshot(): { bytes: Uint8Array; seq: number } {
+    this.sealTick()
     const seq = this.lastSeq
     markSnapshotSeq(this.conn, seq)
-    return { bytes: this.conn.export(), seq }
+    const bytes = this.conn.export()
+    this.names.reset()
+    return { bytes, seq }
   }
+}
+
+/** Past this, the next transaction starts a new tick: one record, and one SQL transaction, stay bounded. */
+const TICK_RECORD_BYTES = 16 * 1024 * 1024
+
+/** The SQL transaction and journal record shared by the transactions of one event-loop turn. */
+interface Tick {
+  record: RecordBuilder
+  /** Transactions that settle with the record (those that wrote, and reads after a write). */
+  members: { resolve(): void; reject(err: Error): void }[]
+  /** Resolves once the tick is sealed or abandoned (a close() from inside a function waits for it). */
+  closed: Promise<void>
+  close(): void
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {

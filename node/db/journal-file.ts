@@ -2,10 +2,16 @@ import { join } from 'node:path'
 import { open, readFile, stat, type FileHandle } from 'node:fs/promises'
 import { DatabaseError } from './errors.js'
 import { writeFileAtomic } from '../core/atomic-file.js'
-import { FRAME_MAGIC, checkFrame, frameRecords, type RecordRef } from './journal-record.js'
+import { FRAME_MAGIC, checkFrame, frameRecords, type JournalFormat, type RecordRef } from './journal-record.js'
 
-/** Identifies a Parley journal (and its format version) before any frame is trusted. */
-export const JOURNAL_HEADER = Buffer.from('PRLYJNL1', 'latin1')
+/**
+ * Identifies a Parley journal and its format before any frame is trusted: `PRLYJNL` and the format
+ * digit. This build writes format 2 (named statements) and still reads format 1 (SQL text in every
+ * record), which recovery folds into a snapshot so that the folder continues in format 2.
+ */
+const HEADER_PREFIX = 'PRLYJNL'
+export const JOURNAL_FORMAT: JournalFormat = 2
+export const JOURNAL_HEADER = Buffer.from(`${HEADER_PREFIX}${JOURNAL_FORMAT}`, 'latin1')
 export const JOURNAL_FILE = 'journal'
 export const JOURNAL_TMP_FILE = 'journal.tmp'
 
@@ -21,6 +27,7 @@ export interface JournalSink {
 export interface JournalScan {
   /** The whole journal as read at open; record refs point into it. */
   buf: Buffer
+  format: JournalFormat
   records: RecordRef[]
   /** Where the valid prefix ends: the file is truncated here if anything follows. */
   validEnd: number
@@ -37,19 +44,17 @@ export interface JournalScan {
  * consecutive sequence numbers; a gap is damage too, since replaying past it would skip a transaction.
  */
 export function scanJournal(buf: Buffer): JournalScan {
-  if (buf.length < JOURNAL_HEADER.length || !buf.subarray(0, JOURNAL_HEADER.length).equals(JOURNAL_HEADER)) {
-    throw new DatabaseError('DB_CORRUPT', 'the journal file does not start with the Parley journal header')
-  }
+  const format = journalFormat(buf)
   const records: RecordRef[] = []
   let offset = JOURNAL_HEADER.length
   while (offset < buf.length) {
     const frame = checkFrame(buf, offset)
-    if (!frame.ok) return damaged(buf, records, offset, frame.reason)
+    if (!frame.ok) return { format, ...damaged(buf, records, offset, frame.reason) }
     const inFrame = frameRecords(buf, frame.bodyStart, frame.bodyEnd)
     const prev = records.at(-1)
     const first = inFrame[0]
     if (prev && first && first.seq !== prev.seq + 1) {
-      return { buf, records, validEnd: offset, damage: { offset, reason: `sequence jumps from ${prev.seq} to ${first.seq}`, validFrameAfter: offset } }
+      return { buf, format, records, validEnd: offset, damage: { offset, reason: `sequence jumps from ${prev.seq} to ${first.seq}`, validFrameAfter: offset } }
     }
     for (let i = 1; i < inFrame.length; i++) {
       const a = inFrame[i - 1]
@@ -59,11 +64,25 @@ export function scanJournal(buf: Buffer): JournalScan {
     records.push(...inFrame)
     offset = frame.bodyEnd
   }
-  return { buf, records, validEnd: offset }
+  return { buf, format, records, validEnd: offset }
+}
+
+function journalFormat(buf: Buffer): JournalFormat {
+  const header = buf.subarray(0, JOURNAL_HEADER.length).toString('latin1')
+  if (buf.length < JOURNAL_HEADER.length || !header.startsWith(HEADER_PREFIX)) {
+    throw new DatabaseError('DB_CORRUPT', 'the journal file does not start with the Parley journal header')
+  }
+  const format = header.slice(HEADER_PREFIX.length)
+  if (format === '1' || format === '2') return Number(format) as JournalFormat
+  throw new DatabaseError(
+    'DB_MIGRATION',
+    `the journal is in format ${JSON.stringify(format)}, which this build of Parley cannot read (it reads formats 1 and 2): ` +
+      'it was written by a newer build, so run that build on this state folder, or start from a new state folder',
+  )
 }
 
 /** A torn tail has nothing valid after it; any intact frame further on means acknowledged data was damaged. */
-function damaged(buf: Buffer, records: RecordRef[], offset: number, reason: string): JournalScan {
+function damaged(buf: Buffer, records: RecordRef[], offset: number, reason: string): Omit<JournalScan, 'format'> {
   const magic = Buffer.alloc(4)
   magic.writeUInt32LE(FRAME_MAGIC, 0)
   for (let at = buf.indexOf(magic, offset + 1); at >= 0; at = buf.indexOf(magic, at + 1)) {

@@ -3,7 +3,8 @@ import { copyFile, readFile } from 'node:fs/promises'
 import { Connection } from './connection.js'
 import { DatabaseError, asError } from './errors.js'
 import { rm } from 'node:fs/promises'
-import { JOURNAL_FILE, JOURNAL_TMP_FILE, JournalFile, scanJournal, type JournalScan } from './journal-file.js'
+import { writeFileAtomic } from '../core/atomic-file.js'
+import { JOURNAL_FILE, JOURNAL_FORMAT, JOURNAL_TMP_FILE, JournalFile, scanJournal, type JournalScan } from './journal-file.js'
 import { decodeRecord } from './journal-record.js'
 import { SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './checkpoint.js'
 
@@ -21,6 +22,11 @@ export interface Recovered {
   /** Last committed sequence number after replay. */
   lastSeq: number
   replayed: number
+  /**
+   * The journal's statement dictionary (texts by id) as far as the file is valid: the writer starts
+   * from exactly this, so it never refers to a definition that was in a torn tail.
+   */
+  names: string[]
 }
 
 export interface RecoverOptions {
@@ -39,13 +45,14 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
   try {
     const snapshotSeq = ensureMeta(conn)
     const buf = await JournalFile.read(dir)
-    if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq: snapshotSeq, replayed: 0 }
+    if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq: snapshotSeq, replayed: 0, names: [] }
 
     const scan = scanJournal(buf)
     await handleDamage(dir, scan, opts)
-    const { lastSeq, replayed } = replay(conn, scan, snapshotSeq)
+    const { lastSeq, replayed, names } = replay(conn, scan, snapshotSeq)
+    if (scan.format !== JOURNAL_FORMAT) return { ...(await upgrade(dir, conn, snapshotSeq, lastSeq, opts)), replayed }
     const journal = await JournalFile.openAt(dir, scan.validEnd)
-    return { conn, journal, snapshotSeq, lastSeq, replayed }
+    return { conn, journal, snapshotSeq, lastSeq, replayed, names }
   } catch (err) {
     conn.close()
     throw err
@@ -77,6 +84,28 @@ function ensureMeta(conn: Connection): number {
   }
   const seq = conn.query(conn.prepare(`SELECT snapshot_seq FROM ${META_TABLE} WHERE id = 1`), undefined, 1)[0]?.['snapshot_seq']
   return typeof seq === 'number' ? seq : 0
+}
+
+/**
+ * A journal in an older format is read but never appended to, since a file has one format: fold what
+ * was replayed into the snapshot, then install an empty journal in the current format. The same steps
+ * as a checkpoint, so a crash between them leaves a snapshot and a journal that replay correctly, and
+ * the next open upgrades again.
+ */
+async function upgrade(
+  dir: string,
+  conn: Connection,
+  snapshotSeq: number,
+  lastSeq: number,
+  opts: RecoverOptions,
+): Promise<Omit<Recovered, 'replayed'>> {
+  if (lastSeq > snapshotSeq) {
+    markSnapshotSeq(conn, lastSeq)
+    await writeFileAtomic(join(dir, SNAPSHOT_FILE), conn.export(), { tmp: join(dir, SNAPSHOT_TMP_FILE) })
+  }
+  const journal = await JournalFile.createEmpty(dir)
+  opts.log(`journal: upgraded to format ${JOURNAL_FORMAT}; the old journal's transactions up to ${lastSeq} are now in the snapshot`)
+  return { conn, journal, snapshotSeq: Math.max(snapshotSeq, lastSeq), lastSeq, names: [] }
 }
 
 /** Records, inside the database, that a snapshot about to be exported includes transactions up to `seq`. */
@@ -120,20 +149,26 @@ const REPLAY_BATCH = 1000
  * Applies, in order, each record the snapshot does not include. Several records share one SQLite
  * transaction: each of them committed successfully when it ran live, and replay is deterministic,
  * so they commit together just as well (deferred constraints included), several times faster.
+ *
+ * Records the snapshot includes (left by a crash between a checkpoint's snapshot and its journal swap)
+ * are decoded but not applied: later records may use the statement names they define.
  */
-function replay(conn: Connection, scan: JournalScan, snapshotSeq: number): { lastSeq: number; replayed: number } {
+function replay(conn: Connection, scan: JournalScan, snapshotSeq: number): { lastSeq: number; replayed: number; names: string[] } {
   const first = scan.records[0]
   if (first && first.seq > snapshotSeq + 1) {
     throw new DatabaseError('DB_CORRUPT', `the journal starts at transaction ${first.seq} but the snapshot ends at ${snapshotSeq}: transactions are missing`)
   }
-  const todo = scan.records.filter((r) => r.seq > snapshotSeq)
+  const names: string[] = []
+  const included = scan.records.filter((r) => r.seq <= snapshotSeq)
+  for (const ref of included) decodeRecord(scan.buf, ref, names, scan.format)
+  const todo = scan.records.slice(included.length)
   for (let i = 0; i < todo.length; i += REPLAY_BATCH) {
     conn.begin()
     let seq = 0
     try {
       for (const ref of todo.slice(i, i + REPLAY_BATCH)) {
         seq = ref.seq
-        for (const op of decodeRecord(scan.buf, ref).ops) {
+        for (const op of decodeRecord(scan.buf, ref, names, scan.format).ops) {
           if (op.kind === 'script') conn.script(op.sql)
           else conn.step(conn.prepare(op.sql), op.params)
         }
@@ -144,5 +179,5 @@ function replay(conn: Connection, scan: JournalScan, snapshotSeq: number): { las
       throw new DatabaseError('DB_CORRUPT', `replaying journal transaction ${seq} failed: ${asError(err).message}`, { cause: err })
     }
   }
-  return { lastSeq: todo.at(-1)?.seq ?? snapshotSeq, replayed: todo.length }
+  return { lastSeq: todo.at(-1)?.seq ?? snapshotSeq, replayed: todo.length, names }
 }

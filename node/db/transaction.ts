@@ -1,15 +1,15 @@
 import type { Connection } from './connection.js'
 import { DatabaseError, asError } from './errors.js'
-import { validateParams, type RecordBuilder } from './journal-record.js'
+import { validateParams, type TxOps } from './journal-record.js'
 import type { Row, RunResult, SqlParams, Tx } from './types.js'
 
 /**
  * The `tx` handed to a transaction function. Every statement that can write is recorded, with its
- * values, into the transaction's journal record as it runs; reads (SELECT, VALUES) are not.
+ * values, into the function's part of the tick's journal record as it runs; reads (SELECT, VALUES) are not.
  *
- * Any error poisons the transaction: later calls throw and the transaction rolls back even if the
- * function swallowed the error. A failed statement may have had partial effects (OR FAIL, or SQLite
- * rolling back the whole transaction for OR ROLLBACK), which a replay could not be sure to reproduce.
+ * Any error poisons the transaction: later calls throw and the function's savepoint rolls back even
+ * if the function swallowed the error. A failed statement may have had partial effects (OR FAIL, or
+ * SQLite rolling back the whole transaction for OR ROLLBACK), which a replay could not be sure to reproduce.
  */
 export class Transaction implements Tx {
   private active = true
@@ -17,7 +17,7 @@ export class Transaction implements Tx {
 
   constructor(
     private readonly conn: Connection,
-    private readonly record: RecordBuilder,
+    private readonly record: TxOps,
   ) {}
 
   /** The error that poisoned the transaction, if any. */

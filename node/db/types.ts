@@ -54,7 +54,10 @@ export interface Migration {
 export interface DatabaseStats {
   /** Size of the current journal file, header included. */
   journalBytes: number
-  /** Sequence number of the last committed transaction (durable or not yet). */
+  /**
+   * Sequence number of the last committed journal record (durable or not yet). One record holds every
+   * transaction of one event-loop tick, so it advances once per tick, not once per `transaction()`.
+   */
   lastSeq: number
   /** Sequence number of the last transaction known to be on disk. */
   durableSeq: number
@@ -62,6 +65,14 @@ export interface DatabaseStats {
   checkpoints: number
   /** Journal writes, each followed by one fdatasync; below the commit count when commits were grouped. */
   flushes: number
-  /** Transactions committed in memory whose journal record is not yet on disk. */
+  /** Journal records committed in memory that are not yet on disk. */
   pendingCommits: number
+  /** How long the last checkpoint since open took, from export to the new journal being in place; null before one. */
+  lastCheckpointMs: number | null
+  /** Of that, the export of the database, which blocks the event loop. */
+  lastCheckpointExportMs: number | null
+  /** Size of the snapshot the last checkpoint since open wrote; null before one. */
+  lastSnapshotBytes: number | null
+  /** Size of the database now (page_count × page_size, read without an export): roughly the next snapshot's size. */
+  databaseBytes: number
 }

@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { chunks, placeholders } from '../in-list.js'
+import { chunks, insertRows, placeholders } from '../in-list.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type Data, type AnnouncedBlob, type Paging } from '../../model/index.js'
@@ -26,10 +26,15 @@ export class DataRepo {
 
   /** A data item arriving twice (in two batches, or ours coming back) is stored once. */
   insert(tx: Tx, d: Data): void {
-    tx.run(
-      `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-      [
+    this.insertMany(tx, [d])
+  }
+
+  insertMany(tx: Tx, list: readonly Data[]): void {
+    insertRows(
+      tx,
+      'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)',
+      'ON CONFLICT (id) DO NOTHING',
+      list.map((d) => [
         d.id,
         d.namespace,
         d.validator,
@@ -42,7 +47,7 @@ export class DataRepo {
         d.blob?.size ?? null,
         d.blob?.name ?? null,
         d.blob?.public ?? null,
-      ],
+      ]),
     )
   }
 

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { chunks, placeholders } from '../in-list.js'
+import { chunks, insertRows, placeholders } from '../in-list.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
@@ -39,35 +39,42 @@ export class MessagesRepo {
   constructor(private readonly db: Database) {}
 
   insert(tx: Tx, m: Message, local: boolean): void {
-    const h = m.header
-    tx.run(
+    this.insertMany(tx, [m], local)
+  }
+
+  /** A message held already (in two batches, or ours coming back) is kept as it is. */
+  insertMany(tx: Tx, list: readonly Message[], local: boolean): void {
+    insertRows(
+      tx,
       `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
-         data, state, local, batch_id, tx_id, pins, idempotency_key)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
-      [
-        h.id,
-        h.namespace,
-        h.type,
-        h.txtype,
-        h.author,
-        h.key,
-        h.cid ?? null,
-        h.created,
-        timestampSortKey(h.created),
-        h.group ?? null,
-        JSON.stringify(h.topics),
-        h.tag ?? null,
-        h.datahash,
-        m.hash,
-        JSON.stringify(m.data),
-        m.state,
-        local ? 1 : 0,
-        m.batch ?? null,
-        m.txid ?? null,
-        m.pins ? JSON.stringify(m.pins) : null,
-        m.idempotencyKey ?? null,
-      ],
+         data, state, local, batch_id, tx_id, pins, idempotency_key)`,
+      'ON CONFLICT (id) DO NOTHING',
+      list.map((m) => {
+        const h = m.header
+        return [
+          h.id,
+          h.namespace,
+          h.type,
+          h.txtype,
+          h.author,
+          h.key,
+          h.cid ?? null,
+          h.created,
+          timestampSortKey(h.created),
+          h.group ?? null,
+          JSON.stringify(h.topics),
+          h.tag ?? null,
+          h.datahash,
+          m.hash,
+          JSON.stringify(m.data),
+          m.state,
+          local ? 1 : 0,
+          m.batch ?? null,
+          m.txid ?? null,
+          m.pins ? JSON.stringify(m.pins) : null,
+          m.idempotencyKey ?? null,
+        ]
+      }),
     )
   }
 

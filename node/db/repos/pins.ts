@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { chunks, placeholders } from '../in-list.js'
+import { chunks, insertRows, placeholders } from '../in-list.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Pin, PinnedBatch } from '../../model/index.js'
 
@@ -23,10 +23,16 @@ export class PinsRepo {
 
   /** The first pin of a (batch, index) wins: a batch pinned twice (a retried submission) is ordered once. */
   insert(tx: Tx, p: Omit<Pin, 'seq' | 'dispatched'>): void {
-    tx.run(
-      `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (batch_id, idx) DO NOTHING`,
-      [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId],
+    this.insertMany(tx, [p])
+  }
+
+  /** In the order given (their sequences follow it): the contexts of a pinned batch, with few statements. */
+  insertMany(tx: Tx, pins: readonly Omit<Pin, 'seq' | 'dispatched'>[]): void {
+    insertRows(
+      tx,
+      'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id)',
+      'ON CONFLICT (batch_id, idx) DO NOTHING',
+      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId]),
     )
   }
 
