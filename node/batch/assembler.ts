@@ -6,8 +6,8 @@ import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain } from '../chain/index.js'
-import type { BatchType, Data, LocalIdentity, Message } from '../model/index.js'
-import { batchMessage } from './payload.js'
+import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
+import { batchMessage, batchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
@@ -119,9 +119,8 @@ export class Assembler {
     const id = newId<BatchId>()
     const txId = newId<TxId>()
     const data = dedupe(take.flatMap((a) => a.data))
-    const payloadMessages = take.map((a) => batchMessage(a.message))
-    const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: payloadMessages, data })
-    const record = { id, type: this.key.type, namespace: this.key.namespace, author: this.key.author, key: this.key.key, node: self.nodeDid, created: now(), hash, manifest, txId, state: 'sealed' as const, local: true }
+    const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
+    const record: BatchRecord = { id, type: this.key.type, namespace: this.key.namespace, author: this.key.author, key: this.key.key, node: self.nodeDid, created: now(), hash, manifest, txId, state: 'sealed', local: true }
     // The transaction runs now, so batches are sealed (and their pins later submitted) in the order they were cut.
     const durable = db.transaction((tx) => {
       batches.insert(tx, record)
@@ -137,8 +136,7 @@ export class Assembler {
       this.broken = true
       log(`batch: ${this.key.namespace}/${this.key.author}: sealing failed, no more batches until the next start (their messages stay accepted): ${errorMessage(err)}`)
     })
-    const payload = { ...record, tx: { type: 'batch_pin' as const, id: txId }, messages: payloadMessages, data }
-    this.dispatch({ record, payload }, durable)
+    this.dispatch({ record, payload: batchPayload(record, take.map((a) => a.message), data) }, durable)
   }
 
   /** Uploads (retrying), then takes this batch's turn on the chain, then records the pin. */

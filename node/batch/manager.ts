@@ -5,10 +5,10 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import type { BatchPayload, BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
+import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
-import { batchMessage } from './payload.js'
+import { batchPayload } from './payload.js'
 import type { BatchConfig } from './config.js'
 import type { BlobPublisher } from './blob-publisher.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
@@ -99,21 +99,8 @@ export class BatchManager implements MessageSink {
   private rebuild(b: BatchRecord): SealedBatch {
     const manifest = JSON.parse(b.manifest) as { messages: { id: string }[]; data: { id: string }[] }
     const msgs = this.deps.messages.getMany(manifest.messages.map((m) => m.id))
-    const payload: BatchPayload = {
-      id: b.id,
-      type: b.type,
-      namespace: b.namespace,
-      ...(b.node ? { node: b.node } : {}),
-      author: b.author,
-      key: b.key,
-      ...(b.group ? { group: b.group } : {}),
-      created: b.created,
-      hash: b.hash,
-      tx: { type: 'batch_pin', id: b.txId },
-      messages: manifest.messages.map((m) => msgs.get(m.id)).filter((m): m is Message => m !== undefined).map(batchMessage),
-      data: this.deps.data.getMany(manifest.data.map((d) => d.id)),
-    }
-    return { record: b, payload }
+    const messages = manifest.messages.map((m) => msgs.get(m.id)).filter((m): m is Message => m !== undefined)
+    return { record: b, payload: batchPayload(b, messages, this.deps.data.getMany(manifest.data.map((d) => d.id))) }
   }
 }
 

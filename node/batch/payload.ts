@@ -3,7 +3,7 @@ import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import { MESSAGE_TYPES, type BatchPayload, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
+import { MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
@@ -21,6 +21,24 @@ export function serializeBatch(b: BatchPayload): string {
       data: b.data.map(dataJson),
     },
   })
+}
+
+/** The payload of a batch as its record describes it, carrying these messages and data in manifest order. */
+export function batchPayload(record: BatchRecord, messages: readonly Message[], data: readonly Data[]): BatchPayload {
+  return {
+    id: record.id,
+    type: record.type,
+    namespace: record.namespace,
+    ...(record.node ? { node: record.node } : {}),
+    author: record.author,
+    key: record.key,
+    ...(record.group ? { group: record.group } : {}),
+    created: record.created,
+    hash: record.hash,
+    tx: { type: 'batch_pin', id: record.txId },
+    messages: messages.map(batchMessage),
+    data: [...data],
+  }
 }
 
 export function batchMessage(m: Message): BatchPayload['messages'][number] {
