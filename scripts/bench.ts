@@ -13,6 +13,9 @@ import { isAlive, signalPid, stopPid } from '../network/process.js'
 import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
+import { Children } from './bench/children.js'
+import { sizeClient } from './bench/http.js'
+import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
 import { startReaper } from './bench/reaper.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
@@ -39,19 +42,27 @@ if (unknown.length > 0) {
   process.exit(2)
 }
 
+// Every POST the runs can have in flight to one member gets its own socket, plus one for that member's poller.
+sizeClient(Math.max(options.concurrency, PACED_MAX_IN_FLIGHT) + 1)
+
 const log = (line: string): void => console.log(line)
 const started = Date.now()
 const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'))
 const abort = new AbortController()
 // Stops the network should this process die without doing so itself (e.g. SIGKILLed by tsx on Ctrl-C).
 const reaper = startReaper(dir, options.timeoutSeconds + 120, options.keep)
+const children = new Children(dir)
 let net: RunningNetwork | undefined
 let stopping: Promise<void> | undefined
 
-/** Stops the network once, by the handle when there is one, else by the PIDs it recorded (interrupted start). */
+/**
+ * Stops the scenarios' own processes and the network once, the network by the handle when there is one, else by
+ * the PIDs it recorded (interrupted start).
+ */
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
     abort.abort()
+    await children.stopAll()
     if (net) await net.stop()
     // A start interrupted half way may still be launching: stop what the PID file names until nothing is left.
     for (let pass = 0; pass < 3; pass++) {
@@ -86,7 +97,7 @@ try {
   log(`starting a ${options.members}-member network in ${dir}`)
   net = await startNetwork({ dir, members: options.members, log: (l) => log(`  ${l}`) })
   log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
-  const ctx: BenchContext = { members: net.description.members, processes: net.processes, options, signal: abort.signal, log }
+  const ctx: BenchContext = { dir, members: net.description.members, processes: net.processes, options, children, signal: abort.signal, log }
   const sections: { [name: string]: Json } = {}
   for (const s of SCENARIOS) {
     if (abort.signal.aborted) break

@@ -1,7 +1,7 @@
 import { processMemory } from '../../network/process.js'
 import { nsBase } from '../../test/support/api.js'
 import { downloadBlob, patternBytes, uploadBlob } from '../../test/support/upload.js'
-import { postJson, sleep } from './http.js'
+import { get, postJson, sleep } from './http.js'
 import { round } from './stats.js'
 import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 
@@ -62,10 +62,10 @@ export const blobScenario: Scenario = {
       for (const m of ctx.members) {
         if (confirmedSeconds[m.org] !== undefined) continue
         // A receiver knows the message only once its batch has arrived: 404 until then.
-        const res = await fetch(`${nsBase(m, NAMESPACE)}/messages/${id}`, { signal: AbortSignal.timeout(30_000) })
+        const res = await get(`${nsBase(m, NAMESPACE)}/messages/${id}`, 30_000)
         if (res.status === 404) continue
-        if (!res.ok) throw new Error(`${m.org}: GET message answered ${res.status}: ${await res.text()}`)
-        const msg = (await res.json()) as { state: string }
+        if (res.status !== 200) throw new Error(`${m.org}: GET message answered ${res.status}: ${res.text}`)
+        const msg = JSON.parse(res.text) as { state: string }
         if (msg.state === 'confirmed') confirmedSeconds[m.org] = (Date.now() - t) / 1000
         if (msg.state === 'rejected') throw new Error(`${m.org} rejected the blob message`)
       }

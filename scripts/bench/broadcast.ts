@@ -1,77 +1,14 @@
 import type { MemberDescription } from '../../network/description.js'
-import { getJson, postJson, sleep } from './http.js'
+import { runBareBaseline, type BareResult } from './bare.js'
+import { fmtCpu, restOf, startCpu, startMachineCpu, startProcessCpu, type CpuFigure } from './cpu.js'
+import { getJson } from './http.js'
+import { acceptRate, reportFailures, sendConcurrent, sendPaced, type SendRun } from './send.js'
 import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
-import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
+import { Interrupted, throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 import { ConfirmationWatcher } from './watch.js'
 
 const NAMESPACE = 'default'
 const WARMUP_MESSAGES = 20
-/** Most POSTs in flight during the paced run, so a stalled node cannot pile up unbounded requests. */
-const PACED_MAX_IN_FLIGHT = 500
-
-interface Sent {
-  id: string
-  /** When the 202 arrived at this client, ms since the epoch. */
-  acceptedMs: number
-}
-
-interface SendRun {
-  sent: Sent[]
-  firstSendMs: number
-  failures: number
-  failureSamples: string[]
-}
-
-function body(phase: string, i: number): Json {
-  return { header: { tag: `bench-${phase}` }, data: [{ value: { phase, i, note: 'parley bench', at: Date.now() } }] }
-}
-
-async function sendOne(url: string, phase: string, i: number, run: SendRun): Promise<void> {
-  try {
-    const res = await postJson(url, body(phase, i))
-    if (res.status === 202) {
-      const m = JSON.parse(res.text) as { header: { id: string } }
-      run.sent.push({ id: m.header.id, acceptedMs: Date.now() })
-      return
-    }
-    run.failures++
-    if (run.failureSamples.length < 5) run.failureSamples.push(`${res.status} ${res.text.slice(0, 200)}`)
-  } catch (err) {
-    run.failures++
-    if (run.failureSamples.length < 5) run.failureSamples.push(err instanceof Error ? err.message : String(err))
-  }
-}
-
-/** `count` POSTs with at most `concurrency` in flight. */
-async function sendConcurrent(url: string, phase: string, count: number, concurrency: number, signal: AbortSignal): Promise<SendRun> {
-  const run: SendRun = { sent: [], firstSendMs: Date.now(), failures: 0, failureSamples: [] }
-  let next = 0
-  const worker = async (): Promise<void> => {
-    while (!signal.aborted && next < count) await sendOne(url, phase, next++, run)
-  }
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
-  return run
-}
-
-/** `count` POSTs started at a steady `rate` per second (each on schedule, not waiting for the previous answer). */
-async function sendPaced(url: string, phase: string, count: number, rate: number, signal: AbortSignal): Promise<SendRun> {
-  const run: SendRun = { sent: [], firstSendMs: Date.now(), failures: 0, failureSamples: [] }
-  const inFlight = new Set<Promise<void>>()
-  const t0 = Date.now()
-  for (let i = 0; i < count && !signal.aborted; i++) {
-    await sleep(t0 + (i * 1000) / rate - Date.now(), signal)
-    while (inFlight.size >= PACED_MAX_IN_FLIGHT) await Promise.race(inFlight)
-    const p: Promise<void> = sendOne(url, phase, i, run).finally(() => inFlight.delete(p))
-    inFlight.add(p)
-  }
-  await Promise.all(inFlight)
-  return run
-}
-
-function reportFailures(ctx: BenchContext, what: string, run: SendRun): void {
-  if (run.failures === 0) return
-  ctx.log(`  !! ${run.failures} ${what} POSTs were not answered 202; first: ${run.failureSamples.join(' | ')}`)
-}
 
 /** Names what a member says about messages it has not confirmed (state, or not there at all), a few of them. */
 async function explainMissing(ctx: BenchContext, m: MemberDescription, missing: string[]): Promise<void> {
@@ -131,6 +68,13 @@ export const broadcastScenario: Scenario = {
     const url = `${sender.api}/api/v1/namespaces/${NAMESPACE}/messages/broadcast`
     const watchers = members.map((m) => new ConfirmationWatcher(m.org, m.api, NAMESPACE))
     for (const w of watchers) w.start(o.timeoutSeconds * 1000, signal)
+    // Filled phase by phase inside the try, read after it: the bare baseline runs once the watchers have stopped.
+    const cpu: { accept?: CpuFigure; confirm?: CpuFigure; latency?: CpuFigure; bare?: CpuFigure } = {}
+    const acceptOthers = { network: NaN, rest: NaN }
+    const confirmedPerSec: { [org: string]: Json } = {}
+    let acceptedPerSec = NaN
+    let messages = 0
+    let overall: Summary = summarize([])
     try {
       // Warm-up: connections, JIT, the first batch and pin; not measured.
       ctx.log(`warm-up: ${WARMUP_MESSAGES} broadcasts from ${sender.org}`)
@@ -141,18 +85,27 @@ export const broadcastScenario: Scenario = {
 
       // 1. Throughput: many concurrent POSTs at one member; every member confirms them all.
       ctx.log(`throughput: ${o.messages} broadcasts from ${sender.org}, ${o.concurrency} concurrent`)
+      const machineCpu = startMachineCpu()
+      const acceptCpu = startCpu()
+      const networkCpu = startProcessCpu(ctx.processes.map((p) => p.pid))
       const burst = await sendConcurrent(url, 'throughput', o.messages, o.concurrency, signal)
+      cpu.accept = acceptCpu.stop()
+      acceptOthers.network = networkCpu.stop()
+      acceptOthers.rest = restOf(machineCpu.stop(), cpu.accept.pctOfCore, acceptOthers.network)
       throwIfAborted(signal)
       reportFailures(ctx, 'throughput', burst)
       const burstIds = burst.sent.map((s) => s.id)
       const first202 = minOf(burst.sent.map((s) => s.acceptedMs))
       const last202 = maxOf(burst.sent.map((s) => s.acceptedMs))
-      const acceptedPerSec = burst.sent.length / Math.max(1e-3, (last202 - burst.firstSendMs) / 1000)
+      acceptedPerSec = acceptRate(burst).perSec
       ctx.log(`  accepted ${burst.sent.length} in ${((last202 - burst.firstSendMs) / 1000).toFixed(2)} s: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
       ctx.log(`  accepted per second by quarter of the run: ${quarterRates(burst).map((r) => r.toFixed(1)).join(', ')}`)
+      ctx.log(`  bench process CPU while sending: ${fmtCpu(cpu.accept)}`)
+      ctx.log(`  meanwhile the network's processes used ${acceptOthers.network.toFixed(1)} % of one core, the rest of the machine ${acceptOthers.rest.toFixed(1)} %`)
+      const confirmCpu = startCpu()
       const burstMissing = await waitAll(ctx, watchers, burstIds, 60_000 + o.messages * 50)
+      cpu.confirm = confirmCpu.stop()
       throwIfAborted(signal)
-      const confirmedPerSec: { [org: string]: Json } = {}
       for (const w of watchers) {
         const times = burstIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
         const lastConfirmed = maxOf(times)
@@ -164,9 +117,12 @@ export const broadcastScenario: Scenario = {
         )
         await explainMissing(ctx, members.find((m) => m.org === w.org)!, burstMissing.get(w.org) ?? [])
       }
+      ctx.log(`  bench process CPU from the last 202 until every member confirmed: ${fmtCpu(cpu.confirm)}`)
+      messages = burst.sent.length
 
       // 2. Latency: a paced run, so that batch timeouts show; 202 at the sender to `confirmed` on every other member.
       ctx.log(`latency: ${o.latencyMessages} broadcasts from ${sender.org} at ${o.rate}/s`)
+      const latencyCpu = startCpu()
       const paced = await sendPaced(url, 'latency', o.latencyMessages, o.rate, signal)
       throwIfAborted(signal)
       reportFailures(ctx, 'latency', paced)
@@ -174,6 +130,7 @@ export const broadcastScenario: Scenario = {
       ctx.log(`  accepted ${paced.sent.length} in ${pacedSeconds.toFixed(2)} s (${(paced.sent.length / Math.max(1e-3, pacedSeconds)).toFixed(1)}/s achieved)`)
       const pacedIds = paced.sent.map((s) => s.id)
       const pacedMissing = await waitAll(ctx, watchers, pacedIds, 60_000 + o.latencyMessages * 50)
+      cpu.latency = latencyCpu.stop()
       throwIfAborted(signal)
       const all: number[] = []
       for (const w of watchers) {
@@ -183,19 +140,44 @@ export const broadcastScenario: Scenario = {
         ctx.log(`  ${w.org}${isSender ? ' (sender, not in the figure)' : ''}: ${fmtSummary(summarize(lat))}`)
         await explainMissing(ctx, members.find((m) => m.org === w.org)!, pacedMissing.get(w.org) ?? [])
       }
-      const overall = summarize(all)
+      overall = summarize(all)
       ctx.log(`  202-to-confirmed on ${others.map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+      ctx.log(`  bench process CPU from the first paced POST until every member confirmed: ${fmtCpu(cpu.latency)}`)
       for (const w of watchers) if (w.errors > 0) ctx.log(`  !! ${w.org}: ${w.errors} event polls failed; last: ${w.lastError}`)
-
-      return {
-        acceptedPerSec: round(acceptedPerSec),
-        confirmedPerSec,
-        latencyMs: { p50: round(overall.p50), p95: round(overall.p95), p99: round(overall.p99) },
-        messages: burst.sent.length,
-        concurrency: o.concurrency,
-      }
     } finally {
       await Promise.all(watchers.map((w) => w.stop()))
+    }
+
+    // 3. Bare baseline, after the watchers have stopped so that only the sending client runs beside it.
+    ctx.log(`bare baseline: the throughput run's ${o.messages} POSTs, ${o.concurrency} concurrent, same client, to a Koa server in its own process`)
+    let bare: BareResult | undefined
+    try {
+      bare = await runBareBaseline(ctx, o.messages, o.concurrency)
+    } catch (err) {
+      if (err instanceof Interrupted || signal.aborted) throw err
+      // The broadcast figures stand without it; say why the ratio is missing rather than lose them.
+      ctx.log(`  !! the bare baseline failed: ${err instanceof Error ? err.message : String(err)}`)
+    }
+    const acceptVsBare = bare ? acceptedPerSec / bare.acceptedPerSec : NaN
+    if (bare) {
+      cpu.bare = bare.cpu
+      ctx.log(`  bare Koa + sha256 + sql.js insert: ${bare.acceptedPerSec.toFixed(1)}/s (${bare.accepted} in ${bare.seconds.toFixed(2)} s)`)
+      ctx.log(`  bench process CPU while sending: ${fmtCpu(bare.cpu)}`)
+      ctx.log(`  meanwhile the bare server used ${bare.serverCpuPct.toFixed(1)} % of one core, the network's processes ${bare.networkCpuPct.toFixed(1)} %, the rest of the machine ${bare.restCpuPct.toFixed(1)} %`)
+      ctx.log(`  accept rate / bare rate: ${acceptVsBare.toFixed(3)} (${acceptedPerSec.toFixed(1)}/s at ${sender.org}, ${bare.acceptedPerSec.toFixed(1)}/s bare)`)
+    }
+
+    return {
+      acceptedPerSec: round(acceptedPerSec),
+      confirmedPerSec,
+      latencyMs: { p50: round(overall.p50), p95: round(overall.p95), p99: round(overall.p99) },
+      messages,
+      concurrency: o.concurrency,
+      bareAcceptedPerSec: bare ? round(bare.acceptedPerSec) : null,
+      acceptVsBare: round(acceptVsBare, 3),
+      benchCpuPct: Object.fromEntries(Object.entries(cpu).map(([phase, c]) => [phase, round(c.pctOfCore)])),
+      acceptCpuPct: { network: round(acceptOthers.network), rest: round(acceptOthers.rest) },
+      bareCpuPct: bare ? { server: round(bare.serverCpuPct), network: round(bare.networkCpuPct), rest: round(bare.restCpuPct) } : null,
     }
   },
 }

@@ -1,4 +1,5 @@
 import type { MemberDescription } from '../../network/description.js'
+import type { Children } from './children.js'
 
 /** A JSON value, for the sections scenarios return. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
@@ -25,10 +26,14 @@ export interface BenchOptions {
 }
 
 export interface BenchContext {
+  /** The network's folder; a scenario's own processes log under its `logs`. */
+  dir: string
   members: MemberDescription[]
   /** The network's processes (chain, ipfs, one per member node), for memory sampling. */
   processes: { name: string; pid: number }[]
   options: BenchOptions
+  /** Processes a scenario starts itself: stopped by the shutdown and by the reaper too. */
+  children: Children
   /** Aborted on SIGINT, SIGTERM or the whole-run limit: scenarios stop their loops. */
   signal: AbortSignal
   /** A human-readable line. */

@@ -6,11 +6,14 @@ interface EventOut {
   type: string
   reference: string
   created: string
-  message?: { state?: string; confirmed?: string }
 }
 
 export interface Confirmation {
-  /** The message's `confirmed` timestamp on this member, ms since the epoch (sub-ms as a fraction). */
+  /**
+   * The message's `confirmed` timestamp on this member, ms since the epoch (sub-ms as a fraction): its
+   * `message_confirmed` event's `created`, which the aggregator writes in the same transaction with the very
+   * timestamp it sets as the message's `confirmed`, so the message itself need not be fetched.
+   */
   confirmedMs: number
   /** When this client saw the event (poll granularity). */
   seenMs: number
@@ -23,11 +26,13 @@ const PAGE = 1000
 const MAX_POLLS = 200_000
 
 /**
- * Follows one member's `message_confirmed` events from the start of its event log (ascending sequence, paged by
- * `skip`), and remembers when each message was confirmed there. One poll loop per member, bounded in count and time.
+ * Follows one member's `message_confirmed` events from the start of its event log (ascending sequence, each page
+ * starting after the last sequence seen), and remembers when each message was confirmed there. One poll loop per
+ * member, bounded in count and time.
  */
 export class ConfirmationWatcher {
   private readonly seen = new Map<string, Confirmation>()
+  /** The highest sequence seen. `skip` would make the node count past every earlier event on each poll. */
   private cursor = 0
   private loop: Promise<void> | undefined
   private readonly stopper = new AbortController()
@@ -92,14 +97,14 @@ export class ConfirmationWatcher {
 
   private async pollOnce(): Promise<number> {
     this.polls++
-    const url = `${this.api}/api/v1/namespaces/${this.namespace}/events?type=message_confirmed&sort=sequence&fetchreferences=true&limit=${PAGE}&skip=${this.cursor}`
+    // `sequence=>N` is FireFly's "greater than" filter (`>` escaped for the query string); `sort=sequence` is ascending.
+    const url = `${this.api}/api/v1/namespaces/${this.namespace}/events?type=message_confirmed&sequence=%3E${this.cursor}&sort=sequence&limit=${PAGE}`
     const page = await getJson<EventOut[]>(url)
     const seenMs = Date.now()
     for (const e of page) {
-      const confirmed = e.message?.confirmed ?? e.created
-      if (!this.seen.has(e.reference)) this.seen.set(e.reference, { confirmedMs: parseTimestampMs(confirmed), seenMs, sequence: e.sequence })
+      if (!this.seen.has(e.reference)) this.seen.set(e.reference, { confirmedMs: parseTimestampMs(e.created), seenMs, sequence: e.sequence })
+      if (e.sequence > this.cursor) this.cursor = e.sequence
     }
-    this.cursor += page.length
     return page.length
   }
 }

@@ -1,0 +1,108 @@
+/**
+ * The bare baseline: the broadcast throughput run's POSTs (same client, bodies, count and concurrency) sent to
+ * `bare-server.ts` instead of a member, in a child process of its own as a member node is. Its rate is the
+ * ceiling this machine and this client allow; the broadcast accept rate is judged against it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { layout } from '../../network/layout.js'
+import { projectRoot, tsEntry } from '../../network/process.js'
+import { restOf, startCpu, startMachineCpu, startProcessCpu, type CpuFigure } from './cpu.js'
+import { acceptRate, reportFailures, sendConcurrent } from './send.js'
+import { Interrupted, throwIfAborted, type BenchContext } from './types.js'
+
+const READY_TIMEOUT_MS = 30_000
+const WARMUP_MESSAGES = 20
+
+export interface BareResult {
+  acceptedPerSec: number
+  seconds: number
+  accepted: number
+  failures: number
+  /** This (the sending) process. */
+  cpu: CpuFigure
+  /** The bare server, % of one core: near 100 means it, not the client or the machine, set the rate. */
+  serverCpuPct: number
+  /** The network's processes meanwhile, % of one core: what the idle network took from the baseline. */
+  networkCpuPct: number
+  /** Everything else on the machine meanwhile, % of one core. */
+  restCpuPct: number
+}
+
+/** The port the server prints once it listens; rejects if it exits, stays silent too long, or the run is aborted. */
+function readyPort(child: ChildProcess, signal: AbortSignal): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let out = ''
+    const done = (err: Error | undefined, port?: number): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', onAbort)
+      child.off('exit', onExit)
+      child.stdout?.off('data', onData)
+      // The server writes nothing more; an open pipe would keep this process's event loop alive.
+      child.stdout?.destroy()
+      if (err) reject(err)
+      else resolve(port!)
+    }
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString('utf8')
+      const nl = out.indexOf('\n')
+      if (nl < 0) return
+      let port: unknown
+      try {
+        port = (JSON.parse(out.slice(0, nl)) as { port?: unknown }).port
+      } catch {
+        port = undefined
+      }
+      if (typeof port === 'number' && port > 0) done(undefined, port)
+      else done(new Error(`the bare server printed ${JSON.stringify(out.slice(0, nl))}, not its port`))
+    }
+    const onExit = (code: number | null): void => done(new Error(`the bare server exited (${code}) before listening`))
+    const onAbort = (): void => done(new Interrupted())
+    const timer = setTimeout(() => done(new Error(`the bare server did not listen within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
+    child.stdout?.on('data', onData)
+    child.once('exit', onExit)
+    signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) onAbort()
+  })
+}
+
+/** Starts the bare server, drives it like the throughput run, and stops it by PID whatever happens. */
+export async function runBareBaseline(ctx: BenchContext, messages: number, concurrency: number): Promise<BareResult> {
+  const logFile = layout(ctx.dir).log('bench-bare-server')
+  mkdirSync(dirname(logFile), { recursive: true })
+  const fd = openSync(logFile, 'a')
+  let child: ChildProcess
+  try {
+    child = spawn(process.execPath, tsEntry('scripts/bench/bare-server.ts'), { cwd: projectRoot, stdio: ['ignore', 'pipe', fd], detached: true })
+  } finally {
+    closeSync(fd)
+  }
+  const pid = child.pid
+  if (pid === undefined) throw new Error('could not start the bare server')
+  ctx.children.add(pid)
+  child.unref()
+  try {
+    const port = await readyPort(child, ctx.signal)
+    const url = `http://127.0.0.1:${port}/messages`
+    // As the broadcast run warms up: sockets, JIT, sql.js's first pages; not measured.
+    const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 10, ctx.signal)
+    throwIfAborted(ctx.signal)
+    reportFailures(ctx, 'bare warm-up', warm)
+    const machineCpu = startMachineCpu()
+    const cpu = startCpu()
+    const serverCpu = startProcessCpu([pid])
+    const networkCpu = startProcessCpu(ctx.processes.map((p) => p.pid))
+    const run = await sendConcurrent(url, 'throughput', messages, concurrency, ctx.signal)
+    const cpuFigure = cpu.stop()
+    const serverCpuPct = serverCpu.stop()
+    const networkCpuPct = networkCpu.stop()
+    const restCpuPct = restOf(machineCpu.stop(), cpuFigure.pctOfCore, serverCpuPct, networkCpuPct)
+    throwIfAborted(ctx.signal)
+    reportFailures(ctx, 'bare', run)
+    const rate = acceptRate(run)
+    return { acceptedPerSec: rate.perSec, seconds: rate.seconds, accepted: run.sent.length, failures: run.failures, cpu: cpuFigure, serverCpuPct, networkCpuPct, restCpuPct }
+  } finally {
+    await ctx.children.stop(pid)
+  }
+}

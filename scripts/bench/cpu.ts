@@ -1,0 +1,96 @@
+/**
+ * The CPU this benchmark process spends during a phase, as a share of one core over the phase's wall time. On a
+ * small machine the client competes with the nodes it measures; this says how much it took from them.
+ */
+import { readFileSync } from 'node:fs'
+
+export interface CpuFigure {
+  /** User plus system CPU over wall time, percent of one core (above 100 when more than one thread ran). */
+  pctOfCore: number
+  cpuSeconds: number
+  wallSeconds: number
+}
+
+export function startCpu(): { stop(): CpuFigure } {
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  return {
+    stop(): CpuFigure {
+      const d = process.cpuUsage(cpu0)
+      const wallSeconds = (performance.now() - t0) / 1000
+      const cpuSeconds = (d.user + d.system) / 1e6
+      return { pctOfCore: (100 * cpuSeconds) / Math.max(1e-3, wallSeconds), cpuSeconds, wallSeconds }
+    },
+  }
+}
+
+export function fmtCpu(c: CpuFigure): string {
+  return `${c.pctOfCore.toFixed(1)} % of one core (${c.cpuSeconds.toFixed(2)} s CPU over ${c.wallSeconds.toFixed(2)} s)`
+}
+
+/**
+ * Linux reports /proc times in USER_HZ, which the kernel fixes at 100 for userspace whatever its own tick rate
+ * (Node has no sysconf to ask).
+ */
+const USER_HZ = 100
+
+/** CPU seconds a process has used so far, from /proc/<pid>/stat; 0 once it is gone. */
+function processCpuSeconds(pid: number): number {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return 0
+  }
+  // The command name in parentheses may hold spaces: count fields from after its closing parenthesis, where
+  // field 3 (state) is the first; utime and stime are fields 14 and 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(rest[11]) + Number(rest[12])) / USER_HZ
+}
+
+/** The CPU other processes (a server under test, the network) spend during a phase, summed, as % of one core. */
+export function startProcessCpu(pids: readonly number[]): { stop(): number } {
+  const before = pids.map(processCpuSeconds)
+  const t0 = performance.now()
+  return {
+    stop(): number {
+      const wallSeconds = (performance.now() - t0) / 1000
+      // A process gone mid-phase reads 0: count none of its time rather than a negative share.
+      const used = pids.reduce((sum, pid, i) => sum + Math.max(0, processCpuSeconds(pid) - before[i]!), 0)
+      return (100 * used) / Math.max(1e-3, wallSeconds)
+    },
+  }
+}
+
+/** Busy CPU seconds of the whole machine so far, all cores together, from the first line of /proc/stat. */
+function machineBusySeconds(): number {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!
+    // cpu user nice system idle iowait irq softirq steal ...; guest time is already inside user and nice.
+    const t = line.trim().split(/\s+/).slice(1, 9).map(Number)
+    const total = t.reduce((a, b) => a + b, 0)
+    return (total - t[3]! - t[4]!) / USER_HZ
+  } catch {
+    return NaN
+  }
+}
+
+/**
+ * CPU the whole machine spends during a phase, % of one core: less what the benchmark accounts for, it is what
+ * anything else (another engineer's tests, say) took from the run.
+ */
+export function startMachineCpu(): { stop(): number } {
+  const before = machineBusySeconds()
+  const t0 = performance.now()
+  return {
+    stop(): number {
+      const wallSeconds = (performance.now() - t0) / 1000
+      return (100 * (machineBusySeconds() - before)) / Math.max(1e-3, wallSeconds)
+    },
+  }
+}
+
+/** The machine's share beyond what was measured per process; never below 0 (the counters tick in 10 ms steps). */
+export function restOf(machinePct: number, ...accounted: number[]): number {
+  return Math.max(0, machinePct - accounted.reduce((a, b) => a + b, 0))
+}
