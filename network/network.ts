@@ -1,11 +1,15 @@
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import { relative } from 'node:path'
 import { Wallet } from 'ethers'
 import { layout, type Layout } from './layout.js'
 import { planPorts } from './ports.js'
 import { readDescription, readPids, writeJsonAtomic, type MemberDescription, type NetworkDescription, type PidFile } from './description.js'
-import { assertPortFree, isAlive, signalPid, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from './process.js'
+import { assertPortFree, isAlive, projectRoot, signalPid, spawnLogged, stopPid, waitFor, type SpawnedProcess } from './process.js'
+import { ensureBuild, type Build, type EntryName } from './build.js'
 import { createNodeCertificate } from './tls.js'
-import { deployBatchPin, fundAccounts } from './chain/deploy.js'
+import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployment } from './chain/deploy.js'
+import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { rpcCall, tailLog } from './probe.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
@@ -37,6 +41,14 @@ export interface RunningNetwork {
   restart(name: string): Promise<void>
 }
 
+/** A process of the network: which compiled program it runs, with which arguments, logging where. */
+interface ProgramSpec {
+  name: string
+  program: EntryName
+  args: string[]
+  logFile: string
+}
+
 interface MemberPlan {
   org: string
   node: string
@@ -54,7 +66,8 @@ const FUNDING_ETHER = '1000'
  */
 export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNetwork> {
   const t0 = Date.now()
-  const log = opts.log ?? (() => {})
+  // Each progress line carries the seconds since the start, so a slow step shows where start-up time goes.
+  const log = (line: string): void => opts.log?.(`${((Date.now() - t0) / 1000).toFixed(2).padStart(5)} s  ${line}`)
   const L = layout(opts.dir)
   const wanted = opts.members ?? 3
   const timeout = opts.readyTimeoutMs ?? 60_000
@@ -92,10 +105,10 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   }
 
   const started: SpawnedProcess[] = []
-  const readiness = new Map<string, { spec: Parameters<typeof spawnLogged>[0]; what: string; check: () => Promise<boolean> }>()
+  const readiness = new Map<string, { spec: ProgramSpec; what: string; check: () => Promise<boolean> }>()
   const savePids = (): void => writeJsonAtomic(L.pidsJson, { processes: started.map((p) => ({ name: p.name, pid: p.pid })) } satisfies PidFile)
-  const launch = (spec: Parameters<typeof spawnLogged>[0], what: string, check: () => Promise<boolean>): SpawnedProcess => {
-    const p = spawnLogged(spec)
+  const launch = (from: Build, spec: ProgramSpec, what: string, check: () => Promise<boolean>): SpawnedProcess => {
+    const p = spawnLogged({ name: spec.name, command: process.execPath, args: from.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
     const i = started.findIndex((s) => s.name === spec.name)
     if (i >= 0) started[i] = p
     else started.push(p)
@@ -108,57 +121,101 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     writeJsonAtomic(L.pidsJson, { processes: [] })
   }
 
+  // The programs run compiled (network/build.ts); compiled now if a source changed since the last build.
+  const build = await ensureBuild()
+  if (build.compiled) log(`compiled the node, chain and IPFS programs into ${relative(projectRoot, build.dir)} in ${build.seconds.toFixed(2)} s`)
+
+  // Where the contract is, known before the chain has started when possible: a resumed network's recorded address
+  // (or, in a folder whose first start failed before network.json was written, the one its members were configured
+  // with); for a new network, the address it will get (a CREATE address is a function of deployer and nonce:
+  // account #0 funds the new members, then deploys). Only a folder whose chain mined blocks without its members
+  // ever being configured has to wait for the chain and the deployment before members can be configured.
+  const fresh = memberPlans.filter((m) => m.cfg === undefined)
+  const recorded = previous ? { contract: previous.chain.contract, firstBlock: previous.chain.firstBlock } : contractOfMembers(memberPlans)
+  const predicted = recorded === undefined && !journalHasBlocks(L.chainDir) ? predictDeployment(fresh.length) : undefined
+  const known = recorded ?? (predicted ? { contract: predicted.address, firstBlock: predicted.block } : undefined)
+
   try {
-    // 1. The chain, replaying its journal when resuming.
+    // Readiness is awaited step by step, but the first process to fail ends the start at once, whatever the step.
+    let failed: (err: unknown) => void = () => {}
+    const firstFailure = settled(new Promise<never>((_, reject) => (failed = reject)))
+    const watch = (p: Promise<void>): Promise<void> => {
+      p.catch(failed)
+      return settled(p)
+    }
+    const step = <T>(p: Promise<T>): Promise<T> => Promise.race([p, firstFailure])
+
+    // 1. The chain (replaying its journal when resuming) and IPFS, at once.
     const rpc = `http://127.0.0.1:${chainPort}`
-    log(`starting chain on ${rpc}`)
+    const ipfs = { api: `http://127.0.0.1:${ipfsApiPort}`, gateway: `http://127.0.0.1:${ipfsGatewayPort}` }
+    log(`starting chain on ${rpc}; IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
     const chain = launch(
-      { name: 'chain', command: process.execPath, args: tsEntry('network/chain/main.ts', ['--dir', L.chainDir, '--port', String(chainPort)]), logFile: L.log('chain') },
+      build,
+      { name: 'chain', program: 'chain', args: ['--dir', L.chainDir, '--port', String(chainPort)], logFile: L.log('chain') },
       'the chain',
       async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
     )
-    // 2. IPFS, starting while the chain loads and the members are prepared.
-    const ipfs = { api: `http://127.0.0.1:${ipfsApiPort}`, gateway: `http://127.0.0.1:${ipfsGatewayPort}` }
-    log(`starting IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
     const ipfsProc = launch(
-      {
-        name: 'ipfs',
-        command: process.execPath,
-        args: tsEntry('network/ipfs/main.ts', ['--dir', L.ipfsDir, '--api-port', String(ipfsApiPort), '--gateway-port', String(ipfsGatewayPort)]),
-        logFile: L.log('ipfs'),
-      },
+      build,
+      { name: 'ipfs', program: 'ipfs', args: ['--dir', L.ipfsDir, '--api-port', String(ipfsApiPort), '--gateway-port', String(ipfsGatewayPort)], logFile: L.log('ipfs') },
       'IPFS',
       async () => (await fetch(`${ipfs.api}/api/v0/version`, { method: 'POST' })).ok,
     )
 
-    await waitProcessReady(chain, 'the chain', timeout, readiness.get('chain')!.check)
+    // 2. New members: a signing key, TLS material and a config file each.
+    const createMembers = async (at: { contract: string; firstBlock: number }): Promise<void> => {
+      await Promise.all(fresh.map(async (m) => (m.cfg = await createMember(L, m.org, m.node, m.ports, { rpc, ...at }, ipfs))))
+    }
+    const nodesReady: Promise<void>[] = []
+    const startNodes = (plans: MemberPlan[]): void => {
+      if (plans.length === 0) return
+      log(`starting ${plans.length} member node${plans.length === 1 ? '' : 's'} (${plans.map((m) => m.org).join(', ')})`)
+      const launched = plans.map((m) => {
+        const what = `member ${m.org}`
+        const api = describeMember(m.cfg!, L).api
+        const check = async (): Promise<boolean> => (await fetch(`${api}/api/v1/status`)).ok
+        return { m, what, check, p: launch(build, { name: m.node, program: 'node', args: ['--config', L.member(m.org).config], logFile: L.log(m.node) }, what, check) }
+      })
+      for (const { m, what, check, p } of launched) nodesReady.push(watch(waitProcessReady(p, what, timeout, check).then(() => log(`${m.org} API up`))))
+    }
 
-    // 3. The contract, deployed once per network.
-    const { contract, firstBlock } = await ensureContract(rpc, previous, L, log)
+    // 3. Member nodes start while the chain boots when they can: a node waits quietly for the chain and for the
+    //    contract. New members of an existing network wait for their funding, though: the contract is already there,
+    //    so they would try to register before they can pay for it.
+    if (known) {
+      await step(createMembers(known))
+      startNodes(predicted ? memberPlans : memberPlans.filter((m) => !fresh.includes(m)))
+    }
+    // Polled from here on rather than from their spawn: every process is started first (the first poll loads fetch,
+    // a tenth of a second of this process's CPU that the children need more).
+    const chainReady = watch(waitProcessReady(chain, 'the chain', timeout, readiness.get('chain')!.check).then(() => log('chain ready')))
+    const ipfsReady = watch(waitProcessReady(ipfsProc, 'IPFS', timeout, readiness.get('ipfs')!.check).then(() => log('IPFS ready')))
 
-    // 4. New members: a funded signing key, TLS material and a config file each.
-    const fresh = memberPlans.filter((m) => m.cfg === undefined)
-    for (const m of fresh) m.cfg = await createMember(L, m.org, m.node, m.ports, { rpc, contract, firstBlock }, ipfs)
-    if (fresh.length > 0) {
+    // 4. Once the chain answers: new members funded, then the contract deployed (a new network: checked against the
+    //    prediction) or found (an existing one).
+    await step(chainReady)
+    const fund = async (): Promise<void> => {
+      if (fresh.length === 0) return
       const addresses = fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
       await fundAccounts(rpc, addresses, FUNDING_ETHER)
       log(`funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`)
     }
-    await waitProcessReady(ipfsProc, 'IPFS', timeout, readiness.get('ipfs')!.check)
-
-    // 5. The member nodes, in parallel.
+    let contract: { contract: string; firstBlock: number }
+    if (known) {
+      await step(fund())
+      contract = await step(ensureContract(rpc, recorded, predicted, L, log))
+    } else {
+      contract = await step(ensureContract(rpc, undefined, undefined, L, log))
+      await step(createMembers(contract))
+      await step(fund())
+    }
+    if (!predicted) startNodes(known ? fresh : memberPlans)
+    const { contract: contractAddress, firstBlock } = contract
     const members: MemberDescription[] = memberPlans.map((m) => describeMember(m.cfg!, L))
-    log(`starting ${members.length} member nodes`)
-    await Promise.all(
-      memberPlans.map((m, i) => {
-        const what = `member ${m.org}`
-        const check = async (): Promise<boolean> => (await fetch(`${members[i]!.api}/api/v1/status`)).ok
-        const p = launch({ name: m.node, command: process.execPath, args: tsEntry('node/main.ts', ['--config', L.member(m.org).config]), logFile: L.log(m.node) }, what, check)
-        return waitProcessReady(p, what, timeout, check)
-      }),
-    )
+    await step(ipfsReady)
+    await step(Promise.all(nodesReady))
 
-    // 6. Ready only when every member has registered through the chain and sees every other member.
+    // 5. Ready only when every member has registered through the chain and sees every other member.
     log('waiting for every member to see every org and node')
     await Promise.all(
       members.map((m) =>
@@ -168,12 +225,12 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
             const [orgs, nodes] = await Promise.all(['organizations', 'nodes'].map(async (k) => (await (await fetch(`${m.api}/api/v1/network/${k}?limit=1000`)).json()) as { did: string }[]))
             return members.every((o) => orgs!.some((i) => i.did === o.did)) && members.every((o) => nodes!.some((i) => i.did === `did:firefly:node/${o.node}`))
           },
-          { timeoutMs: timeout, intervalMs: 200 },
+          { timeoutMs: timeout, intervalMs: 100 },
         ),
       ),
     )
 
-    const description: NetworkDescription = { chain: { rpc, chainId: CHAIN_ID, contract, firstBlock }, ipfs, members }
+    const description: NetworkDescription = { chain: { rpc, chainId: CHAIN_ID, contract: contractAddress, firstBlock }, ipfs, members }
     writeJsonAtomic(L.networkJson, description)
     const startupSeconds = (Date.now() - t0) / 1000
     log(`network ready in ${startupSeconds.toFixed(1)} s`)
@@ -196,7 +253,8 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         const old = started.find((s) => s.name === name)
         if (!r || !old) throw new Error(`no process named ${name} in this network`)
         if (isAlive(old.pid)) throw new Error(`${name} (pid ${old.pid}) is still running`)
-        const p = launch(r.spec, r.what, r.check)
+        // From the newest build, as a restart under tsx ran the sources as they are now.
+        const p = launch(await ensureBuild(), r.spec, r.what, r.check)
         await waitProcessReady(p, r.what, timeout, r.check)
       },
     }
@@ -234,20 +292,38 @@ export function recordOrchestrator(dir: string, pid: number | undefined): void {
 
 async function ensureContract(
   rpc: string,
-  previous: NetworkDescription | undefined,
+  recorded: { contract: string; firstBlock: number } | undefined,
+  predicted: PredictedDeployment | undefined,
   L: Layout,
   log: (line: string) => void,
 ): Promise<{ contract: string; firstBlock: number }> {
-  if (previous) {
-    const code = await rpcCall<string>(rpc, 'eth_getCode', [previous.chain.contract, 'latest'])
+  if (recorded) {
+    const code = await rpcCall<string>(rpc, 'eth_getCode', [recorded.contract, 'latest'])
     if (!code || code === '0x') {
-      throw new Error(`BatchPin contract ${previous.chain.contract} is not on the chain any more (${L.chainDir} lost its journal?); remove ${L.root} to start a new network`)
+      throw new Error(`BatchPin contract ${recorded.contract} is not on the chain any more (${L.chainDir} lost its journal?); remove ${L.root} to start a new network`)
     }
-    return { contract: previous.chain.contract, firstBlock: previous.chain.firstBlock }
+    return recorded
   }
-  const deployed = await deployBatchPin(rpc)
-  log(`deployed BatchPin at ${deployed.address.toLowerCase()} (block ${deployed.block})`)
-  return { contract: deployed.address.toLowerCase(), firstBlock: deployed.block }
+  const deployed = await deployBatchPin(rpc, predicted)
+  log(`deployed BatchPin at ${deployed.address} (block ${deployed.block})${predicted ? ', as predicted' : ''}`)
+  return { contract: deployed.address, firstBlock: deployed.block }
+}
+
+/**
+ * The contract the folder's existing members were configured with, when they agree on one: a folder whose first
+ * start failed after its members were created has them but no network.json yet.
+ */
+function contractOfMembers(plans: MemberPlan[]): { contract: string; firstBlock: number } | undefined {
+  const chains = plans.flatMap((m) => (m.cfg ? [m.cfg.chain] : []))
+  const first = chains[0]
+  if (first === undefined || !chains.every((c) => c.contract.toLowerCase() === first.contract.toLowerCase())) return undefined
+  return { contract: first.contract.toLowerCase(), firstBlock: Math.min(...chains.map((c) => c.firstBlock)) }
+}
+
+/** The same promise, marked as handled so that it may reject before it is awaited; awaiting it still throws. */
+function settled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined)
+  return p
 }
 
 /** The base port a network was created with, or undefined when its ports were picked free. */
@@ -281,7 +357,7 @@ async function createMember(
 ): Promise<NodeConfigFile> {
   const M = L.member(org)
   mkdirSync(`${M.dir}/tls`, { recursive: true })
-  writeFileAtomicSync(M.signingKey, Wallet.createRandom().privateKey + '\n', { mode: 0o600 })
+  writeFileAtomicSync(M.signingKey, randomPrivateKey() + '\n', { mode: 0o600 })
   const tls = await createNodeCertificate(org, node)
   writeFileAtomicSync(M.cert, tls.cert)
   writeFileAtomicSync(M.key, tls.key, { mode: 0o600 })
@@ -298,6 +374,19 @@ async function createMember(
   writeJsonAtomic(M.config, cfg)
   return cfg
 }
+
+/**
+ * A random secp256k1 private key, as `Wallet.createRandom().privateKey` gives but without deriving an HD wallet
+ * from a fresh mnemonic first (tens of milliseconds of the start-up per member).
+ */
+function randomPrivateKey(): string {
+  for (;;) {
+    const key = `0x${randomBytes(32).toString('hex')}`
+    const k = BigInt(key)
+    if (k > 0n && k < SECP256K1_N) return key
+  }
+}
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 
 function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
   const host = cfg.api.host ?? '127.0.0.1'

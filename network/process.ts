@@ -139,3 +139,13 @@ export function processMemory(pid: number): { rss: number; hwm: number } {
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
 }
+
+/** CPU time (user + system) a process has used so far, in seconds, from /proc (Linux). */
+export function processCpuSeconds(pid: number): number {
+  // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
+}
+/** USER_HZ: 100 on every Linux Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100

@@ -1,22 +1,29 @@
 /**
- * Measures the network foundation: seconds from start to ready with N members, and the resident memory of
- * every process once idle. Prints a table, then one JSON line. `npx tsx scripts/measure-network.ts [members]`
+ * Measures the network foundation: seconds from start to ready with N members, the CPU time each process used
+ * to get there, and the resident memory of every process once idle. Prints the start's timestamped progress
+ * lines, a table, then one JSON line. `npx tsx scripts/measure-network.ts [members]`
  */
 import { rmSync, mkdtempSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startNetwork } from '../network/network.js'
-import { processMemory, sleep } from '../network/process.js'
+import { processCpuSeconds, processMemory, sleep } from '../network/process.js'
 
 const members = Number(process.argv[2] ?? 3)
 const dir = mkdtempSync(join(tmpdir(), 'parley-measure-'))
-const net = await startNetwork({ dir, members })
+// Other work on the machine slows a start down: say how busy it was.
+const load = loadavg()[0]!
+const net = await startNetwork({ dir, members, log: (line) => console.log(`  ${line}`) })
 try {
+  const cpu = Object.fromEntries(net.processes.map((p) => [p.name, Number(processCpuSeconds(p.pid).toFixed(2))]))
+  cpu.orchestrator = Number((process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6).toFixed(2))
   await sleep(5000)
   const rss = Object.fromEntries(net.processes.map((p) => [p.name, Math.round(processMemory(p.pid).rss / 1024 / 1024)]))
-  console.log(`ready in ${net.startupSeconds.toFixed(1)} s with ${members} members`)
-  for (const [name, mib] of Object.entries(rss)) console.log(`  ${name.padEnd(8)} ${mib} MiB RSS at idle`)
-  console.log(JSON.stringify({ members, readySeconds: Number(net.startupSeconds.toFixed(2)), idleRssMiB: rss }))
+  console.log(`ready in ${net.startupSeconds.toFixed(1)} s with ${members} members (1-minute load average before the start: ${load.toFixed(2)})`)
+  for (const [name, mib] of Object.entries(rss)) console.log(`  ${name.padEnd(8)} ${String(cpu[name]?.toFixed(2)).padStart(5)} s CPU to ready  ${mib} MiB RSS at idle`)
+  console.log(`  orchestrator ${cpu.orchestrator} s CPU (this process, including its own start-up)`)
+  console.log(JSON.stringify({ members, readySeconds: Number(net.startupSeconds.toFixed(2)), loadAverage: Number(load.toFixed(2)), cpuSecondsToReady: cpu, idleRssMiB: rss }))
 } finally {
   await net.stop()
   rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { ContractFactory, parseEther, Wallet, type InterfaceAbi } from 'ethers'
+import { ContractFactory, getCreateAddress, parseEther, Wallet, type InterfaceAbi } from 'ethers'
 import { JsonRpcClient } from '../../node/chain/rpc.js'
 import { getReceipt, pendingNonce, signTransaction, type RpcReceipt, type SignedTx } from '../../node/chain/tx.js'
 import { projectRoot, sleep } from '../process.js'
@@ -37,8 +37,30 @@ async function confirmed(rpc: JsonRpcClient, tx: SignedTx, what: string): Promis
   throw new Error(`${what} (${tx.hash}) was not mined within 60 s`)
 }
 
-/** Deploys the BatchPin (`Firefly`) contract from the Hardhat artifact; signed locally so the chain journals it. */
-export function deployBatchPin(rpcUrl: string): Promise<{ address: string; block: number }> {
+/** Where the BatchPin deployment will land: account #0 sends it with `nonce`, and it is mined in `block`. */
+export interface PredictedDeployment {
+  address: string
+  nonce: number
+  block: number
+}
+
+/**
+ * The contract address and block of the BatchPin deployment on a fresh chain (genesis only, automine: one block
+ * per transaction) when account #0 first sends `transactionsBefore` other transactions (the members' funding).
+ * A CREATE address is a function of the sender and its nonce alone, so member configs can name the contract
+ * before the chain has even started; `deployBatchPin(rpc, predicted)` checks the deployment matches.
+ */
+export function predictDeployment(transactionsBefore: number): PredictedDeployment {
+  const from = new Wallet(HARDHAT_ACCOUNT_0_KEY).address
+  return { address: getCreateAddress({ from, nonce: transactionsBefore }).toLowerCase(), nonce: transactionsBefore, block: transactionsBefore + 1 }
+}
+
+/**
+ * Deploys the BatchPin (`Firefly`) contract from the Hardhat artifact; signed locally so the chain journals it.
+ * With `expected`, refuses to deploy from another nonce and fails when the contract lands at another address or
+ * block than predicted (member configs already name them).
+ */
+export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): Promise<{ address: string; block: number }> {
   return oneAtATime(rpcUrl, async () => {
     if (!existsSync(BATCH_PIN_ARTIFACT)) throw new Error(`${BATCH_PIN_ARTIFACT} is missing: run \`npx hardhat compile\` first`)
     const artifact = JSON.parse(readFileSync(BATCH_PIN_ARTIFACT, 'utf8')) as { abi: InterfaceAbi; bytecode: string }
@@ -47,11 +69,22 @@ export function deployBatchPin(rpcUrl: string): Promise<{ address: string; block
     const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
     const chainId = BigInt(await rpc.call<string>('eth_chainId'))
     const nonce = await pendingNonce(rpc, wallet.address)
+    if (expected !== undefined && nonce !== expected.nonce) {
+      throw new Error(
+        `cannot deploy BatchPin at the predicted ${expected.address}: account #0 (${wallet.address}) has nonce ${nonce} on ${rpcUrl}, not ${expected.nonce} (the chain is not the fresh one expected)`,
+      )
+    }
     const tx = await signTransaction(rpc, wallet, { chainId, nonce, to: null, data })
     await rpc.call('eth_sendRawTransaction', [tx.raw])
     const receipt = await confirmed(rpc, tx, 'the BatchPin deployment')
     if (typeof receipt.contractAddress !== 'string') throw new Error(`the BatchPin deployment (${tx.hash}) created no contract`)
-    return { address: receipt.contractAddress.toLowerCase(), block: Number(receipt.blockNumber) }
+    const deployed = { address: receipt.contractAddress.toLowerCase(), block: Number(receipt.blockNumber) }
+    if (expected !== undefined && (deployed.address !== expected.address || deployed.block !== expected.block)) {
+      throw new Error(
+        `BatchPin was deployed at ${deployed.address} in block ${deployed.block}, but the member configs were written for ${expected.address} from block ${expected.block}`,
+      )
+    }
+    return deployed
   })
 }
 

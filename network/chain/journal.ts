@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { fsyncDirSync, writeFileAtomicSync } from '../../node/core/atomic-file.js'
 
@@ -26,6 +26,12 @@ export interface JournalBlock {
 
 const GENESIS_FILE = 'chain-genesis.json'
 const JOURNAL_FILE = 'chain-journal.jsonl'
+
+/** Whether the chain in `dir` has mined anything (false for a folder with no journal, or a genesis record only). */
+export function journalHasBlocks(dir: string): boolean {
+  const file = join(dir, JOURNAL_FILE)
+  return existsSync(file) && statSync(file).size > 0
+}
 
 /**
  * The chain's durable history in `<dir>`: the genesis parameters, and an append-only file with one JSON line

@@ -1,5 +1,7 @@
 /**
- * The local chain: `node --import tsx network/chain/main.ts --dir D --port P`.
+ * The local chain: `node .build/<id>/chain.js --dir D --port P --hardhat-config .build/<id>/hardhat.config.cjs`
+ * as the network starts it (compiled by network/build.ts), or `node --import tsx network/chain/main.ts --dir D
+ * --port P` from source (Hardhat then loads hardhat.config.ts through tsx).
  *
  * A Hardhat network (chain id 31337, automine) served over HTTP and WebSocket JSON-RPC on 127.0.0.1:P, as
  * `hardhat node` serves it. Hardhat keeps its chain in memory only; this process makes it durable with a
@@ -22,16 +24,16 @@ function fail(line: string): never {
   process.exit(1)
 }
 
-function parseCli(): { dir: string; port: number } {
-  const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' } }, strict: true })
+function parseCli(): { dir: string; port: number; hardhatConfig: string | undefined } {
+  const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' }, 'hardhat-config': { type: 'string' } }, strict: true })
   if (values.dir === undefined) fail('--dir <state folder> is required')
   const port = Number(values.port ?? '8545')
   if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`--port must be a TCP port, not ${values.port}`)
-  return { dir: resolve(values.dir), port }
+  return { dir: resolve(values.dir), port, hardhatConfig: values['hardhat-config'] === undefined ? undefined : resolve(values['hardhat-config']) }
 }
 
 async function main(): Promise<void> {
-  const { dir, port } = parseCli()
+  const { dir, port, hardhatConfig } = parseCli()
   // Checked before the (slow) replay, so a busy port is reported at once; listen() below covers the race.
   await assertPortFree(port, 'chain JSON-RPC').catch((err: unknown) =>
     fail(err instanceof PortBusyError ? err.message : errorMessage(err)),
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
   const hh = await loadHardhat({
     genesisTimestamp: genesis?.timestamp ?? Math.floor(Date.now() / 1000),
     hardfork: genesis?.hardfork,
+    configFile: hardhatConfig,
   })
   const request = (method: string, params: unknown[] = []): Promise<unknown> => hh.provider.request({ method, params })
   const first = (await request('eth_getBlockByNumber', ['0x0', false])) as { hash: string; timestamp: string }

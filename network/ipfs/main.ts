@@ -1,6 +1,7 @@
 /**
  * The local IPFS as a process:
  *   node --import tsx network/ipfs/main.ts --dir D --api-port N --gateway-port M [--host 127.0.0.1]
+ * (the network runs it compiled, as `node .build/<id>/ipfs.js ...`: see network/build.ts).
  * Prints `ipfs ready api=... gateway=...` once both servers listen; a busy port is one line naming it and exit 1;
  * SIGTERM/SIGINT close the servers and exit 0.
  */

@@ -1,0 +1,256 @@
+/**
+ * The programs a network spawns (member node, chain, IPFS) run as plain JavaScript, compiled from this project's
+ * TypeScript the first time a network starts after a source changed: no TypeScript loader at run time, so each
+ * process starts in about half the CPU time. `ensureBuild()` is called by `startNetwork`; nothing else has to run
+ * first (`npm run build` only compiles ahead of time).
+ *
+ * Layout (gitignored): `.build/<id>/` holds one build: `node.js`, `chain.js`, `ipfs.js` (each entry bundled with
+ * the project's own modules; packages stay in node_modules), their source maps, and `hardhat.config.cjs` (the
+ * project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
+ * the build read, so a build directory never changes once it exists. `.build/current.json` names the newest build
+ * and the content hash of each of its sources; a start compares those hashes with the files (a few ms) and builds
+ * again when any differs.
+ *
+ * Two starts may build at once (parallel test runs, two terminals): each compiles into its own temporary
+ * directory and renames it into place; the second rename finds the identical build already there and drops its
+ * own. Processes already running keep working when a newer build appears: each was started with its build's path.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { extname, join, relative, resolve, sep } from 'node:path'
+import { projectRoot } from './process.js'
+
+/** The spawned programs: output name → TypeScript entry point. */
+export const ENTRIES = {
+  node: 'node/main.ts',
+  chain: 'network/chain/main.ts',
+  ipfs: 'network/ipfs/main.ts',
+} as const
+export type EntryName = keyof typeof ENTRIES
+
+const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
+const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
+export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
+
+/** Bumped when the shape of a build changes in a way its inputs do not show. */
+const FORMAT = 1
+/** Builds kept besides the current one (a running network restarts its processes from its own build). */
+const KEEP_BUILDS = 4
+/** A build (or abandoned temporary directory) untouched for this long may be removed once it is not kept. */
+const PRUNE_AFTER_MS = 10 * 60_000
+
+export const buildRoot = join(projectRoot, '.build')
+const stampFile = join(buildRoot, 'current.json')
+
+interface Stamp {
+  format: number
+  esbuild: string
+  id: string
+  /** Project-relative path (with `/`) → sha256 of its content, for every file the build read. */
+  inputs: Record<string, string>
+}
+
+export interface Build {
+  /** The build directory. */
+  dir: string
+  /** Whether this call compiled (false: an up-to-date build was reused). */
+  compiled: boolean
+  seconds: number
+  /** `node` arguments that run the compiled `name` entry with `args` (the chain: with its compiled Hardhat config). */
+  nodeArgs(name: EntryName, args?: string[]): string[]
+}
+
+/** Reuses the current build when every source it was made from is unchanged, and compiles a new one otherwise. */
+export async function ensureBuild(): Promise<Build> {
+  const started = performance.now()
+  const esbuild = esbuildVersion()
+  let id = upToDate(esbuild)
+  const compiled = id === undefined
+  if (id === undefined) id = await compile(esbuild)
+  const dir = join(buildRoot, id)
+  const now = new Date()
+  // Its mtime says when a build was last used, which is what pruning goes by.
+  utimesSync(dir, now, now)
+  if (compiled) prune(id)
+  return {
+    dir,
+    compiled,
+    seconds: (performance.now() - started) / 1000,
+    // Source maps on: stack traces in the logs name the TypeScript files and lines.
+    nodeArgs: (name, args = []) => [
+      '--enable-source-maps',
+      join(dir, `${name}.js`),
+      ...args,
+      ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
+    ],
+  }
+}
+
+function esbuildVersion(): string {
+  const require = createRequire(import.meta.url)
+  return (require('esbuild/package.json') as { version: string }).version
+}
+
+function sha256(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex')
+}
+
+/** Files every build depends on though esbuild does not read them as modules. */
+function extraInputs(): string[] {
+  return ['network/build.ts', 'tsconfig.json']
+}
+
+function hashFile(rel: string): string | undefined {
+  try {
+    return sha256(readFileSync(join(projectRoot, rel)))
+  } catch {
+    return undefined
+  }
+}
+
+/** The id of the current build if it is complete and made from exactly the files there are now. */
+function upToDate(esbuild: string): string | undefined {
+  let stamp: Stamp
+  try {
+    stamp = JSON.parse(readFileSync(stampFile, 'utf8')) as Stamp
+  } catch {
+    return undefined
+  }
+  if (stamp.format !== FORMAT || stamp.esbuild !== esbuild || typeof stamp.id !== 'string' || typeof stamp.inputs !== 'object') return undefined
+  for (const [rel, hash] of Object.entries(stamp.inputs)) if (hashFile(rel) !== hash) return undefined
+  const dir = join(buildRoot, stamp.id)
+  const outputs = [...Object.keys(ENTRIES).map((n) => `${n}.js`), HARDHAT_CONFIG_BUNDLE, HARDHAT_CONFIG_OUTPUT]
+  return outputs.every((f) => existsSync(join(dir, f))) ? stamp.id : undefined
+}
+
+const toPosix = (p: string): string => p.split(sep).join('/')
+
+async function compile(esbuildVersionSeen: string): Promise<string> {
+  const esbuild = await import('esbuild')
+  if (esbuild.version !== esbuildVersionSeen) throw new Error(`esbuild ${esbuild.version} loaded, but node_modules/esbuild says ${esbuildVersionSeen}`)
+  mkdirSync(buildRoot, { recursive: true })
+  const tmp = join(buildRoot, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
+  const inputs: Record<string, string> = {}
+
+  /**
+   * Loads the project's own files: records the hash of exactly the text compiled, and keeps `import.meta.url`
+   * (and `dirname`, `filename`) meaning the source file, as it did under tsx, although the code now runs from
+   * `.build/<id>/`: `new URL('../package.json', import.meta.url)` in node/version.ts still finds package.json.
+   * The replacement is relative to the bundle, so the build keeps working if the project folder moves.
+   */
+  const projectFiles: import('esbuild').Plugin = {
+    name: 'parley-project-files',
+    setup(build) {
+      build.onLoad({ filter: /\.(ts|mts|cts|js|mjs|cjs|json)$/ }, (args) => {
+        const rel = toPosix(relative(projectRoot, args.path))
+        if (rel.startsWith('..') || rel.split('/').includes('node_modules')) return undefined
+        const text = readFileSync(args.path, 'utf8')
+        inputs[rel] = sha256(text)
+        const fromBundle = `../../${rel}` // a bundle is in .build/<dir>/, two levels below the project root
+        const dirFromBundle = `../../${rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : ''}`
+        const contents = text
+          .replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(fromBundle)}, import.meta.url).href`)
+          .replace(/\bimport\.meta\.filename\b/g, `__parleyFileURLToPath(new URL(${JSON.stringify(fromBundle)}, import.meta.url))`)
+          .replace(/\bimport\.meta\.dirname\b/g, `__parleyFileURLToPath(new URL(${JSON.stringify(dirFromBundle || './')}, import.meta.url)).replace(/[\\\\/]$/, '')`)
+        const ext = extname(args.path).slice(1)
+        const loader = ext === 'json' ? 'json' : ext.endsWith('ts') ? 'ts' : 'js'
+        const needsUrlHelper = contents.includes('__parleyFileURLToPath')
+        return {
+          contents: needsUrlHelper ? `import { fileURLToPath as __parleyFileURLToPath } from 'node:url'\n${contents}` : contents,
+          loader,
+        }
+      })
+    },
+  }
+
+  const common = {
+    absWorkingDir: projectRoot,
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    // The sources sit next to the build; the maps only point at them, which keeps them small to load.
+    sourcesContent: false,
+    // Class and function names as written (error names in logs), even where bundling had to rename one.
+    keepNames: true,
+    logLevel: 'silent',
+    plugins: [projectFiles],
+  } satisfies import('esbuild').BuildOptions
+  try {
+    const results = await Promise.all([
+      esbuild.build({ ...common, format: 'esm', entryPoints: ENTRIES, outdir: tmp, metafile: true }),
+      esbuild.build({ ...common, format: 'cjs', entryPoints: { [HARDHAT_CONFIG_BUNDLE.replace(/\.cjs$/, '')]: HARDHAT_CONFIG_SOURCE }, outdir: tmp, outExtension: { '.js': '.cjs' }, metafile: true }),
+    ])
+    // Anything esbuild read that the plugin did not (no such file today) is hashed from disk.
+    for (const r of results) {
+      for (const rel of Object.keys(r.metafile?.inputs ?? {})) if (!rel.includes('node_modules') && inputs[rel] === undefined) inputs[rel] = hashFile(rel) ?? 'missing'
+    }
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true })
+    const errors = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors
+    const detail = errors?.map((e) => `  ${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('\n')
+    throw new Error(`compiling the network's programs failed${detail ? `:\n${detail}` : `: ${(err as Error).message}`}`)
+  } finally {
+    // esbuild's compiler service is a child process: end it rather than leave it to the exit of this one.
+    await esbuild.stop()
+  }
+  writeFileSync(
+    join(tmp, HARDHAT_CONFIG_OUTPUT),
+    [
+      '// Generated by network/build.ts: the project\'s hardhat.config.ts, compiled, with the project folder as',
+      '// Hardhat\'s root (paths in the config are relative to it, as they are to hardhat.config.ts).',
+      "'use strict'",
+      `const loaded = require('./${HARDHAT_CONFIG_BUNDLE}')`,
+      'const config = loaded.default ?? loaded',
+      "module.exports = { ...config, paths: { ...config.paths, root: require('node:path').resolve(__dirname, '..', '..') } }",
+      '',
+    ].join('\n'),
+  )
+  for (const rel of extraInputs()) inputs[rel] = hashFile(rel) ?? 'missing'
+
+  const sorted = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)))
+  const id = sha256(JSON.stringify({ format: FORMAT, esbuild: esbuildVersionSeen, inputs: sorted })).slice(0, 16)
+  const dir = join(buildRoot, id)
+  try {
+    renameSync(tmp, dir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    // Another start built from the same sources meanwhile: its directory is identical, use it.
+    if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !existsSync(dir)) throw err
+    rmSync(tmp, { recursive: true, force: true })
+  }
+  const stamp: Stamp = { format: FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted }
+  const stampTmp = `${stampFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  writeFileSync(stampTmp, JSON.stringify(stamp, null, 2) + '\n')
+  renameSync(stampTmp, stampFile)
+  return id
+}
+
+/** Removes builds no longer current and not used for a while, keeping the few most recently used. */
+function prune(current: string): void {
+  const now = Date.now()
+  const entries = readdirSync(buildRoot, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name !== current)
+    .map((e) => {
+      try {
+        return { name: e.name, used: statSync(join(buildRoot, e.name)).mtimeMs }
+      } catch {
+        return undefined
+      }
+    })
+    .filter((e) => e !== undefined)
+    .sort((a, b) => b.used - a.used)
+  const builds = entries.filter((e) => /^[0-9a-f]{16}$/.test(e.name))
+  const stale = [...builds.slice(KEEP_BUILDS), ...entries.filter((e) => e.name.startsWith('tmp-'))]
+  for (const e of stale) {
+    if (now - e.used > PRUNE_AFTER_MS) rmSync(resolve(buildRoot, e.name), { recursive: true, force: true })
+  }
+}
+
+/** `npm run build`: compiles now rather than at the next start. */
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(projectRoot, 'network/build.ts')) {
+  const b = await ensureBuild()
+  console.log(`${b.compiled ? 'compiled' : 'up to date:'} ${relative(projectRoot, b.dir)} (${b.seconds.toFixed(2)} s)`)
+}
