@@ -32,7 +32,7 @@ import type { Timestamp } from '../../node/core/time.js'
 const sha = (s: string): string => createHash('sha256').update(s).digest('hex')
 const h = (s: string): Hash => s as Hash
 
-// Vectors from FireFly's own tests (pkg/core/*_test.go) and reference §1.4/§2.
+// Vectors from FireFly's own tests (pkg/core/*_test.go and its BatchPin uuids packing).
 const GROUP = h('3fcc7e07069e441f07c9f6b26f16fcb2dc896222d72888675082fd308440d9ae')
 const DATAHASH = h('2468d5c26cc85968acaf8b96d09476453916ea4eab41632a31d09efc7ab297d2')
 const MESSAGE_HASH = h('b5b9da88ed83403754bf78ed596eab70b803fd02108635fb932c2416d9e379b7')
@@ -53,7 +53,7 @@ const knownHeader: MessageHeader = {
   datahash: DATAHASH,
 }
 
-describe('hash and pin formulas (reference §2)', () => {
+describe("hash and pin formulas, with FireFly's vectors", () => {
   describe('data hash (data.go CalcHash)', () => {
     it('hashes a value alone: {} → 44136fa3…', () => {
       expect(dataValueHash('{}')).to.equal('44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a')
@@ -268,7 +268,7 @@ describe('hash and pin formulas (reference §2)', () => {
     })
   })
 
-  describe('definition topics (§2.9)', () => {
+  describe('definition topics', () => {
     it('datatype topic = sha256("datatype" ‖ namespace ‖ name): ns "ok", name "ok" → 8e23c0a7…', () => {
       expect(datatypeTopic('ok', 'ok')).to.equal('8e23c0a7fa9ec15c68a662e0e502933facb3d249409efa2b4f89d479b9f990cb')
       // FireFly sends definitions with the namespace blanked, so in practice it is sha256("datatype" + name).
@@ -280,7 +280,7 @@ describe('hash and pin formulas (reference §2)', () => {
     })
   })
 
-  describe('on-chain uuids (§1.4)', () => {
+  describe('on-chain uuids', () => {
     it('packs transaction id ‖ batch id and unpacks them', () => {
       const packed = '0x5d2c7e3a1b4f4e8a9c6d2f1e0a9b8c7d0b1d5c637a2e4d5e9a0b4f2e1c3d5a6b'
       expect(uuidsBytes32(TX, BATCH)).to.equal(packed)
