@@ -26,6 +26,8 @@ export const ENTRIES = {
   node: 'node/main.ts',
   chain: 'network/chain/main.ts',
   ipfs: 'network/ipfs/main.ts',
+  // Started by the node itself (a checkpoint's worker thread), found next to node.js: see node/db/checkpoint.ts.
+  'snapshot-worker': 'node/db/snapshot-worker.ts',
 } as const
 export type EntryName = keyof typeof ENTRIES
 

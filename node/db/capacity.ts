@@ -1,9 +1,10 @@
 import type { DatabaseStats } from './types.js'
 
 /**
- * sql.js keeps the whole database inside its WebAssembly heap, which cannot grow past 2 GiB, and a checkpoint
- * serializes a second copy of it there before writing the snapshot. So the database must stay under half the heap
- * with room for SQLite's own caches: beyond this size a checkpoint (and then every write) can fail.
+ * sql.js keeps the whole database inside its WebAssembly heap, which cannot grow past 2 GiB. A checkpoint builds the
+ * next snapshot in a worker thread whose own heap, with the same limit, holds the database rebuilt from the files and
+ * then its serialized copy. So the database must stay under half a heap with room for SQLite's caches: beyond this
+ * size a checkpoint can fail (nothing is lost, but the journal then grows without bound).
  */
 export const DATABASE_LIMIT_BYTES = 900 * 1024 * 1024
 /** Past this share of the limit the node says so, in /status and once in its log, while there is still time. */

@@ -1,56 +1,79 @@
-import { join } from 'node:path'
-import { writeFileAtomic } from '../core/atomic-file.js'
-import { JournalFile, type JournalSink } from './journal-file.js'
+import { rm } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { basename, dirname, join } from 'node:path'
+import { existsSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import { fsyncDir } from '../core/atomic-file.js'
+import { JournalFile, SEALED_JOURNAL_FILE, type JournalSink } from './journal-file.js'
 import type { Maintenance, MaintenanceResult } from './committer.js'
+import type { BuiltSnapshot } from './snapshot-build.js'
+import type { WorkerReport } from './snapshot-worker.js'
 
-export const SNAPSHOT_FILE = 'snapshot.sqlite'
-export const SNAPSHOT_TMP_FILE = 'snapshot.tmp'
+export { SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './journal-file.js'
 export const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
-export interface SnapshotSource {
+export interface CheckpointHost {
   /**
-   * Records the last committed sequence number inside the database and returns its bytes. Runs
-   * synchronously between transactions, so the bytes hold exactly the transactions up to that number.
-   * It seals a tick's open transaction first; records sealed from then on belong to the next journal.
+   * Seals the open tick (its record still belongs to the journal being closed), then starts a new
+   * statement dictionary for the records sealed from now on, and returns the last sequence number
+   * committed. Runs synchronously between transactions.
    */
-  exportSnapshot(): { bytes: Uint8Array; seq: number }
+  sealForRotation(): number
 }
 
 /** What the last successful checkpoint cost, for the stats. */
 export interface CheckpointCost {
-  /** From the export to the new journal being in place. */
+  /** From sealing the tick to the sealed journal being removed (mostly the worker's build). */
   durationMs: number
-  /** The export alone: the part that blocks the event loop. */
+  /** The export on the main thread: none since snapshots are built by the worker. */
   exportMs: number
+  /** What the main thread spent in the checkpoint's synchronous parts (seal, worker start, bookkeeping). */
+  blockedMs: number
   snapshotBytes: number
 }
 
+/** Builds the snapshot in a worker thread. Tests replace it (to make a build fail or wait). */
+export type SnapshotBuilder = (dir: string, started: () => void) => Promise<BuiltSnapshot>
+
 /**
- * Folds the journal into a snapshot so that the journal (and the replay at open) stays bounded.
- * Crash-safe at every step, because the journal is replaced only once the snapshot is durable, and
- * replay skips records the snapshot already includes:
- *   1. export; write snapshot.tmp; fsync        crash: old snapshot + full journal
- *   2. rename to snapshot.sqlite; fsync dir     crash: either snapshot + full journal
- *   3. write journal.tmp (header); fsync; rename over journal; fsync dir
- *                                               crash: new snapshot + old or empty journal
- * Transactions committed after the export wait in the committer's queue and go to the new journal.
+ * Folds the journal into a snapshot so that the journal (and the replay at open) stays bounded, without
+ * exporting the live database: the main thread only closes the journal; a worker thread rebuilds the
+ * snapshot from the files. The steps, and what a crash after each leaves:
+ *   1. seal the tick, flush          old snapshot + journal
+ *   2. rotate: journal → journal.sealed, empty journal in its place (fsync dir after each rename)
+ *                                    old snapshot + sealed + (empty) journal: recovery replays both
+ *   3. worker: old snapshot + sealed records → snapshot.tmp, fsync, rename, fsync dir
+ *                                    new snapshot (its snapshot_seq covers the sealed records) + sealed
+ *                                    + journal: replay skips the sealed records
+ *   4. remove journal.sealed, fsync dir
+ * Commits go on during 3 and 4, into the new journal. A build that fails (worker crash, out of memory,
+ * disk full) loses nothing: the sealed journal stays, is replayed at the next open, and the next
+ * checkpoint folds it before it rotates again. Only one sealed journal exists at a time.
  */
 export class Checkpointer implements Maintenance {
   private completed = 0
   private lastCost: CheckpointCost | undefined
   private nextDueAt: number
   private included: number
+  private sealed: boolean
+  /** Where the journal must have grown to before a failed build is retried automatically; -1: not set yet. */
+  private retryAt = 0
+  private building: Promise<void> | undefined
 
   constructor(
     private readonly dir: string,
     private readonly thresholdBytes: number,
-    private readonly source: SnapshotSource,
+    private readonly host: CheckpointHost,
     snapshotSeq: number,
+    sealedPending: boolean,
     private readonly wrap: (sink: JournalSink) => JournalSink,
     private readonly log: (line: string) => void,
+    private readonly builder: SnapshotBuilder = buildInWorker,
   ) {
     this.nextDueAt = thresholdBytes
     this.included = snapshotSeq
+    this.sealed = sealedPending
   }
 
   get count(): number {
@@ -66,42 +89,168 @@ export class Checkpointer implements Maintenance {
     return this.included
   }
 
+  /** Whether a sealed journal waits to be folded (a failed build, or one interrupted by a restart). */
+  get sealedPending(): boolean {
+    return this.sealed
+  }
+
+  /** Resolves once no build is running (whatever its outcome). */
+  idle(): Promise<void> {
+    return this.building ?? Promise.resolve()
+  }
+
   due(sink: JournalSink): boolean {
+    if (this.building) return false
+    if (this.sealed) {
+      if (this.retryAt < 0) this.retryAt = sink.size + this.thresholdBytes
+      return sink.size >= this.retryAt
+    }
     return sink.size >= this.nextDueAt
   }
 
-  async run(sink: JournalSink): Promise<MaintenanceResult> {
-    let seq: number
+  /**
+   * Runs in the committer's loop with no write in flight; returns once the main thread's part is done
+   * (the build goes on in the background: `build` settles when it ends). `flushThrough` writes the
+   * queued records up to a sequence number to the current journal.
+   */
+  async run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>): Promise<MaintenanceResult> {
+    if (this.building) return { ok: true, sink, build: this.building }
+    // The sealed journal's name is taken until it is folded: retry that first, then rotate next time.
+    if (this.sealed) return { ok: true, sink, build: this.startBuild(performance.now(), 0, this.included) }
+
     const start = performance.now()
-    let exportMs: number
-    let snapshotBytes: number
-    try {
-      const snap = this.source.exportSnapshot()
-      exportMs = performance.now() - start
-      seq = snap.seq
-      snapshotBytes = snap.bytes.length
-      this.log(`checkpoint: begin seq=${seq} snapshot=${snap.bytes.length}B journal=${sink.size}B`)
-      await writeFileAtomic(join(this.dir, SNAPSHOT_FILE), snap.bytes, { tmp: join(this.dir, SNAPSHOT_TMP_FILE) })
-    } catch (err) {
-      // Nothing depends on the failed snapshot; retry once the journal has grown by another threshold.
-      this.nextDueAt = sink.size + this.thresholdBytes
-      this.log(`checkpoint: snapshot failed, keeping the journal: ${String(err)}`)
-      return { ok: false, fatal: false, error: err instanceof Error ? err : new Error(String(err)) }
-    }
-    this.included = seq
+    const seq = this.host.sealForRotation()
+    const blockedMs = performance.now() - start
+    if (seq <= this.included) return { ok: true, sink, build: Promise.resolve() }
+    this.log(`checkpoint: begin seq=${seq} journal=${sink.size}B`)
+    // The tick just sealed names statements by this file's dictionary: it must be written here.
+    await flushThrough(seq)
+
+    let renamed = false
     let fresh: JournalSink
     try {
-      fresh = this.wrap(await JournalFile.createEmpty(this.dir))
+      fresh = this.wrap(await JournalFile.rotate(this.dir, () => (renamed = true)))
     } catch (err) {
-      // The rename over the journal may or may not have happened: the old handle may point at an
-      // unlinked file, so further appends could be lost. Only a restart knows what is on disk.
-      return { ok: false, fatal: true, error: err instanceof Error ? err : new Error(String(err)) }
+      const error = err instanceof Error ? err : new Error(String(err))
+      // Moved but not replaced: the old handle now appends to the sealed file, and whether the renames
+      // reached the disk is unknown. Only a restart knows what is there.
+      if (renamed) return { ok: false, fatal: true, error }
+      // Nothing moved: carry on with this journal (records sealed meanwhile start by forgetting the
+      // old dictionary, so they are right in it) and retry once it has grown by another threshold.
+      this.nextDueAt = sink.size + this.thresholdBytes
+      this.log(`checkpoint: could not rotate the journal, keeping it: ${error.message}`)
+      return { ok: false, fatal: false, error }
     }
     await sink.close().catch((err: unknown) => this.log(`checkpoint: closing the old journal: ${String(err)}`))
-    this.completed++
+    this.sealed = true
     this.nextDueAt = this.thresholdBytes
-    this.lastCost = { durationMs: performance.now() - start, exportMs, snapshotBytes }
-    this.log(`checkpoint: done seq=${seq}`)
-    return { ok: true, sink: fresh, coveredSeq: seq }
+    this.log(`checkpoint: rotated seq=${seq}; ${SEALED_JOURNAL_FILE} is being folded into the snapshot`)
+    return { ok: true, sink: fresh, build: this.startBuild(start, blockedMs, seq) }
   }
+
+  private startBuild(start: number, blockedSoFar: number, seq: number): Promise<void> {
+    const build = this.fold(start, blockedSoFar, seq)
+    const tracked = build.then(
+      () => undefined,
+      () => undefined,
+    )
+    this.building = tracked
+    void tracked.then(() => {
+      if (this.building === tracked) this.building = undefined
+    })
+    return build
+  }
+
+  private async fold(start: number, blockedSoFar: number, seq: number): Promise<void> {
+    let blockedMs = blockedSoFar
+    let built: BuiltSnapshot
+    try {
+      const t = performance.now()
+      const running = this.builder(this.dir, () => this.log('checkpoint: worker started'))
+      blockedMs += performance.now() - t
+      built = await running
+    } catch (err) {
+      this.retryAt = -1
+      const message = err instanceof Error ? err.message : String(err)
+      this.log(
+        `checkpoint: building the snapshot failed, keeping ${SEALED_JOURNAL_FILE} (replayed at the next open; ` +
+          `the next checkpoint retries it): ${message}`,
+      )
+      throw err instanceof Error ? err : new Error(message)
+    }
+    const t = performance.now()
+    this.included = Math.max(this.included, built.seq)
+    if (built.replayed > 0) {
+      this.log(
+        `checkpoint: snapshot renamed seq=${built.seq} snapshot=${built.snapshotBytes}B ` +
+          `(worker: ${Math.round(built.buildMs)} ms, of which export ${Math.round(built.exportMs)} ms)`,
+      )
+    } else {
+      this.log(`checkpoint: the snapshot already holds ${SEALED_JOURNAL_FILE} (seq=${built.seq})`)
+    }
+    blockedMs += performance.now() - t
+    // Once the snapshot holds the sealed records, the file is redundant; if removing it fails that is
+    // harmless (replay skips what the snapshot includes) and the next checkpoint removes it.
+    try {
+      await rm(join(this.dir, SEALED_JOURNAL_FILE), { force: true })
+      await fsyncDir(this.dir)
+      this.sealed = false
+      this.retryAt = 0
+    } catch (err) {
+      this.log(`checkpoint: removing ${SEALED_JOURNAL_FILE}: ${String(err)}`)
+      this.retryAt = -1
+      throw err
+    }
+    this.log('checkpoint: old journal removed')
+    this.completed++
+    this.lastCost = { durationMs: performance.now() - start, exportMs: 0, blockedMs, snapshotBytes: built.snapshotBytes }
+    this.log(`checkpoint: done seq=${Math.max(seq, built.seq)}`)
+  }
+}
+
+/**
+ * Starts the worker thread. A node run from its build (network/build.ts) finds the compiled worker beside its own
+ * bundle; one run from the sources (tests, `npm run node`) loads the TypeScript entry through tsx's loader,
+ * registered inside the worker.
+ */
+function buildInWorker(dir: string, started: () => void): Promise<BuiltSnapshot> {
+  const worker = new Worker(workerBoot(), { eval: true, workerData: { dir } })
+  return new Promise<BuiltSnapshot>((resolve, reject) => {
+    let settled = false
+    const settle = (f: () => void): void => {
+      if (settled) return
+      settled = true
+      f()
+    }
+    worker.once('online', started)
+    worker.on('message', (m: WorkerReport) => {
+      if (m.kind === 'done') settle(() => resolve(m.result))
+      else settle(() => reject(new Error(`checkpoint worker: ${m.message}`)))
+    })
+    worker.once('error', (err) => settle(() => reject(new Error(`checkpoint worker crashed: ${err.message}`, { cause: err }))))
+    worker.once('exit', (code) => settle(() => reject(new Error(`checkpoint worker exited (code ${code}) without a result`))))
+  })
+}
+
+function workerBoot(): string {
+  const bundle = process.argv[1]
+  const compiled = bundle ? join(dirname(bundle), 'snapshot-worker.js') : undefined
+  if (compiled && basename(bundle!) === 'node.js' && existsSync(compiled)) return `import(${JSON.stringify(pathToFileURL(compiled).href)})`
+  const entry = new URL('./snapshot-worker.ts', import.meta.url).href
+  return `import(${JSON.stringify(tsxLoaderUrl())}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
+}
+
+/**
+ * The ESM entry of tsx's API, from its package's export map. Not `import.meta.resolve`: this module may
+ * itself run as CommonJS (mocha loads tests through tsx's require hook), where that does not exist; and
+ * not `require.resolve('tsx/esm/api')`, which picks the CommonJS variant.
+ */
+function tsxLoaderUrl(): string {
+  const require = createRequire(import.meta.url)
+  const pkgPath = require.resolve('tsx/package.json')
+  const pkg = require(pkgPath) as { exports: Record<string, { import?: { default?: string } } | string> }
+  const entry = pkg.exports['./esm/api']
+  const rel = typeof entry === 'object' ? entry.import?.default : undefined
+  if (!rel) throw new Error('tsx does not export ./esm/api for import: cannot start the checkpoint worker')
+  return pathToFileURL(join(dirname(pkgPath), rel)).href
 }

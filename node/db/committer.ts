@@ -2,16 +2,20 @@ import { DatabaseError } from './errors.js'
 import { frameHeader } from './journal-record.js'
 import type { JournalSink } from './journal-file.js'
 
-/** What the committer runs between flushes, when no write is in flight: the checkpoint. */
+/** What the committer runs between flushes, when no write is in flight: the checkpoint's rotation. */
 export interface Maintenance {
   /** Whether the journal has grown enough to be worth a checkpoint now. */
   due(sink: JournalSink): boolean
-  run(sink: JournalSink): Promise<MaintenanceResult>
+  /**
+   * The part that must not overlap a write (sealing the tick, flushing it to the old journal with
+   * `flushThrough`, swapping the journal); the rest goes on in the background until `build` settles.
+   */
+  run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>): Promise<MaintenanceResult>
 }
 
 export type MaintenanceResult =
-  /** `coveredSeq`: the snapshot holds every transaction up to it, so queued records up to it are durable. */
-  | { ok: true; sink: JournalSink; coveredSeq: number }
+  /** `sink`: the journal to append to from now on; `build`: settles when the checkpoint has finished. */
+  | { ok: true; sink: JournalSink; build: Promise<void> }
   /** `fatal`: the journal on disk may no longer be the one the sink writes to. */
   | { ok: false; fatal: boolean; error: Error }
 
@@ -36,7 +40,8 @@ const MAX_FLUSH_BYTES = 64 * 1024 * 1024
  * resolves those records. Records queued while a sync is in flight form the next frame, so under load
  * the cost of a sync is shared by every tick that ended during the previous one.
  *
- * The loop is also the only place a checkpoint runs, so the journal is never swapped under a write.
+ * The loop is also the only place a checkpoint's rotation runs, so the journal is never swapped under a
+ * write; the snapshot build that follows runs in a worker thread while the loop goes on flushing.
  *
  * If a write or sync fails, the outcome on disk is unknown (and Linux may have dropped the dirty pages),
  * so retrying could report success for data that is gone. Instead every waiting transaction is rejected
@@ -95,7 +100,10 @@ export class Committer {
     return this.failure ? Promise.reject(this.failure) : this.last
   }
 
-  /** Runs a checkpoint after the records queued so far have been flushed. */
+  /**
+   * Runs one checkpoint step after the records queued so far have been flushed (see Checkpointer.run);
+   * resolves when its build has finished.
+   */
   checkpoint(): Promise<void> {
     if (this.failure) return Promise.reject(this.failure)
     const done = new Promise<void>((resolve, reject) => this.checkpointWaiters.push({ resolve, reject }))
@@ -139,10 +147,19 @@ export class Committer {
     }
   }
 
-  private async flush(): Promise<void> {
+  /** Writes the queued records up to `seq`: those a rotation must leave in the journal it closes. */
+  private async flushThrough(seq: number): Promise<void> {
+    while ((this.queue[0]?.seq ?? Infinity) <= seq) await this.flush(seq)
+  }
+
+  private async flush(maxSeq = Infinity): Promise<void> {
     let bytes = 0
     let n = 0
-    while (n < this.queue.length && (n === 0 || bytes + (this.queue[n]?.record.length ?? 0) <= MAX_FLUSH_BYTES)) {
+    while (
+      n < this.queue.length &&
+      (this.queue[n]?.seq ?? Infinity) <= maxSeq &&
+      (n === 0 || bytes + (this.queue[n]?.record.length ?? 0) <= MAX_FLUSH_BYTES)
+    ) {
       bytes += this.queue[n]?.record.length ?? 0
       n++
     }
@@ -159,21 +176,30 @@ export class Committer {
   private async runMaintenance(): Promise<void> {
     const waiters = this.checkpointWaiters
     this.checkpointWaiters = []
-    const result = await this.maintenance.run(this.sink)
+    let result: MaintenanceResult
+    try {
+      result = await this.maintenance.run(this.sink, (seq) => this.flushThrough(seq))
+    } catch (err) {
+      for (const w of waiters) w.reject(err instanceof Error ? err : new Error(String(err)))
+      throw err
+    }
     if (result.ok) {
       this.sink = result.sink
-      // The export sealed the tick that was open, queuing its record: the snapshot holds it, and the new
-      // journal must not, since it names statements by the old journal's dictionary. (If the checkpoint
-      // failed instead, the record goes to the old journal, where its names are defined.)
-      let n = 0
-      while (n < this.queue.length && (this.queue[n]?.seq ?? Infinity) <= result.coveredSeq) n++
-      const covered = this.queue.splice(0, n)
-      if (covered.length > 0) this.durable = Math.max(this.durable, result.coveredSeq)
-      for (const p of covered) p.resolve()
-      for (const w of waiters) w.resolve()
+      // Not awaited: commits go on into the new journal while the snapshot is built.
+      result.build.then(
+        () => {
+          for (const w of waiters) w.resolve()
+        },
+        (err: Error) => {
+          for (const w of waiters) w.reject(err)
+        },
+      )
       return
     }
-    if (result.fatal) throw result.error
+    if (result.fatal) {
+      for (const w of waiters) w.reject(result.error)
+      throw result.error
+    }
     // The journal still holds everything: carry on with it (the checkpointer backs off before retrying).
     for (const w of waiters) w.reject(result.error)
   }

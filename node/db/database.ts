@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises'
-import { Checkpointer, DEFAULT_CHECKPOINT_BYTES } from './checkpoint.js'
+import { Checkpointer, DEFAULT_CHECKPOINT_BYTES, type SnapshotBuilder } from './checkpoint.js'
 import { Committer } from './committer.js'
 import type { Connection } from './connection.js'
 import { DatabaseError, asError } from './errors.js'
@@ -7,7 +7,7 @@ import type { JournalSink } from './journal-file.js'
 import { RecordBuilder, StatementNames, validateParams, type TxOps } from './journal-record.js'
 import { acquireLock, type DirLock } from './lock.js'
 import { applyMigrations } from './migrations.js'
-import { markSnapshotSeq, recover } from './recovery.js'
+import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
@@ -16,7 +16,7 @@ export type { DatabaseStats, Migration, Row, RunResult, SqlParams, SqlValue, Tx 
 export { DatabaseError, type DatabaseErrorCode } from './errors.js'
 
 export interface DatabaseOptions {
-  /** Folder for `snapshot.sqlite`, `journal` and `LOCK`; created if missing. */
+  /** Folder for `snapshot.sqlite`, `journal` (and `journal.sealed` during a checkpoint) and `LOCK`; created if missing. */
   dir: string
   migrations: readonly Migration[]
   /** Journal size that triggers a checkpoint (default 64 MiB). */
@@ -30,6 +30,8 @@ export interface DatabaseOptions {
   log?: (line: string) => void
   /** Decorates the journal file (fault injection in tests). */
   wrapJournal?: (sink: JournalSink) => JournalSink
+  /** Replaces the worker that builds snapshots (fault injection in tests). */
+  buildSnapshot?: SnapshotBuilder
 }
 
 /**
@@ -41,8 +43,10 @@ export interface DatabaseOptions {
  *   At the seal the transaction commits, the record is queued for a group-committed append + fdatasync,
  *   and each function's promise resolves once that sync is done. Commit cost depends on the
  *   transactions, not on the size of the database.
- * - Now and then (journal over `checkpointBytes`, and on close) the database is exported to a snapshot
- *   and the journal starts afresh. On open: load the snapshot, replay the journal after it, cut a torn tail.
+ * - Now and then (journal over `checkpointBytes`, and on close) the journal is sealed and a fresh one
+ *   started; a worker thread folds the sealed journal into a new snapshot, from the files, while commits
+ *   go on. On open: load the snapshot, replay the sealed journal (if any) and the journal after it, cut
+ *   a torn tail.
  * - Write SQL must be deterministic (see sql-guard.ts): replay must produce the same database.
  *
  * Reads see the connection's current state: transactions whose durability promise has not resolved
@@ -65,6 +69,7 @@ export class Database {
     private lastSeq: number,
     sink: JournalSink,
     snapshotSeq: number,
+    sealedPending: boolean,
     names: readonly string[],
     opts: DatabaseOptions,
   ) {
@@ -74,10 +79,12 @@ export class Database {
     this.checkpointer = new Checkpointer(
       opts.dir,
       opts.checkpointBytes ?? DEFAULT_CHECKPOINT_BYTES,
-      { exportSnapshot: () => this.exportSnapshot() },
+      { sealForRotation: () => this.sealForRotation() },
       snapshotSeq,
+      sealedPending,
       wrap,
       log,
+      opts.buildSnapshot,
     )
     this.committer = new Committer(wrap(sink), this.checkpointer, (err) => log(err.message), lastSeq)
   }
@@ -90,7 +97,7 @@ export class Database {
       const log = opts.log ?? (() => {})
       const rec = await recover(opts.dir, { repairCorruptJournal: opts.repairCorruptJournal ?? false, log })
       if (rec.replayed > 0) log(`journal: replayed ${rec.replayed} transactions after snapshot ${rec.snapshotSeq}`)
-      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.names, opts)
+      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
       await applyMigrations(db, opts.migrations)
       return db
     } catch (err) {
@@ -164,15 +171,18 @@ export class Database {
     return this.read(sql, params, 1)[0] as R | undefined
   }
 
-  /** Folds the journal into a new snapshot now (after pending commits are flushed). */
+  /**
+   * Folds every transaction committed so far into a new snapshot (after pending commits are flushed);
+   * resolves once the snapshot is durable. Commits go on meanwhile, into the next journal.
+   */
   checkpoint(): Promise<void> {
     const refused = this.writeRefusal()
-    return refused ? Promise.reject(refused) : this.committer.checkpoint()
+    return refused ? Promise.reject(refused) : this.foldAll()
   }
 
   /**
    * Seals the tick (its transactions still become durable), waits for pending commits, checkpoints
-   * (unless the journal is empty or failed) and closes.
+   * (unless the journal is empty or failed; a checkpoint already building is waited for) and closes.
    */
   close(): Promise<void> {
     // From inside a transaction function the tick cannot be sealed yet: shutdown waits for its seal.
@@ -192,6 +202,7 @@ export class Database {
       pendingCommits: this.committer.pending,
       lastCheckpointMs: cp ? cp.durationMs : null,
       lastCheckpointExportMs: cp ? cp.exportMs : null,
+      lastCheckpointBlockedMs: cp ? cp.blockedMs : null,
       lastSnapshotBytes: cp ? cp.snapshotBytes : null,
       databaseBytes: this.finalSizeBytes ?? this.conn.sizeBytes(),
     }
@@ -290,9 +301,11 @@ export class Database {
       if (this.tick) await this.tick.closed
       await this.committer.settled().catch(() => {})
       if (!this.committer.failed && this.lastSeq > this.checkpointer.snapshotSeq) {
-        // Not fatal if it fails: the journal still holds everything and is replayed at the next open.
-        await this.committer.checkpoint().catch(() => {})
+        // Not fatal if it fails: the journals still hold everything and are replayed at the next open.
+        await this.foldAll().catch(() => {})
       }
+      // A build must not outlive the database: it reads the folder the lock is about to release.
+      await this.checkpointer.idle()
       await this.committer.close()
     } finally {
       try {
@@ -323,18 +336,33 @@ export class Database {
   }
 
   /**
-   * Called by the checkpointer between transactions (its loop never runs inside a synchronous fn).
-   * The tick's transaction is sealed first, as the export must not see an open transaction; its record
-   * is in the snapshot, and the committer resolves it with the checkpoint. Records sealed after the
-   * export go to the next journal, whose dictionary starts empty.
+   * Checkpoint steps until the snapshot holds every transaction committed before the call: a build
+   * already running folds only the journal sealed before it, and a sealed journal left by a failed
+   * build is folded before the journal can be rotated again.
    */
-  private exportSnapshot(): { bytes: Uint8Array; seq: number } {
+  private async foldAll(): Promise<void> {
+    // The open tick is sealed by the rotation, so it is included too.
+    const target = this.lastSeq + (this.tick && this.tick.record.opCount > 0 ? 1 : 0)
+    for (;;) {
+      await this.checkpointer.idle()
+      if (this.checkpointer.snapshotSeq >= target && !this.checkpointer.sealedPending) return
+      const before = this.checkpointer.snapshotSeq
+      await this.committer.checkpoint()
+      // Nothing left to fold (only reads since): the rotation did nothing.
+      if (this.checkpointer.snapshotSeq === before && !this.checkpointer.sealedPending) return
+    }
+  }
+
+  /**
+   * Called by the checkpointer between transactions (its loop never runs inside a synchronous fn). The
+   * tick's transaction is sealed first: its record names statements by the closing journal's
+   * dictionary, so it goes there. Records sealed from now on start a new dictionary, and the first of
+   * them opens with a "forget" op, which keeps it right in the old file if the rotation fails.
+   */
+  private sealForRotation(): number {
     this.sealTick()
-    const seq = this.lastSeq
-    markSnapshotSeq(this.conn, seq)
-    const bytes = this.conn.export()
     this.names.reset()
-    return { bytes, seq }
+    return this.lastSeq
   }
 }
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
-import { open, readFile, stat, type FileHandle } from 'node:fs/promises'
+import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises'
 import { DatabaseError } from './errors.js'
-import { writeFileAtomic } from '../core/atomic-file.js'
+import { fsyncDir, writeFileAtomic } from '../core/atomic-file.js'
 import { FRAME_MAGIC, checkFrame, frameRecords, type JournalFormat, type RecordRef } from './journal-record.js'
 
 /**
@@ -14,6 +14,13 @@ export const JOURNAL_FORMAT: JournalFormat = 2
 export const JOURNAL_HEADER = Buffer.from(`${HEADER_PREFIX}${JOURNAL_FORMAT}`, 'latin1')
 export const JOURNAL_FILE = 'journal'
 export const JOURNAL_TMP_FILE = 'journal.tmp'
+/**
+ * The journal a checkpoint closed and is folding into the snapshot (off the main thread), while new
+ * records go to a fresh `journal`. Present only between a rotation and the end of that fold.
+ */
+export const SEALED_JOURNAL_FILE = 'journal.sealed'
+export const SNAPSHOT_FILE = 'snapshot.sqlite'
+export const SNAPSHOT_TMP_FILE = 'snapshot.tmp'
 
 /** Where the journal's bytes go. The committer only needs this much, which also lets tests inject faults. */
 export interface JournalSink {
@@ -130,9 +137,34 @@ export class JournalFile implements JournalSink {
     return JournalFile.openAt(dir, JOURNAL_HEADER.length)
   }
 
-  /** The journal's bytes, or undefined when there is none yet (or only an empty file). */
-  static async read(dir: string): Promise<Buffer | undefined> {
-    const path = join(dir, JOURNAL_FILE)
+  /**
+   * Closes the journal for the checkpoint: `journal` becomes `journal.sealed` and an empty `journal`
+   * takes its place. The caller must have flushed everything that belongs to the old file and must not
+   * append to it again. The directory is synced between the renames, so a crash can never leave the
+   * empty journal in place without the sealed one (which would lose the old records), and after the
+   * second, so nothing is acknowledged from the new file before its name is durable.
+   * `renamed` is called once the old journal has been moved: a failure after that is not a clean no-op.
+   */
+  static async rotate(dir: string, renamed: () => void): Promise<JournalFile> {
+    const tmp = join(dir, JOURNAL_TMP_FILE)
+    const fh = await open(tmp, 'w')
+    try {
+      await fh.write(JOURNAL_HEADER, 0, JOURNAL_HEADER.length, 0)
+      await fh.sync()
+    } finally {
+      await fh.close()
+    }
+    await rename(join(dir, JOURNAL_FILE), join(dir, SEALED_JOURNAL_FILE))
+    renamed()
+    await fsyncDir(dir)
+    await rename(tmp, join(dir, JOURNAL_FILE))
+    await fsyncDir(dir)
+    return JournalFile.openAt(dir, JOURNAL_HEADER.length)
+  }
+
+  /** A journal file's bytes, or undefined when there is none (or only an empty file). */
+  static async read(dir: string, name = JOURNAL_FILE): Promise<Buffer | undefined> {
+    const path = join(dir, name)
     try {
       if ((await stat(path)).size === 0) return undefined
       return await readFile(path)

@@ -1,18 +1,22 @@
 import { join } from 'node:path'
-import { copyFile, readFile } from 'node:fs/promises'
+import { copyFile, open, rm } from 'node:fs/promises'
 import { Connection } from './connection.js'
-import { DatabaseError, asError } from './errors.js'
-import { rm } from 'node:fs/promises'
-import { writeFileAtomic } from '../core/atomic-file.js'
-import { JOURNAL_FILE, JOURNAL_FORMAT, JOURNAL_TMP_FILE, JournalFile, scanJournal, type JournalScan } from './journal-file.js'
-import { decodeRecord } from './journal-record.js'
-import { SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './checkpoint.js'
+import { fsyncDir, writeFileAtomic } from '../core/atomic-file.js'
+import {
+  JOURNAL_FILE,
+  JOURNAL_FORMAT,
+  JOURNAL_TMP_FILE,
+  JournalFile,
+  SEALED_JOURNAL_FILE,
+  SNAPSHOT_FILE,
+  SNAPSHOT_TMP_FILE,
+  scanJournal,
+  type JournalScan,
+} from './journal-file.js'
+import { DatabaseError } from './errors.js'
+import { ensureMeta, markSnapshotSeq, readSnapshot, replay } from './replay.js'
 
-/**
- * The table, inside the database and therefore inside every snapshot, that says which journal record
- * the snapshot includes. Being in the snapshot file makes it atomic with the data it describes.
- */
-const META_TABLE = 'parley_journal_meta'
+export { markSnapshotSeq } from './replay.js'
 
 export interface Recovered {
   conn: Connection
@@ -27,6 +31,8 @@ export interface Recovered {
    * from exactly this, so it never refers to a definition that was in a torn tail.
    */
   names: string[]
+  /** A sealed journal holds transactions the snapshot lacks: the next checkpoint must fold it first. */
+  sealedPending: boolean
 }
 
 export interface RecoverOptions {
@@ -35,7 +41,10 @@ export interface RecoverOptions {
   log: (line: string) => void
 }
 
-/** Loads the snapshot, replays the journal after it, and leaves the journal ready for appending. */
+/**
+ * Loads the snapshot, replays the sealed journal (if a checkpoint was folding one) and then the journal
+ * after it, skipping what the snapshot already includes, and leaves the journal ready for appending.
+ */
 export async function recover(dir: string, opts: RecoverOptions): Promise<Recovered> {
   // Leftovers of an interrupted checkpoint; the files they were meant to replace are still whole.
   await rm(join(dir, SNAPSHOT_TMP_FILE), { force: true })
@@ -44,53 +53,62 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
   const conn = await Connection.open(await readSnapshot(dir))
   try {
     const snapshotSeq = ensureMeta(conn)
+    let lastSeq = snapshotSeq
+    let replayed = 0
+    let sealedPending = false
+
+    const sealedBuf = await JournalFile.read(dir, SEALED_JOURNAL_FILE)
+    if (sealedBuf) {
+      const scan = scanJournal(sealedBuf)
+      await handleDamage(dir, SEALED_JOURNAL_FILE, scan, opts)
+      // The checkpoint worker reads the file itself: it must see the same records as this replay.
+      if (scan.damage) await truncateFile(join(dir, SEALED_JOURNAL_FILE), scan.validEnd)
+      const r = replay(conn, scan, lastSeq, 'sealed journal')
+      lastSeq = r.lastSeq
+      replayed += r.replayed
+      if (r.replayed > 0) {
+        sealedPending = true
+        opts.log(`journal: a checkpoint had not finished folding ${SEALED_JOURNAL_FILE} (transactions up to ${lastSeq}); the next one retries`)
+      } else {
+        // The crash came after the new snapshot was in place but before the sealed journal was removed.
+        await rm(join(dir, SEALED_JOURNAL_FILE), { force: true })
+        await fsyncDir(dir)
+      }
+    }
+
     const buf = await JournalFile.read(dir)
-    if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq: snapshotSeq, replayed: 0, names: [] }
+    // No journal besides a sealed one: a crash between the rotation's two renames.
+    if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq, replayed, names: [], sealedPending }
 
     const scan = scanJournal(buf)
-    await handleDamage(dir, scan, opts)
-    const { lastSeq, replayed, names } = replay(conn, scan, snapshotSeq)
+    await handleDamage(dir, JOURNAL_FILE, scan, opts)
+    const r = replay(conn, scan, lastSeq)
+    replayed += r.replayed
+    lastSeq = r.lastSeq
     if (scan.format !== JOURNAL_FORMAT) return { ...(await upgrade(dir, conn, snapshotSeq, lastSeq, opts)), replayed }
     const journal = await JournalFile.openAt(dir, scan.validEnd)
-    return { conn, journal, snapshotSeq, lastSeq, replayed, names }
+    return { conn, journal, snapshotSeq, lastSeq, replayed, names: r.names, sealedPending }
   } catch (err) {
     conn.close()
     throw err
   }
 }
 
-async function readSnapshot(dir: string): Promise<Uint8Array | undefined> {
+async function truncateFile(path: string, size: number): Promise<void> {
+  const fh = await open(path, 'r+')
   try {
-    return await readFile(join(dir, SNAPSHOT_FILE))
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw err
+    await fh.truncate(size)
+    await fh.sync()
+  } finally {
+    await fh.close()
   }
-}
-
-/**
- * Creates the meta table on a new database (identically on every open, so replay starts from the same
- * state the live database started from) and returns the sequence number the loaded snapshot includes.
- */
-function ensureMeta(conn: Connection): number {
-  conn.begin()
-  try {
-    conn.step(conn.prepare(`CREATE TABLE IF NOT EXISTS ${META_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), snapshot_seq INTEGER NOT NULL)`), undefined)
-    conn.step(conn.prepare(`INSERT OR IGNORE INTO ${META_TABLE} (id, snapshot_seq) VALUES (1, 0)`), undefined)
-    conn.commit()
-  } catch (err) {
-    conn.rollback()
-    throw new DatabaseError('DB_CORRUPT', `the snapshot could not be read: ${String(err)}`, { cause: err })
-  }
-  const seq = conn.query(conn.prepare(`SELECT snapshot_seq FROM ${META_TABLE} WHERE id = 1`), undefined, 1)[0]?.['snapshot_seq']
-  return typeof seq === 'number' ? seq : 0
 }
 
 /**
  * A journal in an older format is read but never appended to, since a file has one format: fold what
  * was replayed into the snapshot, then install an empty journal in the current format. The same steps
- * as a checkpoint, so a crash between them leaves a snapshot and a journal that replay correctly, and
- * the next open upgrades again.
+ * as the old checkpoint (an export on the main thread, once, at open), so a crash between them leaves
+ * a snapshot and a journal that replay correctly, and the next open upgrades again.
  */
 async function upgrade(
   dir: string,
@@ -103,21 +121,11 @@ async function upgrade(
     markSnapshotSeq(conn, lastSeq)
     await writeFileAtomic(join(dir, SNAPSHOT_FILE), conn.export(), { tmp: join(dir, SNAPSHOT_TMP_FILE) })
   }
+  // Anything sealed is older than the upgraded journal, hence in the snapshot now.
+  await rm(join(dir, SEALED_JOURNAL_FILE), { force: true })
   const journal = await JournalFile.createEmpty(dir)
   opts.log(`journal: upgraded to format ${JOURNAL_FORMAT}; the old journal's transactions up to ${lastSeq} are now in the snapshot`)
-  return { conn, journal, snapshotSeq: Math.max(snapshotSeq, lastSeq), lastSeq, names: [] }
-}
-
-/** Records, inside the database, that a snapshot about to be exported includes transactions up to `seq`. */
-export function markSnapshotSeq(conn: Connection, seq: number): void {
-  conn.begin()
-  try {
-    conn.step(conn.prepare(`UPDATE ${META_TABLE} SET snapshot_seq = ? WHERE id = 1`), [seq])
-    conn.commit()
-  } catch (err) {
-    conn.rollback()
-    throw err
-  }
+  return { conn, journal, snapshotSeq: Math.max(snapshotSeq, lastSeq), lastSeq, names: [], sealedPending: false }
 }
 
 /**
@@ -125,59 +133,19 @@ export function markSnapshotSeq(conn: Connection, seq: number): void {
  * were never acknowledged, and the journal is cut there. Damage followed by valid frames means
  * acknowledged data was lost, which is refused unless the operator asks for a repair.
  */
-async function handleDamage(dir: string, scan: JournalScan, opts: RecoverOptions): Promise<void> {
+async function handleDamage(dir: string, file: string, scan: JournalScan, opts: RecoverOptions): Promise<void> {
   const damage = scan.damage
   if (!damage) return
   const lost = scan.buf.length - damage.offset
   if (damage.validFrameAfter === undefined) {
-    opts.log(`journal: cutting a torn tail of ${lost} bytes at offset ${damage.offset} (${damage.reason})`)
+    opts.log(`journal: cutting a torn tail of ${lost} bytes at offset ${damage.offset} of ${file} (${damage.reason})`)
     return
   }
-  const what = `the journal is damaged at offset ${damage.offset} (${damage.reason}) but has valid data after it, at offset ${damage.validFrameAfter}`
+  const what = `the ${file} file is damaged at offset ${damage.offset} (${damage.reason}) but has valid data after it, at offset ${damage.validFrameAfter}`
   if (!opts.repairCorruptJournal) {
     throw new DatabaseError('DB_CORRUPT', `${what}; refusing to drop acknowledged transactions (open with repairCorruptJournal to cut the journal there)`)
   }
-  const copy = join(dir, `${JOURNAL_FILE}.corrupt-${Date.now()}`)
-  await copyFile(join(dir, JOURNAL_FILE), copy)
+  const copy = join(dir, `${file}.corrupt-${Date.now()}`)
+  await copyFile(join(dir, file), copy)
   opts.log(`journal: ${what}; repairing by cutting ${lost} bytes, original kept as ${copy}`)
-}
-
-/** Records replayed per SQLite transaction: commits dominate replay time when records are small. */
-const REPLAY_BATCH = 1000
-
-/**
- * Applies, in order, each record the snapshot does not include. Several records share one SQLite
- * transaction: each of them committed successfully when it ran live, and replay is deterministic,
- * so they commit together just as well (deferred constraints included), several times faster.
- *
- * Records the snapshot includes (left by a crash between a checkpoint's snapshot and its journal swap)
- * are decoded but not applied: later records may use the statement names they define.
- */
-function replay(conn: Connection, scan: JournalScan, snapshotSeq: number): { lastSeq: number; replayed: number; names: string[] } {
-  const first = scan.records[0]
-  if (first && first.seq > snapshotSeq + 1) {
-    throw new DatabaseError('DB_CORRUPT', `the journal starts at transaction ${first.seq} but the snapshot ends at ${snapshotSeq}: transactions are missing`)
-  }
-  const names: string[] = []
-  const included = scan.records.filter((r) => r.seq <= snapshotSeq)
-  for (const ref of included) decodeRecord(scan.buf, ref, names, scan.format)
-  const todo = scan.records.slice(included.length)
-  for (let i = 0; i < todo.length; i += REPLAY_BATCH) {
-    conn.begin()
-    let seq = 0
-    try {
-      for (const ref of todo.slice(i, i + REPLAY_BATCH)) {
-        seq = ref.seq
-        for (const op of decodeRecord(scan.buf, ref, names, scan.format).ops) {
-          if (op.kind === 'script') conn.script(op.sql)
-          else conn.step(conn.prepare(op.sql), op.params)
-        }
-      }
-      conn.commit()
-    } catch (err) {
-      conn.rollback()
-      throw new DatabaseError('DB_CORRUPT', `replaying journal transaction ${seq} failed: ${asError(err).message}`, { cause: err })
-    }
-  }
-  return { lastSeq: todo.at(-1)?.seq ?? snapshotSeq, replayed: todo.length, names }
 }

@@ -67,10 +67,19 @@ export interface DatabaseStats {
   flushes: number
   /** Journal records committed in memory that are not yet on disk. */
   pendingCommits: number
-  /** How long the last checkpoint since open took, from export to the new journal being in place; null before one. */
+  /**
+   * How long the last checkpoint since open took, from sealing the journal to the sealed journal being
+   * removed (mostly the worker thread's build); null before one.
+   */
   lastCheckpointMs: number | null
-  /** Of that, the export of the database, which blocks the event loop. */
+  /** Of that, the export of the database on the main thread: 0 since the worker thread exports. */
   lastCheckpointExportMs: number | null
+  /**
+   * Of that, the time the main thread spent in the checkpoint's synchronous parts (sealing the tick,
+   * starting the worker, bookkeeping): how long the checkpoint blocked the event loop. Optional only
+   * for stats built elsewhere; the database always sets it.
+   */
+  lastCheckpointBlockedMs?: number | null
   /** Size of the snapshot the last checkpoint since open wrote; null before one. */
   lastSnapshotBytes: number | null
   /** Size of the database now (page_count × page_size, read without an export): roughly the next snapshot's size. */

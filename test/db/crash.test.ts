@@ -17,13 +17,24 @@ interface Round {
   /** Checkpoints that had begun but not finished when the kill was sent. */
   checkpointInFlight: boolean
   checkpointsSeen: number
+  /** The log line the kill was sent on (`killOnLog`). */
+  killedOn?: string
 }
 
 const children = new Set<number>()
 
 function runAndKill(
   dir: string,
-  opts: { checkpointBytes: number; concurrency: number; filler: number; killAfterAcks: number; killOnCheckpoint: boolean; killDelayMs?: number },
+  opts: {
+    checkpointBytes: number
+    concurrency: number
+    filler: number
+    killAfterAcks: number
+    killOnCheckpoint: boolean
+    killDelayMs?: number
+    /** Kill on the first log line starting with this (once enough acks arrived) instead of at "checkpoint: begin". */
+    killOnLog?: string
+  },
 ): Promise<Round> {
   const child: ChildProcess = spawn(
     process.execPath,
@@ -53,12 +64,19 @@ function runAndKill(
       partial = lines.pop() ?? ''
       for (const line of lines) {
         // Lines that arrive after the kill was sent were written before it landed: they still count.
-        if (line.startsWith('ack ')) round.acked.push(Number(line.slice(4)))
-        else if (line.startsWith('log checkpoint: begin')) {
+        if (line.startsWith('ack ')) {
+          round.acked.push(Number(line.slice(4)))
+          continue
+        }
+        if (opts.killOnLog && !killed && line.startsWith(`log ${opts.killOnLog}`) && round.acked.length >= opts.killAfterAcks) {
+          round.killedOn = line.slice(4)
+          kill()
+        }
+        if (line.startsWith('log checkpoint: begin')) {
           round.checkpointInFlight = true
           round.checkpointsSeen++
-          if (opts.killOnCheckpoint && round.acked.length >= opts.killAfterAcks) {
-            // A delay moves the kill through the checkpoint's steps: snapshot write, sync, rename, journal swap.
+          if (opts.killOnCheckpoint && !opts.killOnLog && round.acked.length >= opts.killAfterAcks) {
+            // A delay moves the kill through the checkpoint's steps: rotation, the worker's build, rename, removal.
             if (opts.killDelayMs) setTimeout(kill, opts.killDelayMs)
             else kill()
           }
@@ -128,12 +146,34 @@ describe('db: crash durability (SIGKILL of a real process)', function () {
     }
     expect(landedInside, 'at least one kill landed while a checkpoint was in progress').to.be.at.least(1)
   })
+
+  it('keeps every acknowledged insert when killed at each step of a checkpoint (rotation, build, rename, removal)', async function () {
+    const dir = await temp.make()
+    const steps = ['checkpoint: rotated', 'checkpoint: worker started', 'checkpoint: snapshot renamed', 'checkpoint: old journal removed']
+    for (const [i, step] of steps.entries()) {
+      const round = await runAndKill(dir, {
+        checkpointBytes: 256 * 1024,
+        concurrency: 8,
+        filler: 30_000,
+        killAfterAcks: 300,
+        killOnCheckpoint: true,
+        killOnLog: step,
+      })
+      expect(round.killedOn, `the kill was sent on "${step}"`).to.be.a('string')
+      const phase = checkpointPhase(dir, round)
+      const { rows, maxAcked } = await verify(dir, round.acked)
+      console.log(`      round ${i + 1} (kill on "${step}"): ${round.acked.length} acks (max id ${maxAcked}), left ${phase}, ${rows} rows after reopen`)
+    }
+  })
 })
 
 /** Where in the checkpoint the kill landed, judged from what it left on disk. */
 function checkpointPhase(dir: string, round: Round): string {
-  if (!round.checkpointInFlight) return 'after the checkpoint finished'
-  if (existsSync(join(dir, 'snapshot.tmp'))) return 'while writing/syncing snapshot.tmp'
-  if (existsSync(join(dir, 'journal.tmp'))) return 'while swapping in the new journal'
-  return 'inside the checkpoint, before snapshot.tmp existed or after its rename'
+  const files = ['journal.sealed', 'journal.tmp', 'snapshot.tmp'].filter((f) => existsSync(join(dir, f)))
+  const left = files.length > 0 ? ` (${files.join(', ')} on disk)` : ''
+  if (!round.checkpointInFlight) return `after the checkpoint finished${left}`
+  if (existsSync(join(dir, 'snapshot.tmp'))) return `while the worker wrote/synced snapshot.tmp${left}`
+  if (existsSync(join(dir, 'journal.tmp'))) return `while rotating the journal${left}`
+  if (existsSync(join(dir, 'journal.sealed'))) return `while the sealed journal was being folded${left}`
+  return 'inside the checkpoint, before the rotation or after the sealed journal was removed'
 }

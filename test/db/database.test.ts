@@ -53,7 +53,7 @@ describe('db: transactions and reads', function () {
     expect(db.stats().lastSeq).to.equal(db.stats().durableSeq)
   })
 
-  it('keeps its pragmas and prepared statements across a checkpoint (sql.js export keeps the connection)', async function () {
+  it('keeps its pragmas and prepared statements across a checkpoint', async function () {
     await db.transaction((tx) => insert(tx, 'before'))
     const count = (): unknown => db.get<{ n: number }>('SELECT COUNT(*) AS n FROM items')?.n
     expect(count()).to.equal(1)

@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { scanJournal } from '../../node/db/journal-file.js'
 import { decodeRecord, type DecodedRecord } from '../../node/db/journal-record.js'
 
-/** Every record of `<dir>/journal`, decoded in file order as recovery does (statement names resolved). */
-export async function journalRecords(dir: string): Promise<DecodedRecord[]> {
-  const buf = await readFile(join(dir, 'journal'))
+/** Every record of `<dir>/journal` (or another journal file), decoded in file order as recovery does (statement names resolved). */
+export async function journalRecords(dir: string, file = 'journal'): Promise<DecodedRecord[]> {
+  const buf = await readFile(join(dir, file))
   const scan = scanJournal(buf)
   const names: string[] = []
   return scan.records.map((ref) => decodeRecord(buf, ref, names, scan.format))

@@ -1,12 +1,13 @@
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { projectRoot, signalPid, tsEntry } from '../../network/process.js'
 import { Database, DatabaseError, type Tx } from '../../node/db/database.js'
 import { crashMigrations } from './fixtures/crash-schema.js'
-import { TempDirs, itemsMigration } from './helpers.js'
+import { TempDirs, itemsMigration, logCollector } from './helpers.js'
 import { journalRecords, occurrences } from './journal.js'
 
 function insert(tx: Tx, name: string): number {
@@ -147,7 +148,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     expect(names(reopened)).to.deep.equal(['a', 'c'])
   })
 
-  it('seals an open tick before a checkpoint exports it, and starts the next journal with its own names', async function () {
+  it('seals an open tick before a checkpoint rotates the journal, and starts the next journal with its own names', async function () {
     const dir = await temp.make()
     const db = await openDb(dir)
     const sql = 'INSERT INTO items (id, name) VALUES (?, ?)'
@@ -157,7 +158,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     const checkpoint = db.checkpoint()
     busy.push(put(5), put(6))
     await nextTurn()
-    // The snapshot is being written; these go to the next journal.
+    // The journal has been rotated or is being rotated; these go to the next journal.
     busy.push(put(7), put(8))
     await Promise.all([checkpoint, ...busy])
     busy.push(put(9))
@@ -167,7 +168,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     expect(stats.checkpoints).to.equal(1)
     const records = await journalRecords(dir)
     expect(records.length).to.be.greaterThan(0)
-    // The tick the export sealed is in the snapshot only; the new journal starts after it.
+    // The tick the rotation sealed went to the sealed journal, now in the snapshot; the new journal starts after it.
     const firstInJournal = records[0]?.seq ?? 0
     expect(firstInJournal).to.equal(4)
     expect(records.at(-1)?.seq).to.equal(stats.lastSeq)
@@ -177,13 +178,14 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     expect(reopened.all<{ id: number }>('SELECT id FROM items ORDER BY id').map((r) => r.id)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9])
   })
 
-  it('keeps the journal replayable when a checkpoint fails after sealing the open tick', async function () {
+  it('keeps the journals replayable when the snapshot build fails after the rotation, and retries it', async function () {
     const dir = await temp.make()
-    const db = await openDb(dir)
+    const { lines, log } = logCollector()
+    const db = await openDb(dir, { log })
     const sql = 'INSERT INTO items (id, name) VALUES (?, ?)'
     const put = (id: number): Promise<unknown> => db.transaction((tx) => tx.run(sql, [id, `item-${id}`]))
     await put(1)
-    // A directory where the snapshot's temporary file goes makes the snapshot write fail.
+    // A directory where the snapshot's temporary file goes makes the worker's snapshot write fail.
     await mkdir(join(dir, 'snapshot.tmp'))
     const busy = [put(2), put(3)]
     const checkpoint = db.checkpoint().then(
@@ -191,7 +193,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
       (e: unknown) => e,
     )
     await nextTurn()
-    // Sealed after the export reset the names, but the old journal stays: its record starts by forgetting them.
+    // Sealed after the rotation started: it goes to the new journal, which names statements afresh.
     busy.push(put(4))
     expect(await checkpoint).to.be.instanceOf(Error)
     await Promise.all(busy)
@@ -199,13 +201,22 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     busy.push(put(5))
     await Promise.all(busy)
     expect(db.stats().checkpoints).to.equal(0)
-    expect(await occurrences(dir, sql)).to.equal(2)
+    expect(lines.join('\n')).to.match(/building the snapshot failed, keeping journal\.sealed/)
+    // Nothing is lost: the sealed journal stays next to the new one, each with its own definition.
+    expect(await occurrences(dir, sql)).to.equal(1)
+    expect((await journalRecords(dir, 'journal.sealed')).at(-1)?.ops).to.have.length(2)
 
     const image = await temp.crashImage(dir)
     await rm(join(image, 'snapshot.tmp'), { recursive: true })
     const reopened = await openDb(image)
     expect(reopened.all<{ id: number }>('SELECT id FROM items ORDER BY id').map((r) => r.id)).to.deep.equal([1, 2, 3, 4, 5])
+
+    // Once the cause is gone, the next checkpoint folds the sealed journal first, then the current one.
     await rm(join(dir, 'snapshot.tmp'), { recursive: true })
+    await db.checkpoint()
+    expect(db.stats().checkpoints).to.equal(2)
+    expect(existsSync(join(dir, 'journal.sealed'))).to.equal(false)
+    expect(db.stats().journalBytes).to.equal(8)
   })
 
   it('seals an open tick at close, called from outside or from inside a transaction function', async function () {
