@@ -13,6 +13,7 @@ import { isAlive, signalPid, stopPid } from '../network/process.js'
 import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
+import { capacityScenario } from './bench/capacity.js'
 import { Children } from './bench/children.js'
 import { sizeClient } from './bench/http.js'
 import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
@@ -20,8 +21,8 @@ import { startReaper } from './bench/reaper.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
-/** Every path the benchmark measures, in order; later capabilities add theirs here. */
-const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario]
+/** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
+const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario, capacityScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {
@@ -42,8 +43,9 @@ if (unknown.length > 0) {
   process.exit(2)
 }
 
-// Every POST the runs can have in flight to one member gets its own socket, plus one for that member's poller.
-sizeClient(Math.max(options.concurrency, PACED_MAX_IN_FLIGHT) + 1)
+// Every POST the runs can have in flight to one member gets its own socket, plus one for that member's event poller
+// and one for its /status sampler (capacity).
+sizeClient(Math.max(options.concurrency, PACED_MAX_IN_FLIGHT) + 2)
 
 const log = (line: string): void => console.log(line)
 const started = Date.now()
@@ -101,7 +103,7 @@ try {
   const sections: { [name: string]: Json } = {}
   for (const s of SCENARIOS) {
     if (abort.signal.aborted) break
-    if (options.only.length > 0 && !options.only.includes(s.name)) continue
+    if (options.only.length > 0 ? !options.only.includes(s.name) : s.optIn === true) continue
     log(`\n== ${s.name}: ${s.describe}`)
     const t = Date.now()
     sections[s.name] = await s.run(ctx)

@@ -8,6 +8,7 @@ export const DEFAULTS: BenchOptions = {
   members: 3,
   timeoutSeconds: 600,
   blobMiB: 1024,
+  capacityMessages: 100_000,
   only: [],
   keep: false,
 }
@@ -21,7 +22,11 @@ export const USAGE = `usage: npm run bench -- [options]
   --members K           members of the network, at least 2 (default ${DEFAULTS.members})
   --timeout S           whole-run limit in seconds; the network is stopped when reached (default ${DEFAULTS.timeoutSeconds})
   --blob-mib N          size of the blob in the blob run, MiB (default ${DEFAULTS.blobMiB})
-  --only NAMES          run only these scenarios, comma-separated (broadcast, blob)
+  --capacity-messages N broadcasts the capacity run sends, in rounds of 10,000 (default ${DEFAULTS.capacityMessages};
+                        its per-message figures need 20,000 at least)
+  --only NAMES          run only these scenarios, comma-separated (broadcast, blob, capacity); without it,
+                        broadcast and blob: capacity (a member's database and memory as it fills, minutes
+                        at the default size) runs only when named here
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
@@ -33,6 +38,8 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--members': { key: 'members', min: 2, max: 16, integer: true },
   '--timeout': { key: 'timeoutSeconds', min: 10, max: 86_400, integer: false },
   '--blob-mib': { key: 'blobMiB', min: 1, max: 65_536, integer: true },
+  // A member's database reaches its limit after a few hundred thousand broadcasts: past that only failures are measured.
+  '--capacity-messages': { key: 'capacityMessages', min: 1, max: 1_000_000, integer: true },
 }
 
 export class UsageError extends Error {}

@@ -11,7 +11,7 @@ const NAMESPACE = 'default'
 const WARMUP_MESSAGES = 20
 
 /** Names what a member says about messages it has not confirmed (state, or not there at all), a few of them. */
-async function explainMissing(ctx: BenchContext, m: MemberDescription, missing: string[]): Promise<void> {
+export async function explainMissing(ctx: BenchContext, m: MemberDescription, missing: string[]): Promise<void> {
   if (missing.length === 0) return
   const states = new Map<string, number>()
   for (const id of missing.slice(0, 20)) {
@@ -27,7 +27,7 @@ async function explainMissing(ctx: BenchContext, m: MemberDescription, missing: 
 }
 
 /** Waits until every member has confirmed `ids`, printing progress every few seconds; returns the missing ids per member. */
-async function waitAll(ctx: BenchContext, watchers: ConfirmationWatcher[], ids: string[], timeoutMs: number): Promise<Map<string, string[]>> {
+export async function waitAll(ctx: BenchContext, watchers: ConfirmationWatcher[], ids: string[], timeoutMs: number): Promise<Map<string, string[]>> {
   let lastPrint = Date.now()
   const progress = (): void => {
     if (Date.now() - lastPrint < 5000) return

@@ -51,3 +51,18 @@ export function maxOf(values: readonly number[]): number {
   for (const v of values) if (!(v <= m)) m = v
   return m
 }
+
+/** Least-squares slope of y over x; NaN with fewer than two distinct x. */
+export function slope(points: readonly { x: number; y: number }[]): number {
+  const n = points.length
+  if (n < 2) return NaN
+  const mx = points.reduce((a, p) => a + p.x, 0) / n
+  const my = points.reduce((a, p) => a + p.y, 0) / n
+  let sxy = 0
+  let sxx = 0
+  for (const p of points) {
+    sxy += (p.x - mx) * (p.y - my)
+    sxx += (p.x - mx) ** 2
+  }
+  return sxx > 0 ? sxy / sxx : NaN
+}

@@ -19,7 +19,9 @@ export interface BenchOptions {
   timeoutSeconds: number
   /** Size of the blob in the blob run, MiB. */
   blobMiB: number
-  /** Run only these scenarios (all when empty). */
+  /** Broadcasts the capacity run sends, in rounds of 10,000. */
+  capacityMessages: number
+  /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */
   keep: boolean
@@ -47,6 +49,11 @@ export interface BenchContext {
 export interface Scenario {
   name: string
   describe: string
+  /**
+   * Runs only when named in --only: for scenarios long enough (minutes) that they would stretch every default run
+   * out of proportion.
+   */
+  optIn?: boolean
   run(ctx: BenchContext): Promise<{ [key: string]: Json }>
 }
 
