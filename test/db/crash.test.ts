@@ -1,10 +1,8 @@
 import { expect } from 'chai'
-import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { tsEntry, projectRoot, signalPid } from '../../network/process.js'
 import { Database } from '../../node/db/database.js'
-import { TempDirs } from './helpers.js'
+import { CrashChildren, TempDirs } from './helpers.js'
 import { crashMigrations } from './fixtures/crash-schema.js'
 
 /**
@@ -21,9 +19,9 @@ interface Round {
   killedOn?: string
 }
 
-const children = new Set<number>()
+const children = new CrashChildren()
 
-function runAndKill(
+async function runAndKill(
   dir: string,
   opts: {
     checkpointBytes: number
@@ -36,62 +34,28 @@ function runAndKill(
     killOnLog?: string
   },
 ): Promise<Round> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    tsEntry('test/db/fixtures/insert-stream.ts', [dir, String(opts.checkpointBytes), String(opts.concurrency), String(opts.filler)]),
-    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  if (child.pid === undefined) throw new Error('could not start the crash-test child')
-  const pid = child.pid
-  children.add(pid)
   const round: Round = { acked: [], checkpointInFlight: false, checkpointsSeen: 0 }
-  let killed = false
-  let stderr = ''
-  let partial = ''
-  const kill = (): void => {
-    if (killed) return
-    killed = true
-    signalPid(pid, 'SIGKILL')
-  }
-  return new Promise<Round>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      kill()
-      reject(new Error(`crash child made too little progress (${round.acked.length} acks); stderr: ${stderr}`))
-    }, 25_000)
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.stdout?.on('data', (d: Buffer) => {
-      const lines = (partial + d.toString()).split('\n')
-      partial = lines.pop() ?? ''
-      for (const line of lines) {
-        // Lines that arrive after the kill was sent were written before it landed: they still count.
-        if (line.startsWith('ack ')) {
-          round.acked.push(Number(line.slice(4)))
-          continue
-        }
-        if (opts.killOnLog && !killed && line.startsWith(`log ${opts.killOnLog}`) && round.acked.length >= opts.killAfterAcks) {
-          round.killedOn = line.slice(4)
-          kill()
-        }
-        if (line.startsWith('log checkpoint: begin')) {
-          round.checkpointInFlight = true
-          round.checkpointsSeen++
-          if (opts.killOnCheckpoint && !opts.killOnLog && round.acked.length >= opts.killAfterAcks) {
-            // A delay moves the kill through the checkpoint's steps: rotation, the worker's build, rename, removal.
-            if (opts.killDelayMs) setTimeout(kill, opts.killDelayMs)
-            else kill()
-          }
-        } else if (line.startsWith('log checkpoint: done')) round.checkpointInFlight = false
-        else if (line.startsWith('error ')) reject(new Error(line))
+  round.acked = await children.run('test/db/fixtures/insert-stream.ts', [dir, String(opts.checkpointBytes), String(opts.concurrency), String(opts.filler)], {
+    line: (line, child) => {
+      if (opts.killOnLog && !child.killed && line.startsWith(`log ${opts.killOnLog}`) && child.acked.length >= opts.killAfterAcks) {
+        round.killedOn = line.slice(4)
+        child.kill()
       }
-      if (!opts.killOnCheckpoint && round.acked.length >= opts.killAfterAcks) kill()
-    })
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer)
-      children.delete(pid)
-      if (signal === 'SIGKILL') resolve(round)
-      else reject(new Error(`crash child exited by itself (code ${code}); stderr: ${stderr}`))
-    })
+      if (line.startsWith('log checkpoint: begin')) {
+        round.checkpointInFlight = true
+        round.checkpointsSeen++
+        if (opts.killOnCheckpoint && !opts.killOnLog && child.acked.length >= opts.killAfterAcks) {
+          // A delay moves the kill through the checkpoint's steps: rotation, the worker's build, rename, removal.
+          if (opts.killDelayMs) setTimeout(() => child.kill(), opts.killDelayMs)
+          else child.kill()
+        }
+      } else if (line.startsWith('log checkpoint: done')) round.checkpointInFlight = false
+    },
+    output: (child) => {
+      if (!opts.killOnCheckpoint && child.acked.length >= opts.killAfterAcks) child.kill()
+    },
   })
+  return round
 }
 
 async function verify(dir: string, acked: readonly number[]): Promise<{ rows: number; maxAcked: number }> {
@@ -114,7 +78,7 @@ describe('db: crash durability (SIGKILL of a real process)', function () {
   const temp = new TempDirs()
 
   after(async function () {
-    for (const pid of children) signalPid(pid, 'SIGKILL')
+    children.killAll()
     await temp.cleanup()
   })
 

@@ -3,7 +3,7 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Database, DatabaseError, type Migration, type SqlValue } from '../../node/db/database.js'
 import { frameHeader } from '../../node/db/journal-record.js'
-import { TempDirs, itemsMigration, logCollector } from './helpers.js'
+import { TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
 import { journalRecords, occurrences } from './journal.js'
 
 /** The accept path's two inserts (a data item, then its message), with SQL shaped like the repositories'. */
@@ -78,15 +78,8 @@ function formatOneRecord(seq: number, statements: { sql: string; params: (string
 
 describe('db: journal format 2 names statements', function () {
   const temp = new TempDirs()
-  const open: Database[] = []
-  async function openDb(dir: string, extra: Partial<Parameters<typeof Database.open>[0]> = {}): Promise<Database> {
-    const db = await Database.open({ dir, migrations: [itemsMigration], ...extra })
-    open.push(db)
-    return db
-  }
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((db) => db.close().catch(() => {})))
-  })
+  const { open: openDb, closeAll } = openedDatabases()
+  afterEach(closeAll)
   after(() => temp.cleanup())
 
   it('writes a statement’s SQL once per journal file: later records, and records after a restart, refer to it', async function () {

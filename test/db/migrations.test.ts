@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { Database, DatabaseError, type Migration } from '../../node/db/database.js'
 import { migrationChecksum } from '../../node/db/migrations.js'
-import { TempDirs } from './helpers.js'
+import { TempDirs, openedDatabases } from './helpers.js'
 
 const v1: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)' }
 const v2: Migration = {
@@ -64,15 +64,8 @@ async function applyWithoutChecksums(db: Database, ms: readonly Migration[]): Pr
 
 describe('db: migrations are append-only', function () {
   const temp = new TempDirs()
-  const open: Database[] = []
-  async function openDb(dir: string, migrations: readonly Migration[]): Promise<Database> {
-    const db = await Database.open({ dir, migrations })
-    open.push(db)
-    return db
-  }
-  async function closeAll(): Promise<void> {
-    await Promise.all(open.splice(0).map((db) => db.close().catch(() => {})))
-  }
+  const { open, closeAll } = openedDatabases()
+  const openDb = (dir: string, migrations: readonly Migration[]): Promise<Database> => open(dir, { migrations })
   afterEach(closeAll)
   after(() => temp.cleanup())
 

@@ -6,7 +6,7 @@ import { Database, DatabaseError, type Migration } from '../../node/db/database.
 import type { JournalSink } from '../../node/db/journal-file.js'
 import type { SnapshotBuilder } from '../../node/db/checkpoint.js'
 import { buildSnapshot } from '../../node/db/snapshot-build.js'
-import { TempDirs, itemsMigration, logCollector } from './helpers.js'
+import { TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
 
 const HEADER = 8
 
@@ -32,15 +32,8 @@ function range(from: number, to: number): number[] {
 
 describe('db: durability and recovery', function () {
   const temp = new TempDirs()
-  const open: Database[] = []
-  async function openDb(dir: string, extra: Partial<Parameters<typeof Database.open>[0]> = {}): Promise<Database> {
-    const db = await Database.open({ dir, migrations: [itemsMigration], ...extra })
-    open.push(db)
-    return db
-  }
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((db) => db.close().catch(() => {})))
-  })
+  const { open: openDb, closeAll } = openedDatabases()
+  afterEach(closeAll)
   after(() => temp.cleanup())
 
   it('runs migrations once and applies only new ones on a later open', async function () {

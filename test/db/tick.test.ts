@@ -1,13 +1,11 @@
 import { expect } from 'chai'
-import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { projectRoot, signalPid, tsEntry } from '../../network/process.js'
 import { Database, DatabaseError, type Tx } from '../../node/db/database.js'
 import { crashMigrations } from './fixtures/crash-schema.js'
-import { TempDirs, itemsMigration, logCollector } from './helpers.js'
+import { CrashChildren, TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
 import { journalRecords, occurrences } from './journal.js'
 
 function insert(tx: Tx, name: string): number {
@@ -25,18 +23,11 @@ function reason(r: PromiseSettledResult<unknown>): Error {
 
 describe('db: the transactions of one tick share a SQL transaction and a journal record', function () {
   const temp = new TempDirs()
-  const open: Database[] = []
-  const children = new Set<number>()
-  async function openDb(dir: string, extra: Partial<Parameters<typeof Database.open>[0]> = {}): Promise<Database> {
-    const db = await Database.open({ dir, migrations: [itemsMigration], ...extra })
-    open.push(db)
-    return db
-  }
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((db) => db.close().catch(() => {})))
-  })
+  const { open: openDb, closeAll } = openedDatabases()
+  const children = new CrashChildren()
+  afterEach(closeAll)
   after(async function () {
-    for (const pid of children) signalPid(pid, 'SIGKILL')
+    children.killAll()
     await temp.cleanup()
   })
 
@@ -306,42 +297,17 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
       }
     }
 
-    function runAndKill(dbDir: string, killAfterAcks: number): Promise<{ acked: number[]; nacked: number[] }> {
-      const child = spawn(process.execPath, tsEntry('test/db/fixtures/tick-groups.ts', [dbDir]), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
-      const pid = child.pid
-      if (pid === undefined) throw new Error('could not start the crash-test child')
-      children.add(pid)
-      const acked: number[] = []
+    async function runAndKill(dbDir: string, killAfterAcks: number): Promise<{ acked: number[]; nacked: number[] }> {
       const nacked: number[] = []
-      let partial = ''
-      let stderr = ''
-      let killed = false
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          signalPid(pid, 'SIGKILL')
-          reject(new Error(`crash child made too little progress (${acked.length} acks); stderr: ${stderr}`))
-        }, 25_000)
-        child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
-        child.stdout?.on('data', (d: Buffer) => {
-          const lines = (partial + d.toString()).split('\n')
-          partial = lines.pop() ?? ''
-          for (const line of lines) {
-            if (line.startsWith('ack ')) acked.push(Number(line.slice(4)))
-            else if (line.startsWith('nack ')) nacked.push(Number(line.slice(5)))
-            else if (line.startsWith('error ')) reject(new Error(line))
-          }
-          if (!killed && acked.length >= killAfterAcks) {
-            killed = true
-            signalPid(pid, 'SIGKILL')
-          }
-        })
-        child.once('exit', (code, signal) => {
-          clearTimeout(timer)
-          children.delete(pid)
-          if (signal === 'SIGKILL') resolve({ acked, nacked })
-          else reject(new Error(`crash child exited by itself (code ${code}); stderr: ${stderr}`))
-        })
+      const acked = await children.run('test/db/fixtures/tick-groups.ts', [dbDir], {
+        line: (line) => {
+          if (line.startsWith('nack ')) nacked.push(Number(line.slice(5)))
+        },
+        output: (child) => {
+          if (child.acked.length >= killAfterAcks) child.kill()
+        },
       })
+      return { acked, nacked }
     }
   })
 })

@@ -1,24 +1,14 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
-import { testNetwork } from '../support/network.js'
+import { suiteNetwork } from '../support/network.js'
 import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, pinOrder, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
 
 describe('broadcast through SIGKILL and restart', function () {
   this.timeout(120_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
-  let members: MemberDescription[] = []
+  const t = suiteNetwork('bcast-recovery')
+  const { members } = t
   const run = runId()
-
-  before(async () => {
-    t = await testNetwork('bcast-recovery')
-    members = t.net.description.members
-  })
-
-  after(async () => {
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
-  })
 
   /** Every member confirmed every id, each once, in the same per-topic order, and that order is the chain's. */
   async function expectSameOrderEverywhere(ns: string, topicOf: Map<string, string>): Promise<void> {
@@ -46,11 +36,11 @@ describe('broadcast through SIGKILL and restart', function () {
     // Phase 1: both senders stream; node2 is killed once it has confirmed some of it, while the stream runs.
     const phase1 = Promise.all([stream(org0, 0, 20), stream(org1, 0, 20)])
     await waitFor('node2 to confirm part of the stream', async () => (await confirmedEvents(org2, ns)).length >= 5, { timeoutMs: 30_000, intervalMs: 50 })
-    await t!.net.kill('node2', 'SIGKILL')
+    await t.net.kill('node2', 'SIGKILL')
     await phase1
 
     // Phase 2: sent while node2 is down, and while it starts again.
-    const restarted = t!.net.restart('node2')
+    const restarted = t.net.restart('node2')
     await Promise.all([stream(org0, 20, 20), stream(org1, 20, 20)])
     await restarted
     // Phase 3: after its restart.
@@ -72,13 +62,13 @@ describe('broadcast through SIGKILL and restart', function () {
     const accepted: ApiMessage[] = []
     for (let i = 0; i < 3; i++) accepted.push(await send(org1, ns, topic, { last: i }))
     // Killed at once: well inside the 500 ms the batch waits for more messages, so nothing is pinned yet.
-    await t!.net.kill('node1', 'SIGKILL')
+    await t.net.kill('node1', 'SIGKILL')
     for (const m of [members[0]!, members[2]!]) {
       const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${accepted[2]!.header.id}`)
       expect(r.status, `${m.org} already had the message before the sender restarted: the kill came too late to test anything`).to.equal(404)
     }
 
-    await t!.net.restart('node1')
+    await t.net.restart('node1')
     const topicOf = new Map(accepted.map((a) => [a.header.id, topic]))
     await expectSameOrderEverywhere(ns, topicOf)
     for (const m of members) {
@@ -115,14 +105,14 @@ describe('broadcast through SIGKILL and restart', function () {
     const lanes = Promise.all([lane(), lane(), lane(), lane()])
     // Kill once some batches have been pinned and confirmed by the others, with more still being accepted.
     await waitFor('org2 to confirm part of the stream', async () => (await confirmedEvents(members[2]!, ns)).length >= 20, { timeoutMs: 30_000, intervalMs: 50 })
-    await t!.net.kill('node0', 'SIGKILL')
+    await t.net.kill('node0', 'SIGKILL')
     stop = true
     await lanes
     const acceptedAtKill = topicOf.size
     const othersHadAtKill = (await confirmedEvents(members[2]!, ns)).length
     expect(othersHadAtKill, 'some accepted messages were still in flight at the kill').to.be.lessThan(acceptedAtKill)
 
-    await t!.net.restart('node0')
+    await t.net.restart('node0')
     await expectSameOrderEverywhere(ns, topicOf)
     // Nothing was confirmed twice (a batch pinned again after the restart is ordered once).
     for (const m of members) {

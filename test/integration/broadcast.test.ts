@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { layout } from '../../network/layout.js'
 import type { MemberDescription } from '../../network/description.js'
 import { timestampSortKey } from '../../node/core/time.js'
-import { testNetwork } from '../support/network.js'
+import { suiteNetwork } from '../support/network.js'
 import {
   broadcast,
   byTopic,
@@ -27,19 +27,9 @@ const HASH_RE = /^[0-9a-f]{64}$/
 
 describe('broadcast on a real 3-member network', function () {
   this.timeout(120_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
-  let members: MemberDescription[] = []
+  const t = suiteNetwork('broadcast')
+  const { members } = t
   const run = runId()
-
-  before(async () => {
-    t = await testNetwork('broadcast')
-    members = t.net.description.members
-  })
-
-  after(async () => {
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
-  })
 
   /** Polls a member until it holds the message confirmed; answers it. */
   const confirmedOn = (m: MemberDescription, ns: string, id: string): Promise<ApiMessage> => messageReaching(m, ns, id, ['confirmed'], 30_000)
@@ -388,12 +378,12 @@ describe('broadcast on a real 3-member network', function () {
   describe('many small batches at once', () => {
     it('every member confirms them all, in one order, however they interleave with the aggregator (batch size 1)', async () => {
       const senders = [members[0]!, members[1]!]
-      const L = layout(t!.dir)
+      const L = layout(t.dir)
       for (const m of senders) {
         const file = L.member(m.org).config
         writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), batch: { size: 1, timeoutMs: 0 } }))
-        await t!.net.kill(m.node, 'SIGTERM')
-        await t!.net.restart(m.node)
+        await t.net.kill(m.node, 'SIGTERM')
+        await t.net.restart(m.node)
       }
       const ns = `small-${run}`
       const topics = [0, 1, 2].map((i) => `s${i}-${run}`)

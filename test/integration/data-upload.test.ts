@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
 import type { MemberDescription } from '../../network/description.js'
-import { testNetwork } from '../support/network.js'
+import { suiteNetwork } from '../support/network.js'
 import { get, nsBase, request, runId, sha256 } from '../support/api.js'
 import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
 import { processMemory } from '../../network/process.js'
@@ -17,21 +17,15 @@ function expectedDataHash(valueText: string | null, blobHash: string): string {
 
 describe('data upload and read-back on a real 1-member network', function () {
   this.timeout(120_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
+  const t = suiteNetwork('upload', { members: 1 })
   let m: MemberDescription
   let pid: number
   const run = runId()
   const ns = `up-${run}`
 
-  before(async () => {
-    t = await testNetwork('upload', { members: 1 })
-    m = t.net.description.members[0]!
+  before(() => {
+    m = t.members[0]!
     pid = t.net.processes.find((p) => p.name === m.node)!.pid
-  })
-
-  after(async () => {
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
 
   describe('JSON values', () => {

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
-import { testNetwork } from '../support/network.js'
+import { suiteNetwork } from '../support/network.js'
 import { broadcast, get, messageReaching, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { uploadBlob } from '../support/upload.js'
 
@@ -29,19 +29,9 @@ const WIDGET_SCHEMA = {
 
 describe('datatypes on a real 3-member network', function () {
   this.timeout(120_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
-  let members: MemberDescription[] = []
+  const t = suiteNetwork('datatypes', { members: 3 })
+  const { members } = t
   const run = runId()
-
-  before(async () => {
-    t = await testNetwork('datatypes', { members: 3 })
-    members = t.net.description.members
-  })
-
-  after(async () => {
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
-  })
 
   const define = (m: MemberDescription, ns: string, body: unknown, opts: { confirm?: boolean; path?: string } = {}) =>
     request<ApiMessage>('POST', `${nsBase(m, ns)}/${opts.path ?? 'datatypes'}${opts.confirm ? '?confirm=true' : ''}`, body)

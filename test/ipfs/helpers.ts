@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, isAlive, processMemory, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
 export { sleep } from '../../network/process.js'
+export { collect } from '../support/streams.js'
 
 export interface IpfsProcess {
   proc: SpawnedProcess
@@ -106,12 +107,6 @@ export async function sha256Of(source: AsyncIterable<Uint8Array>): Promise<{ sha
     bytes += chunk.byteLength
   }
   return { sha256: h.digest('hex'), bytes }
-}
-
-export async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = []
-  for await (const chunk of source) parts.push(chunk)
-  return Buffer.concat(parts)
 }
 
 /** A process's current and peak resident set (MiB), from /proc/<pid>/status (VmRSS, VmHWM). */

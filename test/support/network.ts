@@ -1,8 +1,9 @@
+import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startNetwork, stopNetwork, type RunningNetwork, type StartNetworkOptions } from '../../network/network.js'
-import { readPids } from '../../network/description.js'
+import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { isAlive } from '../../network/process.js'
 
@@ -35,6 +36,37 @@ export async function testNetwork(prefix: string, opts: Omit<StartNetworkOptions
       const alive = all.filter(isAlive)
       if (!keepDir) rmSync(dir, { recursive: true, force: true })
       return alive
+    },
+  }
+}
+
+/**
+ * A network for the enclosing suite (see testNetwork): started in a before() hook and stopped in an after() hook,
+ * which fails if any of its processes outlived the stop. `members` is filled, and `net` and `dir` can be read,
+ * once it has started.
+ */
+export function suiteNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'dir'> = {}) {
+  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
+  const members: MemberDescription[] = []
+  before(async function () {
+    t = await testNetwork(prefix, opts)
+    members.push(...t.net.description.members)
+  })
+  after(async function () {
+    const alive = await t?.stop()
+    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
+  })
+  const started = (): Awaited<ReturnType<typeof testNetwork>> => {
+    if (!t) throw new Error(`the ${prefix} network has not started`)
+    return t
+  }
+  return {
+    members,
+    get net(): RunningNetwork {
+      return started().net
+    },
+    get dir(): string {
+      return started().dir
     },
   }
 }

@@ -2,23 +2,15 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { PinsRepo } from '../../node/db/repos/pins.js'
-import { BatchesRepo } from '../../node/db/repos/batches.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { EventsRepo } from '../../node/db/repos/events.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
+import type { Database } from '../../node/db/database.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, identityTopic, messageHash } from '../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { type Data, type Header, type Message } from '../../node/model/index.js'
+import { openRepos, registerOrg, type Repos } from '../support/repos.js'
 
 const KEY_A = '0x' + 'aa'.repeat(20)
 const KEY_B = '0x' + 'bb'.repeat(20)
@@ -27,7 +19,7 @@ const KEY_B = '0x' + 'bb'.repeat(20)
 describe('aggregator', () => {
   let dir: string
   let db: Database
-  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo; refs: BlobRefsRepo }
+  let repos: Repos
   /** Datatypes the validator knows, as `name/version`, with the pin sequence of their definition; every value conforms. */
   let datatypes: Map<string, number>
   let agg: Aggregator
@@ -35,30 +27,22 @@ describe('aggregator', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-agg-'))
-    db = await Database.open({ dir, migrations })
-    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db), refs: new BlobRefsRepo(db) }
+    repos = await openRepos(dir)
+    db = repos.db
     logs = []
     datatypes = new Map()
     const lookup = (_ns: string, name: string, version: string) => {
       const orderedAt = datatypes.get(`${name}/${version}`)
       return orderedAt === undefined ? undefined : { check: () => undefined, orderedAt }
     }
-    agg = new Aggregator({ db, ...repos, validator: new DataValidatorImpl(lookup), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
-    await registerOrg('orgA', KEY_A)
+    agg = new Aggregator({ ...repos, validator: new DataValidatorImpl(lookup), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    await registerOrg(db, repos.identities, 'orgA', KEY_A)
   })
   afterEach(async () => {
     await agg.whenIdle()
     await db.close()
     rmSync(dir, { recursive: true, force: true })
   })
-
-  async function registerOrg(name: string, key: string): Promise<void> {
-    const id = newId<IdentityId>()
-    await db.transaction((tx) => {
-      repos.identities.insert(tx, { id, did: `did:firefly:org/${name}`, type: 'org', namespace: 'svc_system', name, messages: { claim: newId<MessageId>() }, created: now() })
-      repos.identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
-    })
-  }
 
   /** A received batch of messages (one per topic list), stored as the fetcher would store it. */
   function makeBatch(author: string, key: string, topicLists: string[][], dataOf: (i: number) => Pick<Data, 'blob' | 'datatype'> = () => ({})): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
@@ -150,7 +134,7 @@ describe('aggregator', () => {
   })
 
   it('rejects a message whose pin was signed by another key, without blocking its topic', async () => {
-    await registerOrg('orgB', KEY_B)
+    await registerOrg(db, repos.identities, 'orgB', KEY_B)
     const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
     const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
     await arrive([forged, KEY_B], [next, KEY_A])
@@ -164,7 +148,7 @@ describe('aggregator', () => {
   })
 
   it('rejects an author that does not own the signing key', async () => {
-    await registerOrg('orgB', KEY_B)
+    await registerOrg(db, repos.identities, 'orgB', KEY_B)
     const impostor = makeBatch('did:firefly:org/orgA', KEY_B, [['t1']])
     await store(impostor)
     await pin(impostor, KEY_B)
@@ -183,7 +167,7 @@ describe('aggregator', () => {
     agg.start()
     await agg.whenIdle()
     expect(confirmedOrder()).to.deep.equal([])
-    await registerOrg('orgC', '0x' + 'cc'.repeat(20))
+    await registerOrg(db, repos.identities, 'orgC', '0x' + 'cc'.repeat(20))
     await db.transaction((tx) => repos.pins.markDispatched(tx, claim.id, 0, 0))
     agg.recheckWaiting()
     await agg.whenIdle()

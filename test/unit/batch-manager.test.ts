@@ -3,87 +3,40 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { createHash } from 'node:crypto'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { BatchesRepo } from '../../node/db/repos/batches.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import type { Database } from '../../node/db/database.js'
+import type { MessagesRepo } from '../../node/db/repos/messages.js'
+import type { DataRepo } from '../../node/db/repos/data.js'
+import type { BatchesRepo } from '../../node/db/repos/batches.js'
+import type { BlobsRepo } from '../../node/db/repos/blobs.js'
+import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
+import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { BlobStore } from '../../node/data/blob-store.js'
 import { BatchManager } from '../../node/batch/manager.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import type { BatchConfig } from '../../node/batch/config.js'
-import { parseBatch } from '../../node/batch/payload.js'
 import { verifyBatch } from '../../node/batch/verify.js'
 import { MessageSender, payloadEstimate } from '../../node/messaging/sender.js'
 import { parseMessageInput } from '../../node/messaging/input.js'
 import { Confirmations } from '../../node/events/confirmations.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import type { Chain, ChainStatus, PinBatchRequest } from '../../node/chain/types.js'
-import type { SharedStorage, SharedStorageStatus } from '../../node/storage/shared-storage.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { broadcastContext, dataHash } from '../../node/core/hashes.js'
-import { newId, type DataId, type IdentityId, type MessageId } from '../../node/core/ids.js'
+import { newId, type DataId } from '../../node/core/ids.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { now } from '../../node/core/time.js'
-import { localIdentity, type BatchPayload, type BatchRecord, type LocalIdentity, type Message } from '../../node/model/index.js'
+import { localIdentity, type BatchRecord, type LocalIdentity, type Message } from '../../node/model/index.js'
+import { openRepos, registerOrg } from '../support/repos.js'
+import { MemoryStorage, type Upload } from '../support/storage.js'
 
 const KEY0 = '0x' + 'aa'.repeat(20)
 const KEY1 = '0x' + 'bb'.repeat(20)
 const BIG = 1_000_000_000
 
-/**
- * Shared storage that keeps what it is given, under a content-derived reference as IPFS does (the same bytes get the
- * same reference), and fails when told to (as an unreachable IPFS would).
- */
-class FakeStorage implements SharedStorage {
-  readonly uploads: { ref: string; name: string | undefined; bytes: Buffer }[] = []
-  attempts = 0
-  private failing = 0
-
-  failNext(n: number): void {
-    this.failing = n
-  }
-
-  start(): void {}
-
-  async upload(content: Uint8Array | AsyncIterable<Uint8Array>, name?: string): Promise<string> {
-    this.attempts++
-    if (this.failing > 0) {
-      this.failing--
-      throw new Error('storage unreachable')
-    }
-    const chunks: Uint8Array[] = []
-    if (content instanceof Uint8Array) chunks.push(content)
-    else for await (const c of content) chunks.push(c)
-    const bytes = Buffer.concat(chunks)
-    const ref = 'Qm' + createHash('sha256').update(bytes).digest('hex').slice(0, 44)
-    this.uploads.push({ ref, name, bytes })
-    return ref
-  }
-
-  async *download(ref: string): AsyncIterable<Uint8Array> {
-    throw new Error(`the batch manager never downloads (asked for ${ref})`)
-  }
-
-  validRef(): boolean {
-    return true
-  }
-
-  async probe(): Promise<SharedStorageStatus> {
-    return { connected: true, api: 'fake', gateway: 'fake' }
-  }
-
-  async stop(): Promise<void> {}
-
-  /** The batch payload stored under `ref`, as a member fetching it would read it. */
-  payload(ref: string): BatchPayload {
-    const u = this.uploads.find((x) => x.ref === ref)
-    if (!u) throw new Error(`nothing uploaded as ${ref}`)
-    return parseBatch(u.bytes.toString('utf8'))
+/** Shared storage in memory, whose uploads these tests read back in full. */
+class FakeStorage extends MemoryStorage {
+  get uploads(): Upload[] {
+    return this.uploaded
   }
 }
 
@@ -185,35 +138,21 @@ describe('batch manager', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-batchmgr-'))
-    db = await Database.open({ dir: join(dir, 'db'), migrations })
-    messages = new MessagesRepo(db)
-    data = new DataRepo(db)
-    batches = new BatchesRepo(db)
-    blobs = new BlobsRepo(db)
-    refs = new BlobRefsRepo(db)
-    identities = new IdentitiesRepo(db)
+    ;({ db, messages, data, batches, blobs, refs, identities } = await openRepos(join(dir, 'db')))
     blobStore = await BlobStore.open(join(dir, 'blobs'))
     storage = new FakeStorage()
     chain = new FakeChain()
     logs = []
     managers = []
     // The sender refuses broadcasts until its org is registered.
-    await registerOrg('org0', KEY0)
-    await registerOrg('org1', KEY1)
+    await registerOrg(db, identities, 'org0', KEY0)
+    await registerOrg(db, identities, 'org1', KEY1)
   })
   afterEach(async () => {
     for (const m of managers) await m.stop()
     await db.close()
     rmSync(dir, { recursive: true, force: true })
   })
-
-  async function registerOrg(name: string, key: string): Promise<void> {
-    const id = newId<IdentityId>()
-    await db.transaction((tx) => {
-      identities.insert(tx, { id, did: `did:firefly:org/${name}`, type: 'org', namespace: 'svc_system', name, messages: { claim: newId<MessageId>() }, created: now() })
-      identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
-    })
-  }
 
   /** A started manager, as the node builds it; stopped by afterEach. */
   function manager(config: Partial<BatchConfig> = {}): BatchManager {

@@ -2,66 +2,35 @@ import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
+import type { Database } from '../../node/db/database.js'
+import type { DataRepo } from '../../node/db/repos/data.js'
+import type { BlobsRepo } from '../../node/db/repos/blobs.js'
+import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { BlobStore } from '../../node/data/blob-store.js'
 import { isParleyError } from '../../node/core/errors.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../node/data/blob-fetcher.js'
-import type { SharedStorage } from '../../node/storage/shared-storage.js'
 import { dataHash } from '../../node/core/hashes.js'
 import { newId, type DataId, type Hash } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { waitFor } from '../../network/process.js'
 import { TempDirs } from '../db/helpers.js'
 import { type Data } from '../../node/model/index.js'
+import { openRepos } from '../support/repos.js'
+import { MemoryStorage } from '../support/storage.js'
+import { chunksOf, collect } from '../support/streams.js'
 
 const sha = (b: Uint8Array): Hash => createHash('sha256').update(b).digest('hex') as Hash
 
-async function* chunksOf(b: Buffer, size = 64 * 1024): AsyncIterable<Uint8Array> {
-  for (let i = 0; i < b.length; i += size) yield b.subarray(i, i + size)
-}
+/** Shared storage in memory, counting its uploads and keeping the names they were given. */
+class CountingStorage extends MemoryStorage {
+  get uploads(): number {
+    return this.uploaded.length
+  }
 
-async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = []
-  for await (const c of source) parts.push(c)
-  return Buffer.concat(parts)
-}
-
-/** Shared storage in memory: content by reference, counting uploads; a reference can be made to fail for a while. */
-class MemoryStorage implements SharedStorage {
-  readonly content = new Map<string, Buffer>()
-  uploads = 0
-  readonly names: string[] = []
-  failDownloads = 0
-  start(): void {}
-  async upload(content: Uint8Array | AsyncIterable<Uint8Array>, name = ''): Promise<string> {
-    this.uploads++
-    this.names.push(name)
-    const bytes = content instanceof Uint8Array ? Buffer.from(content) : await collect(content)
-    const ref = `ref-${sha(bytes)}`
-    this.content.set(ref, bytes)
-    return ref
+  get names(): string[] {
+    return this.uploaded.map((u) => u.name ?? '')
   }
-  async *download(ref: string): AsyncIterable<Uint8Array> {
-    if (this.failDownloads > 0) {
-      this.failDownloads--
-      throw new Error('storage unreachable')
-    }
-    const b = this.content.get(ref)
-    if (!b) throw new Error(`no ${ref}`)
-    yield* chunksOf(b)
-  }
-  validRef(ref: string): boolean {
-    return ref.startsWith('ref-')
-  }
-  async probe() {
-    return { connected: true, api: 'mem', gateway: 'mem' }
-  }
-  async stop(): Promise<void> {}
 }
 
 describe('blobs', () => {
@@ -72,17 +41,14 @@ describe('blobs', () => {
   let refs: BlobRefsRepo
   let store: BlobStore
   let storeDir: string
-  let storage: MemoryStorage
+  let storage: CountingStorage
 
   beforeEach(async () => {
     const dir = await temp.make('parley-blobs-')
-    db = await Database.open({ dir: join(dir, 'db'), migrations })
-    data = new DataRepo(db)
-    blobs = new BlobsRepo(db)
-    refs = new BlobRefsRepo(db)
+    ;({ db, data, blobs, refs } = await openRepos(join(dir, 'db')))
     storeDir = join(dir, 'blobs')
     store = await BlobStore.open(storeDir)
-    storage = new MemoryStorage()
+    storage = new CountingStorage()
   })
   afterEach(async () => {
     await db.close()

@@ -2,21 +2,13 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { PinsRepo } from '../../node/db/repos/pins.js'
-import { BatchesRepo } from '../../node/db/repos/batches.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { EventsRepo } from '../../node/db/repos/events.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
+import type { Database } from '../../node/db/database.js'
+import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import type { DatatypesRepo } from '../../node/db/repos/datatypes.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash, sha256Hex } from '../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { compactJson, parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { now } from '../../node/core/time.js'
@@ -30,6 +22,7 @@ import { parseFilter } from '../../node/api/filters.js'
 import { filterSql } from '../../node/db/filter-sql.js'
 import { DATATYPE_FIELDS } from '../../node/db/query-fields.js'
 import { SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Header, type Message } from '../../node/model/index.js'
+import { openRepos, registerOrg, type Repos } from '../support/repos.js'
 
 const KEY_A = '0x' + 'aa'.repeat(20)
 const KEY_B = '0x' + 'bb'.repeat(20)
@@ -134,9 +127,7 @@ describe('datatypes: definition, lookup and validation over a database', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-dt-'))
-    db = await Database.open({ dir, migrations })
-    identities = new IdentitiesRepo(db)
-    datatypes = new DatatypesRepo(db)
+    ;({ db, identities, datatypes } = await openRepos(dir))
     await registerOrg(db, identities, 'orgA', KEY_A)
     pendingClaims = new Set()
   })
@@ -296,17 +287,15 @@ describe('datatypes: definition, lookup and validation over a database', () => {
 describe('datatypes: through the aggregator, in chain order', () => {
   let dir: string
   let db: Database
-  let repos: { pins: PinsRepo; batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; events: EventsRepo; identities: IdentitiesRepo; blobs: BlobsRepo; refs: BlobRefsRepo }
+  let repos: Repos
   let datatypes: DatatypesRepo
   let agg: Aggregator
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-dt-agg-'))
-    db = await Database.open({ dir, migrations })
-    repos = { pins: new PinsRepo(db), batches: new BatchesRepo(db), messages: new MessagesRepo(db), data: new DataRepo(db), events: new EventsRepo(db), identities: new IdentitiesRepo(db), blobs: new BlobsRepo(db), refs: new BlobRefsRepo(db) }
-    datatypes = new DatatypesRepo(db)
+    repos = await openRepos(dir)
+    ;({ db, datatypes } = repos)
     agg = new Aggregator({
-      db,
       ...repos,
       validator: new DataValidatorImpl(datatypeLookup(datatypes)),
       definitions: [datatypeDefinitionHandler({ datatypes, identities: repos.identities, claimPending: (tx, did, seq) => claimPendingBefore(repos.pins, tx, did, seq) })],
@@ -388,11 +377,3 @@ describe('datatypes: through the aggregator, in chain order', () => {
     expect(rejected.map((e) => e.reference)).to.deep.equal([second!.header.id])
   })
 })
-
-async function registerOrg(db: Database, identities: IdentitiesRepo, name: string, key: string): Promise<void> {
-  const id = newId<IdentityId>()
-  await db.transaction((tx) => {
-    identities.insert(tx, { id, did: `did:firefly:org/${name}`, type: 'org', namespace: 'svc_system', name, messages: { claim: newId<MessageId>() }, created: now() })
-    identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
-  })
-}

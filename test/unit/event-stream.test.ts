@@ -2,13 +2,13 @@ import { expect } from 'chai'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { EventsRepo } from '../../node/db/repos/events.js'
+import type { Database } from '../../node/db/database.js'
+import type { EventsRepo } from '../../node/db/repos/events.js'
 import { newId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { createEventStreams, type EventReader, type EventStreams, type EventStreamsOptions } from '../../node/events/index.js'
 import type { NodeEvent } from '../../node/model/index.js'
+import { openRepos } from '../support/repos.js'
 
 const PENDING = Symbol('pending')
 
@@ -68,8 +68,7 @@ describe('event streams', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-events-'))
-    db = await Database.open({ dir, migrations })
-    repo = new EventsRepo(db)
+    ;({ db, events: repo } = await openRepos(dir))
     reads = 0
     readVia = undefined
     open()

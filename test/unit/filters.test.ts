@@ -6,13 +6,13 @@ import type { ParsedUrlQuery } from 'node:querystring'
 import { parseFilter } from '../../node/api/filters.js'
 import { filterSql, type SqlWhere } from '../../node/db/filter-sql.js'
 import { DATATYPE_FIELDS, EVENT_FIELDS, MESSAGE_FIELDS, type QueryFields } from '../../node/db/query-fields.js'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
+import type { Database } from '../../node/db/database.js'
+import type { MessagesRepo } from '../../node/db/repos/messages.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { newId, type Hash, type MessageId } from '../../node/core/ids.js'
 import { formatTimestamp } from '../../node/core/time.js'
 import type { Filter, FilterCondition, FilterOp, Header, Message } from '../../node/model/index.js'
+import { openRepos } from '../support/repos.js'
 
 /** A condition with the modifiers off unless a case says otherwise, so each row shows only what it is about. */
 function cond(field: string, op: FilterOp, value: string, mods: { not?: boolean; ci?: boolean } = {}): FilterCondition {
@@ -207,8 +207,7 @@ describe('collection filters: query string → Filter → SQL', () => {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'parley-filters-'))
-      db = await Database.open({ dir, migrations })
-      messages = new MessagesRepo(db)
+      ;({ db, messages } = await openRepos(dir))
       await db.transaction((tx) => {
         for (const [name, author, topics, tag, secs] of rows) {
           const header: Header = {

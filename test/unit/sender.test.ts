@@ -1,21 +1,15 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
-import { Database } from '../../node/db/database.js'
-import { migrations } from '../../node/db/schema/index.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import type { Database } from '../../node/db/database.js'
+import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { MessageSender } from '../../node/messaging/sender.js'
 import { Confirmations } from '../../node/events/confirmations.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { parseMessageInput } from '../../node/messaging/input.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
-import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
-import { now } from '../../node/core/time.js'
 import { TempDirs } from '../db/helpers.js'
+import { openRepos, registerOrg } from '../support/repos.js'
 import { localIdentity, type Message } from '../../node/model/index.js'
 import { HTTP_STATUS } from '../../node/api/errors.js'
 
@@ -30,16 +24,11 @@ describe('message sender', () => {
   let sender: MessageSender
 
   beforeEach(async () => {
-    db = await Database.open({ dir: join(await temp.make('parley-sender-'), 'db'), migrations })
-    identities = new IdentitiesRepo(db)
+    const repos = await openRepos(join(await temp.make('parley-sender-'), 'db'))
+    ;({ db, identities } = repos)
     accepted = []
     sender = new MessageSender({
-      db,
-      messages: new MessagesRepo(db),
-      data: new DataRepo(db),
-      blobs: new BlobsRepo(db),
-      refs: new BlobRefsRepo(db),
-      identities,
+      ...repos,
       self: localIdentity('org0', 'node0', KEY),
       sink: { accepted: (m) => accepted.push(m) },
       validator: new DataValidatorImpl(() => undefined),
@@ -62,11 +51,7 @@ describe('message sender', () => {
     expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(503)
     expect(accepted).to.deep.equal([])
 
-    const id = newId<IdentityId>()
-    await db.transaction((tx) => {
-      identities.insert(tx, { id, did: 'did:firefly:org/org0', type: 'org', namespace: 'svc_system', name: 'org0', messages: { claim: newId<MessageId>() }, created: now() })
-      identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: KEY, created: now() })
-    })
+    await registerOrg(db, identities, 'org0', KEY)
     const m = await sender.broadcast('default', input())
     expect(m.state).to.equal('ready')
     expect(accepted.map((a) => a.header.id)).to.deep.equal([m.header.id])

@@ -1,0 +1,59 @@
+import { Database } from '../../node/db/database.js'
+import { migrations } from '../../node/db/schema/index.js'
+import { NodeStateRepo } from '../../node/db/repos/node-state.js'
+import { BlockchainEventsRepo } from '../../node/db/repos/blockchain-events.js'
+import { MessagesRepo } from '../../node/db/repos/messages.js'
+import { DataRepo } from '../../node/db/repos/data.js'
+import { BatchesRepo } from '../../node/db/repos/batches.js'
+import { PinsRepo } from '../../node/db/repos/pins.js'
+import { EventsRepo } from '../../node/db/repos/events.js'
+import { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import { BlobsRepo } from '../../node/db/repos/blobs.js'
+import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
+import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
+import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+
+/** A node's database and every repository over it, named as the node's components take them. */
+export interface Repos {
+  db: Database
+  state: NodeStateRepo
+  blockchainEvents: BlockchainEventsRepo
+  messages: MessagesRepo
+  data: DataRepo
+  batches: BatchesRepo
+  pins: PinsRepo
+  events: EventsRepo
+  identities: IdentitiesRepo
+  blobs: BlobsRepo
+  refs: BlobRefsRepo
+  datatypes: DatatypesRepo
+}
+
+/** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
+export async function openRepos(dir: string): Promise<Repos> {
+  const db = await Database.open({ dir, migrations })
+  return {
+    db,
+    state: new NodeStateRepo(db),
+    blockchainEvents: new BlockchainEventsRepo(db),
+    messages: new MessagesRepo(db),
+    data: new DataRepo(db),
+    batches: new BatchesRepo(db),
+    pins: new PinsRepo(db),
+    events: new EventsRepo(db),
+    identities: new IdentitiesRepo(db),
+    blobs: new BlobsRepo(db),
+    refs: new BlobRefsRepo(db),
+    datatypes: new DatatypesRepo(db),
+  }
+}
+
+/** Records an org and its signing key as registered, as its confirmed claim would. */
+export async function registerOrg(db: Database, identities: IdentitiesRepo, name: string, key: string): Promise<void> {
+  const id = newId<IdentityId>()
+  await db.transaction((tx) => {
+    identities.insert(tx, { id, did: `did:firefly:org/${name}`, type: 'org', namespace: 'svc_system', name, messages: { claim: newId<MessageId>() }, created: now() })
+    identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
+  })
+}
