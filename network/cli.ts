@@ -6,7 +6,8 @@ const USAGE = `usage:
   npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--detach]
   npm run network:down -- [--dir PATH]
 
-  --members N     members (orgs) to run; an existing network grows to N (default 3)
+  --members N     members (orgs) to run; an existing network grows to N (default: 3 for a new network, as many
+                  as it has for an existing one)
   --dir PATH      state folder (default .network); running up again on it resumes that network
   --base-port P   chain on P, IPFS API P+1, gateway P+2, member i API P+10+2i, p2p P+11+2i (default 5100)
   --detach        return once the network is ready and leave it running (stop it with network:down)
@@ -38,13 +39,13 @@ async function up(argv: string[]): Promise<void> {
     usage((err as Error).message)
   }
   if (values.help) usage()
-  const members = values.members === undefined ? 3 : wholeNumber(values.members, '--members', 1, 100)
+  const members = values.members === undefined ? undefined : wholeNumber(values.members, '--members', 1, 100)
   const basePort = values['base-port'] === undefined ? DEFAULT_BASE_PORT : wholeNumber(values['base-port'], '--base-port', 1024, 65_000)
   const dir = values.dir ?? DEFAULT_DIR
 
   let net: RunningNetwork
   try {
-    net = await startNetwork({ dir, members, basePort, log: (l) => say(`  ${l}`) })
+    net = await startNetwork({ dir, ...(members !== undefined ? { members } : {}), basePort, log: (l) => say(`  ${l}`) })
   } catch (err) {
     process.stderr.write(`network:up: ${(err as Error).message}\n`)
     process.exit(1)

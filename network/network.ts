@@ -69,7 +69,9 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   // Each progress line carries the seconds since the start, so a slow step shows where start-up time goes.
   const log = (line: string): void => opts.log?.(`${((Date.now() - t0) / 1000).toFixed(2).padStart(5)} s  ${line}`)
   const L = layout(opts.dir)
-  const wanted = opts.members ?? 3
+  const existing = existingMembers(L)
+  // Resuming never changes membership by itself: members registered on chain cannot be taken back.
+  const wanted = opts.members ?? (existing.length > 0 ? existing.length : 3)
   const timeout = opts.readyTimeoutMs ?? 60_000
   if (!Number.isInteger(wanted) || wanted < 1) throw new Error(`--members must be a whole number of at least 1 (got ${wanted})`)
   mkdirSync(L.logs, { recursive: true })
@@ -90,7 +92,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   const ipfsGatewayPort = previous ? Number(new URL(previous.ipfs.gateway).port) : plan.ipfsGateway
 
   // Members already in the folder keep their keys, ports and data; new ones are added after them.
-  const memberPlans: MemberPlan[] = existingMembers(L).map((cfg) => ({ org: cfg.org, node: cfg.node, ports: { api: cfg.api.port, p2p: cfg.p2p.port }, cfg }))
+  const memberPlans: MemberPlan[] = existing.map((cfg) => ({ org: cfg.org, node: cfg.node, ports: { api: cfg.api.port, p2p: cfg.p2p.port }, cfg }))
   for (let i = memberPlans.length; i < wanted; i++) {
     memberPlans.push({ org: `org${i}`, node: `node${i}`, ports: await plan.member(i) })
   }

@@ -49,6 +49,8 @@ function toParleyError(err: unknown): ParleyError {
   if (isParleyError(err)) return err
   // Errors raised by Koa and its body parser carry an HTTP status and are the caller's doing when 4xx.
   const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode
+  // The router answers a method it has no route for at all (TRACE, say) with 501: to the caller that is a 405.
+  if (status === 501) return new ParleyError('METHOD_NOT_ALLOWED', errorMessage(err), { cause: err })
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new ParleyError('PAYLOAD_TOO_LARGE', errorMessage(err), { cause: err })
     if (status === 415) return new ParleyError('UNSUPPORTED_MEDIA_TYPE', errorMessage(err), { cause: err })

@@ -30,7 +30,9 @@ export function andWhere(conds: string[], params: (string | number)[], where: Sq
 }
 
 function fieldOf(name: string, fields: QueryFields): QueryField {
-  const f = fields[name.toLowerCase()]
+  // Own fields only: `__proto__` or `constructor` from a query string must not find Object's.
+  const key = name.toLowerCase()
+  const f = Object.hasOwn(fields, key) ? fields[key] : undefined
   if (!f) throw new ParleyError('INVALID_FILTER', `unknown filter field ${JSON.stringify(name)}; filterable: ${Object.keys(fields).join(', ')}`)
   return f
 }

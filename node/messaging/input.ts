@@ -8,6 +8,8 @@ import { type DatatypeRef, type TxType } from '../model/index.js'
 
 const MAX_TOPICS = 10
 const MAX_TOPICS_CHARS = 1024
+/** A key is compared and stored with every message that has one; an unbounded one would be a free megabyte each. */
+export const MAX_IDEMPOTENCY_KEY = 256
 
 export type DataInput =
   | { kind: 'ref'; id: DataId }
@@ -73,6 +75,7 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean })
     out.group = parseGroup(group)
   }
   const idem = optString(body.get('idempotencyKey'), 'idempotencyKey')
+  if (idem && idem.length > MAX_IDEMPOTENCY_KEY) bad(`idempotencyKey is ${idem.length} characters long; at most ${MAX_IDEMPOTENCY_KEY}`)
   if (idem) out.idempotencyKey = idem
   return out
 }

@@ -111,7 +111,7 @@ export class MessageSender {
     await this.deps.db.transaction((tx) => {
       if (input.idempotencyKey) {
         const dup = this.deps.messages.byIdempotencyKey(namespace, input.idempotencyKey, tx)
-        if (dup) throw new ParleyError('CONFLICT', `idempotency key ${JSON.stringify(input.idempotencyKey)} was already used for message ${dup.header.id}`)
+        if (dup) throw new ParleyError('CONFLICT', `the idempotency key was already used for message ${dup.header.id}`)
       }
       for (const d of fresh) this.deps.data.insert(tx, d)
       this.deps.messages.insert(tx, message, true)

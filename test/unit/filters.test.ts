@@ -158,6 +158,8 @@ describe('collection filters: query string → Filter → SQL', () => {
       { name: 'an unknown field', query: { nosuch: 'x' }, message: `unknown filter field "nosuch"; filterable: ${Object.keys(MESSAGE_FIELDS).join(', ')}` },
       { name: 'an unknown field keeps its spelling', query: { tag: 'a', NoSuch: 'x' }, message: `unknown filter field "NoSuch"; filterable: ${Object.keys(MESSAGE_FIELDS).join(', ')}` },
       { name: 'a field of another collection', fields: EVENT_FIELDS, query: { tag: 'x' }, message: `unknown filter field "tag"; filterable: ${Object.keys(EVENT_FIELDS).join(', ')}` },
+      { name: '__proto__ is not a field', query: JSON.parse('{"__proto__":"x"}') as ParsedUrlQuery, message: `unknown filter field "__proto__"; filterable: ${Object.keys(MESSAGE_FIELDS).join(', ')}` },
+      { name: 'constructor is not a field', query: { constructor: 'x' } as unknown as ParsedUrlQuery, message: `unknown filter field "constructor"; filterable: ${Object.keys(MESSAGE_FIELDS).join(', ')}` },
       { name: 'sequence that is not a number', query: { sequence: 'abc' }, message: 'sequence needs a whole number: "abc"' },
       { name: 'sequence that is not whole', query: { sequence: '>1.5' }, message: 'sequence needs a whole number: "1.5"' },
       { name: 'created that is not a time', query: { created: 'notatime' }, message: 'created needs a time (RFC3339 or Unix): "notatime"' },

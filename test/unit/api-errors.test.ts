@@ -1,0 +1,73 @@
+import { expect } from 'chai'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import { ApiRouter } from '../../node/api/router.js'
+import { errorMiddleware } from '../../node/api/errors.js'
+import { messageRoutes } from '../../node/api/routes/messages.js'
+import { closeServer, listen } from '../../node/core/listen.js'
+import type { NodeServices } from '../../node/services.js'
+import { MESSAGE_FIELDS } from '../../node/db/query-fields.js'
+import { filterSql } from '../../node/db/filter-sql.js'
+import type { MessageQuery } from '../../node/model/index.js'
+
+/** The API's error mapping over real HTTP: whatever layer refuses a request, the caller gets a 4xx and a JSON body. */
+describe('api error mapping', () => {
+  let server: http.Server
+  let port: number
+  const logs: string[] = []
+
+  before(async () => {
+    // Messages are listed through the data layer's filter compiler, as the node does, over no rows at all.
+    const services = { query: { messages: { list: (q: MessageQuery) => (filterSql(q.filter, MESSAGE_FIELDS), []), get: () => undefined }, data: { getMany: () => [] } } } as unknown as NodeServices
+    const app = new Koa()
+    app.silent = true
+    app.use(errorMiddleware((l) => logs.push(l)))
+    const api = new ApiRouter(services)
+    messageRoutes(api)
+    app.use(api.router.routes())
+    app.use(api.router.allowedMethods({ throw: true }))
+    server = http.createServer(app.callback())
+    await listen(server, 0, '127.0.0.1')
+    port = (server.address() as AddressInfo).port
+  })
+  after(async () => {
+    await closeServer(server)
+    expect(logs, 'nothing here is a server error').to.deep.equal([])
+  })
+
+  function call(method: string, path: string): Promise<{ status: number; json: { error?: string } }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { error?: string } }))
+      })
+      req.on('error', reject)
+      req.end()
+    })
+  }
+
+  it('a method no route serves (TRACE) is a 405 with the JSON error body, not a 500', async () => {
+    const r = await call('TRACE', '/api/v1/messages')
+    expect(r.status).to.equal(405)
+    expect(r.json.error).to.match(/^METHOD_NOT_ALLOWED: /)
+  })
+
+  it('a method the path does not serve is a 405, an unknown path a 404, both with the JSON body', async () => {
+    const put = await call('PUT', '/api/v1/messages')
+    expect(put.status).to.equal(405)
+    expect(put.json.error).to.match(/^METHOD_NOT_ALLOWED: /)
+    const none = await call('GET', '/api/v1/nosuch')
+    expect(none.status).to.equal(404)
+    expect(none.json.error).to.match(/^NOT_FOUND: /)
+  })
+
+  it('query keys that name Object properties (__proto__, constructor) are unknown filter fields: 400', async () => {
+    for (const key of ['__proto__', 'constructor', 'toString']) {
+      const r = await call('GET', `/api/v1/messages?${key}=x`)
+      expect(r.status, key).to.equal(400)
+      expect(r.json.error, key).to.match(new RegExp(`^INVALID_FILTER: unknown filter field "${key}"`))
+    }
+  })
+})
