@@ -1,4 +1,5 @@
 import http from 'node:http'
+import type { Duplex } from 'node:stream'
 import Koa from 'koa'
 import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
@@ -44,9 +45,25 @@ export async function startApiServer(opts: { host: string; port: number; service
   // A client that stops sending mid-upload (or stops reading a download) must not hold its socket forever; longer
   // than the longest ?confirm=true wait, during which the socket is legitimately quiet.
   server.timeout = 300_000
+  server.on('clientError', answerClientError)
   await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,
     close: () => closeServer(server),
   }
+}
+
+/**
+ * What Node's HTTP parser refuses before any route sees it (oversize headers, a malformed request line) is answered
+ * like every other refusal, with a status and the JSON error body, where the socket can still take an answer.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const [status, reason, code] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'PAYLOAD_TOO_LARGE'] : [400, 'Bad Request', 'BAD_REQUEST']
+  const detail = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are larger than this node accepts' : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
+  const body = JSON.stringify({ error: `${code}: ${detail}` })
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }

@@ -1,7 +1,9 @@
 import { expect } from 'chai'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { connect } from 'node:net'
 import Koa from 'koa'
+import { startApiServer, type ApiServer } from '../../node/api/server.js'
 import { ApiRouter } from '../../node/api/router.js'
 import { errorMiddleware } from '../../node/api/errors.js'
 import { messageRoutes } from '../../node/api/routes/messages.js'
@@ -69,5 +71,46 @@ describe('api error mapping', () => {
       expect(r.status, key).to.equal(400)
       expect(r.json.error, key).to.match(new RegExp(`^INVALID_FILTER: unknown filter field "${key}"`))
     }
+  })
+})
+
+describe('api server: what the HTTP parser refuses', () => {
+  let api: ApiServer
+  let port: number
+
+  before(async () => {
+    // A port that was free a moment ago: the server binds it itself, as a node does.
+    const probe = http.createServer()
+    await listen(probe, 0, '127.0.0.1')
+    port = (probe.address() as AddressInfo).port
+    await closeServer(probe)
+    api = await startApiServer({ host: '127.0.0.1', port, services: {} as NodeServices, log: () => {} })
+  })
+  after(async () => {
+    await api.close()
+  })
+
+  /** Raw bytes on a socket: the point is what happens before any request object exists. */
+  function raw(request: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(request))
+      const chunks: Buffer[] = []
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.on('error', reject)
+    })
+  }
+
+  it('oversize headers are a 431 with the JSON error body', async () => {
+    const answer = await raw(`GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+    expect(answer).to.match(/^HTTP\/1\.1 431 /)
+    expect(answer).to.match(/content-type: application\/json/i)
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).to.deep.equal({ error: 'PAYLOAD_TOO_LARGE: the request headers are larger than this node accepts' })
+  })
+
+  it('a request line that is not HTTP is a 400 with the JSON error body', async () => {
+    const answer = await raw('NOT HTTP AT ALL\r\n\r\n')
+    expect(answer).to.match(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.match(/^BAD_REQUEST: the request is not valid HTTP/)
   })
 })
