@@ -2,6 +2,7 @@ import { NAME_RE } from './core/names.js'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { BatchConfig } from './batch/config.js'
+import { MAX_BATCH_PAYLOAD_BYTES } from './model/index.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -127,5 +128,11 @@ function parseBatchConfig(v: unknown, fail: (problem: string) => never): Partial
     if (!Number.isInteger(b[k]) || (b[k] as number) < (k === 'timeoutMs' ? 0 : 1)) fail(`batch.${k} must be a whole number${k === 'timeoutMs' ? '' : ' of at least 1'}`)
     out[k] = b[k] as number
   }
+  // A batch of many messages may pass its estimate a little; well under what receivers read, it never passes that.
+  if (out.payloadLimit !== undefined && out.payloadLimit > MAX_PAYLOAD_LIMIT) {
+    fail(`batch.payloadLimit must be at most ${MAX_PAYLOAD_LIMIT} bytes (members refuse batches over ${MAX_BATCH_PAYLOAD_BYTES})`)
+  }
   return out
 }
+
+const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024

@@ -10,10 +10,8 @@ import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { checkBatch } from '../batch/verify.js'
 
-import type { AnnouncedBlob, BatchPayload, PinnedBatch } from '../model/index.js'
+import { MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
 
-/** A broadcast batch larger than this is refused rather than read into memory. */
-const MAX_BATCH_BYTES = 64 * 1024 * 1024
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 15_000
 
@@ -101,7 +99,7 @@ export class BatchFetcher {
     let size = 0
     for await (const chunk of this.deps.storage.download(ref, this.abort.signal)) {
       size += chunk.length
-      if (size > MAX_BATCH_BYTES) throw new ParleyError('BAD_PEER_DATA', `batch payload ${ref} is larger than ${MAX_BATCH_BYTES} bytes`)
+      if (size > MAX_BATCH_PAYLOAD_BYTES) throw new ParleyError('BAD_PEER_DATA', `batch payload ${ref} is larger than ${MAX_BATCH_PAYLOAD_BYTES} bytes`)
       chunks.push(chunk)
     }
     return Buffer.concat(chunks).toString('utf8')

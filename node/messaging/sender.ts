@@ -1,4 +1,6 @@
 import { ParleyError } from '../core/errors.js'
+import { goJson } from '../core/json.js'
+import { dataJson, headerJson } from '../model/wire.js'
 import { newId, type DataId, type MessageId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import { dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
@@ -11,7 +13,7 @@ import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { Confirmations } from '../events/confirmations.js'
 import type { DataInput, MessageInput } from './input.js'
 import type { DataValidator } from '../data/validator.js'
-import { type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
+import { MAX_MESSAGE_BYTES, type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
 export interface MessageSink {
@@ -106,6 +108,11 @@ export class MessageSender {
       data: refs,
       ...(input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : {}),
     }
+    // Every member refuses a batch past the payload limit: a message that could only travel in one is refused here.
+    const size = encodedSize(message, items)
+    if (size > MAX_MESSAGE_BYTES) {
+      throw new ParleyError('PAYLOAD_TOO_LARGE', `the message with its data is ${size} bytes as a batch carries it (JSON-encoded, HTML-escaped); at most ${MAX_MESSAGE_BYTES}`)
+    }
     const waiting = opts.confirm ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
     waiting?.catch(() => {})
     await this.deps.db.transaction((tx) => {
@@ -116,7 +123,7 @@ export class MessageSender {
       for (const d of fresh) this.deps.data.insert(tx, d)
       this.deps.messages.insert(tx, message, true)
     })
-    this.deps.sink.accepted(message, items, payloadEstimate(message, fresh))
+    this.deps.sink.accepted(message, items, payloadEstimate(message, items))
     return waiting ? await waiting : message
   }
 
@@ -158,7 +165,17 @@ export class MessageSender {
   }
 }
 
-/** Roughly what a message adds to a batch: its header and refs, plus the data values it brings along. */
-export function payloadEstimate(m: Message, data: Data[]): number {
+/**
+ * The bytes a message and its data take in a batch payload, exactly as serializeBatch writes them (each data item
+ * counted, though a batch carries an item shared by two messages once). The value is measured, not copied.
+ */
+export function encodedSize(m: Message, data: readonly Data[]): number {
+  let size = Buffer.byteLength(goJson({ header: headerJson(m.header), hash: m.hash, data: m.data.map((r) => ({ id: r.id, hash: r.hash })) }))
+  for (const d of data) size += Buffer.byteLength(goJson(dataJson({ ...d, value: null }))) - 'null'.length + Buffer.byteLength(d.value ?? 'null')
+  return size
+}
+
+/** Roughly what a message adds to a batch: its header and refs, plus the data values it brings along (also those it refers to). */
+export function payloadEstimate(m: Message, data: readonly Data[]): number {
   return 600 + m.header.topics.join('').length + m.data.length * 120 + data.reduce((n, d) => n + (d.value?.length ?? 0) + 300, 0)
 }

@@ -6,6 +6,15 @@ import type { DataRef, Header } from './message.js'
 export type BatchType = 'broadcast' | 'private'
 
 /**
+ * The largest batch payload a member reads (from shared storage or a peer). Every member refuses a larger one, so no
+ * member may accept a message that could only travel in a larger one (see MAX_MESSAGE_BYTES).
+ */
+export const MAX_BATCH_PAYLOAD_BYTES = 64 * 1024 * 1024
+
+/** What one message, with its data as the payload carries it, may take: the payload limit less room for the batch's own fields. */
+export const MAX_MESSAGE_BYTES = MAX_BATCH_PAYLOAD_BYTES - 64 * 1024
+
+/**
  * A batch's life on this node. Sent: `sealed` → `pinned` (pinBatch mined; `payloadRef` set then). `uploaded` is only
  * found in state folders of earlier versions, which recorded the upload separately; it resumes like `sealed`.
  * Received: `received` (downloaded and verified) or `refused` (did not verify; never used).

@@ -45,6 +45,7 @@ describe('member node config', () => {
     ['a missing key file', { ...good, signingKeyFile: 'missing.key' }, /cannot read signingKeyFile/],
     ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
     ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
+    ['a payload limit receivers could be handed more than they read', { ...good, batch: { payloadLimit: 16 * 1024 * 1024 + 1 } }, /batch.payloadLimit must be at most 16777216 bytes \(members refuse batches over 67108864\)/],
   ]
   for (const [what, cfg, re] of bad) {
     it(`names the problem for ${what}`, () => {

@@ -10,7 +10,10 @@ import { parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { TempDirs } from '../db/helpers.js'
 import { openRepos, registerOrg } from '../support/repos.js'
-import { localIdentity, type Message } from '../../node/model/index.js'
+import { localIdentity, MAX_MESSAGE_BYTES, type Message } from '../../node/model/index.js'
+import { newId, type DataId } from '../../node/core/ids.js'
+import { dataHash } from '../../node/core/hashes.js'
+import { now } from '../../node/core/time.js'
 import { HTTP_STATUS } from '../../node/api/errors.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
@@ -22,9 +25,10 @@ describe('message sender', () => {
   let identities: IdentitiesRepo
   let accepted: Message[]
   let sender: MessageSender
+  let repos: Awaited<ReturnType<typeof openRepos>>
 
   beforeEach(async () => {
-    const repos = await openRepos(join(await temp.make('parley-sender-'), 'db'))
+    repos = await openRepos(join(await temp.make('parley-sender-'), 'db'))
     ;({ db, identities } = repos)
     accepted = []
     sender = new MessageSender({
@@ -61,4 +65,32 @@ describe('message sender', () => {
     const m = await sender.definition('svc_system', 'svc_identity_claim', ['t'], '{"identity":{}}')
     expect(m.header.type).to.equal('definition')
   })
+
+  it('refuses (413) a message that could only travel in a batch every member refuses, counting its encoded form and the data it refers to', async () => {
+    await registerOrg(db, identities, 'org0', KEY)
+    const refusal = async (body: string): Promise<string> => {
+      try {
+        await sender.broadcast('default', parseMessageInput(parseJsonRaw(body), { allowGroup: false }))
+      } catch (e) {
+        expect(e).to.be.instanceOf(ParleyError)
+        return `${(e as ParleyError).code}: ${(e as ParleyError).message}`
+      }
+      return 'accepted'
+    }
+    // 11.5 MiB of '<' is 69 MB once HTML-escaped as Go writes it: small as sent, too large as carried.
+    const escaped = await refusal(JSON.stringify({ data: [{ value: '<'.repeat(11.5 * 1024 * 1024) }] }))
+    expect(escaped).to.match(new RegExp(`^PAYLOAD_TOO_LARGE: the message with its data is \\d+ bytes as a batch carries it .*; at most ${MAX_MESSAGE_BYTES}$`))
+    // Uploaded values travel with the message that refers to them: five of 14 MiB are over the limit together.
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const value = JSON.stringify('v'.repeat(14 * 1024 * 1024))
+      const d = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }
+      await db.transaction((tx) => repos.data.insert(tx, d))
+      ids.push(d.id)
+    }
+    expect(await refusal(JSON.stringify({ data: ids.slice(0, 4).map((id) => ({ id })) }))).to.equal('accepted')
+    expect(await refusal(JSON.stringify({ data: ids.map((id) => ({ id })) }))).to.match(/^PAYLOAD_TOO_LARGE: /)
+    expect(accepted).to.have.length(1)
+  })
+
 })
