@@ -5,6 +5,8 @@ import { goJson, type GoJsonValue } from '../core/json.js'
 
 export const MAX_JSON_BODY = 16 * 1024 * 1024
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
 /**
  * Reads a JSON body as text and parses it keeping each value's raw text: data values are hashed as received
  * (compacted), never re-serialised. Oversize bodies are refused before they are read whole.
@@ -23,7 +25,13 @@ export async function readJsonBody(ctx: Context, limit = MAX_JSON_BODY): Promise
     if (size > limit) throw new ParleyError('PAYLOAD_TOO_LARGE', `the body is over ${limit} bytes`)
     chunks.push(chunk as Buffer)
   }
-  const text = Buffer.concat(chunks).toString('utf8')
+  let text: string
+  try {
+    // Fatal: invalid UTF-8 would otherwise become U+FFFD, and the node would hash and store bytes the caller never sent.
+    text = UTF8.decode(Buffer.concat(chunks))
+  } catch {
+    throw new ParleyError('INVALID_JSON', 'the request body is not valid UTF-8')
+  }
   if (text.trim() === '') throw new ParleyError('INVALID_JSON', 'the request body is empty; expected a JSON object')
   return parseJsonRaw(text)
 }

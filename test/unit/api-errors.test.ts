@@ -65,6 +65,21 @@ describe('api error mapping', () => {
     expect(none.json.error).to.match(/^NOT_FOUND: /)
   })
 
+  it('a JSON body that is not valid UTF-8 is a 400, not silently repaired', async () => {
+    const r = await new Promise<{ status: number; json: { error?: string } }>((resolve, reject) => {
+      const body = Buffer.concat([Buffer.from('{"data":[{"value":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')])
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/messages/broadcast', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: string } }))
+      })
+      req.on('error', reject)
+      req.end(body)
+    })
+    expect(r.status).to.equal(400)
+    expect(r.json.error).to.equal('INVALID_JSON: the request body is not valid UTF-8')
+  })
+
   it('query keys that name Object properties (__proto__, constructor) are unknown filter fields: 400', async () => {
     for (const key of ['__proto__', 'constructor', 'toString']) {
       const r = await call('GET', `/api/v1/messages?${key}=x`)
