@@ -256,3 +256,23 @@ export interface ParseJsonOptions {
 export function parseJsonRaw(text: string, options: ParseJsonOptions = {}): JsonNode {
   return buildTree(compactJson(text, options.maxDepth ?? GO_MAX_DEPTH))
 }
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `max`, scanned without recursion or copies (the text is
+ * assumed well formed: it was parsed when it arrived).
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return false
+}

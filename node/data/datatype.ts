@@ -5,7 +5,7 @@ import { isUuid } from '../core/ids.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import { NAME_RE } from '../core/names.js'
 import { optString } from '../core/input.js'
-import { isValidator, type DatatypeRef, type Validator } from '../model/index.js'
+import { isValidator, MAX_VALIDATED_DEPTH, type DatatypeRef, type Validator } from '../model/index.js'
 
 
 // A dotted version number, optionally with semver's pre-release and build suffixes. Bounded like names, so
@@ -70,9 +70,10 @@ function meta(): Ajv2020 {
 export function compileSchema(schemaRaw: string): ValidateFunction {
   let node: JsonNode
   try {
-    node = parseJsonRaw(schemaRaw)
+    // Compiling a schema recurses through it: a depth every member refuses alike, not wherever a stack runs out.
+    node = parseJsonRaw(schemaRaw, { maxDepth: MAX_VALIDATED_DEPTH })
   } catch (err) {
-    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON: ${err instanceof Error ? err.message : String(err)}`)
+    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON (or nests deeper than ${MAX_VALIDATED_DEPTH}): ${err instanceof Error ? err.message : String(err)}`)
   }
   if (node.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'datatype value must be a JSON Schema object')
   const schema = node.value

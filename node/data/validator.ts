@@ -1,5 +1,6 @@
 import { ParleyError } from '../core/errors.js'
-import { type Data, type DatatypeRef } from '../model/index.js'
+import { nestsDeeperThan } from '../core/json.js'
+import { MAX_VALIDATED_DEPTH, type Data, type DatatypeRef } from '../model/index.js'
 
 /**
  * Looks a datatype up by namespace, name and version; answers a function that checks a value against its schema,
@@ -33,6 +34,9 @@ export class DataValidatorImpl implements DataValidator {
     if (!d.datatype) return
     const check = this.checker(namespace, d.datatype, orderedBefore)
     if (d.value === null) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data ${d.id} names datatype ${d.datatype.name}/${d.datatype.version} but has no value`)
+    if (nestsDeeperThan(d.value, MAX_VALIDATED_DEPTH)) {
+      throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data nests deeper than ${MAX_VALIDATED_DEPTH} levels; a value checked against a datatype may nest at most ${MAX_VALIDATED_DEPTH}`)
+    }
     const problem = check(d.value)
     if (problem) throw new ParleyError('SCHEMA_VALIDATION_FAILED', `data does not conform to datatype ${d.datatype.name}/${d.datatype.version}: ${problem}`)
   }

@@ -1,6 +1,13 @@
 import type { DataId, Hash } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 
+/**
+ * How deep a value checked against a datatype (or a datatype's schema) may nest. Schema validation recurses, and
+ * where a JS stack runs out differs from one process to the next; a limit every member applies first gives every
+ * member the same verdict.
+ */
+export const MAX_VALIDATED_DEPTH = 512
+
 /** How a data value is checked: `json` against its datatype (when it names one), `none` not at all. */
 export const VALIDATORS = ['json', 'none'] as const
 export type Validator = (typeof VALIDATORS)[number]
