@@ -1,5 +1,6 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
 import ajvFormats from 'ajv-formats'
+import { RE2JS } from 're2js'
 import { ParleyError } from '../core/errors.js'
 import { isUuid } from '../core/ids.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
@@ -45,6 +46,20 @@ const addFormats: FormatsPlugin = (typeof ajvFormats === 'function' ? ajvFormats
 
 const AJV_OPTIONS = { allErrors: true, strict: false, logger: false as const }
 
+/**
+ * Datatype patterns (`pattern`, `patternProperties`) run on RE2 (re2js): linear in the input whatever the pattern,
+ * where a JS RegExp from a stranger can take seconds on a few dozen characters (`^(a+)+$`). RE2 has no
+ * backreferences or lookaround; a schema that uses them does not compile, on every member alike. Ajv caches a
+ * compiled pattern by its `toString()`, so that must name the pattern.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const compiled = RE2JS.compile(pattern)
+    return { test: (s: string): boolean => compiled.matcher(s).find(), toString: (): string => `/${pattern}/${flags}` }
+  },
+  { code: 're2js' },
+)
+
 let metaValidator: Ajv2020 | undefined
 /**
  * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema is the costly part,
@@ -86,7 +101,7 @@ export function compileSchema(schemaRaw: string): ValidateFunction {
     throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
   }
   if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false })
+  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { regExp: linearRegExp } })
   addFormats(ajv)
   try {
     return ajv.compile(schema)
