@@ -27,6 +27,15 @@ export async function explainMissing(ctx: BenchContext, m: MemberDescription, mi
 }
 
 /** Waits until every member has confirmed `ids`, printing progress every few seconds; returns the missing ids per member. */
+/** Connections, JIT, the first batch and pin: sent and confirmed everywhere before anything is measured. */
+export async function warmUp(ctx: BenchContext, url: string, sender: MemberDescription, watchers: ConfirmationWatcher[]): Promise<void> {
+  ctx.log(`warm-up: ${WARMUP_MESSAGES} broadcasts from ${sender.org}`)
+  const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 10, ctx.signal)
+  reportFailures(ctx, 'warm-up', warm)
+  await waitAll(ctx, watchers, warm.sent.map((s) => s.id), 60_000)
+  throwIfAborted(ctx.signal)
+}
+
 export async function waitAll(ctx: BenchContext, watchers: ConfirmationWatcher[], ids: string[], timeoutMs: number): Promise<Map<string, string[]>> {
   let lastPrint = Date.now()
   const progress = (): void => {
@@ -76,12 +85,7 @@ export const broadcastScenario: Scenario = {
     let messages = 0
     let overall: Summary = summarize([])
     try {
-      // Warm-up: connections, JIT, the first batch and pin; not measured.
-      ctx.log(`warm-up: ${WARMUP_MESSAGES} broadcasts from ${sender.org}`)
-      const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 10, signal)
-      reportFailures(ctx, 'warm-up', warm)
-      await waitAll(ctx, watchers, warm.sent.map((s) => s.id), 60_000)
-      throwIfAborted(signal)
+      await warmUp(ctx, url, sender, watchers)
 
       // 1. Throughput: many concurrent POSTs at one member; every member confirms them all.
       ctx.log(`throughput: ${o.messages} broadcasts from ${sender.org}, ${o.concurrency} concurrent`)

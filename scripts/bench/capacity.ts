@@ -1,7 +1,7 @@
 import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { processMemory } from '../../network/process.js'
-import { explainMissing, waitAll } from './broadcast.js'
+import { explainMissing, waitAll, warmUp } from './broadcast.js'
 import { fmtCpu, startCpu } from './cpu.js'
 import { getJson, sleep } from './http.js'
 import { acceptRate, reportFailures, sendConcurrent } from './send.js'
@@ -11,7 +11,6 @@ import { ConfirmationWatcher } from './watch.js'
 
 const NAMESPACE = 'default'
 const ROUND_MESSAGES = 10_000
-const WARMUP_MESSAGES = 20
 const MiB = 1024 * 1024
 /**
  * /status names only the last checkpoint, and a member may checkpoint several times in one round: sampling it
@@ -213,11 +212,7 @@ export const capacityScenario: Scenario = {
     let accepted = 0
     let baseline: RoundSample
     try {
-      ctx.log(`warm-up: ${WARMUP_MESSAGES} broadcasts from ${sender.org}`)
-      const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 10, signal)
-      reportFailures(ctx, 'warm-up', warm)
-      await waitAll(ctx, watchers, warm.sent.map((s) => s.id), 60_000)
-      throwIfAborted(signal)
+      await warmUp(ctx, url, sender, watchers)
       for (const w of watchers) confirmedBefore.set(w.org, w.count)
       baseline = await sampleAll(0, 0)
       ctx.log(`before: ${[...baseline.members].map(([org, s]) => fmtMember(org, s)).join(' | ')}`)
