@@ -15,11 +15,13 @@
  * directory and renames it into place; the second rename finds the identical build already there and drops its
  * own. Processes already running keep working when a newer build appears: each was started with its build's path.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { extname, join, relative, resolve, sep } from 'node:path'
 import { projectRoot } from './process.js'
+import { sha256Hex } from '../node/core/hashes.js'
+import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
 /** The spawned programs: output name → TypeScript entry point. */
 export const ENTRIES = {
@@ -94,9 +96,6 @@ function esbuildVersion(): string {
   return (require('esbuild/package.json') as { version: string }).version
 }
 
-function sha256(data: string | Buffer): string {
-  return createHash('sha256').update(data).digest('hex')
-}
 
 /** Files every build depends on though esbuild does not read them as modules. */
 function extraInputs(): string[] {
@@ -105,7 +104,7 @@ function extraInputs(): string[] {
 
 function hashFile(rel: string): string | undefined {
   try {
-    return sha256(readFileSync(join(projectRoot, rel)))
+    return sha256Hex(readFileSync(join(projectRoot, rel)))
   } catch {
     return undefined
   }
@@ -148,7 +147,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
         const rel = toPosix(relative(projectRoot, args.path))
         if (rel.startsWith('..') || rel.split('/').includes('node_modules')) return undefined
         const text = readFileSync(args.path, 'utf8')
-        inputs[rel] = sha256(text)
+        inputs[rel] = sha256Hex(text)
         const fromBundle = `../../${rel}` // a bundle is in .build/<dir>/, two levels below the project root
         const dirFromBundle = `../../${rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : ''}`
         const contents = text
@@ -213,7 +212,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   for (const rel of extraInputs()) inputs[rel] = hashFile(rel) ?? 'missing'
 
   const sorted = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)))
-  const id = sha256(JSON.stringify({ format: FORMAT, esbuild: esbuildVersionSeen, inputs: sorted })).slice(0, 16)
+  const id = sha256Hex(JSON.stringify({ format: FORMAT, esbuild: esbuildVersionSeen, inputs: sorted })).slice(0, 16)
   const dir = join(buildRoot, id)
   try {
     renameSync(tmp, dir)
@@ -225,8 +224,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   }
   const stamp: Stamp = { format: FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted }
   const stampTmp = `${stampFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
-  writeFileSync(stampTmp, JSON.stringify(stamp, null, 2) + '\n')
-  renameSync(stampTmp, stampFile)
+  writeFileAtomicSync(stampFile, JSON.stringify(stamp, null, 2) + '\n', { tmp: stampTmp })
   return id
 }
 

@@ -13,6 +13,7 @@ import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { rpcCall, tailLog } from './probe.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
+import { SECP256K1_N } from './chain/hd-accounts.js'
 
 export interface StartNetworkOptions {
   /** State folder; created when missing, resumed when it holds a network. */
@@ -388,7 +389,6 @@ function randomPrivateKey(): string {
     if (k > 0n && k < SECP256K1_N) return key
   }
 }
-const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 
 function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
   const host = cfg.api.host ?? '127.0.0.1'

@@ -148,4 +148,4 @@ export function processCpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
 }
 /** USER_HZ: 100 on every Linux Node runs on. */
-const CLOCK_TICKS_PER_SECOND = 100
+export const CLOCK_TICKS_PER_SECOND = 100

@@ -112,7 +112,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       eventStreams.published(written)
     },
   })
-  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.recheckWaiting() })
+  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.blobSettled() })
   const batchFetcher = new BatchFetcher({
     db,
     batches,

@@ -1,7 +1,7 @@
 import { createECDH, createHmac, pbkdf2Sync } from 'node:crypto'
 
-/** The order of secp256k1's group. */
-const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
+/** The order of secp256k1's group: a private key is a whole number in [1, N). */
+export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
 const HARDENED = 0x8000_0000
 
 export interface HdAccountsConfig {
@@ -50,8 +50,8 @@ interface ExtendedKey {
 /** A BIP32 node from the 64 bytes of an HMAC: undefined for the (astronomically unlikely) invalid key. */
 function split(i: Buffer, parent?: Buffer): ExtendedKey | undefined {
   const il = BigInt(`0x${i.subarray(0, 32).toString('hex')}`)
-  if (il >= N) return undefined
-  const k = parent === undefined ? il : (il + BigInt(`0x${parent.toString('hex')}`)) % N
+  if (il >= SECP256K1_N) return undefined
+  const k = parent === undefined ? il : (il + BigInt(`0x${parent.toString('hex')}`)) % SECP256K1_N
   if (k === 0n) return undefined
   return { key: Buffer.from(k.toString(16).padStart(64, '0'), 'hex'), chainCode: i.subarray(32) }
 }

@@ -87,9 +87,14 @@ export class Aggregator {
     this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId))
   }
 
+  /** A blob reference was settled: any waiting message may carry it, so walk again from the first waiting pin. */
+  blobSettled(): void {
+    this.rewind(this.deps.pins.minUndispatchedSeq())
+  }
+
   /**
-   * Something any waiting pin may depend on has changed (a blob reference was settled, say): read the waiting pins
-   * again and walk from the first of them.
+   * Something changed that the aggregator did not do itself (pins marked in the database by hand, say): read the
+   * waiting pins again and walk from the first of them.
    */
   recheckWaiting(): void {
     // Safe at any moment: a pass runs synchronously inside its transaction, so between passes the database holds

@@ -27,7 +27,7 @@ interface BatchView {
 }
 
 type Decision =
-  | { kind: 'confirm'; events: NewEvent[]; afterCommit?: () => void }
+  | { kind: 'confirm'; afterCommit?: () => void }
   | { kind: 'reject'; reason: string }
   /** Not decidable yet; the reason is what a trace shows. */
   | { kind: 'wait'; reason: string }
@@ -141,13 +141,13 @@ export class Pass {
         this.deps.validator.validate(message.header.namespace, d, firstSeq)
       } catch (err) {
         // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
-        if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.earlierWaitingInDb(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
+        if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.queues.earlierWaiting(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
           return { kind: 'wait', reason: `a datatype definition ordered before it is not applied yet` }
         }
         return { kind: 'reject', reason: `data ${d.id}: ${errorMessage(err)}` }
       }
     }
-    return { kind: 'confirm', events: [] }
+    return { kind: 'confirm' }
   }
 
   private decideDefinition(pin: Pin, message: Message, data: Data[], firstSeq: number): Decision {
@@ -160,7 +160,7 @@ export class Pass {
     // What it applied (an identity, say) may change who later messages' signers are.
     this.signers.clear()
     this.pendingEvents.push(...out.events)
-    return { kind: 'confirm', events: out.events, ...(out.afterCommit ? { afterCommit: out.afterCommit } : {}) }
+    return { kind: 'confirm', ...(out.afterCommit ? { afterCommit: out.afterCommit } : {}) }
   }
 
   private viewOf(batchId: BatchId): BatchView | undefined {
@@ -188,14 +188,12 @@ export class Pass {
     return this.signers.get(key)
   }
 
-  /** Whether a claim for `did` was pinned before `seq` and still waits (identity/pending's rule, on the database). */
+  /**
+   * Whether a claim for `did` was pinned before `seq` and still waits (identity/pending's rule): asked of the queues,
+   * which hold every pin below `seq` as this page has left it.
+   */
   private claimPending(did: string, seq: number): boolean {
-    return this.earlierWaitingInDb(broadcastContext(identityTopic(did)), seq)
-  }
-
-  private earlierWaitingInDb(context: Hash, seq: number): boolean {
-    this.flush()
-    return this.deps.pins.earlierUndispatched(this.tx, context, seq)
+    return this.queues.earlierWaiting(broadcastContext(identityTopic(did)), seq)
   }
 
   /** The message's pins no longer wait: written at the next flush, gone from the context queues now. */

@@ -1,4 +1,5 @@
 import http from 'node:http'
+import { ParleyError } from '../core/errors.js'
 import type { Duplex } from 'node:stream'
 import Koa from 'koa'
 import { ApiRouter } from './router.js'
@@ -62,8 +63,8 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex): void
     socket.destroy()
     return
   }
-  const [status, reason, code] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'PAYLOAD_TOO_LARGE'] : [400, 'Bad Request', 'BAD_REQUEST']
+  const [status, reason, code] = err.code === 'HPE_HEADER_OVERFLOW' ? ([431, 'Request Header Fields Too Large', 'PAYLOAD_TOO_LARGE'] as const) : ([400, 'Bad Request', 'BAD_REQUEST'] as const)
   const detail = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are larger than this node accepts' : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
-  const body = JSON.stringify({ error: `${code}: ${detail}` })
+  const body = JSON.stringify(new ParleyError(code, detail).toJSON())
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }

@@ -56,6 +56,7 @@ export class Assembler {
   private readonly jobs = new Set<Promise<void>>()
   /** A seal failed (only the database can make it): later batches would overtake it, so nothing more is sealed. */
   private broken = false
+  private sealFailureLogged = false
 
   constructor(
     private readonly deps: AssemblerDeps,
@@ -123,6 +124,8 @@ export class Assembler {
     const record: BatchRecord = { id, type: this.key.type, namespace: this.key.namespace, author: this.key.author, key: this.key.key, node: self.nodeDid, created: now(), hash, manifest, txId, state: 'sealed', local: true }
     // The transaction runs now, so batches are sealed (and their pins later submitted) in the order they were cut.
     const durable = db.transaction((tx) => {
+      // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one.
+      this.broken = true
       batches.insert(tx, record)
       messages.assignBatch(
         tx,
@@ -130,10 +133,12 @@ export class Assembler {
         id,
         txId,
       )
+      this.broken = false
     })
     durable.catch((err: unknown) => {
-      if (this.broken) return
+      if (this.sealFailureLogged) return
       this.broken = true
+      this.sealFailureLogged = true
       log(`batch: ${this.key.namespace}/${this.key.author}: sealing failed, no more batches until the next start (their messages stay accepted): ${errorMessage(err)}`)
     })
     this.dispatch({ record, payload: batchPayload(record, take.map((a) => a.message), data) }, durable)

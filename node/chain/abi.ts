@@ -51,7 +51,6 @@ export function protocolId(blockNumber: number, txIndex: number, logIndex: numbe
   return `${String(blockNumber).padStart(12, '0')}/${String(txIndex).padStart(6, '0')}/${String(logIndex).padStart(6, '0')}`
 }
 
-/** Decodes a BatchPin log; throws when the log is not one (the follower skips it and says so). */
 /**
  * Decodes a BatchPin log. Its data is the ABI encoding of (address, uint256, string, bytes32, bytes32, string,
  * bytes32[]), read here directly: a generic decoder spent more on a 200-context batch than storing its pins did.

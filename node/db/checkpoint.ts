@@ -10,7 +10,6 @@ import type { Maintenance, MaintenanceResult } from './committer.js'
 import type { BuiltSnapshot } from './snapshot-build.js'
 import type { WorkerReport } from './snapshot-worker.js'
 
-export { SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './journal-file.js'
 export const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024
 
 export interface CheckpointHost {
@@ -232,7 +231,14 @@ function buildInWorker(dir: string, started: () => void): Promise<BuiltSnapshot>
   })
 }
 
+/** Worked out once: the lookups are file-system and module-resolution calls, on the checkpoint's blocking path. */
+let boot: string | undefined
 function workerBoot(): string {
+  boot ??= bootCode()
+  return boot
+}
+
+function bootCode(): string {
   const bundle = process.argv[1]
   const compiled = bundle ? join(dirname(bundle), 'snapshot-worker.js') : undefined
   if (compiled && basename(bundle!) === 'node.js' && existsSync(compiled)) return `import(${JSON.stringify(pathToFileURL(compiled).href)})`

@@ -1,33 +1,29 @@
-import type { SqlValue, Tx } from './types.js'
+import type { RunResult, SqlValue, Tx } from './types.js'
 
 /**
- * SQLite binds at most 32,766 parameters per statement; lists are cut well below that so a statement with a few
- * other parameters still fits.
+ * `IN (...)` over a list bound as one JSON array: one statement text whatever the list's length, so it is prepared
+ * once and named once in the journal (a `?` per item would make a new statement for every length).
  */
-export const MAX_IN = 500
+export const IN_LIST = 'IN (SELECT value FROM json_each(?))'
 
-/** `(?, ?, ...)` for `n` values. */
-export function placeholders(n: number): string {
-  return `(${new Array<string>(n).fill('?').join(', ')})`
-}
-
-/** `items` in consecutive slices of at most `size`. */
-export function* chunks<T>(items: readonly T[], size = MAX_IN): Generator<readonly T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
+export function inList(values: readonly (string | number)[]): string {
+  return JSON.stringify(values)
 }
 
 /**
  * Inserts rows with few statements: `INSERT ... VALUES (...), (...) <tail>` over slices of 64, 32, ..., 1 rows, so a
- * few distinct statement texts serve any row count (prepared once, and named once in the journal).
+ * few distinct statement texts serve any row count. Answers each statement's result with the rows it inserted.
  */
-export function insertRows(tx: Tx, head: string, tail: string, rows: readonly (readonly SqlValue[])[]): void {
+export function insertRows(tx: Tx, head: string, tail: string, rows: readonly (readonly SqlValue[])[]): { rows: number; result: RunResult }[] {
+  const out: { rows: number; result: RunResult }[] = []
   let i = 0
   for (let size = 64; size >= 1; size >>= 1) {
     while (rows.length - i >= size) {
       const slice = rows.slice(i, i + size)
       const row = `(${new Array<string>(slice[0]!.length).fill('?').join(', ')})`
-      tx.run(`${head} VALUES ${new Array<string>(size).fill(row).join(', ')} ${tail}`, slice.flat())
+      out.push({ rows: size, result: tx.run(`${head} VALUES ${new Array<string>(size).fill(row).join(', ')} ${tail}`, slice.flat()) })
       i += size
     }
   }
+  return out
 }

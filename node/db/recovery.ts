@@ -16,7 +16,6 @@ import {
 import { DatabaseError } from './errors.js'
 import { ensureMeta, markSnapshotSeq, readSnapshot, replay } from './replay.js'
 
-export { markSnapshotSeq } from './replay.js'
 
 export interface Recovered {
   conn: Connection

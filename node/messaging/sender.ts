@@ -120,7 +120,7 @@ export class MessageSender {
         const dup = this.deps.messages.byIdempotencyKey(namespace, input.idempotencyKey, tx)
         if (dup) throw new ParleyError('CONFLICT', `the idempotency key was already used for message ${dup.header.id}`)
       }
-      for (const d of fresh) this.deps.data.insert(tx, d)
+      this.deps.data.insertMany(tx, fresh)
       this.deps.messages.insert(tx, message, true)
     })
     this.deps.sink.accepted(message, items, payloadEstimate(message, items))
@@ -169,7 +169,7 @@ export class MessageSender {
  * The bytes a message and its data take in a batch payload, exactly as serializeBatch writes them (each data item
  * counted, though a batch carries an item shared by two messages once). The value is measured, not copied.
  */
-export function encodedSize(m: Message, data: readonly Data[]): number {
+function encodedSize(m: Message, data: readonly Data[]): number {
   let size = Buffer.byteLength(goJson({ header: headerJson(m.header), hash: m.hash, data: m.data.map((r) => ({ id: r.id, hash: r.hash })) }))
   for (const d of data) size += Buffer.byteLength(goJson(dataJson({ ...d, value: null }))) - 'null'.length + Buffer.byteLength(d.value ?? 'null')
   return size

@@ -9,7 +9,7 @@ import type { Timestamp } from '../core/time.js'
 export const MAX_VALIDATED_DEPTH = 512
 
 /** How a data value is checked: `json` against its datatype (when it names one), `none` not at all. */
-export const VALIDATORS = ['json', 'none'] as const
+const VALIDATORS = ['json', 'none'] as const
 export type Validator = (typeof VALIDATORS)[number]
 
 export function isValidator(v: string): v is Validator {

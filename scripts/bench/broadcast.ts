@@ -26,7 +26,6 @@ export async function explainMissing(ctx: BenchContext, m: MemberDescription, mi
   ctx.log(`  !! ${m.org}: ${missing.length} messages not confirmed in time; of the first ${Math.min(20, missing.length)}: ${[...states].map(([s, n]) => `${n} ${s}`).join(', ')}`)
 }
 
-/** Waits until every member has confirmed `ids`, printing progress every few seconds; returns the missing ids per member. */
 /** Connections, JIT, the first batch and pin: sent and confirmed everywhere before anything is measured. */
 export async function warmUp(ctx: BenchContext, url: string, sender: MemberDescription, watchers: ConfirmationWatcher[]): Promise<void> {
   ctx.log(`warm-up: ${WARMUP_MESSAGES} broadcasts from ${sender.org}`)
@@ -36,6 +35,7 @@ export async function warmUp(ctx: BenchContext, url: string, sender: MemberDescr
   throwIfAborted(ctx.signal)
 }
 
+/** Waits until every member has confirmed `ids`, printing progress every few seconds; returns the missing ids per member. */
 export async function waitAll(ctx: BenchContext, watchers: ConfirmationWatcher[], ids: string[], timeoutMs: number): Promise<Map<string, string[]>> {
   let lastPrint = Date.now()
   const progress = (): void => {

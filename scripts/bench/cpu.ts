@@ -3,6 +3,7 @@
  * small machine the client competes with the nodes it measures; this says how much it took from them.
  */
 import { readFileSync } from 'node:fs'
+import { CLOCK_TICKS_PER_SECOND, processCpuSeconds } from '../../network/process.js'
 
 export interface CpuFigure {
   /** User plus system CPU over wall time, percent of one core (above 100 when more than one thread ran). */
@@ -28,35 +29,24 @@ export function fmtCpu(c: CpuFigure): string {
   return `${c.pctOfCore.toFixed(1)} % of one core (${c.cpuSeconds.toFixed(2)} s CPU over ${c.wallSeconds.toFixed(2)} s)`
 }
 
-/**
- * Linux reports /proc times in USER_HZ, which the kernel fixes at 100 for userspace whatever its own tick rate
- * (Node has no sysconf to ask).
- */
-const USER_HZ = 100
-
-/** CPU seconds a process has used so far, from /proc/<pid>/stat; 0 once it is gone. */
-function processCpuSeconds(pid: number): number {
-  let stat: string
+/** CPU seconds a process has used so far; 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return processCpuSeconds(pid)
   } catch {
     return 0
   }
-  // The command name in parentheses may hold spaces: count fields from after its closing parenthesis, where
-  // field 3 (state) is the first; utime and stime are fields 14 and 15.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(rest[11]) + Number(rest[12])) / USER_HZ
 }
 
 /** The CPU other processes (a server under test, the network) spend during a phase, summed, as % of one core. */
 export function startProcessCpu(pids: readonly number[]): { stop(): number } {
-  const before = pids.map(processCpuSeconds)
+  const before = pids.map(cpuSecondsOf)
   const t0 = performance.now()
   return {
     stop(): number {
       const wallSeconds = (performance.now() - t0) / 1000
       // A process gone mid-phase reads 0: count none of its time rather than a negative share.
-      const used = pids.reduce((sum, pid, i) => sum + Math.max(0, processCpuSeconds(pid) - before[i]!), 0)
+      const used = pids.reduce((sum, pid, i) => sum + Math.max(0, cpuSecondsOf(pid) - before[i]!), 0)
       return (100 * used) / Math.max(1e-3, wallSeconds)
     },
   }
@@ -69,7 +59,7 @@ function machineBusySeconds(): number {
     // cpu user nice system idle iowait irq softirq steal ...; guest time is already inside user and nice.
     const t = line.trim().split(/\s+/).slice(1, 9).map(Number)
     const total = t.reduce((a, b) => a + b, 0)
-    return (total - t[3]! - t[4]!) / USER_HZ
+    return (total - t[3]! - t[4]!) / CLOCK_TICKS_PER_SECOND
   } catch {
     return NaN
   }

@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { chunks, insertRows, placeholders } from '../in-list.js'
+import { IN_LIST, inList, insertRows } from '../in-list.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type Data, type AnnouncedBlob, type Paging } from '../../model/index.js'
@@ -66,9 +66,7 @@ export class DataRepo {
   /** The data items among `ids` that are held here, by id (one query per few hundred ids). */
   byIds(ids: readonly string[], tx?: Tx): Map<string, Data> {
     const out = new Map<string, Data>()
-    for (const part of chunks(ids)) {
-      for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id IN ${placeholders(part.length)}`, [...part])) out.set(r.id, fromRow(r))
-    }
+    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
     return out
   }
 

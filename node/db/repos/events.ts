@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { EVENT_FIELDS } from '../query-fields.js'
-import { chunks } from '../in-list.js'
+import { insertRows } from '../in-list.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type EventType, type NewEvent, type NodeEvent, type EventQuery } from '../../model/index.js'
@@ -24,37 +24,25 @@ export class EventsRepo {
   constructor(private readonly db: Database) {}
 
   insert(tx: Tx, e: NewEvent, created: Timestamp): NodeEvent {
-    const id = newId<EventId>()
-    const r = tx.run('INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      e.type,
-      e.namespace,
-      e.reference,
-      e.correlator ?? null,
-      e.tx ?? null,
-      e.topic ?? null,
-      created,
-    ])
-    return { ...e, id, sequence: r.lastInsertRowid, created }
+    return this.insertMany(tx, [e], created)[0]!
   }
 
   /**
-   * Appends events in the order given with one statement per few hundred: their sequences are consecutive, since one
+   * Appends events in the order given with few statements: their sequences are consecutive within each, since one
    * statement's AUTOINCREMENT rowids are, and this is the only writer of the log.
    */
   insertMany(tx: Tx, list: readonly NewEvent[], created: Timestamp): NodeEvent[] {
+    const rows = list.map((e) => ({ ...e, id: newId<EventId>(), created }))
+    const statements = insertRows(
+      tx,
+      'INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)',
+      '',
+      rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
+    )
     const out: NodeEvent[] = []
-    for (const part of chunks(list, 200)) {
-      const params: (string | null)[] = []
-      const rows = part.map((e) => {
-        const id = newId<EventId>()
-        params.push(id, e.type, e.namespace, e.reference, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created)
-        return { ...e, id, created }
-      })
-      const r = tx.run(`INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`, params)
-      if (r.changes !== rows.length) throw new Error(`inserted ${r.changes} of ${rows.length} events`)
-      const first = r.lastInsertRowid - rows.length + 1
-      rows.forEach((e, i) => out.push({ ...e, sequence: first + i }))
+    for (const { rows: n, result } of statements) {
+      const first = result.lastInsertRowid - n + 1
+      for (let k = 0; k < n; k++) out.push({ ...rows[out.length]!, sequence: first + k })
     }
     return out
   }

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { chunks, insertRows, placeholders } from '../in-list.js'
+import { IN_LIST, inList, insertRows } from '../in-list.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
@@ -87,9 +87,7 @@ export class MessagesRepo {
   /** The messages among `ids` that are held here, by id (one query per few hundred ids). */
   getMany(ids: readonly string[], tx?: Tx): Map<string, Message> {
     const out = new Map<string, Message>()
-    for (const part of chunks(ids)) {
-      for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM messages WHERE id IN ${placeholders(part.length)}`, [...part])) out.set(r.id, fromRow(r))
-    }
+    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM messages WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
     return out
   }
 
@@ -103,32 +101,14 @@ export class MessagesRepo {
     return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND state = 'ready' ORDER BY seq").map(fromRow)
   }
 
-  /** The messages a batch was sealed with: one statement per few hundred. */
+  /** The messages a batch was sealed with, in one statement. */
   assignBatch(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId): void {
-    for (const part of chunks(ids)) tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id IN ${placeholders(part.length)}`, [batchId, txId, ...part])
+    tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [batchId, txId, inList(ids)])
   }
 
-  confirm(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp): void {
-    tx.run("UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id = ?", [
-      at,
-      timestampSortKey(at),
-      batchId,
-      txId,
-      id,
-    ])
-  }
-
-  /** Confirms several messages of one batch at one time: one statement per few hundred messages. */
+  /** Confirms several messages of one batch at one time, in one statement. */
   confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
-    for (const part of chunks(ids)) {
-      tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id IN ${placeholders(part.length)}`, [
-        at,
-        timestampSortKey(at),
-        batchId,
-        txId,
-        ...part,
-      ])
-    }
+    tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {

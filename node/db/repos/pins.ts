@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { chunks, insertRows, placeholders } from '../in-list.js'
+import { IN_LIST, inList, insertRows } from '../in-list.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Pin, PinnedBatch } from '../../model/index.js'
 
@@ -58,12 +58,6 @@ export class PinsRepo {
     return Number(this.db.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM pins')?.s ?? 0)
   }
 
-  /** The earliest sequence among a batch's contexts `from`..`to` (one message's pins). */
-  firstSeqOf(tx: Tx, batchId: string, from: number, to: number): number | undefined {
-    const r = tx.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND idx BETWEEN ? AND ?', [batchId, from, to])
-    return r?.s ?? undefined
-  }
-
   minUndispatchedSeq(): number | undefined {
     const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE dispatched = 0')
     return r?.s ?? undefined
@@ -76,7 +70,7 @@ export class PinsRepo {
 
   /** Marks pins confirmed or rejected by their sequences: one statement per few hundred pins. */
   markDispatchedSeqs(tx: Tx, seqs: readonly number[]): void {
-    for (const part of chunks(seqs)) tx.run(`UPDATE pins SET dispatched = 1 WHERE seq IN ${placeholders(part.length)}`, [...part])
+    tx.run(`UPDATE pins SET dispatched = 1 WHERE seq ${IN_LIST}`, [inList(seqs)])
   }
 
   /** Broadcast batches pinned on chain, still waiting, that this node holds no record of (to fetch after a restart). */
