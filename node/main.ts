@@ -1,10 +1,36 @@
+import { writeSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { loadNodeConfig, ConfigError } from './config.js'
 import { startNode } from './node.js'
 
 /** Entry point of a member node process: `node --import tsx node/main.ts --config <file>`. */
+
+/** Log lines that could not be written since the last one that could, and why. */
+let dropped = 0
+let dropReason = ''
+
+/**
+ * The member's log, on stdout (which the network points at a file). Written straight to the descriptor, never
+ * through process.stdout: that stream turns a failed write (ENOSPC once the log's disk is full) into an 'error'
+ * event which, with nobody listening, kills the process; that is how a full disk took members down. Here a line
+ * that cannot be written is dropped, and how many were is said as soon as a line can be written again.
+ */
 function log(line: string): void {
-  process.stdout.write(`${new Date().toISOString()} ${line}\n`)
+  try {
+    if (dropped > 0) {
+      writeLine(`log: ${dropped} line(s) could not be written (${dropReason})`)
+      dropped = 0
+    }
+    writeLine(line)
+  } catch (err) {
+    dropped++
+    dropReason = err instanceof Error ? err.message : String(err)
+  }
+}
+
+function writeLine(line: string): void {
+  const bytes = Buffer.from(`${new Date().toISOString()} ${line}\n`)
+  for (let off = 0; off < bytes.length; ) off += writeSync(1, bytes, off)
 }
 
 async function main(): Promise<void> {
@@ -32,7 +58,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'))
 }
 
-// A bug in one request or background task must not take the member down; it is logged and the node goes on.
+// Last resort. Every background loop catches and retries its own failures, so a rejection that gets here is a bug:
+// logged loudly, and the member goes on, since what it holds is in the database, where each transaction is atomic,
+// and one lost task is recovered by the next start at worst. Dying would stop every member's work for one task.
 process.on('unhandledRejection', (err: unknown) => log(`unhandled rejection: ${(err as Error)?.stack ?? String(err)}`))
 
 main().catch((err: unknown) => {

@@ -1,4 +1,5 @@
 import { errorMessage } from '../core/errors.js'
+import { Backoff } from '../core/backoff.js'
 import type { BatchId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
@@ -34,6 +35,8 @@ export interface AggregatorDeps {
 }
 
 const PAGE = 200
+const RETRY_MIN_MS = 1000
+const RETRY_MAX_MS = 30_000
 
 /**
  * Turns pins into confirmations, in chain order. A message is confirmed when its batch is here and verified,
@@ -41,7 +44,8 @@ const PAGE = 200
  * earlier pin on any of its contexts is still waiting: on one topic, nothing overtakes. Waiting pins are
  * skipped, and the walk rewinds to them when what they wait for arrives (a batch, a blob, an identity, a
  * datatype). Each page of pins is one transaction (see Pass); which contexts have pins waiting is kept in memory,
- * rebuilt from the database at start.
+ * rebuilt from the database at start. A pass that fails (its transaction refused while the disk is full, say) is
+ * walked again later: once the database takes writes again, or after a backoff. One log line per distinct problem.
  */
 export class Aggregator {
   readonly name = 'aggregator'
@@ -52,6 +56,9 @@ export class Aggregator {
   private settleIdle: () => void = () => {}
   private stopped = false
   private retryTimer: NodeJS.Timeout | undefined
+  private readonly failures = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
+  /** Ends a wait for the disk to have room when the aggregator stops. */
+  private readonly abort = new AbortController()
   private readonly queues = new ContextQueues()
 
   constructor(private readonly deps: AggregatorDeps) {}
@@ -66,6 +73,7 @@ export class Aggregator {
   /** Ends after the pass in flight (its transaction commits or fails whole); later wake-ups are ignored. */
   async stop(): Promise<void> {
     this.stopped = true
+    this.abort.abort()
     if (this.retryTimer) clearTimeout(this.retryTimer)
     await this.whenIdle()
   }
@@ -136,19 +144,28 @@ export class Aggregator {
         }
       } while (this.again && !this.stopped)
     } catch (err) {
-      if (!this.stopped) {
-        this.deps.log(`aggregator: pass failed, will retry: ${errorMessage(err)}`)
-        this.retryTimer = setTimeout(() => this.rewind(undefined), 1000)
-      }
+      if (!this.stopped) this.retryLater(err)
     } finally {
       this.running = false
       this.settleIdle()
     }
   }
 
+  private retryLater(err: unknown): void {
+    const problem = errorMessage(err)
+    if (this.failures.failed(problem)) this.deps.log(`aggregator: pass failed, will retry: ${problem}`)
+    const { db } = this.deps
+    if (db.diskFull) void db.whenWritable(this.abort.signal).then(() => this.rewind(undefined))
+    else this.retryTimer = setTimeout(() => this.rewind(undefined), this.failures.next())
+  }
+
   private async pass(page: Pin[]): Promise<PassResult> {
     const at = now()
     const result = await this.deps.db.transaction((tx) => new Pass(this.deps, this.queues, tx, at).run(page))
+    if (this.failures.retrying) {
+      this.deps.log('aggregator: passes succeed again')
+      this.failures.reset()
+    }
     for (const f of result.afterCommit) f()
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
     return result

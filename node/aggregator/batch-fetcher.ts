@@ -16,16 +16,23 @@ const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 15_000
 
 
+/** What a downloaded batch turned out to be: one to store, or one to record as refused. */
+type Verdict = { ok: true; batch: BatchPayload; manifest: string } | { ok: false; reason: string }
+
 /**
  * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
  * itself, then store the batch, its messages (pending) and its data in one transaction, and tell the aggregator.
- * A batch that does not verify is recorded as refused, with the reason, and never used.
+ * A batch that does not verify is recorded as refused, with the reason, and never used. A store that fails (a full
+ * disk) is tried again, from the download, once the database takes writes again (or after a backoff), so nothing
+ * waits for a restart; one log line per distinct problem for the whole fetcher, since every batch meets the same one.
  */
 export class BatchFetcher {
   readonly name = 'batch fetcher'
   private readonly inFlight = new Map<string, Promise<void>>()
   private stopped = false
   private readonly abort = new AbortController()
+  /** The fetcher's last problem storing a batch, logged once; cleared (and said) when a store succeeds again. */
+  private storeProblem: string | undefined
 
   constructor(
     private readonly deps: {
@@ -52,7 +59,7 @@ export class BatchFetcher {
     if (this.stopped || this.inFlight.has(p.batchId) || this.deps.batches.get(p.batchId)) return
     const run = this.run(p)
       .catch((err: unknown) => {
-        // Only a failing database gets here; the pins stay and the batch is fetched again at the next start.
+        // A bug, since run() retries what fails; the pins stay and the batch is fetched again at the next start.
         if (!this.stopped) this.deps.log(`batch ${p.batchId}: cannot be stored: ${errorMessage(err)}`)
       })
       .finally(() => this.inFlight.delete(p.batchId))
@@ -68,15 +75,35 @@ export class BatchFetcher {
 
   private async run(p: PinnedBatch): Promise<void> {
     const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
-    if (!this.deps.storage.validRef(p.payloadRef)) return this.refuse(p, `payload reference ${JSON.stringify(p.payloadRef)} is not a shared-storage reference`)
+    while (!this.stopped) {
+      const verdict = await this.obtain(p, backoff)
+      if (!verdict) return
+      try {
+        await (verdict.ok ? this.store(verdict.batch, verdict.manifest, p) : this.refuse(p, verdict.reason))
+      } catch (err) {
+        if (this.stopped) return
+        await this.storeFailed(err, backoff)
+        continue
+      }
+      if (this.storeProblem !== undefined) {
+        this.storeProblem = undefined
+        this.deps.log('batch fetcher: storing batches again')
+      }
+      return
+    }
+  }
+
+  /** Downloads and verifies, retrying an unreachable store; undefined once the fetcher stops. */
+  private async obtain(p: PinnedBatch, backoff: Backoff): Promise<Verdict | undefined> {
+    if (!this.deps.storage.validRef(p.payloadRef)) return { ok: false, reason: `payload reference ${JSON.stringify(p.payloadRef)} is not a shared-storage reference` }
     for (;;) {
-      if (this.stopped) return
+      if (this.stopped) return undefined
       let text: string
       try {
         text = await this.download(p.payloadRef)
       } catch (err) {
-        if (this.stopped) return
-        if (isParleyError(err, 'BAD_PEER_DATA')) return this.refuse(p, err.message)
+        if (this.stopped) return undefined
+        if (isParleyError(err, 'BAD_PEER_DATA')) return { ok: false, reason: err.message }
         const problem = errorMessage(err)
         if (backoff.failed(problem)) this.deps.log(`batch ${p.batchId}: cannot download ${p.payloadRef} yet: ${problem}; retrying`)
         await sleep(backoff.next(), this.abort.signal)
@@ -86,12 +113,22 @@ export class BatchFetcher {
       try {
         batch = parseBatch(text)
       } catch (err) {
-        return this.refuse(p, errorMessage(err))
+        return { ok: false, reason: errorMessage(err) }
       }
       const checked = checkBatch(batch, p)
-      if (!checked.ok) return this.refuse(p, checked.reason)
-      return this.store(batch, checked.manifest, p)
+      return checked.ok ? { ok: true, batch, manifest: checked.manifest } : { ok: false, reason: checked.reason }
     }
+  }
+
+  /** Waits before storing again: until the database takes writes, while the disk is full; a backoff otherwise. */
+  private async storeFailed(err: unknown, backoff: Backoff): Promise<void> {
+    const problem = errorMessage(err)
+    if (problem !== this.storeProblem) {
+      this.storeProblem = problem
+      this.deps.log(`batch fetcher: cannot store batches, retrying: ${problem}`)
+    }
+    const { db } = this.deps
+    await (db.diskFull ? db.whenWritable(this.abort.signal) : sleep(backoff.next(), this.abort.signal))
   }
 
   private async download(ref: string): Promise<string> {
@@ -156,8 +193,8 @@ export class BatchFetcher {
     this.deps.arrived(b.id)
   }
 
+  /** Records the batch as refused; logged once it is recorded, so a retried record is not logged twice. */
   private async refuse(p: PinnedBatch, reason: string): Promise<void> {
-    this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
     await this.deps.db.transaction((tx) =>
       this.deps.batches.insert(tx, {
         id: p.batchId,
@@ -175,5 +212,6 @@ export class BatchFetcher {
         reason,
       }),
     )
+    this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
   }
 }

@@ -5,12 +5,16 @@ import { type BatchPinEvent } from '../model/index.js'
 
 /** The node's `onEvents` rejected: the same range is offered again later, the cursor does not move. */
 export class ConsumerError extends Error {
+  /** Why, without the blocks: the range grows with the head while the same problem lasts (a full disk, say). */
+  readonly reason: string
+
   constructor(
     readonly fromBlock: number,
     readonly toBlock: number,
     cause: unknown,
   ) {
-    super(`storing the events of blocks ${fromBlock}-${toBlock} failed: ${errorMessage(cause)}`)
+    super(`storing the events of blocks ${fromBlock}-${toBlock} failed: ${errorMessage(cause)}`, { cause })
+    this.reason = errorMessage(cause)
   }
 }
 

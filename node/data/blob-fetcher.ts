@@ -8,6 +8,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { BlobStore } from './blob-store.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
+import { diskFullError, isDiskFull } from '../db/disk-full.js'
 import { type AnnouncedBlob } from '../model/index.js'
 
 const RETRY_MIN_MS = 250
@@ -21,7 +22,9 @@ const CONCURRENCY = 2
  * the blob store and checked against the announced hash and size on the way; the verdict is recorded with the
  * blob, and the aggregator told so the messages waiting on it can be confirmed (or rejected, when the content
  * there is not what was announced). A reference is read even when this node already holds a blob with that hash:
- * the verdict must be the one every member reaches. An unreachable store is retried with backoff.
+ * the verdict must be the one every member reaches. An unreachable store is retried with backoff. So is a full disk
+ * (the blob store's or the database's): that one is logged once for the whole fetcher, not once per blob, and while
+ * the database's journal waits for space no blob is downloaded, only to be refused at the end.
  */
 export class BlobFetcher {
   readonly name = 'blob fetcher'
@@ -32,6 +35,8 @@ export class BlobFetcher {
   private active = 0
   private stopped = false
   private readonly abort = new AbortController()
+  /** The fetcher's last storage problem (a full disk), logged once; cleared (and said) when a blob is stored again. */
+  private storageProblem: string | undefined
 
   constructor(
     private readonly deps: {
@@ -77,11 +82,8 @@ export class BlobFetcher {
       const a = this.queue.shift()!
       this.active++
       const run = this.attempt(a)
-        .catch((err: unknown) => {
-          // Only a failing database gets here; the blob is retried like an unreachable store.
-          if (!this.stopped) this.deps.log(`blob ${a.blob.hash}: ${errorMessage(err)}; retrying`)
-          this.retryLater(a, errorMessage(err))
-        })
+        // Only recording a refusal can fail here (the database); the blob is retried like an unreachable store.
+        .catch((err: unknown) => this.retryLater(a, err))
         .finally(() => {
           this.inFlight.delete(run)
           this.active--
@@ -100,6 +102,7 @@ export class BlobFetcher {
     const b = a.blob
     if (this.stopped) return
     if (refs.verdict(b) !== undefined) return this.done(b)
+    if (db.diskFull) return this.retryLater(a, diskFullError(db.diskFull))
     try {
       if (!storage.validRef(b.public)) throw new ParleyError('BAD_PEER_DATA', `${JSON.stringify(b.public)} is not a shared-storage reference`)
       const stored = await blobStore.write(storage.download(b.public, this.abort.signal), { expect: { hash: b.hash, size: b.size } })
@@ -108,9 +111,10 @@ export class BlobFetcher {
         refs.settle(tx, b, { ok: true }, now())
       })
       if (a.backoff.retrying) log(`blob ${b.hash}: fetched from ${b.public} after retrying`)
+      this.storedAgain()
     } catch (err) {
       if (this.stopped) return
-      if (!isParleyError(err, 'BAD_PEER_DATA')) return this.retryLater(a, errorMessage(err))
+      if (!isParleyError(err, 'BAD_PEER_DATA')) return this.retryLater(a, err)
       log(`blob ${b.hash} published at ${b.public} refused: ${err.message}`)
       await db.transaction((tx) => refs.settle(tx, b, { ok: false, reason: `the blob published at ${b.public} does not match: ${err.message}` }, now()))
     }
@@ -122,15 +126,40 @@ export class BlobFetcher {
     this.wanted.delete(keyOf(b))
   }
 
-  private retryLater(a: Attempt, problem: string): void {
+  /**
+   * Queues the blob again after a wait: until the database takes writes again while its disk is full, a backoff
+   * otherwise. A full disk is one problem for the whole fetcher; anything else is logged per blob.
+   */
+  private retryLater(a: Attempt, err: unknown): void {
     if (this.stopped) return
-    if (a.backoff.failed(problem)) this.deps.log(`blob ${a.blob.hash}: cannot fetch ${a.blob.public} yet: ${problem}; retrying`)
-    const timer = setTimeout(() => {
-      this.timers.delete(timer)
+    const problem = errorMessage(err)
+    const { db, log } = this.deps
+    if (isDiskFull(err) || isParleyError(err, 'STORAGE_FULL') || db.diskFull) {
+      if (problem !== this.storageProblem) log(`blob fetcher: cannot store blobs, retrying: ${problem}`)
+      this.storageProblem = problem
+    } else if (a.backoff.failed(problem)) {
+      log(`blob ${a.blob.hash}: cannot fetch ${a.blob.public} yet: ${problem}; retrying`)
+    }
+    const again = (): void => {
+      if (this.stopped) return
       this.queue.push(a)
       this.pump()
+    }
+    if (db.diskFull) {
+      void db.whenWritable(this.abort.signal).then(again)
+      return
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer)
+      again()
     }, a.backoff.next())
     this.timers.add(timer)
+  }
+
+  private storedAgain(): void {
+    if (this.storageProblem === undefined) return
+    this.storageProblem = undefined
+    this.deps.log('blob fetcher: storing blobs again')
   }
 }
 

@@ -69,6 +69,12 @@ export class BlobStore {
       renamed = true
       await fsyncDir(this.dir)
       return { hash, size }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (!renamed && (code === 'ENOSPC' || code === 'EDQUOT')) {
+        throw new ParleyError('STORAGE_FULL', `the disk holding the blob store is full (${code}): the blob was not stored, and nothing of it is kept`, { cause: err })
+      }
+      throw err
     } finally {
       if (!renamed) {
         await fh.close().catch(() => {})

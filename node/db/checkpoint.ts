@@ -1,16 +1,25 @@
-import { rm } from 'node:fs/promises'
+import { rm, stat, statfs } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { basename, dirname, join } from 'node:path'
 import { existsSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { fsyncDir } from '../core/atomic-file.js'
-import { JournalFile, SEALED_JOURNAL_FILE, type JournalSink } from './journal-file.js'
-import type { Maintenance, MaintenanceResult } from './committer.js'
+import { Backoff } from '../core/backoff.js'
+import { errorMessage } from '../core/errors.js'
+import { isDiskFull } from './disk-full.js'
+import { JournalFile, SEALED_JOURNAL_FILE, SNAPSHOT_FILE, type JournalSink } from './journal-file.js'
+import type { Maintenance, MaintenanceResult, Persist } from './committer.js'
 import type { BuiltSnapshot } from './snapshot-build.js'
 import type { WorkerReport } from './snapshot-worker.js'
 
 export const DEFAULT_CHECKPOINT_BYTES = 64 * 1024 * 1024
+/**
+ * A checkpoint that failed for want of space is tried again after this long, doubling: it needs room for a
+ * whole new snapshot, which a disk that was just full rarely has at once, and a build costs seconds of CPU.
+ */
+const DISK_FULL_RETRY_MIN_MS = 2000
+const DISK_FULL_RETRY_MAX_MS = 60_000
 
 export interface CheckpointHost {
   /**
@@ -49,6 +58,11 @@ export type SnapshotBuilder = (dir: string, started: () => void) => Promise<Buil
  * Commits go on during 3 and 4, into the new journal. A build that fails (worker crash, out of memory,
  * disk full) loses nothing: the sealed journal stays, is replayed at the next open, and the next
  * checkpoint folds it before it rotates again. Only one sealed journal exists at a time.
+ *
+ * A failure is logged once per distinct reason. One for want of space (a rotation that could not write
+ * `journal.tmp`, a build that could not write `snapshot.tmp`) is tried again with a time backoff
+ * (2 s doubling to 1 min), a build only once the file system has room for the files it folds; any other
+ * failure once the journal has grown by another threshold, since time alone would not change it.
  */
 export class Checkpointer implements Maintenance {
   private completed = 0
@@ -58,6 +72,13 @@ export class Checkpointer implements Maintenance {
   private sealed: boolean
   /** Where the journal must have grown to before a failed build is retried automatically; -1: not set yet. */
   private retryAt = 0
+  /** After a failure for want of space: no checkpoint step before this time (ms since the epoch). */
+  private notBefore = 0
+  private readonly diskFullPace = new Backoff(DISK_FULL_RETRY_MIN_MS, DISK_FULL_RETRY_MAX_MS)
+  /** Why the last checkpoint step failed, if it did: the same reason is not logged again. */
+  private problem: string | undefined
+  /** The last build failed for want of space: the next one waits until the disk has room for it. */
+  private buildNeedsRoom = false
   private building: Promise<void> | undefined
 
   constructor(
@@ -99,7 +120,7 @@ export class Checkpointer implements Maintenance {
   }
 
   due(sink: JournalSink): boolean {
-    if (this.building) return false
+    if (this.building || Date.now() < this.notBefore) return false
     if (this.sealed) {
       if (this.retryAt < 0) this.retryAt = sink.size + this.thresholdBytes
       return sink.size >= this.retryAt
@@ -112,10 +133,14 @@ export class Checkpointer implements Maintenance {
    * (the build goes on in the background: `build` settles when it ends). `flushThrough` writes the
    * queued records up to a sequence number to the current journal.
    */
-  async run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>): Promise<MaintenanceResult> {
+  async run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>, persist: Persist): Promise<MaintenanceResult> {
     if (this.building) return { ok: true, sink, build: this.building }
     // The sealed journal's name is taken until it is folded: retry that first, then rotate next time.
-    if (this.sealed) return { ok: true, sink, build: this.startBuild(performance.now(), 0, this.included) }
+    if (this.sealed) {
+      const room = await this.roomToFold()
+      if (room) return { ok: false, fatal: false, error: room }
+      return { ok: true, sink, build: this.startBuild(performance.now(), 0, this.included) }
+    }
 
     const start = performance.now()
     const seq = this.host.sealForRotation()
@@ -128,16 +153,16 @@ export class Checkpointer implements Maintenance {
     let renamed = false
     let fresh: JournalSink
     try {
-      fresh = this.wrap(await JournalFile.rotate(this.dir, () => (renamed = true)))
+      fresh = this.wrap(await JournalFile.rotate(this.dir, () => (renamed = true), persist))
     } catch (err) {
       const error = err instanceof Error ? err : new Error(String(err))
-      // Moved but not replaced: the old handle now appends to the sealed file, and whether the renames
-      // reached the disk is unknown. Only a restart knows what is there.
+      // Moved but not replaced (and not for want of space, which `persist` waits out): the old handle now
+      // appends to the sealed file, and whether the renames reached the disk is unknown. Only a restart knows.
       if (renamed) return { ok: false, fatal: true, error }
       // Nothing moved: carry on with this journal (records sealed meanwhile start by forgetting the
-      // old dictionary, so they are right in it) and retry once it has grown by another threshold.
-      this.nextDueAt = sink.size + this.thresholdBytes
-      this.log(`checkpoint: could not rotate the journal, keeping it: ${error.message}`)
+      // old dictionary, so they are right in it) and retry later.
+      this.failed(err, `checkpoint: could not rotate the journal, keeping it: ${error.message}`)
+      if (!isDiskFull(err)) this.nextDueAt = sink.size + this.thresholdBytes
       return { ok: false, fatal: false, error }
     }
     await sink.close().catch((err: unknown) => this.log(`checkpoint: closing the old journal: ${String(err)}`))
@@ -160,6 +185,42 @@ export class Checkpointer implements Maintenance {
     return build
   }
 
+  /**
+   * After a build failed for want of space: an error (the step is put off) unless the file system now has
+   * room for what the build writes, at least the snapshot and the sealed records it folds in. A cheap statfs
+   * instead of seconds of replay and export that would fail the same way.
+   */
+  private async roomToFold(): Promise<Error | undefined> {
+    if (!this.buildNeedsRoom) return undefined
+    try {
+      const fs = await statfs(this.dir)
+      const free = fs.bavail * fs.bsize
+      const sizeOf = async (name: string): Promise<number> => (await stat(join(this.dir, name)).catch(() => ({ size: 0 }))).size
+      const needed = (await sizeOf(SNAPSHOT_FILE)) + (await sizeOf(SEALED_JOURNAL_FILE))
+      if (free >= needed) return undefined
+      this.notBefore = Date.now() + this.diskFullPace.next()
+      return new Error(`checkpoint: put off, the disk has ${free} bytes free and the new snapshot needs about ${needed}`)
+    } catch {
+      // No statfs here: try the build, which says what is wrong.
+      return undefined
+    }
+  }
+
+  /** Logs a failed step once per distinct reason, and paces its retry when it failed for want of space. */
+  private failed(err: unknown, line: string): void {
+    if (isDiskFull(err)) this.notBefore = Date.now() + this.diskFullPace.next()
+    const reason = errorMessage(err)
+    if (reason !== this.problem) this.log(line)
+    this.problem = reason
+  }
+
+  private succeeded(): void {
+    this.problem = undefined
+    this.buildNeedsRoom = false
+    this.notBefore = 0
+    this.diskFullPace.reset()
+  }
+
   private async fold(start: number, blockedSoFar: number, seq: number): Promise<void> {
     let blockedMs = blockedSoFar
     let built: BuiltSnapshot
@@ -169,12 +230,14 @@ export class Checkpointer implements Maintenance {
       blockedMs += performance.now() - t
       built = await running
     } catch (err) {
-      this.retryAt = -1
-      const message = err instanceof Error ? err.message : String(err)
-      this.log(
+      const message = errorMessage(err)
+      this.failed(
+        err,
         `checkpoint: building the snapshot failed, keeping ${SEALED_JOURNAL_FILE} (replayed at the next open; ` +
           `the next checkpoint retries it): ${message}`,
       )
+      this.buildNeedsRoom = isDiskFull(err)
+      this.retryAt = this.buildNeedsRoom ? 0 : -1
       throw err instanceof Error ? err : new Error(message)
     }
     const t = performance.now()
@@ -201,6 +264,7 @@ export class Checkpointer implements Maintenance {
       throw err
     }
     this.log('checkpoint: old journal removed')
+    this.succeeded()
     this.completed++
     this.lastCost = { durationMs: performance.now() - start, exportMs: 0, blockedMs, snapshotBytes: built.snapshotBytes }
     this.log(`checkpoint: done seq=${Math.max(seq, built.seq)}`)
@@ -224,7 +288,8 @@ function buildInWorker(dir: string, started: () => void): Promise<BuiltSnapshot>
     worker.once('online', started)
     worker.on('message', (m: WorkerReport) => {
       if (m.kind === 'done') settle(() => resolve(m.result))
-      else settle(() => reject(new Error(`checkpoint worker: ${m.message}`)))
+      // The errno travels along: a build that failed for want of space is retried differently.
+      else settle(() => reject(Object.assign(new Error(`checkpoint worker: ${m.message}`), m.code ? { code: m.code } : {})))
     })
     worker.once('error', (err) => settle(() => reject(new Error(`checkpoint worker crashed: ${err.message}`, { cause: err }))))
     worker.once('exit', (code) => settle(() => reject(new Error(`checkpoint worker exited (code ${code}) without a result`))))

@@ -1,3 +1,7 @@
+import { Backoff, sleep } from '../core/backoff.js'
+import { errorMessage, isParleyError } from '../core/errors.js'
+import { now } from '../core/time.js'
+import { DISK_FULL_RETRY_MAX_MS, DISK_FULL_RETRY_MIN_MS, diskFullError, isDiskFull, type DiskFull } from './disk-full.js'
 import { DatabaseError } from './errors.js'
 import { frameHeader } from './journal-record.js'
 import type { JournalSink } from './journal-file.js'
@@ -9,8 +13,23 @@ export interface Maintenance {
   /**
    * The part that must not overlap a write (sealing the tick, flushing it to the old journal with
    * `flushThrough`, swapping the journal); the rest goes on in the background until `build` settles.
+   * `persist` runs a step that must not be abandoned half-way (a rename past the point of no return):
+   * while the disk is full it is tried again, as a journal write is.
    */
-  run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>): Promise<MaintenanceResult>
+  run(sink: JournalSink, flushThrough: (seq: number) => Promise<void>, persist: Persist): Promise<MaintenanceResult>
+}
+
+/** Runs `write`, trying it again (with the committer stalled) for as long as it fails for want of space. */
+export type Persist = <T>(write: () => Promise<T>) => Promise<T>
+
+/** What the committer tells its owner. */
+export interface CommitterEvents {
+  /** A write failed for want of space: the committer retries it, and its owner refuses new writes meanwhile. */
+  stalled(full: DiskFull): void
+  /** The write that stalled went through: writes are accepted again. */
+  resumed(full: DiskFull): void
+  /** The journal cannot be trusted any more (or the owner gave up waiting for space): writes are refused for good. */
+  failed(err: Error): void
 }
 
 export type MaintenanceResult =
@@ -43,16 +62,27 @@ const MAX_FLUSH_BYTES = 64 * 1024 * 1024
  * The loop is also the only place a checkpoint's rotation runs, so the journal is never swapped under a
  * write; the snapshot build that follows runs in a worker thread while the loop goes on flushing.
  *
- * If a write or sync fails, the outcome on disk is unknown (and Linux may have dropped the dirty pages),
- * so retrying could report success for data that is gone. Instead every waiting transaction is rejected
- * and the committer stays failed: the owner refuses writes until a restart recovers from the files.
+ * A write the kernel refuses for want of space (ENOSPC, EDQUOT) stalls the committer instead of failing
+ * it: the journal has cut what it wrote of the frame, the records stay queued (the database in memory
+ * already holds their transactions, which neither resolve nor reject meanwhile), and the same frame is
+ * written again every 0.5–2 s until it goes through. While stalled, `diskFull` says so and the owner
+ * refuses new writes, so the queue does not grow. Closing gives up: one last try, then the stalled
+ * records reject with STORAGE_FULL (they were never acknowledged).
+ *
+ * If a sync fails (or a write fails otherwise), the outcome on disk is unknown (and Linux may have
+ * dropped the dirty pages), so retrying could report success for data that is gone. Instead every
+ * waiting transaction is rejected and the committer stays failed: the owner refuses writes until a
+ * restart recovers from the files.
  */
 export class Committer {
   private queue: Pending[] = []
   private inFlight: Pending[] = []
   private checkpointWaiters: Waiter[] = []
   private loop: Promise<void> | undefined
-  private failure: DatabaseError | undefined
+  private failure: Error | undefined
+  private full: DiskFull | undefined
+  /** Aborted when the owner closes: a full disk is then not waited out any more. */
+  private readonly givingUp = new AbortController()
   private last: Promise<void> = Promise.resolve()
   private durable = 0
   private flushCount = 0
@@ -60,14 +90,20 @@ export class Committer {
   constructor(
     private sink: JournalSink,
     private readonly maintenance: Maintenance,
-    private readonly onFatal: (err: DatabaseError) => void,
+    private readonly events: CommitterEvents,
     durableSeq: number,
   ) {
     this.durable = durableSeq
   }
 
-  get failed(): DatabaseError | undefined {
+  /** Why writes are refused for good: DB_FAILED, or STORAGE_FULL once a stall was given up at close. */
+  get failed(): Error | undefined {
     return this.failure
+  }
+
+  /** Set while a write waits for space (the committer is stalled, nothing is lost). */
+  get diskFull(): DiskFull | undefined {
+    return this.full
   }
 
   get durableSeq(): number {
@@ -109,6 +145,14 @@ export class Committer {
     const done = new Promise<void>((resolve, reject) => this.checkpointWaiters.push({ resolve, reject }))
     this.kick()
     return done
+  }
+
+  /**
+   * From now on a write that finds the disk full is tried once more and then fails (its records reject with
+   * STORAGE_FULL) instead of waiting: for shutdown, which must not wait for space that may never come.
+   */
+  stopWaitingForSpace(): void {
+    this.givingUp.abort()
   }
 
   /** Waits for the loop to go idle, then closes the journal. */
@@ -165,7 +209,8 @@ export class Committer {
     }
     this.inFlight = this.queue.splice(0, n)
     const records = this.inFlight.map((p) => p.record)
-    await this.sink.append([frameHeader(records), ...records])
+    const frame = [frameHeader(records), ...records]
+    await this.persist(() => this.sink.append(frame))
     const done = this.inFlight
     this.inFlight = []
     this.flushCount++
@@ -178,7 +223,11 @@ export class Committer {
     this.checkpointWaiters = []
     let result: MaintenanceResult
     try {
-      result = await this.maintenance.run(this.sink, (seq) => this.flushThrough(seq))
+      result = await this.maintenance.run(
+        this.sink,
+        (seq) => this.flushThrough(seq),
+        (write) => this.persist(write),
+      )
     } catch (err) {
       for (const w of waiters) w.reject(err instanceof Error ? err : new Error(String(err)))
       throw err
@@ -204,14 +253,50 @@ export class Committer {
     for (const w of waiters) w.reject(result.error)
   }
 
+  /** See Persist. The sink has cut off whatever part of a refused write reached the file. */
+  private async persist<T>(write: () => Promise<T>): Promise<T> {
+    const pace = new Backoff(DISK_FULL_RETRY_MIN_MS, DISK_FULL_RETRY_MAX_MS)
+    for (;;) {
+      try {
+        const result = await write()
+        this.spaceAgain()
+        return result
+      } catch (err) {
+        if (!isDiskFull(err)) throw err
+        const full = this.noSpace(err)
+        if (this.givingUp.signal.aborted) throw diskFullError(full, err)
+        await sleep(pace.next(), this.givingUp.signal)
+      }
+    }
+  }
+
+  private noSpace(err: unknown): DiskFull {
+    if (!this.full) {
+      this.full = { since: now(), detail: errorMessage(err) }
+      this.events.stalled(this.full)
+    }
+    return this.full
+  }
+
+  private spaceAgain(): void {
+    const full = this.full
+    if (!full) return
+    this.full = undefined
+    this.events.resumed(full)
+  }
+
   private fail(err: unknown): void {
-    const failure = new DatabaseError('DB_FAILED', `the journal could not be made durable; writes are refused until restart: ${String(err)}`, { cause: err })
+    // Given up at close while the disk was full: the records were not lost to a broken disk, only never written.
+    const failure = isParleyError(err, 'STORAGE_FULL')
+      ? err
+      : new DatabaseError('DB_FAILED', `the journal could not be made durable; writes are refused until restart: ${String(err)}`, { cause: err })
     this.failure = failure
+    this.full = undefined
     for (const p of [...this.inFlight, ...this.queue]) p.reject(failure)
     for (const w of this.checkpointWaiters) w.reject(failure)
     this.inFlight = []
     this.queue = []
     this.checkpointWaiters = []
-    this.onFatal(failure)
+    this.events.failed(failure)
   }
 }

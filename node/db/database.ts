@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { Checkpointer, DEFAULT_CHECKPOINT_BYTES, type SnapshotBuilder } from './checkpoint.js'
 import { Committer } from './committer.js'
 import type { Connection } from './connection.js'
+import { diskFullError, type DiskFull } from './disk-full.js'
 import { DatabaseError, asError } from './errors.js'
 import type { JournalSink } from './journal-file.js'
 import { RecordBuilder, StatementNames, validateParams, type TxOps } from './journal-record.js'
@@ -14,6 +15,7 @@ import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
 
 export type { DatabaseStats, Migration, Row, RunResult, SqlParams, SqlValue, Tx } from './types.js'
 export { DatabaseError, type DatabaseErrorCode } from './errors.js'
+export type { DiskFull } from './disk-full.js'
 
 export interface DatabaseOptions {
   /** Folder for `snapshot.sqlite`, `journal` (and `journal.sealed` during a checkpoint) and `LOCK`; created if missing. */
@@ -53,6 +55,11 @@ export interface DatabaseOptions {
  * yet, and during a tick the writes of its functions that have returned (committed at the seal). That
  * is fine for one process: a crash loses them from memory and disk together, and nothing was promised
  * to anyone about them. What the node tells the outside world must wait for the promise.
+ *
+ * A full disk stalls the journal rather than failing it (see Committer): the transactions it holds
+ * resolve once their record is written, and meanwhile (`diskFull`) every new `transaction()` is refused
+ * at once with STORAGE_FULL, before its function runs; reads go on. `whenWritable()` tells a background
+ * loop when to try again.
  */
 export class Database {
   private readonly committer: Committer
@@ -62,6 +69,8 @@ export class Database {
   private inTransaction = false
   private closing: Promise<void> | undefined
   private finalSizeBytes: number | undefined
+  /** Woken when writes may be accepted again (the disk had room, or the database failed or closed). */
+  private readonly writableWaiters = new Set<() => void>()
 
   private constructor(
     private readonly conn: Connection,
@@ -86,7 +95,26 @@ export class Database {
       log,
       opts.buildSnapshot,
     )
-    this.committer = new Committer(wrap(sink), this.checkpointer, (err) => log(err.message), lastSeq)
+    this.committer = new Committer(
+      wrap(sink),
+      this.checkpointer,
+      {
+        stalled: (full) =>
+          log(
+            `journal: the disk is full (${full.detail}); ${this.committer.pending} record(s) wait to be written and are retried ` +
+              'until they are; new writes are refused meanwhile (STORAGE_FULL), reads go on',
+          ),
+        resumed: (full) => {
+          log(`journal: written again; the disk was full from ${full.since}`)
+          this.wakeWriters()
+        },
+        failed: (err) => {
+          log(err.message)
+          this.wakeWriters()
+        },
+      },
+      lastSeq,
+    )
   }
 
   static async open(opts: DatabaseOptions): Promise<Database> {
@@ -183,12 +211,50 @@ export class Database {
   /**
    * Seals the tick (its transactions still become durable), waits for pending commits, checkpoints
    * (unless the journal is empty or failed; a checkpoint already building is waited for) and closes.
+   * Transactions a full disk holds get one last try, then reject with STORAGE_FULL (see stopWaitingForSpace).
    */
   close(): Promise<void> {
     // From inside a transaction function the tick cannot be sealed yet: shutdown waits for its seal.
     if (!this.closing && !this.inTransaction) this.sealTick()
+    this.stopWaitingForSpace()
     this.closing ??= this.shutdown()
+    this.wakeWriters()
     return this.closing
+  }
+
+  /**
+   * Since when, and why, the journal cannot be written for want of space; undefined while writes are
+   * accepted. New transactions are refused (STORAGE_FULL) for as long as it is set.
+   */
+  get diskFull(): DiskFull | undefined {
+    return this.committer.diskFull
+  }
+
+  /**
+   * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
+   * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
+   * or when `signal` aborts. Never rejects: the caller tries its write again and learns the outcome there.
+   */
+  whenWritable(signal?: AbortSignal): Promise<void> {
+    if (!this.committer.diskFull || this.closing || signal?.aborted) return Promise.resolve()
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.writableWaiters.delete(done)
+        signal?.removeEventListener('abort', done)
+        resolve()
+      }
+      this.writableWaiters.add(done)
+      signal?.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  /**
+   * For shutdown: from now on a full disk is not waited out. Transactions it holds get one last try and then
+   * reject with STORAGE_FULL (nobody was told they were stored), so the components stopping before the
+   * database do not wait for space that may never come.
+   */
+  stopWaitingForSpace(): void {
+    this.committer.stopWaitingForSpace()
   }
 
   stats(): DatabaseStats {
@@ -328,11 +394,19 @@ export class Database {
     return this.conn.query(p, params, limit)
   }
 
-  private writeRefusal(): DatabaseError | undefined {
+  private writeRefusal(): Error | undefined {
     if (this.closing) return new DatabaseError('DB_CLOSED', 'the database is closed')
     if (this.committer.failed) return this.committer.failed
+    // Refused before fn runs, whether it would write or not: nothing half-done, and a read-only transaction
+    // would only wait for the stalled records anyway.
+    const full = this.committer.diskFull
+    if (full) return diskFullError(full)
     if (this.inTransaction) return new DatabaseError('DB_MISUSE', 'transaction() called inside a transaction function')
     return undefined
+  }
+
+  private wakeWriters(): void {
+    for (const wake of [...this.writableWaiters]) wake()
   }
 
   /**

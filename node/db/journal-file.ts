@@ -26,7 +26,12 @@ export const SNAPSHOT_TMP_FILE = 'snapshot.tmp'
 export interface JournalSink {
   /** Bytes in the file, all of them synced. */
   readonly size: number
-  /** Writes `chunks` at the end of the file as one write, then fdatasyncs; resolves once they are on disk. */
+  /**
+   * Writes `chunks` at the end of the file as one write, then fdatasyncs; resolves once they are on disk.
+   * A write that fails leaves `size` as it was and cuts off what reached the file, so the same chunks can be
+   * appended again (after a full disk): it rejects with the write's own error (ENOSPC, ...). A failed sync
+   * rejects with `DB_FAILED` instead, whatever its errno, since after it nothing written can be trusted.
+   */
   append(chunks: readonly Buffer[]): Promise<void>
   close(): Promise<void>
 }
@@ -143,9 +148,11 @@ export class JournalFile implements JournalSink {
    * append to it again. The directory is synced between the renames, so a crash can never leave the
    * empty journal in place without the sealed one (which would lose the old records), and after the
    * second, so nothing is acknowledged from the new file before its name is durable.
-   * `renamed` is called once the old journal has been moved: a failure after that is not a clean no-op.
+   * `renamed` is called once the old journal has been moved: a failure after that is not a clean no-op,
+   * so the second rename goes through `persist`, which tries it again while the disk is full (a rename
+   * needs room for the new directory entry).
    */
-  static async rotate(dir: string, renamed: () => void): Promise<JournalFile> {
+  static async rotate(dir: string, renamed: () => void, persist: <T>(step: () => Promise<T>) => Promise<T>): Promise<JournalFile> {
     const tmp = join(dir, JOURNAL_TMP_FILE)
     const fh = await open(tmp, 'w')
     try {
@@ -157,7 +164,7 @@ export class JournalFile implements JournalSink {
     await rename(join(dir, JOURNAL_FILE), join(dir, SEALED_JOURNAL_FILE))
     renamed()
     await fsyncDir(dir)
-    await rename(tmp, join(dir, JOURNAL_FILE))
+    await persist(() => rename(tmp, join(dir, JOURNAL_FILE)))
     await fsyncDir(dir)
     return JournalFile.openAt(dir, JOURNAL_HEADER.length)
   }
@@ -177,13 +184,25 @@ export class JournalFile implements JournalSink {
   async append(chunks: readonly Buffer[]): Promise<void> {
     let position = this.bytes
     let pending = chunks.filter((c) => c.length > 0)
-    while (pending.length > 0) {
-      const { bytesWritten } = await this.fh.writev(pending, position)
-      position += bytesWritten
-      pending = dropWritten(pending, bytesWritten)
+    try {
+      while (pending.length > 0) {
+        const { bytesWritten } = await this.fh.writev(pending, position)
+        position += bytesWritten
+        pending = dropWritten(pending, bytesWritten)
+      }
+    } catch (err) {
+      // A short write, then a refused one (a full disk): cut the part frame (whatever of it reached the file,
+      // reported or not) so that nothing follows the last good one. Should the cut fail too, the next append
+      // still writes at `bytes`, over it, and recovery cuts a torn tail; the write's error is the one to report.
+      await this.fh.truncate(this.bytes).catch(() => undefined)
+      throw err
     }
-    // fdatasync also persists the file size, which is all the metadata a reader of the appended bytes needs.
-    await this.fh.datasync()
+    try {
+      // fdatasync also persists the file size, which is all the metadata a reader of the appended bytes needs.
+      await this.fh.datasync()
+    } catch (err) {
+      throw new DatabaseError('DB_FAILED', `fdatasync of the journal failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    }
     this.bytes = position
   }
 

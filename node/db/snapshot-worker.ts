@@ -8,7 +8,7 @@ import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { buildSnapshot } from './snapshot-build.js'
 
-export type WorkerReport = { kind: 'done'; result: Awaited<ReturnType<typeof buildSnapshot>> } | { kind: 'failed'; message: string }
+export type WorkerReport = { kind: 'done'; result: Awaited<ReturnType<typeof buildSnapshot>> } | { kind: 'failed'; message: string; code?: string }
 
 /**
  * On a busy machine the build competes with the node's own thread for CPU; on Linux a thread has its
@@ -30,6 +30,7 @@ let report: WorkerReport
 try {
   report = { kind: 'done', result: await buildSnapshot(dir) }
 } catch (err) {
-  report = { kind: 'failed', message: err instanceof Error ? err.message : String(err) }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  report = { kind: 'failed', message: err instanceof Error ? err.message : String(err), ...(typeof code === 'string' ? { code } : {}) }
 }
 parentPort?.postMessage(report)

@@ -1,5 +1,7 @@
 import { newId, type IdentityId } from '../core/ids.js'
 import { identityTopic } from '../core/hashes.js'
+import { Backoff, sleep } from '../core/backoff.js'
+import { errorMessage } from '../core/errors.js'
 import type { Database } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { NodeStateRepo } from '../db/repos/node-state.js'
@@ -7,12 +9,10 @@ import type { MessageSender } from '../messaging/sender.js'
 import { claimValue } from './identity-claim.js'
 import { SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type LocalIdentity, type NodeProfile } from '../model/index.js'
 
-/**
- * Registers this member through the chain, as FireFly does: a claim for its org (signed with the org key), then a
- * claim for its node (carrying its p2p endpoint and certificate), both broadcast definitions. Each is sent once:
- * the ids chosen are stored, so a restart neither re-sends a claim in flight nor one already confirmed.
- */
-export async function registerSelf(deps: {
+const RETRY_MIN_MS = 1000
+const RETRY_MAX_MS = 30_000
+
+export interface RegistrationDeps {
   db: Database
   identities: IdentitiesRepo
   state: NodeStateRepo
@@ -20,25 +20,75 @@ export async function registerSelf(deps: {
   self: LocalIdentity
   profile: NodeProfile
   log: (line: string) => void
-}): Promise<void> {
-  const { identities, state, sender, self, db } = deps
+  /** Ends the retries (the node is stopping); the step in flight finishes first. */
+  signal: AbortSignal
+}
+
+/**
+ * Registers this member through the chain, as FireFly does: a claim for its org (signed with the org key), then a
+ * claim for its node (carrying its p2p endpoint and certificate), both broadcast definitions. Each is sent once:
+ * the ids chosen are stored, so a restart neither re-sends a claim in flight nor one already confirmed.
+ *
+ * Each step that fails (a full disk refusing the write, say) is tried again until it succeeds or the node stops,
+ * one log line per distinct problem; only that step, so a claim that was sent is not sent again because recording
+ * it failed. Never rejects.
+ */
+export async function registerSelf(deps: RegistrationDeps): Promise<void> {
+  const { identities, state, sender, self, db, signal } = deps
+  const step = persistently(deps)
+  const record = async (key: string, value: string): Promise<void> => {
+    await step(() => db.transaction((tx) => state.set(tx, key, value)))
+  }
   const orgId = (identities.byDid(self.orgDid)?.id ?? state.get('identity.org.id') ?? newId<IdentityId>()) as IdentityId
   if (!identities.byDid(self.orgDid) && !state.get('identity.org.claimed')) {
-    await db.transaction((tx) => state.set(tx, 'identity.org.id', orgId))
-    const msg = await sender.definition(SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, [identityTopic(self.orgDid)], claimValue({ id: orgId, did: self.orgDid, type: 'org', name: self.org }))
-    await db.transaction((tx) => state.set(tx, 'identity.org.claimed', msg.header.id))
+    await record('identity.org.id', orgId)
+    if (signal.aborted) return
+    const msg = await step(() => sender.definition(SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, [identityTopic(self.orgDid)], claimValue({ id: orgId, did: self.orgDid, type: 'org', name: self.org })))
+    if (!msg) return
+    await record('identity.org.claimed', msg.header.id)
+    if (signal.aborted) return
     deps.log(`identity: claimed ${self.orgDid} (message ${msg.header.id})`)
   }
   if (!identities.byDid(self.nodeDid) && !state.get('identity.node.claimed')) {
     const nodeId = (state.get('identity.node.id') ?? newId<IdentityId>()) as IdentityId
-    await db.transaction((tx) => state.set(tx, 'identity.node.id', nodeId))
-    const msg = await sender.definition(
-      SYSTEM_NAMESPACE,
-      TAG_IDENTITY_CLAIM,
-      [identityTopic(self.nodeDid)],
-      claimValue({ id: nodeId, did: self.nodeDid, type: 'node', parent: orgId, name: self.node, profile: deps.profile }),
+    await record('identity.node.id', nodeId)
+    if (signal.aborted) return
+    const msg = await step(() =>
+      sender.definition(
+        SYSTEM_NAMESPACE,
+        TAG_IDENTITY_CLAIM,
+        [identityTopic(self.nodeDid)],
+        claimValue({ id: nodeId, did: self.nodeDid, type: 'node', parent: orgId, name: self.node, profile: deps.profile }),
+      ),
     )
-    await db.transaction((tx) => state.set(tx, 'identity.node.claimed', msg.header.id))
+    if (!msg) return
+    await record('identity.node.claimed', msg.header.id)
+    if (signal.aborted) return
     deps.log(`identity: claimed ${self.nodeDid} (message ${msg.header.id})`)
+  }
+}
+
+/**
+ * Runs a step until it succeeds: its result, or undefined once the signal aborts (which the caller checks when the
+ * step has no result). Between tries it waits until the database takes writes again while the disk is full, and a
+ * backoff otherwise.
+ */
+function persistently(deps: RegistrationDeps) {
+  const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
+  return async <T>(run: () => Promise<T>): Promise<T | undefined> => {
+    while (!deps.signal.aborted) {
+      try {
+        const result = await run()
+        if (backoff.retrying) deps.log('identity: registration goes on after retrying')
+        backoff.reset()
+        return result
+      } catch (err) {
+        if (deps.signal.aborted) return undefined
+        const problem = errorMessage(err)
+        if (backoff.failed(problem)) deps.log(`identity: registration failed, retrying: ${problem}`)
+        await (deps.db.diskFull ? deps.db.whenWritable(deps.signal) : sleep(backoff.next(), deps.signal))
+      }
+    }
+    return undefined
   }
 }

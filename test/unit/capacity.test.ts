@@ -24,6 +24,6 @@ describe('database capacity (what an in-memory member can hold)', () => {
   it('warns from the warning share on, naming the size and what to do', () => {
     expect(databaseCapacity(stats(Math.floor(DATABASE_LIMIT_BYTES * DATABASE_WARN_AT) - 1024 * 1024)).warning).to.equal(undefined)
     const c = databaseCapacity(stats(Math.ceil(DATABASE_LIMIT_BYTES * DATABASE_WARN_AT)))
-    expect(c.warning).to.match(/holds 630 MiB of the 900 MiB an in-memory \(sql\.js\) member can keep; start a member with a new state folder/)
+    expect(c.warning).to.match(/holds 720 MiB of the 900 MiB an in-memory \(sql\.js\) member can keep; start a member with a new state folder/)
   })
 })

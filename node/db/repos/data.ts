@@ -86,6 +86,22 @@ export class DataRepo {
       .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))
   }
 
+  /** Bytes of the values a `list` page would hold, counted by SQLite without reading them out. */
+  listValueBytes(namespace: string, page: Paging): { items: number; bytes: number } {
+    const r = this.db.get<{ items: number; bytes: number | null }>(
+      'SELECT COUNT(*) AS items, SUM(octet_length(value)) AS bytes FROM (SELECT value FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?)',
+      [namespace, page.limit, page.skip],
+    )
+    return { items: Number(r?.items ?? 0), bytes: Number(r?.bytes ?? 0) }
+  }
+
+  /** Bytes of the values of the data items among `ids` (each counted once), without reading them out. */
+  valueBytes(ids: readonly string[]): number {
+    if (ids.length === 0) return 0
+    const r = this.db.get<{ bytes: number | null }>(`SELECT SUM(octet_length(value)) AS bytes FROM data WHERE id ${IN_LIST}`, [inList([...new Set(ids)])])
+    return Number(r?.bytes ?? 0)
+  }
+
   list(namespace: string, page: Paging): Data[] {
     return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, page.limit, page.skip]).map(fromRow)
   }
