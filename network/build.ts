@@ -30,6 +30,9 @@ export const ENTRIES = {
   ipfs: 'network/ipfs/main.ts',
   // Started by the node itself (a checkpoint's worker thread), found next to node.js: see node/db/checkpoint.ts.
   'snapshot-worker': 'node/db/snapshot-worker.ts',
+  // Started by the node itself (datatype validation off the main thread), found next to node.js: see
+  // node/data/validation-offthread.ts.
+  'validation-worker': 'node/data/validation-worker.ts',
 } as const
 export type EntryName = keyof typeof ENTRIES
 

@@ -6,6 +6,8 @@ import type { Tx } from '../db/database.js'
 import { datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin } from '../model/index.js'
 import type { ContextQueues } from './context-queues.js'
 import { IndexedManifest } from './manifest.js'
+import { messageLimitProblem } from '../batch/payload.js'
+import { StepAllowance } from '../data/validation-budget.js'
 import type { AggregatorDeps } from './aggregator.js'
 
 export interface PassResult {
@@ -24,7 +26,12 @@ interface BatchView {
   pins: Map<number, Pin>
   messages: Map<string, Message>
   data: Map<string, Data>
+  /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
+  prefetched: boolean
 }
+
+/** The most data items one batch sends to be checked off the main thread at once. */
+const PREFETCH_ITEMS = 1000
 
 type Decision =
   | { kind: 'confirm'; afterCommit?: () => void }
@@ -47,6 +54,8 @@ export class Pass {
   private readonly pendingPins: number[] = []
   private readonly pendingEvents: NewEvent[] = []
   private readonly pendingConfirms = new Map<BatchId, { txId: TxId; ids: MessageId[] }>()
+  /** What this pass may spend on data checks on the main thread; costlier checks go to the validation worker. */
+  private readonly allowance = new StepAllowance()
   readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], definitionSettled: false }
 
   constructor(
@@ -112,6 +121,9 @@ export class Pass {
   }
 
   private decide(pin: Pin, view: BatchView, message: Message, expected: Hash | undefined, topic: string | undefined, firstSeq: number): Decision {
+    // A message past a network-wide limit is rejected as a message: its pins are consumed, its topics move on.
+    const overLimit = messageLimitProblem(message)
+    if (overLimit) return { kind: 'reject', reason: overLimit }
     if (pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
     if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
@@ -138,7 +150,11 @@ export class Pass {
       }
       try {
         // Only datatypes whose definition was ordered before this message count, whatever arrived first here.
-        this.deps.validator.validate(message.header.namespace, d, firstSeq)
+        const later = this.deps.validator.validateOnReceipt(message.header.namespace, d, firstSeq, this.allowance)
+        if (later) {
+          this.prefetch(view)
+          return { kind: 'wait', reason: later }
+        }
       } catch (err) {
         // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
         if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.queues.earlierWaiting(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
@@ -163,6 +179,26 @@ export class Pass {
     return { kind: 'confirm', ...(out.afterCommit ? { afterCommit: out.afterCommit } : {}) }
   }
 
+  /**
+   * Checks off the main thread come back when they are done: send those of the batch's undecided messages along with
+   * the first, in batch order, as one job (bounded, so that verdicts kept for later do not crowd out those needed now).
+   */
+  private prefetch(view: BatchView): void {
+    if (view.prefetched) return
+    view.prefetched = true
+    const items: Data[] = []
+    for (const e of view.manifest.entries) {
+      const m = view.messages.get(e.id)
+      if (!m || m.state === 'confirmed' || m.state === 'rejected' || this.settled.has(m.header.id)) continue
+      for (const r of m.data) {
+        const d = view.data.get(r.id)
+        if (d) items.push(d)
+      }
+      if (items.length >= PREFETCH_ITEMS) break
+    }
+    this.deps.validator.prefetch(view.record.namespace, items.slice(0, PREFETCH_ITEMS))
+  }
+
   private viewOf(batchId: BatchId): BatchView | undefined {
     if (this.views.has(batchId)) return this.views.get(batchId)
     const record = this.deps.batches.get(batchId)
@@ -177,6 +213,7 @@ export class Pass {
         pins: new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p])),
         messages,
         data: this.deps.data.byIds(dataIds, this.tx),
+        prefetched: false,
       }
     }
     this.views.set(batchId, view)

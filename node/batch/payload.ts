@@ -3,7 +3,7 @@ import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import { MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
+import { MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
@@ -43,6 +43,17 @@ export function batchPayload(record: BatchRecord, messages: readonly Message[], 
 
 export function batchMessage(m: Message): BatchPayload['messages'][number] {
   return { header: m.header, hash: m.hash, data: m.data, ...(m.pins ? { pins: m.pins } : {}) }
+}
+
+/**
+ * Why a message as a batch carries it breaks a network-wide limit, or undefined. A receiver rejects such a message
+ * (message_rejected, its pins consumed) rather than refusing its batch: a refused batch keeps its pins waiting, and
+ * every later message on its topics with them. Senders refuse these before they send (their own limits may be lower).
+ */
+export function messageLimitProblem(m: { header: { topics: readonly string[] }; data: readonly unknown[] }): string | undefined {
+  if (m.data.length > MAX_DATA_PER_MESSAGE) return `the message carries ${m.data.length} data items; a message may carry at most ${MAX_DATA_PER_MESSAGE}`
+  if (m.header.topics.length > MAX_TOPICS_PER_MESSAGE) return `the message names ${m.header.topics.length} topics; a message may name at most ${MAX_TOPICS_PER_MESSAGE}`
+  return undefined
 }
 
 /**

@@ -47,11 +47,78 @@ export type JsonKind = JsonNode['kind']
 const NO_MEMBERS: readonly JsonMember[] = Object.freeze([])
 const NO_ITEMS: readonly JsonNode[] = Object.freeze([])
 
+/**
+ * Where every object and array of a compact text ends, found in one pass: `opens` holds their starts in increasing
+ * order, `closes` the index just past each one's closing bracket. Children are then found by jumping over nested
+ * containers, so a node's children cost what they are in number, not in size, and are built only when asked for: a
+ * 16 MiB request body is mostly data values that are forwarded by their raw text and never walked.
+ */
+class ContainerIndex {
+  private readonly opens: Int32Array
+  private readonly closes: Int32Array
+  private readonly count: number
+
+  constructor(s: string) {
+    let opens: Int32Array = new Int32Array(64)
+    let closes: Int32Array = new Int32Array(64)
+    let count = 0
+    const stack: number[] = []
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i)
+      if (c === 0x22) i = stringEnd(s, i) - 1
+      else if (c === 0x7b || c === 0x5b) {
+        if (count === opens.length) {
+          opens = grow(opens)
+          closes = grow(closes)
+        }
+        opens[count] = i
+        stack.push(count++)
+      } else if (c === 0x7d || c === 0x5d) closes[stack.pop()!] = i + 1
+    }
+    this.opens = opens
+    this.closes = closes
+    this.count = count
+  }
+
+  /** The index just past the container that starts at `start`. */
+  endOf(start: number): number {
+    let lo = 0
+    let hi = this.count - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const o = this.opens[mid]!
+      if (o === start) return this.closes[mid]!
+      if (o < start) lo = mid + 1
+      else hi = mid - 1
+    }
+    throw new Error(`no container starts at offset ${start}`)
+  }
+}
+
+function grow(a: Int32Array): Int32Array {
+  const b = new Int32Array(a.length * 2)
+  b.set(a)
+  return b
+}
+
+/**
+ * Index just past the closing quote of the string starting at `from`: the first quote not escaped by an odd run of
+ * backslashes (the text is valid, so one exists).
+ */
+function stringEnd(s: string, from: number): number {
+  for (let q = s.indexOf('"', from + 1); ; q = s.indexOf('"', q + 1)) {
+    let b = q - 1
+    while (s.charCodeAt(b) === 0x5c) b--
+    if ((q - 1 - b) % 2 === 0) return q + 1
+  }
+}
+
 // Internal to this module: callers see the `JsonNode` union. `value` is built on first use, since a large data value
-// is mostly forwarded and hashed by its raw text and walked only near the top.
+// is mostly forwarded and hashed by its raw text and walked only near the top; so are a container's children.
 class Node implements JsonNodeCommon {
   /** @internal */ cached: JsonValue | undefined = undefined
   /** @internal */ done = false
+  private children: JsonMember[] | JsonNode[] | undefined
   // Built on first lookup and only for larger objects: most nodes are never asked, and a short scan is cheaper.
   private byKey?: Map<string, JsonNode>
 
@@ -61,8 +128,8 @@ class Node implements JsonNodeCommon {
     readonly text: string,
     /** @internal */ readonly start: number,
     /** @internal */ readonly end: number,
-    readonly members: readonly JsonMember[] = NO_MEMBERS,
-    readonly items: readonly JsonNode[] = NO_ITEMS,
+    /** @internal Where the containers of `text` end; shared by all the nodes of one parse. */
+    private readonly index: ContainerIndex,
   ) {}
 
   get raw(): string {
@@ -71,6 +138,18 @@ class Node implements JsonNodeCommon {
 
   get value(): JsonValue {
     return this.done ? (this.cached as JsonValue) : materialise(this)
+  }
+
+  get members(): readonly JsonMember[] {
+    if (this.kind !== 'object') return NO_MEMBERS
+    this.children ??= this.readChildren()
+    return this.children as JsonMember[]
+  }
+
+  get items(): readonly JsonNode[] {
+    if (this.kind !== 'array') return NO_ITEMS
+    this.children ??= this.readChildren()
+    return this.children as JsonNode[]
   }
 
   get(key: string): JsonNode | undefined {
@@ -89,6 +168,46 @@ class Node implements JsonNodeCommon {
   has(key: string): boolean {
     return this.get(key) !== undefined
   }
+
+  /** This container's members or items, in order, read from the compact text between its brackets. */
+  private readChildren(): JsonMember[] | JsonNode[] {
+    const s = this.text
+    const last = this.end - 1
+    const object = this.kind === 'object'
+    const members: JsonMember[] = []
+    const items: JsonNode[] = []
+    for (let i = this.start + 1; i < last; i++) {
+      let key = ''
+      if (object) {
+        const keyEnd = stringEnd(s, i)
+        key = decodeString(s.slice(i + 1, keyEnd - 1))
+        i = keyEnd + 1 // past the colon
+      }
+      const node = nodeAt(s, i, this.index)
+      i = node.end // at the comma or the closer
+      if (object) members.push({ key, node: node as JsonNode })
+      else items.push(node as JsonNode)
+    }
+    return object ? members : items
+  }
+}
+
+/** The node of the value that starts at `i` in compact text `s` (children built later, when asked for). */
+function nodeAt(s: string, i: number, index: ContainerIndex): Node {
+  const c = s.charCodeAt(i)
+  if (c === 0x7b) return new Node('object', s, i, index.endOf(i), index)
+  if (c === 0x5b) return new Node('array', s, i, index.endOf(i), index)
+  if (c === 0x22) return new Node('string', s, i, stringEnd(s, i), index)
+  if (c === 0x74) return new Node('boolean', s, i, i + 4, index)
+  if (c === 0x66) return new Node('boolean', s, i, i + 5, index)
+  if (c === 0x6e) return new Node('null', s, i, i + 4, index)
+  // A validated number runs to the next `,` `]` `}` or the end.
+  let k = i + 1
+  for (; k < s.length; k++) {
+    const d = s.charCodeAt(k)
+    if (d === 0x2c || d === 0x5d || d === 0x7d) break
+  }
+  return new Node('number', s, i, k, index)
 }
 
 const SHORT_UNESCAPES: Readonly<Record<string, string>> = {
@@ -175,75 +294,6 @@ function materialise(root: Node): JsonValue {
   return root.cached as JsonValue
 }
 
-type Frame = { start: number; key: string; members: JsonMember[] | undefined; items: JsonNode[] | undefined }
-
-/** Builds the tree over text `compactJson` has already validated and stripped of whitespace, so no checks remain. */
-function buildTree(s: string): JsonNode {
-  const n = s.length
-  let i = 0
-  const stack: Frame[] = []
-
-  // Index just past the closing quote of the string starting at `from`: the first quote not escaped by an odd run of
-  // backslashes (the text is valid, so one exists).
-  const stringEnd = (from: number): number => {
-    for (let q = s.indexOf('"', from + 1); ; q = s.indexOf('"', q + 1)) {
-      let b = q - 1
-      while (s.charCodeAt(b) === 0x5c) b--
-      if ((q - 1 - b) % 2 === 0) return q + 1
-    }
-  }
-  const readKey = (): string => {
-    const end = stringEnd(i)
-    const key = decodeString(s.slice(i + 1, end - 1))
-    i = end + 1 // past the colon
-    return key
-  }
-
-  for (;;) {
-    let node: Node
-    const start = i
-    const c = s.charCodeAt(i++)
-    if (c === 0x7b) {
-      if (s.charCodeAt(i) !== 0x7d) {
-        stack.push({ start, key: readKey(), members: [], items: undefined })
-        continue
-      }
-      node = new Node('object', s, start, ++i)
-    } else if (c === 0x5b) {
-      if (s.charCodeAt(i) !== 0x5d) {
-        stack.push({ start, key: '', members: undefined, items: [] })
-        continue
-      }
-      node = new Node('array', s, start, ++i)
-    } else if (c === 0x22) node = new Node('string', s, start, (i = stringEnd(start)))
-    else if (c === 0x74) node = new Node('boolean', s, start, (i += 3))
-    else if (c === 0x66) node = new Node('boolean', s, start, (i += 4))
-    else if (c === 0x6e) node = new Node('null', s, start, (i += 3))
-    else {
-      // A validated number runs to the next `,` `]` `}` or the end.
-      for (; i < n; i++) {
-        const d = s.charCodeAt(i)
-        if (d === 0x2c || d === 0x5d || d === 0x7d) break
-      }
-      node = new Node('number', s, start, i)
-    }
-
-    // Attach the finished node; close every container that ends right after it.
-    for (;;) {
-      const top = stack[stack.length - 1]
-      if (top === undefined) return node as JsonNode
-      if (top.members !== undefined) top.members.push({ key: top.key, node: node as JsonNode })
-      else top.items!.push(node as JsonNode)
-      if (s.charCodeAt(i++) === 0x2c) {
-        if (top.members !== undefined) top.key = readKey()
-        break
-      }
-      stack.pop()
-      node = top.members !== undefined ? new Node('object', s, top.start, i, top.members) : new Node('array', s, top.start, i, NO_MEMBERS, top.items)
-    }
-  }
-}
-
 export interface ParseJsonOptions {
   /** Nesting limit; defaults to Go's own (10000), so we accept exactly what a Go member accepts. */
   maxDepth?: number
@@ -254,7 +304,8 @@ export interface ParseJsonOptions {
  * Throws `ParleyError('INVALID_JSON')` naming the problem and its line/column. Linear in the input size.
  */
 export function parseJsonRaw(text: string, options: ParseJsonOptions = {}): JsonNode {
-  return buildTree(compactJson(text, options.maxDepth ?? GO_MAX_DEPTH))
+  const compact = compactJson(text, options.maxDepth ?? GO_MAX_DEPTH)
+  return nodeAt(compact, 0, new ContainerIndex(compact)) as JsonNode
 }
 
 /**

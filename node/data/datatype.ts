@@ -1,12 +1,9 @@
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
-import ajvFormats from 'ajv-formats'
-import { RE2JS } from 're2js'
 import { ParleyError } from '../core/errors.js'
 import { isUuid } from '../core/ids.js'
-import { parseJsonRaw, type JsonNode } from '../core/json.js'
+import type { JsonNode } from '../core/json.js'
 import { NAME_RE } from '../core/names.js'
 import { optString } from '../core/input.js'
-import { isValidator, MAX_VALIDATED_DEPTH, type DatatypeRef, type Validator } from '../model/index.js'
+import { isValidator, type DatatypeRef, type Validator } from '../model/index.js'
 
 
 // A dotted version number, optionally with semver's pre-release and build suffixes. Bounded like names, so
@@ -39,104 +36,7 @@ export function checkDatatypeVersion(version: string): void {
   if (p) throw new ParleyError('INVALID_FIELD', p)
 }
 
-// ajv-formats is CommonJS whose typings describe only its `default`; under NodeNext the default import is the
-// module object as typed, though at run time it is the plugin itself (the module sets both).
-type FormatsPlugin = typeof ajvFormats.default
-const addFormats: FormatsPlugin = (typeof ajvFormats === 'function' ? ajvFormats : ajvFormats.default) as FormatsPlugin
-
-const AJV_OPTIONS = { allErrors: true, strict: false, logger: false as const }
-
-/**
- * Datatype patterns (`pattern`, `patternProperties`) run on RE2 (re2js): linear in the input whatever the pattern,
- * where a JS RegExp from a stranger can take seconds on a few dozen characters (`^(a+)+$`). RE2 has no
- * backreferences or lookaround; a schema that uses them does not compile, on every member alike. Ajv caches a
- * compiled pattern by its `toString()`, so that must name the pattern.
- */
-const linearRegExp = Object.assign(
-  (pattern: string, flags: string) => {
-    const compiled = RE2JS.compile(pattern)
-    return { test: (s: string): boolean => compiled.matcher(s).find(), toString: (): string => `/${pattern}/${flags}` }
-  },
-  { code: 're2js' },
-)
-
-let metaValidator: Ajv2020 | undefined
-/**
- * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema is the costly part,
- * and safe to share because it only ever treats user schemas as data.
- */
-function meta(): Ajv2020 {
-  if (!metaValidator) {
-    metaValidator = new Ajv2020(AJV_OPTIONS)
-    addFormats(metaValidator)
-  }
-  return metaValidator
-}
-
-/**
- * Compiles a JSON Schema (draft 2020-12) given as JSON text; anything that is not a schema object, fails the
- * meta-schema or does not compile is the caller's mistake (400, with Ajv's words).
- *
- * Each schema compiles in an instance of its own: Ajv registers every `$id` it meets in the instance, so a shared
- * one would let one datatype's `$ref` resolve against another's `$id` on a member that happened to compile that
- * one first, and members must all decide alike. A `$ref` to anything outside the schema (other than the
- * meta-schema) is never fetched: compilation fails.
- */
-export function compileSchema(schemaRaw: string): ValidateFunction {
-  let node: JsonNode
-  try {
-    // Compiling a schema recurses through it: a depth every member refuses alike, not wherever a stack runs out.
-    node = parseJsonRaw(schemaRaw, { maxDepth: MAX_VALIDATED_DEPTH })
-  } catch (err) {
-    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON (or nests deeper than ${MAX_VALIDATED_DEPTH}): ${err instanceof Error ? err.message : String(err)}`)
-  }
-  if (node.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'datatype value must be a JSON Schema object')
-  const schema = node.value
-  const m = meta()
-  let valid: boolean
-  try {
-    valid = m.validateSchema(schema) as boolean
-  } catch (err) {
-    // An unknown `$schema` (e.g. draft-07) lands here.
-    throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
-  }
-  if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, validateSchema: false, code: { regExp: linearRegExp } })
-  addFormats(ajv)
-  try {
-    return ajv.compile(schema)
-  } catch (err) {
-    throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`)
-  }
-}
-
-const MAX_ERRORS_SHOWN = 20
-const MAX_SUMMARY = 2000
-
-/** Ajv's errors as one readable line: where (a JSON pointer into the value) and what, every one of them, bounded. */
-export function summarizeErrors(errors: readonly ErrorObject[] | null | undefined): string {
-  if (!errors || errors.length === 0) return 'the value does not conform'
-  const parts = errors.slice(0, MAX_ERRORS_SHOWN).map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? e.keyword}${detail(e)}`)
-  if (errors.length > MAX_ERRORS_SHOWN) parts.push(`and ${errors.length - MAX_ERRORS_SHOWN} more`)
-  const text = parts.join('; ')
-  return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text
-}
-
-// Ajv names the offending property or the allowed values in `params`, not in the message, for these keywords.
-function detail(e: ErrorObject): string {
-  const p = e.params as Record<string, unknown>
-  if (typeof p.additionalProperty === 'string') return `: ${JSON.stringify(p.additionalProperty)}`
-  if (typeof p.unevaluatedProperty === 'string') return `: ${JSON.stringify(p.unevaluatedProperty)}`
-  if (Array.isArray(p.allowedValues)) {
-    const s = JSON.stringify(p.allowedValues)
-    return `: ${s.length > 200 ? `${s.slice(0, 199)}…` : s}`
-  }
-  if (e.keyword === 'const' && 'allowedValue' in p) {
-    const s = JSON.stringify(p.allowedValue) ?? 'undefined'
-    return `: ${s.length > 200 ? `${s.slice(0, 199)}…` : s}`
-  }
-  return ''
-}
+export { compileSchema, summarizeErrors } from './validation-schema.js'
 
 /** `{name, version}` naming a datatype (`where` names the field in errors); absent or null: none. */
 export function parseDatatypeRef(dt: JsonNode | undefined, where: string): DatatypeRef | undefined {

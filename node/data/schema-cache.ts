@@ -1,6 +1,6 @@
-import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { DatatypesRepo } from '../db/repos/datatypes.js'
-import { compileSchema, summarizeErrors } from './datatype.js'
+import { compileDatatypeSchema } from './validation-schema.js'
+import { exhaustedMessage } from './validation-verdict.js'
 import type { DatatypeCheck, DatatypeLookup } from './validator.js'
 
 export const DEFAULT_SCHEMA_CACHE_SIZE = 500
@@ -26,21 +26,19 @@ export function datatypeLookup(repo: DatatypesRepo, maxEntries = DEFAULT_SCHEMA_
     }
     const dt = repo.byNameVersion(namespace, name, version)
     if (!dt) return undefined
-    const found: DatatypeCheck = { check: checker(compileSchema(dt.value)), orderedAt: dt.orderedAt }
+    const compiled = compileDatatypeSchema(dt.value)
+    const datatype = { name, version }
+    const found: DatatypeCheck = {
+      // The bare check (tests, tools): what the validator would say, without the datatype's name in front.
+      check: (valueRaw) => {
+        const { problem } = compiled.check(valueRaw)
+        return typeof problem === 'object' ? exhaustedMessage(datatype, problem, valueRaw.length) : problem
+      },
+      orderedAt: dt.orderedAt,
+      schema: { compiled, raw: dt.value },
+    }
     cache.set(key, found)
     if (cache.size > maxEntries) cache.delete(cache.keys().next().value!)
     return found
-  }
-}
-
-function checker(validate: ValidateFunction): DatatypeCheck['check'] {
-  return (valueRaw) => {
-    let value: unknown
-    try {
-      value = JSON.parse(valueRaw)
-    } catch {
-      return 'the value is not JSON'
-    }
-    return validate(value) ? undefined : summarizeErrors(validate.errors)
   }
 }

@@ -8,6 +8,12 @@ import type { Timestamp } from '../core/time.js'
  */
 export const MAX_VALIDATED_DEPTH = 512
 
+/**
+ * The most data items one message may carry, on every member: a sender refuses more (its own limit may be lower),
+ * and a receiver rejects a message with more, so a hostile sender cannot make members disagree or stall on one.
+ */
+export const MAX_DATA_PER_MESSAGE = 1000
+
 /** How a data value is checked: `json` against its datatype (when it names one), `none` not at all. */
 const VALIDATORS = ['json', 'none'] as const
 export type Validator = (typeof VALIDATORS)[number]

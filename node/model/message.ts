@@ -5,6 +5,12 @@ import type { Timestamp } from '../core/time.js'
 export const MESSAGE_TYPES = ['broadcast', 'private', 'definition', 'groupinit'] as const
 export type MessageType = (typeof MESSAGE_TYPES)[number]
 
+/**
+ * The most topics one message may name, on every member (each is a pin on chain): a sender refuses more, and a
+ * receiver rejects a message with more.
+ */
+export const MAX_TOPICS_PER_MESSAGE = 10
+
 /** `batch_pin`: ordered by a pin on chain; `none` (FireFly's `unpinned`): a private message delivered without one. */
 export type TxType = 'batch_pin' | 'none'
 

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { basename, dirname, join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { JobOutcome, VerdictJob, WorkerReply, WorkerRequest } from './validation-worker.js'
+
+/** A worker with nothing to do for this long is ended (it holds its compiled schemas and a heap). */
+const IDLE_MS = 30_000
+const WORKER_STACK_MB = 16
+
+/**
+ * Checks values in a worker thread (validation-worker.ts), started on first use and ended when idle. Jobs queue in
+ * the one worker: a node has few cores, and its event loop needs one. A worker that dies fails what it held with an
+ * Error, and a job the worker could not finish answers why (never a verdict: a machine's trouble must not decide what
+ * every member decides); the next job starts another worker.
+ */
+export class ValidationWorker {
+  private worker: Worker | undefined
+  private nextId = 1
+  private readonly waiting = new Map<number, { resolve: (v: JobOutcome[]) => void; reject: (e: Error) => void }>()
+  private idleTimer: NodeJS.Timeout | undefined
+  private stopped = false
+
+  /** The outcomes of `jobs`, in order. */
+  run(jobs: VerdictJob[]): Promise<JobOutcome[]> {
+    if (this.stopped) return Promise.reject(new Error('the validation worker is stopped'))
+    if (jobs.length === 0) return Promise.resolve([])
+    const worker = this.started()
+    const id = this.nextId++
+    clearTimeout(this.idleTimer)
+    return new Promise<JobOutcome[]>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      // Held while it has work: a process waiting on a verdict stays alive for it.
+      worker.ref()
+      worker.postMessage({ id, jobs } satisfies WorkerRequest)
+    })
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearTimeout(this.idleTimer)
+    const w = this.worker
+    this.worker = undefined
+    this.failAll(new Error('the validation worker was stopped'))
+    await w?.terminate()
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker
+    // A stack far larger than the main thread's: the step meter's stack bound trips long before it runs out.
+    const w = new Worker(workerBoot(), { eval: true, resourceLimits: { stackSizeMb: WORKER_STACK_MB } })
+    w.on('message', (reply: WorkerReply) => {
+      const job = this.waiting.get(reply.id)
+      if (!job) return
+      this.waiting.delete(reply.id)
+      job.resolve(reply.outcomes)
+      if (this.waiting.size === 0) {
+        // Idle, it is never what keeps a process alive.
+        w.unref()
+        this.idleTimer = setTimeout(() => void this.retire(w), IDLE_MS).unref()
+      }
+    })
+    w.once('error', (err) => this.lost(w, new Error(`validation worker crashed: ${err.message}`, { cause: err })))
+    w.once('exit', (code) => this.lost(w, new Error(`validation worker exited (code ${code})`)))
+    this.worker = w
+    return w
+  }
+
+  private async retire(w: Worker): Promise<void> {
+    if (this.worker !== w || this.waiting.size > 0) return
+    this.worker = undefined
+    await w.terminate()
+  }
+
+  private lost(w: Worker, err: Error): void {
+    if (this.worker !== w) return
+    this.worker = undefined
+    this.failAll(err)
+  }
+
+  private failAll(err: Error): void {
+    const jobs = [...this.waiting.values()]
+    this.waiting.clear()
+    for (const j of jobs) j.reject(err)
+  }
+}
+
+/** Worked out once: the lookups are file-system and module-resolution calls. */
+let boot: string | undefined
+function workerBoot(): string {
+  boot ??= bootCode()
+  return boot
+}
+
+/**
+ * From the network's build, the compiled worker next to node.js (network/build.ts bundles it); from sources, the
+ * TypeScript entry through tsx, as node/db/checkpoint.ts starts its worker.
+ */
+function bootCode(): string {
+  const bundle = process.argv[1]
+  const compiled = bundle ? join(dirname(bundle), 'validation-worker.js') : undefined
+  if (compiled && basename(bundle!) === 'node.js' && existsSync(compiled)) return `import(${JSON.stringify(pathToFileURL(compiled).href)})`
+  const entry = new URL('./validation-worker.ts', import.meta.url).href
+  return `import(${JSON.stringify(tsxLoaderUrl())}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
+}
+
+/** The ESM entry of tsx's API, from its package's export map (see node/db/checkpoint.ts for why not otherwise). */
+function tsxLoaderUrl(): string {
+  const require = createRequire(import.meta.url)
+  const pkgPath = require.resolve('tsx/package.json')
+  const pkg = require(pkgPath) as { exports: Record<string, { import?: { default?: string } } | string> }
+  const entry = pkg.exports['./esm/api']
+  const rel = typeof entry === 'object' ? entry.import?.default : undefined
+  if (!rel) throw new Error('tsx does not export ./esm/api for import: cannot start the validation worker')
+  return pathToFileURL(join(dirname(pkgPath), rel)).href
+}

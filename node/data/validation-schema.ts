@@ -1,0 +1,261 @@
+import { createRequire } from 'node:module'
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import { RE2JS } from 're2js'
+import { ParleyError } from '../core/errors.js'
+import { parseJsonRaw, type JsonNode } from '../core/json.js'
+import { MAX_VALIDATED_DEPTH } from '../model/index.js'
+import { addBoundedFormats } from './validation-formats.js'
+import { stepBudget, StepMeter, ValidationOverflow, ValidationStopped, type Exhausted } from './validation-budget.js'
+import { countStackUnits, meterSchema, stepsKeyword } from './validation-steps.js'
+import { uniqueItemsKeyword } from './validation-unique-items.js'
+
+/**
+ * Datatype schemas compiled for bounded validation: patterns on RE2, `uniqueItems` in linear time, and a step meter
+ * in every subschema (validation-budget.ts). The same code runs on the main thread and in the validation worker, so
+ * a verdict does not depend on where it was reached.
+ */
+
+const META_SCHEMA_ID = 'https://json-schema.org/draft/2020-12/schema'
+
+/**
+ * Datatype patterns (`pattern`, `patternProperties`) run on RE2 (re2js): linear in the input whatever the pattern,
+ * where a JS RegExp from a stranger can take seconds on a few dozen characters (`^(a+)+$`). RE2 has no
+ * backreferences or lookaround; a schema that uses them does not compile, on every member alike. Ajv caches a
+ * compiled pattern by its `toString()`, so that must name the pattern.
+ */
+const linearRegExp = Object.assign(
+  (pattern: string, flags: string) => {
+    const compiled = RE2JS.compile(pattern)
+    return { test: (s: string): boolean => compiled.matcher(s).find(), toString: (): string => `/${pattern}/${flags}` }
+  },
+  { code: 're2js' },
+)
+
+let metaValidator: Ajv2020 | undefined
+/**
+ * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema is the costly part,
+ * and safe to share because it only ever treats user schemas as data.
+ */
+function meta(): Ajv2020 {
+  if (!metaValidator) {
+    metaValidator = new Ajv2020({ allErrors: true, strict: false, logger: false })
+    addBoundedFormats(metaValidator)
+  }
+  return metaValidator
+}
+
+let meteredMeta: unknown[] | undefined
+/**
+ * The 2020-12 meta-schemas with weights like any schema's: a datatype may `$ref` the meta-schema, and what it
+ * validates through it counts too.
+ */
+function meteredMetaSchemas(): unknown[] {
+  if (!meteredMeta) {
+    const require = createRequire(import.meta.url)
+    const base = 'ajv/dist/refs/json-schema-2020-12'
+    const files = ['schema', 'meta/applicator', 'meta/unevaluated', 'meta/content', 'meta/core', 'meta/format-annotation', 'meta/meta-data', 'meta/validation']
+    meteredMeta = files.map((f) => meterSchema(require(`${base}/${f}.json`) as unknown).schema)
+  }
+  return meteredMeta
+}
+
+/** An Ajv whose generated code reaches its step meter as `self.meter` (`self` is the instance, in Ajv's code). */
+class MeteredAjv extends Ajv2020 {
+  constructor(
+    readonly meter: StepMeter,
+    allErrors: boolean,
+  ) {
+    super({
+      allErrors,
+      strict: false,
+      logger: false,
+      validateSchema: false,
+      meta: false,
+      // Every `$ref` a call: inlining copies a referenced schema into each place that uses it, and code (and its
+      // compile time) would grow with the number of references times the size of what they reference.
+      inlineRefs: false,
+      code: { regExp: linearRegExp, process: (source) => countStackUnits(source, 'self.meter') },
+    })
+  }
+}
+
+/** One compiled schema's Ajv, set up alike everywhere; `allErrors`: code that collects every failure, not the first. */
+function boundedAjv(meter: StepMeter, allErrors: boolean): Ajv2020 {
+  const ajv = new MeteredAjv(meter, allErrors)
+  addBoundedFormats(ajv)
+  for (const m of meteredMetaSchemas()) ajv.addMetaSchema(m as object, undefined, false)
+  // As Ajv2020 does when it adds the meta-schema itself.
+  ajv.refs['http://json-schema.org/schema'] = META_SCHEMA_ID
+  ajv.removeKeyword('uniqueItems')
+  ajv.addKeyword(uniqueItemsKeyword(meter))
+  // Before the first keyword of the group that holds applicators and $ref: the charge comes before the work.
+  const first = ajv.RULES.rules.find((g) => g.type === undefined)?.rules[0]?.keyword
+  ajv.addKeyword(stepsKeyword(meter, first))
+  return ajv
+}
+
+interface PreparedSchema {
+  /** The schema with its weights, as Ajv compiles it. */
+  metered: object
+  weight: number
+  units: number
+}
+
+/**
+ * Up to this many units (subschemas, keywords and named subschemas: validation-steps.ts), a verdict comes from code
+ * that stops at the first failure. Ajv nests that code one block deeper per check, and past about 2,000 checks in
+ * one function the JavaScript parser runs out of stack (where exactly depends on the thread). Larger schemas are
+ * judged by code that collects every failure, which is flat; their failing alternatives (`anyOf` branches) then hold
+ * all their failures, up to MAX_HELD_FAILURES, until an alternative passes.
+ */
+const FAIL_FAST_MAX_UNITS = 500
+
+/**
+ * Reads a JSON Schema (draft 2020-12) given as JSON text and annotates it; anything that is not a schema object or
+ * fails the meta-schema is the caller's mistake (400, with Ajv's words).
+ */
+function prepareSchema(schemaRaw: string): PreparedSchema {
+  let node: JsonNode
+  try {
+    // Compiling a schema recurses through it: a depth every member refuses alike, not wherever a stack runs out.
+    node = parseJsonRaw(schemaRaw, { maxDepth: MAX_VALIDATED_DEPTH })
+  } catch (err) {
+    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON (or nests deeper than ${MAX_VALIDATED_DEPTH}): ${err instanceof Error ? err.message : String(err)}`)
+  }
+  if (node.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'datatype value must be a JSON Schema object')
+  const schema = node.value
+  const m = meta()
+  let valid: boolean
+  try {
+    valid = m.validateSchema(schema) as boolean
+  } catch (err) {
+    // An unknown `$schema` (e.g. draft-07) lands here.
+    throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
+  }
+  if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
+  const { schema: metered, weight, units, refIntoData } = meterSchema(schema)
+  if (refIntoData) throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${refIntoData}`)
+  return { metered: metered as object, weight, units }
+}
+
+/**
+ * Each schema compiles in an instance of its own: Ajv registers every `$id` it meets in the instance, so a shared
+ * one would let one datatype's `$ref` resolve against another's `$id` on a member that happened to compile that one
+ * first, and members must all decide alike. A `$ref` to anything outside the schema (other than the meta-schema)
+ * is never fetched: compilation fails.
+ */
+function compileWith(prepared: PreparedSchema, meter: StepMeter, allErrors: boolean): ValidateFunction {
+  try {
+    return boundedAjv(meter, allErrors).compile(prepared.metered)
+  } catch (err) {
+    throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
+
+/**
+ * Compiles a datatype's schema, reporting every error (Ajv's allErrors) and unbounded: for checking that a schema
+ * compiles, and for tests. Values are checked through compileDatatypeSchema.
+ */
+export function compileSchema(schemaRaw: string): ValidateFunction {
+  return compileWith(prepareSchema(schemaRaw), new StepMeter(), true)
+}
+
+/** What one check found: nothing (the value conforms), Ajv's words, or the bound that stopped it; and its cost. */
+export interface CheckOutcome {
+  problem: string | Exhausted | undefined
+  steps: number
+}
+
+/** A datatype's schema, ready to check values within their step budget. */
+export class DatatypeSchema {
+  private readonly meter = new StepMeter()
+  /** The code that gives verdicts: stopping at the first failure when the schema is small enough, else collecting. */
+  private readonly verdictFn: ValidateFunction
+  private readonly failFast: boolean
+  private detailedFn: ValidateFunction | undefined
+
+  constructor(private readonly prepared: PreparedSchema) {
+    this.failFast = prepared.units <= FAIL_FAST_MAX_UNITS
+    this.verdictFn = compileWith(prepared, this.meter, !this.failFast)
+  }
+
+  /** The most steps checking `valueRaw` may take (both runs together). */
+  budget(valueRaw: string): number {
+    return stepBudget(valueRaw.length, this.prepared.weight)
+  }
+
+  /**
+   * Checks a value's JSON text. The verdict comes from one run; when that run stopped at the first failure, a
+   * failing value runs again with every error collected, within what the budget has left, to say all that is wrong
+   * (if that run cannot finish, the first run's errors are reported). Depth is the caller's to check first
+   * (validation-verdict.ts). Throws ValidationOverflow, never a verdict, if the stack runs out.
+   */
+  check(valueRaw: string): CheckOutcome {
+    let value: unknown
+    try {
+      value = JSON.parse(valueRaw)
+    } catch {
+      return { problem: 'the value is not JSON', steps: 0 }
+    }
+    const budget = this.budget(valueRaw)
+    const first = this.run(this.verdictFn, value, budget)
+    if (first.stopped) return { problem: first.stopped, steps: first.steps }
+    if (first.valid) return { problem: undefined, steps: first.steps }
+    const firstErrors = this.verdictFn.errors
+    if (!this.failFast) return { problem: summarizeErrors(firstErrors), steps: first.steps }
+    const detailed = this.run(this.detailed(), value, budget - first.steps)
+    const errors = detailed.stopped || detailed.valid ? firstErrors : this.detailed().errors
+    return { problem: summarizeErrors(errors), steps: first.steps + detailed.steps }
+  }
+
+  private detailed(): ValidateFunction {
+    this.detailedFn ??= compileWith(this.prepared, this.meter, true)
+    return this.detailedFn
+  }
+
+  private run(fn: ValidateFunction, value: unknown, limit: number): { valid: boolean; stopped?: Exhausted; steps: number } {
+    this.meter.arm(limit)
+    try {
+      return { valid: fn(value) as boolean, steps: this.meter.steps }
+    } catch (err) {
+      if (err instanceof ValidationStopped) return { valid: false, stopped: err.why, steps: this.meter.steps }
+      if (err instanceof RangeError) throw new ValidationOverflow(`the check ran out of stack after ${this.meter.steps} steps`, { cause: err })
+      throw err
+    } finally {
+      this.meter.disarm()
+    }
+  }
+}
+
+/** Compiles a datatype's schema for checking values; throws INVALID_FIELD as compileSchema does. */
+export function compileDatatypeSchema(schemaRaw: string): DatatypeSchema {
+  return new DatatypeSchema(prepareSchema(schemaRaw))
+}
+
+const MAX_ERRORS_SHOWN = 20
+const MAX_SUMMARY = 2000
+
+/** Ajv's errors as one readable line: where (a JSON pointer into the value) and what, every one of them, bounded. */
+export function summarizeErrors(errors: readonly ErrorObject[] | null | undefined): string {
+  if (!errors || errors.length === 0) return 'the value does not conform'
+  const parts = errors.slice(0, MAX_ERRORS_SHOWN).map((e) => `${e.instancePath === '' ? '(root)' : e.instancePath} ${e.message ?? e.keyword}${detail(e)}`)
+  if (errors.length > MAX_ERRORS_SHOWN) parts.push(`and ${errors.length - MAX_ERRORS_SHOWN} more`)
+  const text = parts.join('; ')
+  return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text
+}
+
+// Ajv names the offending property or the allowed values in `params`, not in the message, for these keywords.
+function detail(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>
+  if (typeof p.additionalProperty === 'string') return `: ${JSON.stringify(p.additionalProperty)}`
+  if (typeof p.unevaluatedProperty === 'string') return `: ${JSON.stringify(p.unevaluatedProperty)}`
+  if (Array.isArray(p.allowedValues)) {
+    const s = JSON.stringify(p.allowedValues)
+    return `: ${s.length > 200 ? `${s.slice(0, 199)}…` : s}`
+  }
+  if (e.keyword === 'const' && 'allowedValue' in p) {
+    const s = JSON.stringify(p.allowedValue) ?? 'undefined'
+    return `: ${s.length > 200 ? `${s.slice(0, 199)}…` : s}`
+  }
+  return ''
+}
