@@ -1,8 +1,10 @@
 import type { ParsedUrlQuery } from 'node:querystring'
 import type { Filter, FilterCondition, FilterOp } from '../model/index.js'
+import { ParleyError } from '../core/errors.js'
+import { shorten } from './query.js'
 
 /** Query parameters that are not filters. */
-const RESERVED = new Set(['limit', 'skip', 'sort', 'count', 'descending', 'ascending', 'pending', 'fetchdata', 'data', 'confirm', 'fetchreferences', 'fetchreference', 'fetchstatus'])
+const RESERVED = new Set(['limit', 'skip', 'sort', 'count', 'descending', 'ascending', 'pending', 'fetchdata', 'data', 'confirm', 'fetchreferences', 'fetchreference', 'fetchstatus', 'fetchverifiers'])
 
 /** Longest first, so `>=` is not read as `>` followed by a value starting with `=`. */
 const OPERATORS: [string, FilterOp][] = [
@@ -35,6 +37,15 @@ export function parseFilter(q: ParsedUrlQuery): Filter | undefined {
     groups.set(key, group)
   }
   return groups.size > 0 ? [...groups.values()] : undefined
+}
+
+/**
+ * For a collection that takes no filters: a filter given to it would be silently ignored and the whole collection
+ * answered as if it matched, so it is refused, naming the field. `own` lists the parameters the route reads itself.
+ */
+export function refuseFilter(q: ParsedUrlQuery, collection: string, own: readonly string[] = []): void {
+  const field = Object.keys(q).find((k) => !RESERVED.has(k.toLowerCase()) && !own.includes(k))
+  if (field !== undefined) throw new ParleyError('INVALID_FILTER', `${collection} cannot be filtered (unknown filter field ${JSON.stringify(shorten(field))}); it takes ${[...own, 'limit', 'skip'].join(', ')}`)
 }
 
 function parseCondition(field: string, input: string): FilterCondition {

@@ -1,11 +1,14 @@
-import Router from '@koa/router'
+import Router, { RouterEvents, type RouterContext } from '@koa/router'
+import type { ParsedUrlQuery } from 'node:querystring'
 import type { Context } from 'koa'
 import { ParleyError } from '../core/errors.js'
 import { NAME_RE } from '../core/names.js'
+import { parseQuery, shorten } from './query.js'
 
 export const DEFAULT_NAMESPACE = 'default'
 
-export type Handler<S> = (ctx: Context, services: S, ns: string) => Promise<void> | void
+/** A route's handler: the query string comes parsed into an object without a prototype (see parseQuery). */
+export type Handler<S> = (ctx: Context, services: S, ns: string, query: ParsedUrlQuery) => Promise<void> | void
 
 /**
  * Routes of the v1 API. A namespaced route is served both at `/api/v1/namespaces/{ns}/<path>` and, for the
@@ -13,7 +16,9 @@ export type Handler<S> = (ctx: Context, services: S, ns: string) => Promise<void
  */
 export class ApiRouter<S> {
   readonly router = new Router()
-  constructor(private readonly services: S) {}
+  constructor(private readonly services: S) {
+    this.router.on(RouterEvents.NotFound, refuseUnrouted)
+  }
 
   get(path: string, handler: Handler<S>): this {
     return this.add('get', path, handler)
@@ -22,10 +27,27 @@ export class ApiRouter<S> {
     return this.add('post', path, handler)
   }
   private add(method: 'get' | 'post', path: string, handler: Handler<S>): this {
-    this.router[method](`/api/v1/namespaces/:ns${path}`, (ctx) => handler(ctx, this.services, parseNamespace(ctx.params.ns)))
-    this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE))
+    this.router[method](`/api/v1/namespaces/:ns${path}`, (ctx) => handler(ctx, this.services, parseNamespace(ctx.params.ns), parseQuery(ctx.querystring)))
+    this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE, parseQuery(ctx.querystring)))
     return this
   }
+}
+
+/**
+ * What no route takes, answered here rather than by @koa/router's allowedMethods, which throws its 405 without the
+ * `Allow` header and answers a method it does not know (TRACE, PROPFIND...) with 501 whatever the path. A path some
+ * route serves, asked with another method: 405 with `Allow` naming what it takes (OPTIONS: 204 with that list). A
+ * path no route serves: 404, whatever the method.
+ */
+function refuseUnrouted(ctx: RouterContext): void {
+  const allowed = [...new Set((ctx.matched ?? []).flatMap((layer) => layer.methods))]
+  if (allowed.length === 0) throw new ParleyError('NOT_FOUND', `no route for ${ctx.method} ${shorten(ctx.path)}`)
+  ctx.set('Allow', [...allowed, 'OPTIONS'].join(', '))
+  if (ctx.method === 'OPTIONS') {
+    ctx.status = 204
+    return
+  }
+  throw new ParleyError('METHOD_NOT_ALLOWED', `${ctx.method} is not served at ${shorten(ctx.path)}; it takes ${allowed.join(', ')}`)
 }
 
 export function parseNamespace(ns: string | undefined): string {

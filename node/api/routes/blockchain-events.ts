@@ -1,14 +1,17 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
-import { parsePaging } from '../query.js'
+import { parsePaging, single } from '../query.js'
+import { refuseFilter } from '../filters.js'
 import { parseUuid } from '../../core/ids.js'
 import { type StoredBlockchainEvent } from '../../model/index.js'
 
 /** The BatchPin logs this node has read, newest first, in FireFly's blockchain event shape. */
 export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
-  r.get('/blockchainevents', (ctx, s, ns) => {
-    const paging = parsePaging(ctx.query)
-    const batch = typeof ctx.query.batch === 'string' ? parseUuid(ctx.query.batch, 'batch') : undefined
+  r.get('/blockchainevents', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const batchParam = single(q, 'batch')
+    const batch = batchParam !== undefined ? parseUuid(batchParam, 'batch') : undefined
+    refuseFilter(q, 'blockchainevents', ['batch'])
     ctx.body = s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}) }).map((e) => present(e, ns, s.config.chain.contract))
   })
 }

@@ -3,13 +3,16 @@ import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { readMultipart } from '../multipart.js'
 import { parsePaging } from '../query.js'
+import { refuseFilter } from '../filters.js'
 import { presentData } from '../present.js'
+import { assertPageFits } from '../response-budget.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 
 export function dataRoutes(r: ApiRouter<NodeServices>): void {
-  r.get('/data', (ctx, s, ns) => {
-    const { limit, skip } = parsePaging(ctx.query)
+  r.get('/data', (ctx, s, ns, q) => {
+    const { limit, skip } = parsePaging(q)
+    refuseFilter(q, 'data')
     sendJson(ctx, 200, s.query.data.list(ns, { limit, skip }).map(presentData))
   })
 

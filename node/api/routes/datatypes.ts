@@ -13,18 +13,18 @@ import { checkDatatypeName, checkDatatypeVersion } from '../../data/datatype.js'
  * both `broadcast/datatype` and FireFly's `datatypes` for defining; they are one handler.
  */
 export function datatypeRoutes(r: ApiRouter<NodeServices>): void {
-  const define: Handler<NodeServices> = async (ctx, s, ns) => {
+  const define: Handler<NodeServices> = async (ctx, s, ns, q) => {
     const req = parseDatatypeRequest(await readJsonBody(ctx))
-    const confirm = boolParam(ctx.query, 'confirm') ?? false
+    const confirm = boolParam(q, 'confirm') ?? false
     const m = await s.datatypeDefiner.define(ns, req, { confirm })
     sendJson(ctx, confirm ? 200 : 202, presentMessage(m, { topicAlias: true }))
   }
   r.post('/broadcast/datatype', define)
   r.post('/datatypes', define)
 
-  r.get('/datatypes', (ctx, s, ns) => {
-    const paging = parsePaging(ctx.query)
-    const filter = parseFilter(ctx.query)
+  r.get('/datatypes', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
     sendJson(ctx, 200, s.query.datatypes.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentDatatype))
   })
 

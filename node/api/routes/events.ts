@@ -1,20 +1,21 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
-import { boolParam, parsePaging } from '../query.js'
+import { boolParam, parsePaging, single } from '../query.js'
 import { presentBatch, presentDatatype, presentEvent, presentMessage } from '../present.js'
-import { parseFilter } from '../filters.js'
+import { parseFilter, refuseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 
 /** The node's event log and its batches, read-only. */
 export function eventRoutes(r: ApiRouter<NodeServices>): void {
-  r.get('/events', (ctx, s, ns) => {
-    const paging = parsePaging(ctx.query)
-    const ascending = boolParam(ctx.query, 'ascending') ?? (ctx.query.sort === 'sequence' || ctx.query.sort === '+sequence')
-    const filter = parseFilter(ctx.query)
+  r.get('/events', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const sort = single(q, 'sort')
+    const ascending = boolParam(q, 'ascending') ?? (sort === 'sequence' || sort === '+sequence')
+    const filter = parseFilter(q)
     const events = s.query.events.list({ namespace: ns, ...(filter ? { filter } : {}), ...paging, ascending })
-    const enrich = boolParam(ctx.query, 'fetchreferences') ?? false
+    const enrich = boolParam(q, 'fetchreferences') ?? false
     sendJson(
       ctx,
       200,
@@ -30,8 +31,9 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
     )
   })
 
-  r.get('/batches', (ctx, s, ns) => {
-    const { limit, skip } = parsePaging(ctx.query)
+  r.get('/batches', (ctx, s, ns, q) => {
+    const { limit, skip } = parsePaging(q)
+    refuseFilter(q, 'batches')
     sendJson(ctx, 200, s.query.batches.list(ns, { limit, skip }).map(presentBatch))
   })
 

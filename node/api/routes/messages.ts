@@ -5,25 +5,27 @@ import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { parseFilter } from '../filters.js'
 import { presentData, presentMessage } from '../present.js'
+import { assertPageFits } from '../response-budget.js'
 import { parseMessageInput } from '../../messaging/input.js'
 import { parseUuid } from '../../core/ids.js'
 import { ParleyError } from '../../core/errors.js'
 import { type Message } from '../../model/index.js'
 
 export function messageRoutes(r: ApiRouter<NodeServices>): void {
-  r.post('/messages/broadcast', async (ctx, s, ns) => {
-    const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: false })
-    const confirm = boolParam(ctx.query, 'confirm') ?? false
+  r.post('/messages/broadcast', async (ctx, s, ns, q) => {
+    const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: false, limits: s.config.limits })
+    const confirm = boolParam(q, 'confirm') ?? false
     const m = await s.sender.broadcast(ns, input, { confirm })
     sendJson(ctx, confirm ? 200 : 202, presentMessage(m))
   })
 
-  r.get('/messages', (ctx, s, ns) => {
-    const paging = parsePaging(ctx.query)
-    const pending = boolParam(ctx.query, 'pending')
-    const filter = parseFilter(ctx.query)
-    const withData = wantsData(ctx.query)
+  r.get('/messages', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const pending = boolParam(q, 'pending')
+    const filter = parseFilter(q)
+    const withData = wantsData(q)
     const list = s.query.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(filter ? { filter } : {}), ...paging })
+    if (withData) assertPageFits({ items: list.length, bytes: s.query.data.valueBytes(list.flatMap((m) => m.data.map((d) => d.id))) }, paging.limit)
     sendJson(
       ctx,
       200,
@@ -31,9 +33,9 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     )
   })
 
-  r.get('/messages/:id', (ctx, s, ns) => {
+  r.get('/messages/:id', (ctx, s, ns, q) => {
     const m = messageIn(s, ns, ctx.params.id)
-    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(ctx.query) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+    sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
   })
 
   r.get('/messages/:id/data', (ctx, s, ns) => {

@@ -3,6 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { presentIdentity } from '../present.js'
+import { refuseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { isUuid } from '../../core/ids.js'
 import { type IdentityType } from '../../model/index.js'
@@ -13,9 +14,10 @@ export function networkRoutes(r: ApiRouter<NodeServices>): void {
     ['organizations', 'org'],
     ['nodes', 'node'],
   ] as const) {
-    r.get(`/network/${path}`, (ctx, s) => {
-      const { limit, skip } = parsePaging(ctx.query)
-      const verifiers = boolParam(ctx.query, 'fetchverifiers') ?? false
+    r.get(`/network/${path}`, (ctx, s, _ns, q) => {
+      const { limit, skip } = parsePaging(q)
+      const verifiers = boolParam(q, 'fetchverifiers') ?? false
+      refuseFilter(q, `network/${path}`)
       sendJson(ctx, 200, s.query.identities.list(type, { limit, skip }).map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
     })
     r.get(`/network/${path}/:nameOrId`, (ctx, s) => {
