@@ -5,7 +5,7 @@ import { Backoff, sleep } from '../core/backoff.js'
 import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
-import type { Chain } from '../chain/index.js'
+import type { Chain, PinBatchRequest, PinSubmission } from '../chain/index.js'
 import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
 import { batchMessage, batchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
@@ -57,6 +57,8 @@ export class Assembler {
   /** A seal failed (only the database can make it): later batches would overtake it, so nothing more is sealed. */
   private broken = false
   private sealFailureLogged = false
+  /** The disk is full: the queue is cut once the database takes writes again. */
+  private waitingForSpace = false
 
   constructor(
     private readonly deps: AssemblerDeps,
@@ -91,10 +93,16 @@ export class Assembler {
     if (this.inFlight === 0) this.cut()
   }
 
-  /** Seals the queue into as many batches as its limits need. */
+  /**
+   * Seals the queue into as many batches as its limits need. Not while the disk is full: the seal would be refused
+   * and its messages would stay unbatched until a restart. The check and the seals run in one synchronous step,
+   * and a stall only begins in a later callback, so a seal started here is accepted (and, should the disk fill
+   * meanwhile, waits for its record to be written).
+   */
   private cut(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
+    if (this.deps.db.diskFull) return this.cutWhenWritable()
     const { size, payloadLimit } = this.deps.config
     while (this.queue.length > 0 && !this.deps.stopped() && !this.broken) {
       const take: Accepted[] = []
@@ -113,6 +121,15 @@ export class Assembler {
         return
       }
     }
+  }
+
+  private cutWhenWritable(): void {
+    if (this.waitingForSpace) return
+    this.waitingForSpace = true
+    void this.deps.db.whenWritable(this.deps.signal).then(() => {
+      this.waitingForSpace = false
+      if (!this.deps.stopped() && this.queue.length > 0) this.cut()
+    })
   }
 
   private seal(take: Accepted[]): void {
@@ -150,18 +167,23 @@ export class Assembler {
     // One pacing and one set of log lines for the whole dispatch, upload and pin alike.
     const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
     const prepared = sealed.then(() => this.prepare(batch, backoff))
+    // Awaited only once the previous batch has had its turn: until then a failed seal must not count as unhandled.
+    prepared.catch(() => undefined)
     const submitted = this.pinTurn.then(async () => {
       const ref = await prepared
-      return ref === undefined ? undefined : { ref, mined: this.submit(batch, ref, backoff) }
+      if (ref === undefined) return undefined
+      const sent = await this.send(batch, ref, backoff)
+      return sent === undefined ? undefined : { ref, mined: this.mined(batch, ref, sent.pin, backoff) }
     })
-    // The next batch may submit as soon as this one has (not when it is mined): the chain keeps submission order.
+    // The next batch may submit as soon as the chain has this one's transaction (not when it is mined): the nonces
+    // keep that order. A send that fails is retried before the turn passes on, so it cannot land behind a later one.
     this.pinTurn = submitted.then(
       () => undefined,
       () => undefined,
     )
     const job = submitted
       .then(async (s) => {
-        if (s) await this.recordPin(batch, s.ref, await s.mined)
+        if (s) await this.recordPin(batch, s.ref, await s.mined, backoff)
       })
       .catch((err: unknown) => {
         if (!this.deps.stopped()) this.deps.log(`batch ${batch.record.id}: ${errorMessage(err)}; left for the next start`)
@@ -187,28 +209,66 @@ export class Assembler {
     }
   }
 
-  /** Submits the pin now (keeping this batch's place in the order) and waits for it to be mined, retrying. */
-  private async submit(batch: SealedBatch, payloadRef: string, backoff: Backoff): Promise<string | undefined> {
-    const { record } = batch
-    const req = { txId: record.txId, batchId: record.id, batchHash: record.hash, payloadRef, contexts: this.deps.dispatcher.contexts(batch) }
-    let attempt = this.deps.chain.submitPinBatch(req, this.deps.signal)
+  /**
+   * Submits the pin until the chain has taken it (holding this batch's turn while it retries); undefined once stopped.
+   * Answered wrapped: an async function returning the submission itself would wait for it to be mined.
+   */
+  private async send(batch: SealedBatch, payloadRef: string, backoff: Backoff): Promise<{ pin: PinSubmission } | undefined> {
     for (;;) {
+      if (this.deps.stopped()) return undefined
+      const attempt = this.deps.chain.submitPinBatch(this.pinRequest(batch, payloadRef), this.deps.signal)
       try {
-        const { txHash } = await attempt
-        if (backoff.retrying) this.deps.log(`batch ${record.id}: dispatched after retrying`)
-        return txHash
+        await attempt.sent
+        return { pin: attempt }
       } catch (err) {
         if (!this.failed(batch, backoff, err)) return undefined
         await sleep(backoff.next(), this.deps.signal)
-        if (this.deps.stopped()) return undefined
-        attempt = this.deps.chain.submitPinBatch(req, this.deps.signal)
       }
     }
   }
 
-  private async recordPin(batch: SealedBatch, payloadRef: string, txHash: string | undefined): Promise<void> {
+  /**
+   * Waits for the sent pin to be mined. A transaction that fails after it was sent (reverted, or lost by the chain)
+   * is submitted again; that one can only take its place after pins sent meanwhile, which receivers accept (a batch
+   * is ordered by its first pin), and which only a broken chain or contract causes.
+   */
+  private async mined(batch: SealedBatch, payloadRef: string, first: PinSubmission, backoff: Backoff): Promise<string | undefined> {
+    let attempt: PinSubmission | undefined = first
+    for (;;) {
+      try {
+        const { txHash } = await attempt
+        if (backoff.retrying) this.deps.log(`batch ${batch.record.id}: dispatched after retrying`)
+        return txHash
+      } catch (err) {
+        if (!this.failed(batch, backoff, err)) return undefined
+        await sleep(backoff.next(), this.deps.signal)
+        attempt = (await this.send(batch, payloadRef, backoff))?.pin
+        if (attempt === undefined) return undefined
+      }
+    }
+  }
+
+  private pinRequest(batch: SealedBatch, payloadRef: string): PinBatchRequest {
+    const { record } = batch
+    return { txId: record.txId, batchId: record.id, batchHash: record.hash, payloadRef, contexts: this.deps.dispatcher.contexts(batch) }
+  }
+
+  /**
+   * Records the mined pin. Tried again while the disk is full: a batch left unrecorded would be pinned a second time
+   * after a restart.
+   */
+  private async recordPin(batch: SealedBatch, payloadRef: string, txHash: string | undefined, backoff: Backoff): Promise<void> {
     if (txHash === undefined) return
-    await this.deps.db.transaction((tx) => this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef))
+    const { db } = this.deps
+    for (;;) {
+      try {
+        await db.transaction((tx) => this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef))
+        return
+      } catch (err) {
+        if (!db.diskFull || !this.failed(batch, backoff, err)) throw err
+        await db.whenWritable(this.deps.signal)
+      }
+    }
   }
 
   /** Logs a new problem once; answers whether to try again (not once the manager stops). */

@@ -7,7 +7,8 @@ import { HeadWatcher, wsUrlOf } from './heads.js'
 import { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
 import { PinSubmitter } from './submitter.js'
-import type { Chain, ChainOptions, ChainStatus, PinBatchRequest } from './types.js'
+import type { Chain, ChainOptions, ChainStatus, PinBatchRequest, PinSubmission } from './types.js'
+import { failedSubmission } from './pin-submission.js'
 
 const REQUIRED_NETWORK_VERSION = 2
 const MIN_BACKOFF_MS = 250
@@ -72,8 +73,8 @@ class EthereumChain implements Chain {
     this.loop = this.run()
   }
 
-  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }> {
-    if (this.stopped) return Promise.reject(new ParleyError('UNAVAILABLE', 'the chain connection was stopped'))
+  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): PinSubmission {
+    if (this.stopped) return failedSubmission(new ParleyError('UNAVAILABLE', 'the chain connection was stopped'))
     return this.submitter.submit(req, signal)
   }
 
@@ -118,8 +119,9 @@ class EthereumChain implements Chain {
       } catch (err) {
         this.lastError = this.describe(err)
         const topic = err instanceof ConsumerError ? 'follow' : 'connect'
-        // However the connection fails (refused, reset, timed out), it is one outage and one line.
-        const reason = err instanceof RpcError && err.transport ? 'unreachable' : this.lastError
+        // However the connection fails (refused, reset, timed out), it is one outage and one line; so is one
+        // problem storing events, whatever blocks it holds up.
+        const reason = err instanceof RpcError && err.transport ? 'unreachable' : err instanceof ConsumerError ? err.reason : this.lastError
         this.problems.report(topic, `chain: ${this.lastError}`, reason)
         await this.sleep(backoff.next())
       }

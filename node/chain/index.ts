@@ -2,4 +2,5 @@
 export { createChain } from './chain.js'
 export { BATCH_PIN_TOPIC } from './abi.js'
 export type { BatchPinEvent } from '../model/index.js'
-export type { Chain, ChainOptions, ChainStatus, PinBatchRequest } from './types.js'
+export type { Chain, ChainOptions, ChainStatus, MinedPin, PinBatchRequest, PinSubmission } from './types.js'
+export { pinSubmission } from './pin-submission.js'

@@ -6,6 +6,7 @@ import type { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
 import { estimateGas, feeFields, getReceipt, isKnown, isNonceError, pendingNonce, signTransaction, type SignedTx } from './tx.js'
 import type { PinBatchRequest } from './types.js'
+import { failedSubmission, pinSubmission, type PinSubmission } from './pin-submission.js'
 import type { BatchId, Hash, TxId } from '../core/ids.js'
 
 /** A pin the gas line is measured with: its values do not matter, only its shape. */
@@ -59,17 +60,20 @@ export class PinSubmitter {
 
   constructor(private readonly deps: SubmitterDeps) {}
 
-  submit(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }> {
+  submit(req: PinBatchRequest, signal?: AbortSignal): PinSubmission {
     let data: string
     try {
       data = encodePinBatch(req)
     } catch (err) {
-      return Promise.reject(err)
+      return failedSubmission(err)
     }
     // Only the send is serialized: confirmations of earlier pins may still be outstanding while later ones go.
     const sent = this.tail.then(() => this.send(req, data, signal))
     this.tail = sent.catch(() => undefined)
-    return sent.then((tx) => this.confirm(tx, signal))
+    return pinSubmission(
+      sent.then((tx) => tx.hash),
+      sent.then((tx) => this.confirm(tx, signal)),
+    )
   }
 
   private assertRunning(signal: AbortSignal | undefined): void {

@@ -5,6 +5,9 @@
  */
 import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { BatchPinEvent } from '../model/index.js'
+import type { PinSubmission } from './pin-submission.js'
+
+export type { MinedPin, PinSubmission } from './pin-submission.js'
 
 
 export interface PinBatchRequest {
@@ -35,11 +38,13 @@ export interface Chain {
   start(): void
   /**
    * Pins a batch, signed with the member's key. Submissions are sent one at a time in call order with locally
-   * tracked nonces, so pin order is call order; transient failures are retried. Resolves once mined. Rejects with
-   * UNAVAILABLE when the chain is stopped or `signal` aborts: the caller stops waiting, but a transaction already
-   * sent may still be mined (a batch pinned again later is ordered once, by its first pin).
+   * tracked nonces, so pin order is call order; transient failures are retried. `sent` resolves once the chain has
+   * the transaction, the submission itself once it is mined. A send that fails for good rejects `sent`, and a
+   * caller that must keep its batches in order submits the next one only after `sent`, retrying a failed one
+   * first. Rejects with UNAVAILABLE when the chain is stopped or `signal` aborts: the caller stops waiting, but a
+   * transaction already sent may still be mined (a batch pinned again later is ordered once, by its first pin).
    */
-  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }>
+  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): PinSubmission
   status(): ChainStatus
   stop(): Promise<void>
 }

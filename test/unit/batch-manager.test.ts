@@ -19,7 +19,8 @@ import { MessageSender, payloadEstimate } from '../../node/messaging/sender.js'
 import { parseMessageInput } from '../../node/messaging/input.js'
 import { Confirmations } from '../../node/events/confirmations.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
-import type { Chain, ChainStatus, PinBatchRequest } from '../../node/chain/types.js'
+import type { Chain, ChainStatus, MinedPin, PinBatchRequest, PinSubmission } from '../../node/chain/types.js'
+import { pinSubmission } from '../../node/chain/pin-submission.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { broadcastContext, dataHash } from '../../node/core/hashes.js'
 import { newId, type DataId } from '../../node/core/ids.js'
@@ -73,14 +74,20 @@ class FakeChain implements Chain {
 
   start(): void {}
 
-  async submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): Promise<{ txHash: string; blockNumber: number }> {
+  /** Fails before the chain takes the transaction (`failNext`); else sent at once, then mined past the gate, or never (`hang`). */
+  submitPinBatch(req: PinBatchRequest, signal?: AbortSignal): PinSubmission {
     const call: PinCall = { req, signal, outcome: 'waiting' }
     this.calls.push(call)
     if (this.failing > 0) {
       this.failing--
       call.outcome = 'failed'
-      throw new Error('chain unreachable')
+      const failed = Promise.reject(new Error('chain unreachable'))
+      return pinSubmission(failed, failed)
     }
+    return pinSubmission(Promise.resolve('sent'), this.mine(call, signal))
+  }
+
+  private async mine(call: PinCall, signal?: AbortSignal): Promise<MinedPin> {
     if (this.hang) {
       await new Promise<never>((_, reject) => {
         const abandon = (): void => {
@@ -353,6 +360,18 @@ describe('batch manager', () => {
       `batch ${b.id}: dispatch failed, retrying: chain unreachable`,
     ])
     expect(logs.filter((l) => !l.includes('dispatch failed'))).to.deep.equal([`batch ${b.id}: dispatched after retrying`])
+  })
+
+  it('keeps pin order when a send fails: the next batch waits until the failed one has been sent again', async () => {
+    chain.failNext(1)
+    const s = sender(manager({ size: 1 }))
+    const [first, second] = await sendAll(s, 2)
+    await until('both pinned', () => allPinned([first!, second!]))
+    expect(chain.calls.map((c) => [c.req.batchId, c.outcome])).to.deep.equal([
+      [batchOf(first!), 'failed'],
+      [batchOf(first!), 'pinned'],
+      [batchOf(second!), 'pinned'],
+    ])
   })
 
   it('lets the next batch grow past its timeout while a pin is in flight, and seals it once that pin is mined', async () => {
