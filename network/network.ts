@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
-import { relative } from 'node:path'
+import { relative, resolve } from 'node:path'
 import { Wallet } from 'ethers'
 import { layout, type Layout } from './layout.js'
 import { planPorts } from './ports.js'
@@ -11,6 +11,7 @@ import { createNodeCertificate } from './tls.js'
 import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployment } from './chain/deploy.js'
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
+import { bytesUnder, readyTimeoutMs } from './readiness.js'
 import { rpcCall, tailLog } from './probe.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
@@ -108,14 +109,15 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   }
 
   const started: SpawnedProcess[] = []
-  const readiness = new Map<string, { spec: ProgramSpec; what: string; check: () => Promise<boolean> }>()
+  /** How each process is started again and known ready; `stateDirs`: what it replays at start-up (the wait scales with it). */
+  const readiness = new Map<string, { spec: ProgramSpec; what: string; check: () => Promise<boolean>; stateDirs: string[] }>()
   const savePids = (): void => writeJsonAtomic(L.pidsJson, { processes: started.map((p) => ({ name: p.name, pid: p.pid })) } satisfies PidFile)
-  const launch = (from: Build, spec: ProgramSpec, what: string, check: () => Promise<boolean>): SpawnedProcess => {
+  const launch = (from: Build, spec: ProgramSpec, what: string, check: () => Promise<boolean>, stateDirs: string[] = []): SpawnedProcess => {
     const p = spawnLogged({ name: spec.name, command: process.execPath, args: from.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
     const i = started.findIndex((s) => s.name === spec.name)
     if (i >= 0) started[i] = p
     else started.push(p)
-    readiness.set(spec.name, { spec, what, check })
+    readiness.set(spec.name, { spec, what, check, stateDirs })
     savePids()
     return p
   }
@@ -157,6 +159,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       { name: 'chain', program: 'chain', args: ['--dir', L.chainDir, '--port', String(chainPort)], logFile: L.log('chain') },
       'the chain',
       async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
+      [L.chainDir],
     )
     const ipfsProc = launch(
       build,
@@ -177,9 +180,14 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         const what = `member ${m.org}`
         const api = describeMember(m.cfg!, L).api
         const check = async (): Promise<boolean> => (await fetch(`${api}/api/v1/status`)).ok
-        return { m, what, check, p: launch(build, { name: m.node, program: 'node', args: ['--config', L.member(m.org).config], logFile: L.log(m.node) }, what, check) }
+        const stateDirs = [resolve(L.member(m.org).dir, m.cfg!.dataDir, 'db')]
+        return { m, what, check, stateDirs, p: launch(build, { name: m.node, program: 'node', args: ['--config', L.member(m.org).config], logFile: L.log(m.node) }, what, check, stateDirs) }
       })
-      for (const { m, what, check, p } of launched) nodesReady.push(watch(waitProcessReady(p, what, timeout, check).then(() => log(`${m.org} API up`))))
+      for (const { m, what, check, stateDirs, p } of launched) {
+        const wait = readyTimeoutMs(timeout, stateDirs)
+        if (wait > timeout) log(`${m.org} has ${Math.round(bytesUnder(stateDirs[0]!) / 2 ** 20)} MiB of state to load: waiting up to ${Math.round(wait / 1000)} s for it`)
+        nodesReady.push(watch(waitProcessReady(p, what, wait, check).then(() => log(`${m.org} API up`))))
+      }
     }
 
     // 3. Member nodes start while the chain boots when they can: a node waits quietly for the chain and for the
@@ -191,7 +199,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     }
     // Polled from here on rather than from their spawn: every process is started first (the first poll loads fetch,
     // a tenth of a second of this process's CPU that the children need more).
-    const chainReady = watch(waitProcessReady(chain, 'the chain', timeout, readiness.get('chain')!.check).then(() => log('chain ready')))
+    const chainReady = watch(waitProcessReady(chain, 'the chain', readyTimeoutMs(timeout, [L.chainDir]), readiness.get('chain')!.check).then(() => log('chain ready')))
     const ipfsReady = watch(waitProcessReady(ipfsProc, 'IPFS', timeout, readiness.get('ipfs')!.check).then(() => log('IPFS ready')))
 
     // 4. Once the chain answers: new members funded, then the contract deployed (a new network: checked against the
@@ -257,8 +265,8 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         if (!r || !old) throw new Error(`no process named ${name} in this network`)
         if (isAlive(old.pid)) throw new Error(`${name} (pid ${old.pid}) is still running`)
         // From the newest build, as a restart under tsx ran the sources as they are now.
-        const p = launch(await ensureBuild(), r.spec, r.what, r.check)
-        await waitProcessReady(p, r.what, timeout, r.check)
+        const p = launch(await ensureBuild(), r.spec, r.what, r.check, r.stateDirs)
+        await waitProcessReady(p, r.what, readyTimeoutMs(timeout, r.stateDirs), r.check)
       },
     }
   } catch (err) {

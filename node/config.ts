@@ -2,7 +2,8 @@ import { NAME_RE } from './core/names.js'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { BatchConfig } from './batch/config.js'
-import { MAX_BATCH_PAYLOAD_BYTES } from './model/index.js'
+import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from './core/limits.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -21,6 +22,8 @@ export interface NodeConfig {
   dataDir: string
   /** When batches are sealed; defaults in node/batch/config.ts. */
   batch: Partial<BatchConfig>
+  /** What this member accepts from its own API clients; defaults in node/core/limits.ts. */
+  limits: RequestLimits
 }
 
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
@@ -34,6 +37,7 @@ export interface NodeConfigFile {
   p2p: { host?: string; port: number; certFile: string; keyFile: string }
   dataDir: string
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
+  limits?: Partial<RequestLimits>
 }
 
 export class ConfigError extends Error {
@@ -115,7 +119,26 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     },
     dataDir: at(str(c.dataDir, 'dataDir')),
     batch: parseBatchConfig(c.batch, fail),
+    limits: parseRequestLimits(c.limits, fail),
   }
+}
+
+function parseRequestLimits(v: unknown, fail: (problem: string) => never): RequestLimits {
+  if (v === undefined || v === null) return { ...DEFAULT_REQUEST_LIMITS }
+  if (typeof v !== 'object' || Array.isArray(v)) return fail('limits must be an object')
+  const given = v as Record<string, unknown>
+  const out: RequestLimits = { ...DEFAULT_REQUEST_LIMITS }
+  for (const [k, value] of Object.entries(given)) {
+    if (!Object.hasOwn(DEFAULT_REQUEST_LIMITS, k)) fail(`limits.${k} is not a limit; known: ${Object.keys(DEFAULT_REQUEST_LIMITS).join(', ')}`)
+    const key = k as keyof RequestLimits
+    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`limits.${k} must be a whole number of at least 1`)
+    const ceiling = REQUEST_LIMIT_CEILINGS[key]
+    if ((value as number) > ceiling.value) fail(`limits.${k} must be at most ${ceiling.value} (${ceiling.why})`)
+    out[key] = value as number
+  }
+  if (out.inFlightBodyBytes < out.jsonBodyBytes) fail(`limits.inFlightBodyBytes (${out.inFlightBodyBytes}) must be at least limits.jsonBodyBytes (${out.jsonBodyBytes}), or no body of the largest size could ever be read`)
+  if (out.urlBytes > out.headerBytes) fail(`limits.urlBytes (${out.urlBytes}) must be at most limits.headerBytes (${out.headerBytes}): the URL is part of the request head`)
+  return out
 }
 
 function parseBatchConfig(v: unknown, fail: (problem: string) => never): Partial<BatchConfig> {
@@ -136,3 +159,21 @@ function parseBatchConfig(v: unknown, fail: (problem: string) => never): Partial
 }
 
 const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024
+
+/**
+ * How high a member may set each limit. Those that every member applies to what peers send stop at the network's
+ * value, so what this member accepts every member accepts; the rest stop where one request would cost more memory
+ * than a member should give it.
+ */
+const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: number; why: string }>> = {
+  jsonBodyBytes: { value: MAX_BATCH_PAYLOAD_BYTES, why: 'a body is held in memory while it is parsed' },
+  valueBytes: { value: MAX_MESSAGE_BYTES, why: 'the largest value a batch can carry to other members' },
+  uploadBytes: { value: Number.MAX_SAFE_INTEGER, why: 'blobs are streamed to disk' },
+  headerBytes: { value: 1024 * 1024, why: 'request heads are held in memory' },
+  urlBytes: { value: 1024 * 1024, why: 'request heads are held in memory' },
+  dataPerMessage: { value: MAX_DATA_PER_MESSAGE, why: 'other members reject a message with more' },
+  topicsPerMessage: { value: MAX_TOPICS_PER_MESSAGE, why: 'other members reject a message with more' },
+  idempotencyKeyChars: { value: 4096, why: 'a key is stored and compared with every message that has one' },
+  inFlightBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
+  bodyIdleMs: { value: 3_600_000, why: 'an idle body holds its share of the in-flight budget' },
+}

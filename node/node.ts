@@ -4,7 +4,7 @@ import { Wallet } from 'ethers'
 import type { NodeConfig } from './config.js'
 import { Database } from './db/database.js'
 import { migrations } from './db/schema/index.js'
-import { databaseCapacity } from './db/capacity.js'
+import { StorageGate } from './db/capacity.js'
 import { NodeStateRepo } from './db/repos/node-state.js'
 import { BlockchainEventsRepo } from './db/repos/blockchain-events.js'
 import { MessagesRepo } from './db/repos/messages.js'
@@ -63,7 +63,9 @@ export interface RunningNode {
  */
 export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
   const started = now()
-  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations })
+  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log })
+  // The database's ceiling and the disk's room, for new sends and uploads and for /status.
+  const gate = new StorageGate(db, log)
   const state = new NodeStateRepo(db)
   const blockchainEvents = new BlockchainEventsRepo(db)
   const messages = new MessagesRepo(db)
@@ -86,7 +88,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const confirmations = new Confirmations()
   // Readers of the event log (WebSocket deliveries, the console) wake when the aggregator's events are durable.
   const eventStreams = createEventStreams((ns, after, limit) => events.after(ns, after, limit), { durableThrough: events.lastSequence() })
-  const validator = new DataValidatorImpl(datatypeLookup(datatypes))
+  // Verdicts reached off the main thread may let waiting messages be decided: walk the waiting pins again.
+  const validator = new DataValidatorImpl(datatypeLookup(datatypes), { settled: () => aggregator.blobSettled() })
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
   let p2p: P2pServer | undefined
@@ -144,7 +147,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
     log,
   })
-  const sender = new MessageSender({ db, messages, data, blobs, refs: blobRefs, identities, self, sink: batchManager, validator, confirmations })
+  const sender = new MessageSender({ db, messages, data, blobs, refs: blobRefs, identities, self, sink: batchManager, validator, confirmations, gate })
 
   // Read-only views for the API: each collection's query functions, never a repository's writes.
   const query: NodeQueries = {
@@ -163,18 +166,24 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     query,
     sender,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
-    uploader: new DataUploader({ db, data, blobs, blobStore, validator }),
+    uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)
       const node = identities.byDid(self.nodeDid)
+      const chainStatus = { ...chain.status(), lastProcessedBlock: cursor - 1 }
+      const ipfs = await storage.probe()
+      const held = gate.status()
       return {
         namespace: { name: ns, networkName: ns },
         org: { name: cfg.org, did: self.orgDid, key, registered: org !== undefined, ...(org ? { id: org.id } : {}) },
         node: { name: cfg.node, did: self.nodeDid, registered: node !== undefined, ...(node ? { id: node.id } : {}), p2p: p2pUrl },
-        chain: { ...chain.status(), lastProcessedBlock: cursor - 1 },
-        ipfs: await storage.probe(),
-        database: capacity(),
+        chain: chainStatus,
+        ipfs,
+        database: held.capacity,
+        storage: held.storage,
+        // Not while it cannot store what it is asked to, nor while it cannot reach the chain or shared storage.
+        healthy: held.storage.condition === 'ok' && chainStatus.connected && ipfs.connected,
         multiparty: { enabled: true, contract: { active: { index: 0, location: { address: cfg.chain.contract }, firstEvent: cfg.chain.firstBlock } } },
         version: VERSION,
         started,
@@ -182,29 +191,25 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     },
   }
 
-  // Said once in the log when the database passes the warning share of what an in-memory member can hold.
-  let capacityWarned = false
-  const capacity = () => {
-    const c = databaseCapacity(db.stats())
-    if (c.warning && !capacityWarned) log(`database: ${c.warning}`)
-    capacityWarned ||= c.warning !== undefined
-    return c
-  }
+  // Reads the size now and then, so that crossing the warning share or the ceiling is logged even with no sends.
   let capacityWatch: NodeJS.Timeout | undefined
 
   let api: ApiServer | undefined
   let registration: Promise<void> = Promise.resolve()
+  const registrationStop = new AbortController()
   const components: Component[] = [
     { name: 'shared storage', start: () => storage.start(), stop: () => storage.stop() },
     {
       name: 'capacity watch',
       start: () => {
-        capacityWatch = setInterval(capacity, 60_000)
+        capacityWatch = setInterval(() => gate.status(), 60_000)
         capacityWatch.unref()
       },
       stop: async () => clearInterval(capacityWatch),
     },
     { name: 'event streams', start: () => {}, stop: () => eventStreams.stop() },
+    // Stops after the aggregator and the API, which may wait on its checks.
+    { name: 'validation worker', start: () => {}, stop: () => validator.stop() },
     aggregator,
     batchFetcher,
     blobFetcher,
@@ -230,11 +235,15 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     {
       name: 'registration',
       start: () => {
-        registration = registerSelf({ db, identities, state, sender, self, profile: { id: `${cfg.org}/${cfg.node}`, endpoint: p2pUrl, cert }, log }).catch((err: unknown) =>
-          log(`identity: registration failed: ${errorMessage(err)}`),
+        // It retries each failed step itself; the catch is for a bug, so that it is a log line and not a crash.
+        registration = registerSelf({ db, identities, state, sender, self, profile: { id: `${cfg.org}/${cfg.node}`, endpoint: p2pUrl, cert }, log, signal: registrationStop.signal }).catch(
+          (err: unknown) => log(`identity: registration failed: ${errorMessage(err)}`),
         )
       },
-      stop: () => registration,
+      stop: () => {
+        registrationStop.abort()
+        return registration
+      },
     },
   ]
 
@@ -255,6 +264,9 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     storage,
     db,
     async stop() {
+      // Work that waits for a full disk to have room is abandoned (it was never acknowledged), so stopping never
+      // waits for space that may not come.
+      db.stopWaitingForSpace()
       await stopComponents()
       await db.close()
     },

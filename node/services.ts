@@ -6,7 +6,7 @@ import type { MessageSender } from './messaging/sender.js'
 import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
 import type { Hash } from './core/ids.js'
-import type { DatabaseCapacity } from './db/capacity.js'
+import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
 import type {
   BatchRecord,
   Data,
@@ -30,6 +30,10 @@ export interface NodeStatus {
   chain: ChainStatus
   ipfs: SharedStorageStatus
   database: DatabaseCapacity
+  /** Whether the member can store more: `full` at the database's ceiling, `disk-full` while its journal waits for space. */
+  storage: StorageStatus
+  /** False while storage is not `ok` or the chain or shared storage is not connected. */
+  healthy: boolean
   multiparty: { enabled: true; contract: { active: { index: 0; location: { address: string }; firstEvent: number } } }
   version: string
   started: string
@@ -41,7 +45,15 @@ export interface NodeStatus {
  */
 export interface NodeQueries {
   messages: { get(id: string): Message | undefined; list(q: MessageQuery): Message[] }
-  data: { get(id: string): Data | undefined; getMany(ids: string[]): Data[]; list(namespace: string, page: Paging): Data[] }
+  data: {
+    get(id: string): Data | undefined
+    getMany(ids: string[]): Data[]
+    list(namespace: string, page: Paging): Data[]
+    /** What a list page would hold: its items and the bytes of their values. */
+    listValueBytes(namespace: string, page: Paging): { items: number; bytes: number }
+    /** Bytes of the values of these data items. */
+    valueBytes(ids: readonly string[]): number
+  }
   datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
   events: { list(q: EventQuery): NodeEvent[] }
   batches: { get(id: string): BatchRecord | undefined; list(namespace: string, page: Paging): BatchRecord[] }

@@ -14,6 +14,7 @@ import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
+import { soakScenario } from './bench/soak.js'
 import { Children } from './bench/children.js'
 import { sizeClient } from './bench/http.js'
 import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
@@ -22,7 +23,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario, capacityScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario, capacityScenario, soakScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {
@@ -37,6 +38,8 @@ if (parsed === 'help') {
   process.exit(0)
 }
 const options = parsed
+// A soak lasts as long as it is told to: the whole-run limit grows to fit it, with room for the start and the drain.
+if (options.only.includes('soak')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.soakMinutes * 60 + 300)
 const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((s) => s.name).join(', ')}`)

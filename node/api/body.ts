@@ -1,34 +1,69 @@
 import type { Context } from 'koa'
-import { ParleyError } from '../core/errors.js'
+import { isParleyError, ParleyError } from '../core/errors.js'
+import { overLimit } from '../core/limits.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import { goJson, type GoJsonValue } from '../core/json.js'
-
-export const MAX_JSON_BODY = 16 * 1024 * 1024
+import { bodyContext } from './body-budget.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
 /**
  * Reads a JSON body as text and parses it keeping each value's raw text: data values are hashed as received
- * (compacted), never re-serialised. Oversize bodies are refused before they are read whole.
+ * (compacted), never re-serialised.
+ *
+ * The body counts against the member's in-flight budget from its first byte until its response has gone: a declared
+ * length is taken whole before anything is read, a chunked body chunk by chunk. Oversize bodies are refused before
+ * they are read whole, and a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`.
  */
-export async function readJsonBody(ctx: Context, limit = MAX_JSON_BODY): Promise<JsonNode> {
+export async function readJsonBody(ctx: Context): Promise<JsonNode> {
   const type = ctx.request.type
   if (type && type !== 'application/json' && type !== 'text/plain') {
     throw new ParleyError('UNSUPPORTED_MEDIA_TYPE', `expected a JSON body (application/json), got ${type}`)
   }
-  const declared = Number(ctx.get('content-length') || 0)
-  if (declared > limit) throw new ParleyError('PAYLOAD_TOO_LARGE', `the body is ${declared} bytes; at most ${limit}`)
+  const { limits, budget } = bodyContext(ctx)
+  const limit = limits.jsonBodyBytes
+  const declaredHeader = ctx.get('content-length')
+  const declared = declaredHeader === '' ? undefined : Number(declaredHeader)
+  if (declared !== undefined && declared > limit) throw refuse(ctx, overLimit('jsonBodyBytes', limit, `the body is ${declared} bytes`))
+
+  let taken = 0
+  const take = (bytes: number): void => {
+    if (!budget.take(bytes)) {
+      throw refuse(
+        ctx,
+        new ParleyError('TOO_MANY_REQUESTS', `this member is already reading ${budget.held} bytes of request bodies; at most ${budget.limitBytes} at once (limits.inFlightBodyBytes): try again shortly`),
+      )
+    }
+    taken += bytes
+  }
+  // Given back once the answer has gone (or the connection dropped): until then the body's text is still held.
+  ctx.res.once('close', () => budget.give(taken))
+  if (declared !== undefined) take(declared)
+
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of ctx.req) {
-    size += (chunk as Buffer).length
-    if (size > limit) throw new ParleyError('PAYLOAD_TOO_LARGE', `the body is over ${limit} bytes`)
-    chunks.push(chunk as Buffer)
+  const idle = idleWatch(ctx, limits.bodyIdleMs)
+  try {
+    for await (const chunk of ctx.req) {
+      idle.touch()
+      const b = chunk as Buffer
+      size += b.length
+      if (size > limit) throw refuse(ctx, overLimit('jsonBodyBytes', limit, `the body is over ${limit} bytes`))
+      if (size > taken) take(size - taken)
+      chunks.push(b)
+    }
+  } catch (err) {
+    if (idle.expired) throw new ParleyError('BAD_REQUEST', `the request body stopped arriving for ${limits.bodyIdleMs} ms (limits.bodyIdleMs)`, { cause: err })
+    // The client went away mid-body: nobody reads the answer, but it is the caller's doing, not the node's failure.
+    if (ctx.req.destroyed && !ctx.req.complete && !isParleyError(err)) throw new ParleyError('BAD_REQUEST', 'the client closed the connection before the body was complete', { cause: err })
+    throw err
+  } finally {
+    idle.stop()
   }
   let text: string
   try {
     // Fatal: invalid UTF-8 would otherwise become U+FFFD, and the node would hash and store bytes the caller never sent.
-    text = UTF8.decode(Buffer.concat(chunks))
+    text = UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
   } catch {
     throw new ParleyError('INVALID_JSON', 'the request body is not valid UTF-8')
   }
@@ -41,4 +76,31 @@ export function sendJson(ctx: Context, status: number, value: GoJsonValue): void
   ctx.status = status
   ctx.type = 'application/json'
   ctx.body = goJson(value)
+}
+
+/** A refusal before the body was read to its end: the rest is not read, so the connection cannot be reused. */
+function refuse(ctx: Context, err: ParleyError): ParleyError {
+  if (!ctx.req.complete) ctx.set('Connection', 'close')
+  return err
+}
+
+/** Destroys the request when no chunk has come for `ms`; the read loop then fails and `expired` says why. */
+function idleWatch(ctx: Context, ms: number): { touch(): void; stop(): void; readonly expired: boolean } {
+  let expired = false
+  const timer = setTimeout(() => {
+    expired = true
+    ctx.req.destroy(new Error('request body idle'))
+  }, ms)
+  timer.unref()
+  return {
+    touch() {
+      timer.refresh()
+    },
+    stop() {
+      clearTimeout(timer)
+    },
+    get expired() {
+      return expired
+    },
+  }
 }

@@ -12,6 +12,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   UNKNOWN_DATATYPE: 400,
   UNKNOWN_IDENTITY: 400,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
+  EXPECTATION_FAILED: 417,
   UNSUPPORTED_MEDIA_TYPE: 415,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -20,6 +22,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   CONFIRM_TIMEOUT: 408,
   BAD_PEER_DATA: 400,
   UNAVAILABLE: 503,
+  STORAGE_FULL: 507,
+  TOO_MANY_REQUESTS: 429,
   INTERNAL: 500,
 }
 
@@ -37,7 +41,8 @@ export function errorMiddleware(log: (line: string) => void) {
     } catch (err) {
       const e = toParleyError(err)
       const status = HTTP_STATUS[e.code]
-      if (status >= 500) log(`api: ${ctx.method} ${ctx.path} failed: ${errorMessage(err)}`)
+      // A full store is logged once by whoever found it, not once per refused request.
+      if (status >= 500 && e.code !== 'STORAGE_FULL') log(`api: ${ctx.method} ${ctx.path} failed: ${errorMessage(err)}`)
       ctx.status = status
       ctx.type = 'application/json'
       ctx.body = e.toJSON()
@@ -49,8 +54,6 @@ function toParleyError(err: unknown): ParleyError {
   if (isParleyError(err)) return err
   // Errors raised by Koa and its body parser carry an HTTP status and are the caller's doing when 4xx.
   const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode
-  // The router answers a method it has no route for at all (TRACE, say) with 501: to the caller that is a 405.
-  if (status === 501) return new ParleyError('METHOD_NOT_ALLOWED', errorMessage(err), { cause: err })
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new ParleyError('PAYLOAD_TOO_LARGE', errorMessage(err), { cause: err })
     if (status === 415) return new ParleyError('UNSUPPORTED_MEDIA_TYPE', errorMessage(err), { cause: err })

@@ -1,6 +1,8 @@
 import busboy from 'busboy'
 import type { Context } from 'koa'
 import { ParleyError, errorMessage, isParleyError } from '../core/errors.js'
+import { overLimit } from '../core/limits.js'
+import { bodyContext } from './body-budget.js'
 
 export interface MultipartLimits {
   /** Bytes of one form field; a longer field is refused rather than silently cut (busboy's default is to truncate). */
@@ -59,6 +61,15 @@ const badRequest = (message: string): ParleyError => new ParleyError('BAD_REQUES
 export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promise<MultipartForm> {
   const req = ctx.req
   const lim = { ...DEFAULT_MULTIPART_LIMITS, ...limits }
+  const { limits: member } = bodyContext(ctx)
+  // The file is counted exactly as it streams (the blob store stops at the limit); a declared length that no form
+  // within the limits could reach is refused before a byte is read.
+  const declared = Number(ctx.get('content-length') || 0)
+  const most = member.uploadBytes + lim.fields * lim.fieldBytes + MULTIPART_FRAMING_BYTES
+  if (declared > most) {
+    discardRest(ctx)
+    return Promise.reject(overLimit('uploadBytes', member.uploadBytes, `the upload is ${declared} bytes, more than a file within the limit and its form fields can take`))
+  }
   let bb: busboy.Busboy
   try {
     // fieldSize one over the limit: a field of exactly the limit is whole, one byte more marks it truncated.
@@ -143,8 +154,17 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
     if (!req.readableEnded) gone()
   })
   req.pipe(bb)
+  // Memory stays bounded while a client stalls mid-upload (backpressure), but its socket and blob file would not.
+  const idle = setTimeout(() => fail(badRequest(`the upload stopped arriving for ${member.bodyIdleMs} ms (limits.bodyIdleMs)`)), member.bodyIdleMs)
+  idle.unref()
+  req.on('data', () => idle.refresh())
+  const stop = (): void => clearTimeout(idle)
+  end.then(stop, stop)
   return head
 }
+
+/** Boundaries, part headers and the closing delimiter: generous, so no well-formed form is refused for them. */
+const MULTIPART_FRAMING_BYTES = 64 * 1024
 
 /**
  * Drops whatever of the body is still to come, and closes the connection once answered: reading the remainder

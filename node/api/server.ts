@@ -13,6 +13,8 @@ import { dataRoutes } from './routes/data.js'
 import { datatypeRoutes } from './routes/datatypes.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
+import { overLimit } from '../core/limits.js'
+import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 
 export interface ApiServer {
   url: string
@@ -26,6 +28,9 @@ export async function startApiServer(opts: { host: string; port: number; service
   // Koa's default would print stack traces to stderr for every 4xx; errorMiddleware already answers and logs.
   app.silent = true
   app.use(errorMiddleware(opts.log))
+  const limits = opts.services.config.limits
+  app.use(urlLengthMiddleware(limits.urlBytes))
+  app.use(bodyContextMiddleware({ limits, budget: new BodyBudget(limits.inFlightBodyBytes) }))
 
   const api = new ApiRouter(opts.services)
   statusRoutes(api)
@@ -36,9 +41,8 @@ export async function startApiServer(opts: { host: string; port: number; service
   dataRoutes(api)
   datatypeRoutes(api)
   app.use(api.router.routes())
-  app.use(api.router.allowedMethods({ throw: true }))
 
-  const server = http.createServer(app.callback())
+  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, app.callback())
   // Slow clients must not pin sockets forever; large uploads still stream (the timeouts bound idleness, not size).
   server.headersTimeout = 60_000
   server.requestTimeout = 0
@@ -46,7 +50,16 @@ export async function startApiServer(opts: { host: string; port: number; service
   // A client that stops sending mid-upload (or stops reading a download) must not hold its socket forever; longer
   // than the longest ?confirm=true wait, during which the socket is legitimately quiet.
   server.timeout = 300_000
-  server.on('clientError', answerClientError)
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => answerClientError(err, socket, limits.headerBytes))
+  // Without these listeners Node drops a CONNECT without a byte and answers an unknown Expect with an empty 417.
+  server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    writeRaw(socket, 405, 'Method Not Allowed', new ParleyError('METHOD_NOT_ALLOWED', 'this API does not tunnel: CONNECT is not served'), { Allow: 'GET, HEAD, POST, OPTIONS' })
+  })
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const body = JSON.stringify(new ParleyError('EXPECTATION_FAILED', `Expect: ${JSON.stringify(req.headers.expect)} cannot be met; only 100-continue is understood`).toJSON())
+    res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
+    res.end(body)
+  })
   await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,
@@ -54,17 +67,38 @@ export async function startApiServer(opts: { host: string; port: number; service
   }
 }
 
+/** A request target longer than the member accepts is refused before routing (a 414 naming the limit). */
+function urlLengthMiddleware(urlBytes: number) {
+  return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
+    const length = Buffer.byteLength(ctx.req.url ?? '')
+    if (length > urlBytes) {
+      const err = overLimit('urlBytes', urlBytes, `the request target is ${length} bytes`)
+      throw new ParleyError('URI_TOO_LONG', err.message)
+    }
+    await next()
+  }
+}
+
 /**
  * What Node's HTTP parser refuses before any route sees it (oversize headers, a malformed request line) is answered
  * like every other refusal, with a status and the JSON error body, where the socket can still take an answer.
  */
-function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+function answerClientError(err: Error & { code?: string }, socket: Duplex, headerBytes: number): void {
   if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy()
     return
   }
   const [status, reason, code] = err.code === 'HPE_HEADER_OVERFLOW' ? ([431, 'Request Header Fields Too Large', 'PAYLOAD_TOO_LARGE'] as const) : ([400, 'Bad Request', 'BAD_REQUEST'] as const)
-  const detail = err.code === 'HPE_HEADER_OVERFLOW' ? 'the request headers are larger than this node accepts' : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
-  const body = JSON.stringify(new ParleyError(code, detail).toJSON())
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  const detail =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? `the request line and headers are over ${headerBytes} bytes, the most this member accepts (limits.headerBytes)`
+      : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
+  writeRaw(socket, status, reason, new ParleyError(code, detail))
+}
+
+/** An answer written straight to a socket no request object owns, then the connection closed. */
+function writeRaw(socket: Duplex, status: number, reason: string, err: ParleyError, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(err.toJSON())
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
 }

@@ -13,6 +13,10 @@ export const ERROR_CODES = [
   'UNKNOWN_DATATYPE',
   'UNKNOWN_IDENTITY',
   'PAYLOAD_TOO_LARGE',
+  /** The request target (path and query) is longer than the member accepts. */
+  'URI_TOO_LONG',
+  /** An `Expect` header the member cannot meet (anything but 100-continue). */
+  'EXPECTATION_FAILED',
   'UNSUPPORTED_MEDIA_TYPE',
   'NOT_FOUND',
   'METHOD_NOT_ALLOWED',
@@ -28,6 +32,13 @@ export const ERROR_CODES = [
   'BAD_PEER_DATA',
   /** Not possible yet or any more (not registered, stopping); trying again later may work. */
   'UNAVAILABLE',
+  /**
+   * The member cannot store more right now: its disk is full, or its database is at its ceiling. Nothing of the
+   * refused request was kept; reads and the processing of what peers send go on, and the condition shows in /status.
+   */
+  'STORAGE_FULL',
+  /** Too much is in flight at once (request bodies being read, say); the same request later may succeed. */
+  'TOO_MANY_REQUESTS',
   'INTERNAL',
 ] as const
 

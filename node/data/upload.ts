@@ -9,7 +9,9 @@ import type { DataRepo } from '../db/repos/data.js'
 import { optString, parseBool } from '../core/input.js'
 import { parseDatatypeRef, parseValidator } from './datatype.js'
 import type { DataValidator } from './validator.js'
+import { overLimit } from '../core/limits.js'
 import type { BlobStore } from './blob-store.js'
+import type { StorageGate } from '../db/capacity.js'
 import { autometaValue, blobName, metadataValue } from './blob-metadata.js'
 import { type Data, type DatatypeRef } from '../model/index.js'
 
@@ -35,8 +37,12 @@ export interface DataUploaderDeps {
   blobs: BlobsRepo
   blobStore: BlobStore
   validator: DataValidator
+  /** Refuses new uploads (STORAGE_FULL) at the database's ceiling or while its disk is full; none in unit tests. */
+  gate?: StorageGate
   /** Refuse blobs larger than this (413); unlimited when unset. */
   maxBlobBytes?: number
+  /** Refuse JSON values larger than this, compacted (413); unlimited when unset. */
+  maxValueBytes?: number
 }
 
 /**
@@ -49,9 +55,14 @@ export class DataUploader {
 
   /** `{validator?, datatype?, value}`; an `id` is ignored, as FireFly does: the node allocates ids. */
   async uploadValue(namespace: string, body: JsonNode): Promise<Data> {
+    this.deps.gate?.admit()
     if (body.kind !== 'object') bad('the request body must be a JSON object {value, datatype?, validator?}')
     const value = body.get('value')
     if (value === undefined || value.kind === 'null') bad('value is required (upload a blob as multipart/form-data)')
+    const valueBytes = Buffer.byteLength(value!.raw)
+    if (this.deps.maxValueBytes !== undefined && valueBytes > this.deps.maxValueBytes) {
+      throw overLimit('valueBytes', this.deps.maxValueBytes, `value is ${valueBytes} bytes as stored (compacted JSON, <, > and & escaped as Go writes them)`)
+    }
     const d: Data = {
       id: newId<DataId>(),
       validator: parseValidator(optString(body.get('validator'), 'validator'), 'validator'),
@@ -61,7 +72,7 @@ export class DataUploader {
       ...optionalDatatype(parseDatatypeRef(body.get('datatype'), 'datatype')),
       value: value!.raw,
     }
-    this.deps.validator.validate(namespace, d)
+    await this.deps.validator.validateAll(namespace, [d])
     await this.deps.db.transaction((tx) => this.deps.data.insert(tx, d))
     return d
   }
@@ -73,6 +84,7 @@ export class DataUploader {
    */
   async uploadBlob(namespace: string, form: BlobUploadForm): Promise<Data> {
     try {
+      this.deps.gate?.admit()
       const f = form.fields
       const validator = parseValidator(f.get('validator'), 'validator')
       const dtName = nonEmpty(f.get('datatype.name'))
@@ -86,7 +98,7 @@ export class DataUploader {
       try {
         stored = await this.deps.blobStore.write(form.file.chunks, this.deps.maxBlobBytes === undefined ? {} : { maxBytes: this.deps.maxBlobBytes })
       } catch (err) {
-        if (isParleyError(err, 'PAYLOAD_TOO_LARGE')) throw new ParleyError('PAYLOAD_TOO_LARGE', `the file is larger than this node accepts (${this.deps.maxBlobBytes} bytes)`, { cause: err })
+        if (isParleyError(err, 'PAYLOAD_TOO_LARGE')) throw overLimit('uploadBytes', this.deps.maxBlobBytes ?? 0, `the file is over ${this.deps.maxBlobBytes} bytes`, { cause: err })
         throw err
       }
       await form.finished()
@@ -103,7 +115,7 @@ export class DataUploader {
         value: valueRaw,
         blob: { hash: stored.hash, size: stored.size, name: blobName(valueRaw) },
       }
-      this.deps.validator.validate(namespace, d)
+      await this.deps.validator.validateAll(namespace, [d])
       await this.deps.db.transaction((tx) => {
         this.deps.blobs.insert(tx, { hash: stored.hash, size: stored.size, created })
         this.deps.data.insert(tx, d)

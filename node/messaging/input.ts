@@ -5,11 +5,12 @@ import type { JsonNode } from '../core/json.js'
 import { optString } from '../core/input.js'
 import { parseDatatypeRef, parseValidator } from '../data/datatype.js'
 import { type DatatypeRef, type TxType } from '../model/index.js'
+import { DEFAULT_REQUEST_LIMITS, overLimit, type RequestLimits } from '../core/limits.js'
 
-const MAX_TOPICS = 10
+/** What parsing a send checks against this member's limits (config `limits`). */
+export type MessageInputLimits = Pick<RequestLimits, 'dataPerMessage' | 'topicsPerMessage' | 'valueBytes' | 'idempotencyKeyChars'>
+
 const MAX_TOPICS_CHARS = 1024
-/** A key is compared and stored with every message that has one; an unbounded one would be a free megabyte each. */
-export const MAX_IDEMPOTENCY_KEY = 256
 
 export type DataInput =
   | { kind: 'ref'; id: DataId }
@@ -28,7 +29,8 @@ const bad = (msg: string): never => {
 }
 
 /** Reads a send/broadcast body: FireFly's `MessageInOut` shape, checked field by field with 400s that name the field. */
-export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean }): MessageInput {
+export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean; limits?: MessageInputLimits }): MessageInput {
+  const limits = opts.limits ?? DEFAULT_REQUEST_LIMITS
   if (body.kind !== 'object') bad('the request body must be a JSON object')
   const header = body.get('header')
   const out: MessageInput = { header: {}, data: [] }
@@ -40,7 +42,7 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean })
       out.header.tag = tag
     }
     const topics = header.get('topics') ?? header.get('topic')
-    if (topics !== undefined && topics.kind !== 'null') out.header.topics = parseTopics(topics)
+    if (topics !== undefined && topics.kind !== 'null') out.header.topics = parseTopics(topics, limits.topicsPerMessage)
     const txtype = optString(header.get('txtype'), 'header.txtype')
     if (txtype !== undefined && txtype !== '') {
       if (txtype === 'batch_pin') out.header.txtype = 'batch_pin'
@@ -65,7 +67,8 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean })
   if (data === undefined || data.kind === 'null') bad('data is required: an array of {value} or {id} items')
   if (data!.kind !== 'array') bad('data must be an array')
   if (data!.items.length === 0) bad('data must hold at least one item')
-  out.data = data!.items.map((item, i) => parseDataInput(item, `data[${i}]`))
+  if (data!.items.length > limits.dataPerMessage) throw overLimit('dataPerMessage', limits.dataPerMessage, `data has ${data!.items.length} items`)
+  out.data = data!.items.map((item, i) => parseDataInput(item, `data[${i}]`, limits.valueBytes))
   const ids = out.data.filter((d) => d.kind === 'ref').map((d) => (d as { id: string }).id)
   if (new Set(ids).size !== ids.length) bad('data refers to the same id more than once')
 
@@ -75,22 +78,22 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean })
     out.group = parseGroup(group)
   }
   const idem = optString(body.get('idempotencyKey'), 'idempotencyKey')
-  if (idem && idem.length > MAX_IDEMPOTENCY_KEY) bad(`idempotencyKey is ${idem.length} characters long; at most ${MAX_IDEMPOTENCY_KEY}`)
+  if (idem && idem.length > limits.idempotencyKeyChars) throw overLimit('idempotencyKeyChars', limits.idempotencyKeyChars, `idempotencyKey is ${idem.length} characters long`)
   if (idem) out.idempotencyKey = idem
   return out
 }
 
-export function parseTopics(node: JsonNode): string[] {
+export function parseTopics(node: JsonNode, maxTopics: number): string[] {
   const list = node.kind === 'string' ? [String(node.value)] : node.kind === 'array' ? node.items.map((t, i) => optString(t, `header.topics[${i}]`) ?? '') : bad('header.topics must be an array of strings')
   if (list.length === 0) return []
-  if (list.length > MAX_TOPICS) bad(`header.topics has ${list.length} topics; at most ${MAX_TOPICS}`)
+  if (list.length > maxTopics) throw overLimit('topicsPerMessage', maxTopics, `header.topics has ${list.length} topics`)
   for (const t of list) if (!NAME_RE.test(t)) bad(`topic must be 1-64 letters, digits, '.', '_' or '-', starting and ending alphanumeric: ${JSON.stringify(t)}`)
   if (new Set(list).size !== list.length) bad('header.topics holds the same topic twice')
   if (list.join('').length > MAX_TOPICS_CHARS) bad(`header.topics is longer than ${MAX_TOPICS_CHARS} characters in all`)
   return list
 }
 
-export function parseDataInput(item: JsonNode, where: string): DataInput {
+export function parseDataInput(item: JsonNode, where: string, maxValueBytes: number): DataInput {
   if (item.kind !== 'object') bad(`${where} must be an object: {value} or {id}`)
   const id = item.get('id')
   const value = item.get('value')
@@ -99,6 +102,8 @@ export function parseDataInput(item: JsonNode, where: string): DataInput {
     return { kind: 'ref', id: parseUuid<DataId>(id.value, `${where}.id`) }
   }
   if (value === undefined || value.kind === 'null') bad(`${where} needs a value (or the id of uploaded data)`)
+  const valueBytes = Buffer.byteLength(value!.raw)
+  if (valueBytes > maxValueBytes) throw overLimit('valueBytes', maxValueBytes, `${where}.value is ${valueBytes} bytes as stored (compacted JSON, <, > and & escaped as Go writes them)`)
   const validator = parseValidator(optString(item.get('validator'), `${where}.validator`), `${where}.validator`)
   const datatype = parseDatatypeRef(item.get('datatype'), `${where}.datatype`)
   return { kind: 'inline', valueRaw: value!.raw, validator, ...(datatype ? { datatype } : {}) }

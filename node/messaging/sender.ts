@@ -11,6 +11,7 @@ import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { Confirmations } from '../events/confirmations.js'
+import type { StorageGate } from '../db/capacity.js'
 import type { DataInput, MessageInput } from './input.js'
 import type { DataValidator } from '../data/validator.js'
 import { MAX_MESSAGE_BYTES, type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
@@ -51,6 +52,8 @@ export class MessageSender {
       sink: MessageSink
       validator: DataValidator
       confirmations: Confirmations
+      /** Refuses new sends (STORAGE_FULL) at the database's ceiling or while its disk is full; none in unit tests. */
+      gate?: StorageGate
     },
   ) {}
 
@@ -79,6 +82,7 @@ export class MessageSender {
   }
 
   private async send(namespace: string, type: MessageType, input: MessageInput, opts: SendOptions): Promise<Message> {
+    this.deps.gate?.admit()
     const { self } = this.deps
     const author = this.resolveAuthor(input.header.author)
     if (input.header.key && input.header.key.toLowerCase() !== self.key) {
@@ -87,6 +91,8 @@ export class MessageSender {
     if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
     const created = now()
     const { items, fresh } = this.resolveData(namespace, input.data, created)
+    // Validated together: a costly lot runs off the main thread (see DataValidator.validateAll).
+    await this.deps.validator.validateAll(namespace, fresh)
     const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
     const header: Header = {
       id: newId<MessageId>(),
@@ -157,7 +163,6 @@ export class MessageSender {
         ...(d.datatype ? { datatype: d.datatype } : {}),
         value: valueRaw,
       }
-      this.deps.validator.validate(namespace, item)
       fresh.push(item)
       return item
     })

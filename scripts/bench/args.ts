@@ -9,6 +9,8 @@ export const DEFAULTS: BenchOptions = {
   timeoutSeconds: 600,
   blobMiB: 1024,
   capacityMessages: 100_000,
+  soakMinutes: 10,
+  soakRate: 200,
   only: [],
   keep: false,
 }
@@ -24,9 +26,11 @@ export const USAGE = `usage: npm run bench -- [options]
   --blob-mib N          size of the blob in the blob run, MiB (default ${DEFAULTS.blobMiB})
   --capacity-messages N broadcasts the capacity run sends, in rounds of 10,000 (default ${DEFAULTS.capacityMessages};
                         its per-message figures need 20,000 at least)
-  --only NAMES          run only these scenarios, comma-separated (broadcast, blob, capacity); without it,
-                        broadcast and blob: capacity (a member's database and memory as it fills, minutes
-                        at the default size) runs only when named here
+  --minutes N           how long the soak run lasts (default ${DEFAULTS.soakMinutes})
+  --soak-rate R         requests per second in the soak run, over every member (default ${DEFAULTS.soakRate})
+  --only NAMES          run only these scenarios, comma-separated (broadcast, blob, capacity, soak); without
+                        it, broadcast and blob: capacity (a member's database and memory as it fills) and soak
+                        (each process's RSS under a steady mixed load) take minutes and run only when named
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
@@ -40,6 +44,8 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--blob-mib': { key: 'blobMiB', min: 1, max: 65_536, integer: true },
   // A member's database reaches its limit after a few hundred thousand broadcasts: past that only failures are measured.
   '--capacity-messages': { key: 'capacityMessages', min: 1, max: 1_000_000, integer: true },
+  '--minutes': { key: 'soakMinutes', min: 0.5, max: 1440, integer: false },
+  '--soak-rate': { key: 'soakRate', min: 1, max: 10_000, integer: false },
 }
 
 export class UsageError extends Error {}

@@ -21,6 +21,10 @@ export interface BenchOptions {
   blobMiB: number
   /** Broadcasts the capacity run sends, in rounds of 10,000. */
   capacityMessages: number
+  /** How long the soak run lasts, minutes. */
+  soakMinutes: number
+  /** Requests per second in the soak run (over every member). */
+  soakRate: number
   /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */

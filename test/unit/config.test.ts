@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadNodeConfig } from '../../node/config.js'
+import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 
 describe('member node config', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-config-'))
@@ -37,6 +38,12 @@ describe('member node config', () => {
     expect(loadNodeConfig(write({ ...good, batch: { size: 10, timeoutMs: 0 } })).batch).to.deep.equal({ size: 10, timeoutMs: 0 })
   })
 
+  it('takes the documented request limits by default and any of them from the file', () => {
+    expect(loadNodeConfig(write(good)).limits).to.deep.equal(DEFAULT_REQUEST_LIMITS)
+    const cfg = loadNodeConfig(write({ ...good, limits: { dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 } }))
+    expect(cfg.limits).to.deep.equal({ ...DEFAULT_REQUEST_LIMITS, dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 })
+  })
+
   const bad: [string, unknown, RegExp][] = [
     ['a bad org name', { ...good, org: 'org 0' }, /org "org 0"/],
     ['a contract that is not an address', { ...good, chain: { ...good.chain, contract: '0x12' } }, /chain.contract is not an address/],
@@ -46,6 +53,11 @@ describe('member node config', () => {
     ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
     ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
     ['a payload limit receivers could be handed more than they read', { ...good, batch: { payloadLimit: 16 * 1024 * 1024 + 1 } }, /batch.payloadLimit must be at most 16777216 bytes \(members refuse batches over 67108864\)/],
+    ['an unknown limit', { ...good, limits: { bodyBytes: 5 } }, /limits.bodyBytes is not a limit; known: jsonBodyBytes, /],
+    ['a limit that is not a whole number', { ...good, limits: { valueBytes: 1.5 } }, /limits.valueBytes must be a whole number of at least 1/],
+    ['more data items than other members take', { ...good, limits: { dataPerMessage: 1001 } }, /limits.dataPerMessage must be at most 1000 \(other members reject a message with more\)/],
+    ['more topics than other members take', { ...good, limits: { topicsPerMessage: 11 } }, /limits.topicsPerMessage must be at most 10/],
+    ['an in-flight budget smaller than one body', { ...good, limits: { jsonBodyBytes: 2048, inFlightBodyBytes: 1024 } }, /limits.inFlightBodyBytes \(1024\) must be at least limits.jsonBodyBytes \(2048\)/],
   ]
   for (const [what, cfg, re] of bad) {
     it(`names the problem for ${what}`, () => {

@@ -6,6 +6,7 @@ import { MessageSender } from '../../node/messaging/sender.js'
 import { Confirmations } from '../../node/events/confirmations.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { parseMessageInput } from '../../node/messaging/input.js'
+import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { TempDirs } from '../db/helpers.js'
@@ -70,15 +71,16 @@ describe('message sender', () => {
     await registerOrg(db, identities, 'org0', KEY)
     const refusal = async (body: string): Promise<string> => {
       try {
-        await sender.broadcast('default', parseMessageInput(parseJsonRaw(body), { allowGroup: false }))
+        // The member's own value limit raised to the network's, so the batch-size rule is what refuses.
+        await sender.broadcast('default', parseMessageInput(parseJsonRaw(body), { allowGroup: false, limits: { ...DEFAULT_REQUEST_LIMITS, valueBytes: MAX_MESSAGE_BYTES } }))
       } catch (e) {
         expect(e).to.be.instanceOf(ParleyError)
         return `${(e as ParleyError).code}: ${(e as ParleyError).message}`
       }
       return 'accepted'
     }
-    // 11.5 MiB of '<' is 69 MB once HTML-escaped as Go writes it: small as sent, too large as carried.
-    const escaped = await refusal(JSON.stringify({ data: [{ value: '<'.repeat(11.5 * 1024 * 1024) }] }))
+    // 2 × 6 MiB of '<' is 75 MB once HTML-escaped as Go writes it: small as sent, too large as carried.
+    const escaped = await refusal(JSON.stringify({ data: [{ value: '<'.repeat(6 * 1024 * 1024) }, { value: '<'.repeat(6 * 1024 * 1024) }] }))
     expect(escaped).to.match(new RegExp(`^PAYLOAD_TOO_LARGE: the message with its data is \\d+ bytes as a batch carries it .*; at most ${MAX_MESSAGE_BYTES}$`))
     // Uploaded values travel with the message that refers to them: five of 14 MiB are over the limit together.
     const ids: string[] = []

@@ -1,0 +1,55 @@
+import { ParleyError } from './errors.js'
+
+/**
+ * What one member accepts from its own API clients, configurable per member (config `limits`). These bound the
+ * cost of one request on this member only; the limits every member applies to what peers send (batch payload,
+ * nesting depth, data items and topics per message) are fixed for the network in node/model, and a member's own
+ * limit may be lower than the network's but never higher, so what it accepts every member accepts.
+ */
+export interface RequestLimits {
+  /** A JSON request body, in bytes. */
+  jsonBodyBytes: number
+  /** One data value as sent (its JSON text, compacted), in bytes. */
+  valueBytes: number
+  /** One uploaded blob (a multipart file), in bytes; streamed to disk, so bounded by the disk rather than memory. */
+  uploadBytes: number
+  /** The request line and headers together, in bytes (Node's `maxHeaderSize`). */
+  headerBytes: number
+  /** The request target (path and query string), in bytes. */
+  urlBytes: number
+  /** Data items in one message. */
+  dataPerMessage: number
+  /** Topics in one message. */
+  topicsPerMessage: number
+  /** Characters of an idempotency key. */
+  idempotencyKeyChars: number
+  /** Bytes of request bodies being read at once, over every connection: past it, new bodies get 429. */
+  inFlightBodyBytes: number
+  /** A request body that sends nothing for this long is abandoned (its connection is closed), in milliseconds. */
+  bodyIdleMs: number
+}
+
+const MiB = 1024 * 1024
+
+export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = {
+  jsonBodyBytes: 16 * MiB,
+  valueBytes: 16 * MiB,
+  uploadBytes: 8 * 1024 * MiB,
+  headerBytes: 16 * 1024,
+  urlBytes: 8 * 1024,
+  dataPerMessage: 100,
+  topicsPerMessage: 10,
+  idempotencyKeyChars: 256,
+  inFlightBodyBytes: 256 * MiB,
+  bodyIdleMs: 30_000,
+}
+
+/**
+ * The refusal of a request over one of this member's limits: it names the limit, as configured, and its value, so
+ * the caller knows what to change and the operator what to raise.
+ */
+export function overLimit(limit: keyof RequestLimits, value: number, what: string, options?: { cause?: unknown }): ParleyError {
+  const unit = limit.endsWith('Bytes') ? ' bytes' : limit.endsWith('Chars') ? ' characters' : limit.endsWith('Ms') ? ' ms' : ''
+  const code = limit.endsWith('Bytes') ? 'PAYLOAD_TOO_LARGE' : 'INVALID_FIELD'
+  return new ParleyError(code, `${what}; this member accepts at most ${value}${unit} (limits.${limit})`, options)
+}
