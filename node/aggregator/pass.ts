@@ -160,6 +160,9 @@ export class Pass {
         if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.queues.earlierWaiting(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
           return { kind: 'wait', reason: `a datatype definition ordered before it is not applied yet` }
         }
+        // Only a verdict about the data rejects it; this member's own trouble (a worker or compile failing) must not
+        // decide what every member decides: the message waits, and is checked again at the next wake-up.
+        if (!isVerdict(err)) return { kind: 'wait', reason: `data ${d.id} could not be checked here yet: ${errorMessage(err)}` }
         return { kind: 'reject', reason: `data ${d.id}: ${errorMessage(err)}` }
       }
     }
@@ -251,4 +254,9 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
+}
+
+/** Failures that say something about the data itself, the same on every member: the rest are this member's. */
+function isVerdict(err: unknown): boolean {
+  return isParleyError(err, 'SCHEMA_VALIDATION_FAILED') || isParleyError(err, 'UNKNOWN_DATATYPE') || isParleyError(err, 'INVALID_FIELD')
 }

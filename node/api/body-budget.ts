@@ -27,23 +27,46 @@ export class BodyBudget {
   }
 }
 
-/** What a route reading a body needs from the server it runs in. */
+/** What a route reading a body needs from the server it runs in; `take` charges this request's share. */
 export interface BodyContext {
   limits: RequestLimits
   budget: BodyBudget
+  /** Takes `bytes` more for this request, given back once its handler is done; false when over the budget. */
+  take(bytes: number): boolean
 }
 
 const BODY_CONTEXT = Symbol('parley.body')
 
-/** Gives every request of this server its limits and the shared budget (read back with bodyContext). */
-export function bodyContextMiddleware(body: BodyContext) {
+/**
+ * Gives every request of this server its limits and the shared budget (read back with bodyContext). A request's share
+ * is given back when its handler is done, not when its connection closes: a client that hangs up right after its last
+ * byte leaves the handler holding the body (parsed, queued for a check) for as long as the handler runs.
+ */
+export function bodyContextMiddleware(limits: RequestLimits, budget: BodyBudget) {
   return async (ctx: Context, next: Next): Promise<void> => {
+    let held = 0
+    const body: BodyContext = {
+      limits,
+      budget,
+      take(bytes) {
+        if (!budget.take(bytes)) return false
+        held += bytes
+        return true
+      },
+    }
     ;(ctx.state as Record<symbol, BodyContext>)[BODY_CONTEXT] = body
-    await next()
+    try {
+      await next()
+    } finally {
+      budget.give(held)
+    }
   }
 }
 
-/** The server's body context; defaults (and a budget of its own) for a context built outside a server, as in unit tests. */
+/** The server's body context; outside a server (unit tests) the defaults and a budget of its own, never given back. */
 export function bodyContext(ctx: Context): BodyContext {
-  return (ctx.state as Record<symbol, BodyContext | undefined>)[BODY_CONTEXT] ?? { limits: DEFAULT_REQUEST_LIMITS, budget: new BodyBudget(DEFAULT_REQUEST_LIMITS.inFlightBodyBytes) }
+  const found = (ctx.state as Record<symbol, BodyContext | undefined>)[BODY_CONTEXT]
+  if (found) return found
+  const budget = new BodyBudget(DEFAULT_REQUEST_LIMITS.inFlightBodyBytes)
+  return { limits: DEFAULT_REQUEST_LIMITS, budget, take: (bytes) => budget.take(bytes) }
 }

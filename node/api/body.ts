@@ -11,7 +11,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
  * Reads a JSON body as text and parses it keeping each value's raw text: data values are hashed as received
  * (compacted), never re-serialised.
  *
- * The body counts against the member's in-flight budget from its first byte until its response has gone: a declared
+ * The body counts against the member's in-flight budget from its first byte until its handler is done: a declared
  * length is taken whole before anything is read, a chunked body chunk by chunk. Oversize bodies are refused before
  * they are read whole, and a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`.
  */
@@ -20,7 +20,8 @@ export async function readJsonBody(ctx: Context): Promise<JsonNode> {
   if (type && type !== 'application/json' && type !== 'text/plain') {
     throw new ParleyError('UNSUPPORTED_MEDIA_TYPE', `expected a JSON body (application/json), got ${type}`)
   }
-  const { limits, budget } = bodyContext(ctx)
+  const body = bodyContext(ctx)
+  const { limits, budget } = body
   const limit = limits.jsonBodyBytes
   const declaredHeader = ctx.get('content-length')
   const declared = declaredHeader === '' ? undefined : Number(declaredHeader)
@@ -28,7 +29,7 @@ export async function readJsonBody(ctx: Context): Promise<JsonNode> {
 
   let taken = 0
   const take = (bytes: number): void => {
-    if (!budget.take(bytes)) {
+    if (!body.take(bytes)) {
       throw refuse(
         ctx,
         new ParleyError('TOO_MANY_REQUESTS', `this member is already reading ${budget.held} bytes of request bodies; at most ${budget.limitBytes} at once (limits.inFlightBodyBytes): try again shortly`),
@@ -36,8 +37,6 @@ export async function readJsonBody(ctx: Context): Promise<JsonNode> {
     }
     taken += bytes
   }
-  // Given back once the answer has gone (or the connection dropped): until then the body's text is still held.
-  ctx.res.once('close', () => budget.give(taken))
   if (declared !== undefined) take(declared)
 
   const chunks: Buffer[] = []

@@ -155,7 +155,11 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
   })
   req.pipe(bb)
   // Memory stays bounded while a client stalls mid-upload (backpressure), but its socket and blob file would not.
-  const idle = setTimeout(() => fail(badRequest(`the upload stopped arriving for ${member.bodyIdleMs} ms (limits.bodyIdleMs)`)), member.bodyIdleMs)
+  const idle = setTimeout(() => {
+    // Paused by backpressure (the blob store is slow to take what came), the client is not the one idling.
+    if (req.readableFlowing === false) return idle.refresh()
+    fail(badRequest(`the upload stopped arriving for ${member.bodyIdleMs} ms (limits.bodyIdleMs)`))
+  }, member.bodyIdleMs)
   idle.unref()
   req.on('data', () => idle.refresh())
   const stop = (): void => clearTimeout(idle)

@@ -30,7 +30,7 @@ export async function startApiServer(opts: { host: string; port: number; service
   app.use(errorMiddleware(opts.log))
   const limits = opts.services.config.limits
   app.use(urlLengthMiddleware(limits.urlBytes))
-  app.use(bodyContextMiddleware({ limits, budget: new BodyBudget(limits.inFlightBodyBytes) }))
+  app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
 
   const api = new ApiRouter(opts.services)
   statusRoutes(api)

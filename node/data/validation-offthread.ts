@@ -26,7 +26,13 @@ export class ValidationWorker {
   run(jobs: VerdictJob[]): Promise<JobOutcome[]> {
     if (this.stopped) return Promise.reject(new Error('the validation worker is stopped'))
     if (jobs.length === 0) return Promise.resolve([])
-    const worker = this.started()
+    let worker: Worker
+    try {
+      worker = this.started()
+    } catch (err) {
+      // A worker that cannot start (its code not found, no threads left) fails the job, never decides a verdict.
+      return Promise.reject(new Error(`the validation worker could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))
+    }
     const id = this.nextId++
     clearTimeout(this.idleTimer)
     return new Promise<JobOutcome[]>((resolve, reject) => {

@@ -3,7 +3,6 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import { RE2JS } from 're2js'
 import { ParleyError } from '../core/errors.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
-import { MAX_VALIDATED_DEPTH } from '../model/index.js'
 import { addBoundedFormats } from './validation-formats.js'
 import { stepBudget, StepMeter, ValidationOverflow, ValidationStopped, type Exhausted } from './validation-budget.js'
 import { countStackUnits, meterSchema, stepsKeyword } from './validation-steps.js'
@@ -111,16 +110,27 @@ interface PreparedSchema {
 const FAIL_FAST_MAX_UNITS = 500
 
 /**
+ * How large a schema may be, on every member alike. Compiling one is synchronous and unmetered (about 0.1-0.2 ms per
+ * unit here, once per datatype per member, at definition and on first use), and Ajv's compiler recurses through the
+ * schema, running out of stack at a depth that depends on how warm the process is. Within these bounds a compile stays
+ * near the 100 ms a member may block, and far from any stack: refused alike everywhere rather than failing on some.
+ */
+export const MAX_SCHEMA_BYTES = 64 * 1024
+export const MAX_SCHEMA_DEPTH = 64
+export const MAX_SCHEMA_UNITS = 1000
+
+/**
  * Reads a JSON Schema (draft 2020-12) given as JSON text and annotates it; anything that is not a schema object or
  * fails the meta-schema is the caller's mistake (400, with Ajv's words).
  */
 function prepareSchema(schemaRaw: string): PreparedSchema {
+  const bytes = Buffer.byteLength(schemaRaw)
+  if (bytes > MAX_SCHEMA_BYTES) throw new ParleyError('INVALID_FIELD', `datatype value is ${bytes} bytes; a schema may take at most ${MAX_SCHEMA_BYTES}`)
   let node: JsonNode
   try {
-    // Compiling a schema recurses through it: a depth every member refuses alike, not wherever a stack runs out.
-    node = parseJsonRaw(schemaRaw, { maxDepth: MAX_VALIDATED_DEPTH })
+    node = parseJsonRaw(schemaRaw, { maxDepth: MAX_SCHEMA_DEPTH })
   } catch (err) {
-    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON (or nests deeper than ${MAX_VALIDATED_DEPTH}): ${err instanceof Error ? err.message : String(err)}`)
+    throw new ParleyError('INVALID_FIELD', `datatype value is not JSON (or nests deeper than ${MAX_SCHEMA_DEPTH}): ${err instanceof Error ? err.message : String(err)}`)
   }
   if (node.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'datatype value must be a JSON Schema object')
   const schema = node.value
@@ -135,6 +145,9 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
   if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
   const { schema: metered, weight, units, refIntoData } = meterSchema(schema)
   if (refIntoData) throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${refIntoData}`)
+  if (units > MAX_SCHEMA_UNITS) {
+    throw new ParleyError('INVALID_FIELD', `datatype value has ${units} subschemas and keywords; a schema may have at most ${MAX_SCHEMA_UNITS} (split it into several datatypes)`)
+  }
   return { metered: metered as object, weight, units }
 }
 
@@ -148,6 +161,8 @@ function compileWith(prepared: PreparedSchema, meter: StepMeter, allErrors: bool
   try {
     return boundedAjv(meter, allErrors).compile(prepared.metered)
   } catch (err) {
+    // Within the size bounds a compile never runs out of stack; if one does, it is this process, not the schema.
+    if (err instanceof RangeError) throw new ParleyError('INTERNAL', `compiling the datatype's schema ran out of stack: ${err.message}`, { cause: err })
     throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`)
   }
 }

@@ -27,11 +27,22 @@ describe('request limits', () => {
   const logs: string[] = []
   const sockets: Socket[] = []
 
+  /** While set, a value `{"hold": true}` keeps its handler running until it is opened. */
+  let gate: { promise: Promise<void>; open(): void } | undefined
+  let holding = 0
+
   before(async () => {
     const reached = (): never => {
       throw new ParleyError('INVALID_FIELD', 'reached')
     }
-    const services = { config: { limits }, uploader: { uploadValue: reached, uploadBlob: reached } } as unknown as NodeServices
+    const uploadValue = async (_ns: string, body: { get(k: string): { raw: string } | undefined }): Promise<never> => {
+      if (body.get('hold') && gate) {
+        holding++
+        await gate.promise
+      }
+      return reached()
+    }
+    const services = { config: { limits }, uploader: { uploadValue, uploadBlob: reached } } as unknown as NodeServices
     port = await freePort()
     api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
   })
@@ -110,6 +121,25 @@ describe('request limits', () => {
     await new Promise((r) => setTimeout(r, 50))
     const later = await call({ body: JSON.stringify({ value: 'y'.repeat(50 * 1024) }) })
     expect(later).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+  })
+
+  it('keeps a body counted while its handler holds it, even after the client has hung up', async () => {
+    let open!: () => void
+    gate = { promise: new Promise<void>((r) => (open = r)), open: () => open() }
+    const body = JSON.stringify({ hold: true, pad: 'p'.repeat(60 * 1024) })
+    const s = connect(port, '127.0.0.1')
+    sockets.push(s)
+    await new Promise((r) => s.once('connect', r))
+    s.end(`POST ${DATA} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+    const deadline = Date.now() + 5000
+    while (holding === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    s.destroy()
+    await new Promise((r) => setTimeout(r, 50))
+    expect((await call({ body: JSON.stringify({ value: 'y'.repeat(50 * 1024) }) })).status, 'the held body still counts').to.equal(429)
+    gate.open()
+    gate = undefined
+    await new Promise((r) => setTimeout(r, 50))
+    expect(await call({ body: JSON.stringify({ value: 'y'.repeat(50 * 1024) }) })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
   })
 
   it('abandons a body that stops arriving for bodyIdleMs, closing its connection and giving back its budget', async () => {

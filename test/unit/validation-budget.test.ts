@@ -55,9 +55,18 @@ describe('validation: the step budget', () => {
       expect(v.failure, raw).to.match(new RegExp(`nests subschema calls deeper than the ${MAX_STACK_UNITS} stack units a check may hold`))
     }
     // Large subschemas take more of the stack each: still a bound, not an overflow.
-    const props = Object.fromEntries(Array.from({ length: 3000 }, (_, k) => [`p${k}`, { type: 'string', maxLength: 9 }]))
+    const props = Object.fromEntries(Array.from({ length: 240 }, (_, k) => [`p${k}`, { type: 'string', maxLength: 9 }]))
     const big = compileDatatypeSchema(JSON.stringify({ type: 'object', properties: props, anyOf: [{ $ref: '#' }] }))
     expect(big.check('{"p1":"x"}').problem).to.deep.equal({ kind: 'stack', limit: MAX_STACK_UNITS })
+  })
+
+  it('refuses, alike on every member, a schema too large or deep to compile within bounds', () => {
+    const props = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, k) => [`p${k}`, { type: 'string', maxLength: 9 }]))
+    expect(() => compileDatatypeSchema(JSON.stringify({ type: 'object', properties: props(300) }))).to.throw(/has 120\d subschemas and keywords; a schema may have at most 1000/)
+    expect(() => compileDatatypeSchema(JSON.stringify({ type: 'object', description: 'd'.repeat(70_000) }))).to.throw(/datatype value is 700\d\d bytes; a schema may take at most 65536/)
+    let deep: unknown = { type: 'string' }
+    for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { a: deep } }
+    expect(() => compileDatatypeSchema(JSON.stringify(deep))).to.throw(/nests deeper than 64/)
   })
 
   it('validates the audit\'s recursive schema 512 deep, and refuses 600 deep before checking', () => {
