@@ -295,6 +295,18 @@ export async function stopNetwork(dir: string, log: (line: string) => void = () 
   return stopped
 }
 
+/**
+ * Stops every process the folder's PID file names until none is left: a start interrupted half way may still be
+ * launching when the stop begins, and records what it launched as it goes.
+ */
+export async function stopUntilNoneLeft(dir: string): Promise<void> {
+  for (let pass = 0; pass < 3; pass++) {
+    const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
+    if (alive.length === 0) return
+    for (const p of alive.reverse()) await stopPid(p.pid)
+  }
+}
+
 export function recordOrchestrator(dir: string, pid: number | undefined): void {
   const L = layout(dir)
   const pids = readPids(L.pidsJson)

@@ -6,10 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startNetwork, type RunningNetwork } from '../network/network.js'
-import { layout } from '../network/layout.js'
-import { readPids } from '../network/description.js'
-import { isAlive, signalPid, stopPid } from '../network/process.js'
+import { startNetwork, stopUntilNoneLeft, type RunningNetwork } from '../network/network.js'
+import { signalPid } from '../network/process.js'
 import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
@@ -69,12 +67,7 @@ function shutdown(): Promise<void> {
     abort.abort()
     await children.stopAll()
     if (net) await net.stop()
-    // A start interrupted half way may still be launching: stop what the PID file names until nothing is left.
-    for (let pass = 0; pass < 3; pass++) {
-      const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
-      if (alive.length === 0) break
-      for (const p of alive.reverse()) await stopPid(p.pid)
-    }
+    await stopUntilNoneLeft(dir)
     if (options.keep) console.error(`network folder kept: ${dir}`)
     else rmSync(dir, { recursive: true, force: true })
     if (reaper !== undefined) signalPid(reaper, 'SIGTERM')

@@ -8,10 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startNetwork, type RunningNetwork } from '../network/network.js'
-import { layout } from '../network/layout.js'
-import { readPids } from '../network/description.js'
-import { isAlive, signalPid, stopPid } from '../network/process.js'
+import { startNetwork, stopUntilNoneLeft, type RunningNetwork } from '../network/network.js'
+import { signalPid } from '../network/process.js'
 import { startReaper } from './bench/reaper.js'
 import { codesReport, countsTable, failureReport, knownReport, runCampaign } from '../test/fuzz/campaign.js'
 import { FAMILIES } from '../test/fuzz/gen/families.js'
@@ -79,11 +77,7 @@ let stopping: Promise<void> | undefined
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
     if (net) await net.stop()
-    for (let pass = 0; pass < 3; pass++) {
-      const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
-      if (alive.length === 0) break
-      for (const p of alive.reverse()) await stopPid(p.pid)
-    }
+    await stopUntilNoneLeft(dir)
     if (options.keep) console.error(`network folder kept: ${dir}`)
     else rmSync(dir, { recursive: true, force: true })
     if (reaper !== undefined) signalPid(reaper, 'SIGTERM')

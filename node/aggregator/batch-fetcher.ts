@@ -127,8 +127,7 @@ export class BatchFetcher {
       this.storeProblem = problem
       this.deps.log(`batch fetcher: cannot store batches, retrying: ${problem}`)
     }
-    const { db } = this.deps
-    await (db.diskFull ? db.whenWritable(this.abort.signal) : sleep(backoff.next(), this.abort.signal))
+    await this.deps.db.beforeRetry(backoff, this.abort.signal)
   }
 
   private async download(ref: string): Promise<string> {

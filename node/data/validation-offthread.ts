@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { basename, dirname, join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { Worker } from 'node:worker_threads'
+import { workerBoot } from '../core/worker-boot.js'
 import type { JobOutcome, VerdictJob, WorkerReply, WorkerRequest } from './validation-worker.js'
 
 /** A worker with nothing to do for this long is ended (it holds its compiled schemas and a heap). */
@@ -55,7 +52,7 @@ export class ValidationWorker {
   private started(): Worker {
     if (this.worker) return this.worker
     // A stack far larger than the main thread's: the step meter's stack bound trips long before it runs out.
-    const w = new Worker(workerBoot(), { eval: true, resourceLimits: { stackSizeMb: WORKER_STACK_MB } })
+    const w = new Worker(workerBoot('validation-worker', new URL('./validation-worker.ts', import.meta.url)), { eval: true, resourceLimits: { stackSizeMb: WORKER_STACK_MB } })
     w.on('message', (reply: WorkerReply) => {
       const job = this.waiting.get(reply.id)
       if (!job) return
@@ -90,34 +87,4 @@ export class ValidationWorker {
     this.waiting.clear()
     for (const j of jobs) j.reject(err)
   }
-}
-
-/** Worked out once: the lookups are file-system and module-resolution calls. */
-let boot: string | undefined
-function workerBoot(): string {
-  boot ??= bootCode()
-  return boot
-}
-
-/**
- * From the network's build, the compiled worker next to node.js (network/build.ts bundles it); from sources, the
- * TypeScript entry through tsx, as node/db/checkpoint.ts starts its worker.
- */
-function bootCode(): string {
-  const bundle = process.argv[1]
-  const compiled = bundle ? join(dirname(bundle), 'validation-worker.js') : undefined
-  if (compiled && basename(bundle!) === 'node.js' && existsSync(compiled)) return `import(${JSON.stringify(pathToFileURL(compiled).href)})`
-  const entry = new URL('./validation-worker.ts', import.meta.url).href
-  return `import(${JSON.stringify(tsxLoaderUrl())}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
-}
-
-/** The ESM entry of tsx's API, from its package's export map (see node/db/checkpoint.ts for why not otherwise). */
-function tsxLoaderUrl(): string {
-  const require = createRequire(import.meta.url)
-  const pkgPath = require.resolve('tsx/package.json')
-  const pkg = require(pkgPath) as { exports: Record<string, { import?: { default?: string } } | string> }
-  const entry = pkg.exports['./esm/api']
-  const rel = typeof entry === 'object' ? entry.import?.default : undefined
-  if (!rel) throw new Error('tsx does not export ./esm/api for import: cannot start the validation worker')
-  return pathToFileURL(join(dirname(pkgPath), rel)).href
 }

@@ -1,9 +1,7 @@
 import { rm, stat, statfs } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { basename, dirname, join } from 'node:path'
-import { existsSync } from 'node:fs'
-import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
+import { workerBoot } from '../core/worker-boot.js'
 import { fsyncDir } from '../core/atomic-file.js'
 import { Backoff } from '../core/backoff.js'
 import { errorMessage } from '../core/errors.js'
@@ -277,7 +275,7 @@ export class Checkpointer implements Maintenance {
  * registered inside the worker.
  */
 function buildInWorker(dir: string, started: () => void): Promise<BuiltSnapshot> {
-  const worker = new Worker(workerBoot(), { eval: true, workerData: { dir } })
+  const worker = new Worker(workerBoot('snapshot-worker', new URL('./snapshot-worker.ts', import.meta.url)), { eval: true, workerData: { dir } })
   return new Promise<BuiltSnapshot>((resolve, reject) => {
     let settled = false
     const settle = (f: () => void): void => {
@@ -294,34 +292,4 @@ function buildInWorker(dir: string, started: () => void): Promise<BuiltSnapshot>
     worker.once('error', (err) => settle(() => reject(new Error(`checkpoint worker crashed: ${err.message}`, { cause: err }))))
     worker.once('exit', (code) => settle(() => reject(new Error(`checkpoint worker exited (code ${code}) without a result`))))
   })
-}
-
-/** Worked out once: the lookups are file-system and module-resolution calls, on the checkpoint's blocking path. */
-let boot: string | undefined
-function workerBoot(): string {
-  boot ??= bootCode()
-  return boot
-}
-
-function bootCode(): string {
-  const bundle = process.argv[1]
-  const compiled = bundle ? join(dirname(bundle), 'snapshot-worker.js') : undefined
-  if (compiled && basename(bundle!) === 'node.js' && existsSync(compiled)) return `import(${JSON.stringify(pathToFileURL(compiled).href)})`
-  const entry = new URL('./snapshot-worker.ts', import.meta.url).href
-  return `import(${JSON.stringify(tsxLoaderUrl())}).then((m) => { m.register(); return import(${JSON.stringify(entry)}) })`
-}
-
-/**
- * The ESM entry of tsx's API, from its package's export map. Not `import.meta.resolve`: this module may
- * itself run as CommonJS (mocha loads tests through tsx's require hook), where that does not exist; and
- * not `require.resolve('tsx/esm/api')`, which picks the CommonJS variant.
- */
-function tsxLoaderUrl(): string {
-  const require = createRequire(import.meta.url)
-  const pkgPath = require.resolve('tsx/package.json')
-  const pkg = require(pkgPath) as { exports: Record<string, { import?: { default?: string } } | string> }
-  const entry = pkg.exports['./esm/api']
-  const rel = typeof entry === 'object' ? entry.import?.default : undefined
-  if (!rel) throw new Error('tsx does not export ./esm/api for import: cannot start the checkpoint worker')
-  return pathToFileURL(join(dirname(pkgPath), rel)).href
 }

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises'
+import { sleep } from '../core/backoff.js'
 import { Checkpointer, DEFAULT_CHECKPOINT_BYTES, type SnapshotBuilder } from './checkpoint.js'
 import { Committer } from './committer.js'
 import type { Connection } from './connection.js'
@@ -235,6 +236,14 @@ export class Database {
    * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
    * or when `signal` aborts. Never rejects: the caller tries its write again and learns the outcome there.
    */
+  /**
+   * The pause before a background loop tries a failed write again: until there is room while the disk is full (a
+   * backoff would only poll), otherwise the backoff's next delay.
+   */
+  beforeRetry(backoff: { next(): number }, signal?: AbortSignal): Promise<void> {
+    return this.diskFull ? this.whenWritable(signal) : sleep(backoff.next(), signal)
+  }
+
   whenWritable(signal?: AbortSignal): Promise<void> {
     if (!this.committer.diskFull || this.closing || signal?.aborted) return Promise.resolve()
     return new Promise((resolve) => {

@@ -1,6 +1,6 @@
 import { newId, type IdentityId } from '../core/ids.js'
 import { identityTopic } from '../core/hashes.js'
-import { Backoff, sleep } from '../core/backoff.js'
+import { Backoff } from '../core/backoff.js'
 import { errorMessage } from '../core/errors.js'
 import type { Database } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
@@ -86,7 +86,7 @@ function persistently(deps: RegistrationDeps) {
         if (deps.signal.aborted) return undefined
         const problem = errorMessage(err)
         if (backoff.failed(problem)) deps.log(`identity: registration failed, retrying: ${problem}`)
-        await (deps.db.diskFull ? deps.db.whenWritable(deps.signal) : sleep(backoff.next(), deps.signal))
+        await deps.db.beforeRetry(backoff, deps.signal)
       }
     }
     return undefined
