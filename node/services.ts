@@ -9,6 +9,7 @@ import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
 import type {
   BatchRecord,
+  BlockchainEventQuery,
   Data,
   Datatype,
   CollectionQuery,
@@ -18,7 +19,6 @@ import type {
   MessageQuery,
   Message,
   NodeEvent,
-  Paging,
   StoredBlockchainEvent,
   Verifier,
 } from './model/index.js'
@@ -48,22 +48,22 @@ export interface NodeQueries {
   data: {
     get(id: string): Data | undefined
     getMany(ids: string[]): Data[]
-    list(namespace: string, page: Paging): Data[]
-    /** What a list page would hold: its items and the bytes of their values. */
-    listValueBytes(namespace: string, page: Paging): { items: number; bytes: number }
+    list(namespace: string, q: CollectionQuery): Data[]
+    /** What a list page (the same query) would hold: its items and the bytes of their values. */
+    listValueBytes(namespace: string, q: CollectionQuery): { items: number; bytes: number }
     /** Bytes of the values of these data items. */
     valueBytes(ids: readonly string[]): number
   }
   datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
   events: { list(q: EventQuery): NodeEvent[] }
-  batches: { get(id: string): BatchRecord | undefined; list(namespace: string, page: Paging): BatchRecord[] }
+  batches: { get(id: string): BatchRecord | undefined; list(namespace: string, q: CollectionQuery): BatchRecord[] }
   identities: {
     byId(id: string): Identity | undefined
     byDid(did: string): Identity | undefined
     verifiersOf(identityId: string): Verifier[]
-    list(type: IdentityType, page: Paging): Identity[]
+    list(type: IdentityType, q: CollectionQuery): Identity[]
   }
-  blockchainEvents: { list(q: Paging & { batchId?: string }): StoredBlockchainEvent[] }
+  blockchainEvents: { list(q: BlockchainEventQuery): StoredBlockchainEvent[] }
   /** A blob's content, once this node holds it whole and verified; undefined before. */
   heldBlob(hash: Hash): Promise<{ stream: Readable; size: number } | undefined>
 }

@@ -8,16 +8,15 @@ export const MAX_LIMIT = 1000
 /**
  * A query string's parameters by name, a repeated name as an array of its values in order. The object has no
  * prototype, so `__proto__`, `constructor` or `toString` are parameters like any other and nothing inherited is
- * ever read as one. The string must be ASCII with valid percent-escapes of UTF-8 (`+` is a space): a malformed
- * escape, an escape of invalid UTF-8 or a raw non-ASCII byte is refused, not decoded into something the client
- * did not send.
+ * ever read as one. Percent-escapes must be valid and of UTF-8 (`+` is a space); raw bytes outside ASCII are read
+ * as UTF-8 too, as FireFly (Go) reads them (`curl '...?tag=café'` sends them so). A malformed escape, bytes that
+ * are not UTF-8 (escaped or raw) and a raw control character or space are refused, not decoded into something the
+ * client did not send.
  */
-export function parseQuery(querystring: string): ParsedUrlQuery {
+export function parseQuery(raw: string): ParsedUrlQuery {
   const q: ParsedUrlQuery = Object.create(null) as ParsedUrlQuery
-  if (querystring === '') return q
-  // A raw byte outside printable ASCII reaches here as a Latin-1 character: no client that encodes sends one.
-  const raw = /[^\x21-\x7e]/.exec(querystring)
-  if (raw) throw new ParleyError('BAD_REQUEST', `the query string holds a character that must be percent-encoded (code ${raw[0].charCodeAt(0)}); send it as UTF-8 escapes`)
+  if (raw === '') return q
+  const querystring = rawUtf8(raw)
   for (const pair of querystring.split('&')) {
     if (pair === '') continue
     const eq = pair.indexOf('=')
@@ -29,6 +28,23 @@ export function parseQuery(querystring: string): ParsedUrlQuery {
     else q[key] = [had, value]
   }
   return q
+}
+
+/** Raw bytes outside ASCII come from the HTTP layer as one Latin-1 character each; they must spell UTF-8. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+function rawUtf8(querystring: string): string {
+  const control = /[\x00-\x20\x7f]/.exec(querystring)
+  if (control) throw new ParleyError('BAD_REQUEST', `the query string holds a character that must be percent-encoded (code ${control[0].charCodeAt(0)})`)
+  if (!/[^\x21-\x7e]/.test(querystring)) return querystring
+  // Past U+00FF a character is no byte the request carried: the string was decoded already, so it is not a query string.
+  const wide = /[^\x00-\xff]/.exec(querystring)
+  if (wide) throw new ParleyError('BAD_REQUEST', `the query string holds a character that is not a byte (code ${wide[0].codePointAt(0)})`)
+  try {
+    return UTF8.decode(Buffer.from(querystring, 'latin1'))
+  } catch {
+    throw new ParleyError('BAD_REQUEST', 'the query string holds raw bytes that are not UTF-8; send text as UTF-8, raw or percent-encoded')
+  }
 }
 
 function decode(text: string, key?: string): string {

@@ -59,3 +59,75 @@ export const DATATYPE_FIELDS: QueryFields = {
   version: { column: 'version', kind: 'text' },
   created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
 }
+
+/**
+ * FireFly's DataQueryFactory, less `public` and `blob.path` (this node keeps neither), plus `sequence`. `value`
+ * compares with the value's stored JSON text, exactly as it was hashed (`value=@"total"` finds a key).
+ */
+export const DATA_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  validator: { column: 'validator', kind: 'text' },
+  'datatype.name': { column: 'datatype_name', kind: 'text' },
+  'datatype.version': { column: 'datatype_version', kind: 'text' },
+  hash: { column: 'hash', kind: 'text' },
+  'blob.hash': { column: 'blob_hash', kind: 'text' },
+  'blob.public': { column: 'blob_public', kind: 'text' },
+  'blob.name': { column: 'blob_name', kind: 'text' },
+  'blob.size': { column: 'blob_size', kind: 'number' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+  value: { column: 'value', kind: 'text' },
+  sequence: { column: 'seq', kind: 'number' },
+}
+
+/**
+ * FireFly's BatchQueryFactory, less `confirmed` (a batch records no confirmation time here). Every batch is pinned
+ * by a `batch_pin` transaction, as its `tx.type` always shows, so that field is the constant.
+ */
+export const BATCH_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  namespace: { column: 'namespace', kind: 'text' },
+  node: { column: 'node', kind: 'text' },
+  author: { column: 'author', kind: 'text' },
+  key: { column: 'key', kind: 'text' },
+  group: { column: 'grp', kind: 'text' },
+  hash: { column: 'hash', kind: 'text' },
+  payloadref: { column: 'payload_ref', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+  'tx.type': { column: `'batch_pin'`, kind: 'text' },
+  'tx.id': { column: 'tx_id', kind: 'text' },
+}
+
+/**
+ * FireFly's IdentityQueryFactory as far as this node keeps it (no verification or update messages). `profile`
+ * compares with its stored JSON text.
+ */
+export const IDENTITY_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  did: { column: 'did', kind: 'text' },
+  parent: { column: 'parent', kind: 'text' },
+  'messages.claim': { column: 'message_id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  name: { column: 'name', kind: 'text' },
+  description: { column: 'description', kind: 'text' },
+  profile: { column: 'profile', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+  updated: { column: TRIMMED_TIME_KEY('updated'), kind: 'time' },
+}
+
+/**
+ * FireFly's BlockchainEventQueryFactory, less `listener` (the BatchPin events this node reads come from no contract
+ * listener), plus `sequence`. Each field compares with what the answer shows: every event is the contract's
+ * `BatchPin` from the `ethereum` source in a `batch_pin` transaction, and `timestamp` is when this node received it.
+ */
+export const BLOCKCHAIN_EVENT_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  source: { column: `'ethereum'`, kind: 'text' },
+  name: { column: `'BatchPin'`, kind: 'text' },
+  protocolid: { column: 'protocol_id', kind: 'text' },
+  'tx.type': { column: `'batch_pin'`, kind: 'text' },
+  'tx.id': { column: 'tx_id', kind: 'text' },
+  'tx.blockchainid': { column: 'tx_hash', kind: 'text' },
+  timestamp: { column: TRIMMED_TIME_KEY('received'), kind: 'time' },
+  sequence: { column: 'seq', kind: 'number' },
+}

@@ -40,3 +40,8 @@ export interface EventQuery extends CollectionQuery {
   /** Oldest first (FireFly's `sort=sequence`); newest first otherwise. */
   ascending?: boolean
 }
+
+export interface BlockchainEventQuery extends CollectionQuery {
+  /** Only the events that pinned this batch (the route's `batch` parameter). */
+  batchId?: string
+}

@@ -1,7 +1,7 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { parsePaging, single } from '../query.js'
-import { refuseFilter } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { parseUuid } from '../../core/ids.js'
 import { type StoredBlockchainEvent } from '../../model/index.js'
 
@@ -11,8 +11,9 @@ export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
     const paging = parsePaging(q)
     const batchParam = single(q, 'batch')
     const batch = batchParam !== undefined ? parseUuid(batchParam, 'batch') : undefined
-    refuseFilter(q, 'blockchainevents', ['batch'])
-    ctx.body = s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}) }).map((e) => present(e, ns, s.config.chain.contract))
+    // `batch` (the events that pinned one batch) is this route's own parameter, not one of FireFly's filter fields.
+    const filter = parseFilter(q, ['batch'])
+    ctx.body = s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}), ...(filter ? { filter } : {}) }).map((e) => present(e, ns, s.config.chain.contract))
   })
 }
 

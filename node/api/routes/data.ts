@@ -3,7 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { readMultipart } from '../multipart.js'
 import { parsePaging } from '../query.js'
-import { refuseFilter } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { presentData } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { ParleyError } from '../../core/errors.js'
@@ -11,9 +11,11 @@ import { parseUuid } from '../../core/ids.js'
 
 export function dataRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/data', (ctx, s, ns, q) => {
-    const { limit, skip } = parsePaging(q)
-    refuseFilter(q, 'data')
-    sendJson(ctx, 200, s.query.data.list(ns, { limit, skip }).map(presentData))
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
+    const query = { ...(filter ? { filter } : {}), ...paging }
+    assertPageFits(s.query.data.listValueBytes(ns, query), paging.limit)
+    sendJson(ctx, 200, s.query.data.list(ns, query).map(presentData))
   })
 
   // 200, as the spec says (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.

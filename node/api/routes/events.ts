@@ -3,7 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging, single } from '../query.js'
 import { presentBatch, presentDatatype, presentEvent, presentMessage } from '../present.js'
-import { parseFilter, refuseFilter } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 
@@ -32,9 +32,9 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
   })
 
   r.get('/batches', (ctx, s, ns, q) => {
-    const { limit, skip } = parsePaging(q)
-    refuseFilter(q, 'batches')
-    sendJson(ctx, 200, s.query.batches.list(ns, { limit, skip }).map(presentBatch))
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
+    sendJson(ctx, 200, s.query.batches.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentBatch))
   })
 
   r.get('/batches/:id', (ctx, s) => {

@@ -3,7 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { presentIdentity } from '../present.js'
-import { refuseFilter } from '../filters.js'
+import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { isUuid } from '../../core/ids.js'
 import { type IdentityType } from '../../model/index.js'
@@ -15,10 +15,11 @@ export function networkRoutes(r: ApiRouter<NodeServices>): void {
     ['nodes', 'node'],
   ] as const) {
     r.get(`/network/${path}`, (ctx, s, _ns, q) => {
-      const { limit, skip } = parsePaging(q)
+      const paging = parsePaging(q)
       const verifiers = boolParam(q, 'fetchverifiers') ?? false
-      refuseFilter(q, `network/${path}`)
-      sendJson(ctx, 200, s.query.identities.list(type, { limit, skip }).map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
+      const filter = parseFilter(q)
+      const list = s.query.identities.list(type, { ...(filter ? { filter } : {}), ...paging })
+      sendJson(ctx, 200, list.map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
     })
     r.get(`/network/${path}/:nameOrId`, (ctx, s) => {
       const i = lookup(s, type, ctx.params.nameOrId ?? '')

@@ -1,7 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { BATCH_FIELDS } from '../query-fields.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import type { BatchRecord, BatchState, Paging } from '../../model/index.js'
+import type { BatchRecord, BatchState, CollectionQuery } from '../../model/index.js'
 
 
 
@@ -68,8 +70,12 @@ export class BatchesRepo {
     tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ? WHERE id = ?", [chainTx, payloadRef, id])
   }
 
-  list(namespace: string, page: Paging): BatchRecord[] {
-    return this.db.all<Row>('SELECT * FROM batches WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, page.limit, page.skip]).map(fromRow)
+  /** Newest first. */
+  list(namespace: string, q: CollectionQuery): BatchRecord[] {
+    const conds = ['namespace = ?']
+    const params: (string | number)[] = [namespace]
+    andWhere(conds, params, filterSql(q.filter, BATCH_FIELDS))
+    return this.db.all<Row>(`SELECT * FROM batches WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
   }
 }
 

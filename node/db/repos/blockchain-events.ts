@@ -1,8 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { BLOCKCHAIN_EVENT_FIELDS } from '../query-fields.js'
 import { newId, type Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type BatchPinEvent } from '../../model/index.js'
-import type { StoredBlockchainEvent } from '../../model/index.js'
+import type { BatchPinEvent, BlockchainEventQuery, StoredBlockchainEvent } from '../../model/index.js'
 
 
 interface Row {
@@ -61,11 +62,17 @@ export class BlockchainEventsRepo {
     return r.changes === 1 ? id : undefined
   }
 
-  list(opts: { limit: number; skip: number; batchId?: string }): StoredBlockchainEvent[] {
-    const rows = opts.batchId
-      ? this.db.all<Row>('SELECT * FROM blockchain_events WHERE batch_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [opts.batchId, opts.limit, opts.skip])
-      : this.db.all<Row>('SELECT * FROM blockchain_events ORDER BY seq DESC LIMIT ? OFFSET ?', [opts.limit, opts.skip])
-    return rows.map(fromRow)
+  /** Newest first. */
+  list(q: BlockchainEventQuery): StoredBlockchainEvent[] {
+    const conds: string[] = []
+    const params: (string | number)[] = []
+    if (q.batchId) {
+      conds.push('batch_id = ?')
+      params.push(q.batchId)
+    }
+    andWhere(conds, params, filterSql(q.filter, BLOCKCHAIN_EVENT_FIELDS))
+    const where = conds.length > 0 ? `WHERE ${conds.join(' AND ')}` : ''
+    return this.db.all<Row>(`SELECT * FROM blockchain_events ${where} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
   }
 }
 

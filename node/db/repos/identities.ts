@@ -1,7 +1,9 @@
 import type { Database, Tx } from '../database.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { IDENTITY_FIELDS } from '../query-fields.js'
 import type { IdentityId, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Identity, type IdentityType, type Verifier, type VerifierType, type Paging } from '../../model/index.js'
+import { type Identity, type IdentityType, type Verifier, type VerifierType, type CollectionQuery } from '../../model/index.js'
 
 interface Row {
   id: string
@@ -56,8 +58,12 @@ export class IdentitiesRepo {
       .map((r) => ({ identity: r.identity_id as IdentityId, type: r.type as VerifierType, value: r.value, created: r.created as Timestamp }))
   }
 
-  list(type: IdentityType, page: Paging): Identity[] {
-    return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq LIMIT ? OFFSET ?', [type, page.limit, page.skip]).map(fromRow)
+  /** Oldest first: the order the network confirmed them in. */
+  list(type: IdentityType, q: CollectionQuery): Identity[] {
+    const conds = ['type = ?']
+    const params: (string | number)[] = [type]
+    andWhere(conds, params, filterSql(q.filter, IDENTITY_FIELDS))
+    return this.db.all<Row>(`SELECT * FROM identities WHERE ${conds.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
   }
 
   all(type: IdentityType): Identity[] {
