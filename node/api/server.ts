@@ -92,7 +92,9 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex, heade
   const detail =
     err.code === 'HPE_HEADER_OVERFLOW'
       ? `the request line and headers are over ${headerBytes} bytes, the most this member accepts (limits.headerBytes)`
-      : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
+      : err.code === 'HPE_INVALID_URL'
+        ? 'the request target is not a valid URL: percent-encode spaces, non-ASCII characters and other bytes a URL cannot carry'
+        : `the request is not valid HTTP (${err.code ?? 'unparsable'})`
   writeRaw(socket, status, reason, new ParleyError(code, detail))
 }
 

@@ -75,6 +75,12 @@ const OBJECT = 1
 const ARRAY = 2
 
 /**
+ * A run of string characters that JSON and Go's HTML-safe output leave as they are: not a quote, a backslash, a
+ * control character, `<`, `>`, `&`, U+2028 or U+2029. Sticky: matched from `lastIndex` only.
+ */
+const PLAIN_RUN = /[^"\\\u0000-\u001f<>&\u2028\u2029]+/y
+
+/**
  * Go's `json.Compact` with HTML escaping, as `json.Marshal` applies it to a `json.RawMessage`. Throws
  * `ParleyError('INVALID_JSON')` for anything Go's decoder would refuse (trailing commas, comments, NaN, leading
  * zeros, control characters in strings, bad escapes, nesting beyond `maxDepth`, trailing garbage).
@@ -193,6 +199,9 @@ export function compactJson(text: string, maxDepth = GO_MAX_DEPTH): string {
 
     // A string (value or key) opens at i.
     for (i++; ; i++) {
+      // Runs of characters that need nothing are skipped by the regex engine, far faster than one at a time here.
+      PLAIN_RUN.lastIndex = i
+      if (PLAIN_RUN.test(src)) i = PLAIN_RUN.lastIndex
       c = at(i)
       if (c === 0x22) break
       if (c === 0x5c) {
@@ -229,6 +238,9 @@ export function goJsonString(s: string): string {
   let out = '"'
   let from = 0
   for (let i = 0; i < src.length; i++) {
+    PLAIN_RUN.lastIndex = i
+    if (PLAIN_RUN.test(src)) i = PLAIN_RUN.lastIndex
+    if (i >= src.length) break
     const c = src.charCodeAt(i)
     let esc: string
     if (c >= 0x20 && c !== 0x22 && c !== 0x5c && c !== 0x3c && c !== 0x3e && c !== 0x26 && c !== 0x2028 && c !== 0x2029) {

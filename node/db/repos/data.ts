@@ -1,8 +1,10 @@
 import type { Database, Tx } from '../database.js'
-import { IN_LIST, inList, insertRows } from '../in-list.js'
+import { IN_LIST, inList, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
+import { andWhere, filterSql } from '../filter-sql.js'
+import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Data, type AnnouncedBlob, type Paging } from '../../model/index.js'
+import { type Data, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
 
 interface Row {
   id: string
@@ -19,6 +21,9 @@ interface Row {
   blob_public: string | null
   [k: string]: string | number | null
 }
+
+/** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
+const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?']
 
 /** Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. */
 export class DataRepo {
@@ -41,13 +46,14 @@ export class DataRepo {
         d.datatype?.name ?? null,
         d.datatype?.version ?? null,
         d.hash,
-        d.value,
+        textBytes(d.value),
         d.created,
         d.blob?.hash ?? null,
         d.blob?.size ?? null,
         d.blob?.name ?? null,
         d.blob?.public ?? null,
       ]),
+      DATA_PLACEHOLDERS,
     )
   }
 
@@ -86,25 +92,36 @@ export class DataRepo {
       .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))
   }
 
-  /** Bytes of the values a `list` page would hold, counted by SQLite without reading them out. */
-  listValueBytes(namespace: string, page: Paging): { items: number; bytes: number } {
-    const r = this.db.get<{ items: number; bytes: number | null }>(
-      'SELECT COUNT(*) AS items, SUM(octet_length(value)) AS bytes FROM (SELECT value FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?)',
-      [namespace, page.limit, page.skip],
-    )
+  /** Bytes of the values the `list` page of the same query would hold, counted by SQLite without reading them out. */
+  listValueBytes(namespace: string, q: CollectionQuery): { items: number; bytes: number } {
+    const { sql, params } = listSql('value', namespace, q)
+    const r = this.db.get<{ items: number; bytes: number | null }>(`SELECT COUNT(*) AS items, SUM(octet_length(value)) AS bytes FROM (${sql})`, params)
     return { items: Number(r?.items ?? 0), bytes: Number(r?.bytes ?? 0) }
   }
 
-  /** Bytes of the values of the data items among `ids` (each counted once), without reading them out. */
+  /** Bytes of the values of the data items `ids` name, counted as often as each is named (as an answer repeats it). */
   valueBytes(ids: readonly string[]): number {
     if (ids.length === 0) return 0
-    const r = this.db.get<{ bytes: number | null }>(`SELECT SUM(octet_length(value)) AS bytes FROM data WHERE id ${IN_LIST}`, [inList([...new Set(ids)])])
-    return Number(r?.bytes ?? 0)
+    const each = new Map<string, number>()
+    for (const r of this.db.all<{ id: string; bytes: number | null }>(`SELECT id, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST}`, [inList([...new Set(ids)])])) {
+      each.set(r.id, Number(r.bytes ?? 0))
+    }
+    return ids.reduce((sum, id) => sum + (each.get(id) ?? 0), 0)
   }
 
-  list(namespace: string, page: Paging): Data[] {
-    return this.db.all<Row>('SELECT * FROM data WHERE namespace = ? ORDER BY seq DESC LIMIT ? OFFSET ?', [namespace, page.limit, page.skip]).map(fromRow)
+  /** Newest first. */
+  list(namespace: string, q: CollectionQuery): Data[] {
+    const { sql, params } = listSql('*', namespace, q)
+    return this.db.all<Row>(sql, params).map(fromRow)
   }
+}
+
+/** A page of a namespace's data items, newest first: one statement for `list` and for the bytes it would answer. */
+function listSql(columns: string, namespace: string, q: CollectionQuery): { sql: string; params: (string | number)[] } {
+  const conds = ['namespace = ?']
+  const params: (string | number)[] = [namespace]
+  andWhere(conds, params, filterSql(q.filter, DATA_FIELDS))
+  return { sql: `SELECT ${columns} FROM data WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, params: [...params, q.limit, q.skip] }
 }
 
 function fromRow(r: Row): Data {
