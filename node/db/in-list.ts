@@ -37,6 +37,10 @@ export function insertRows(tx: Tx, head: string, tail: string, rows: readonly (r
  */
 export const TEXT_FROM_BYTES = 'CAST(? AS TEXT)'
 
-export function textBytes(s: string | null | undefined): Uint8Array | null {
-  return s === null || s === undefined ? null : Buffer.from(s, 'utf8')
+/** Short text goes as it is (sql.js encodes a few characters as fast as a Buffer is made; CAST leaves text alone). */
+export function textBytes(s: string | null | undefined): Uint8Array | string | null {
+  if (s === null || s === undefined) return null
+  return s.length < TEXT_AS_BYTES_FROM ? s : Buffer.from(s, 'utf8')
 }
+
+const TEXT_AS_BYTES_FROM = 4096

@@ -91,8 +91,6 @@ export class MessageSender {
     if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
     const created = now()
     const { items, fresh } = this.resolveData(namespace, input.data, created)
-    // Validated together: a costly lot runs off the main thread (see DataValidator.validateAll).
-    await this.deps.validator.validateAll(namespace, fresh)
     const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
     const header: Header = {
       id: newId<MessageId>(),
@@ -119,6 +117,8 @@ export class MessageSender {
     if (size > MAX_MESSAGE_BYTES) {
       throw new ParleyError('PAYLOAD_TOO_LARGE', `the message with its data is ${size} bytes as a batch carries it (JSON-encoded, HTML-escaped); at most ${MAX_MESSAGE_BYTES}`)
     }
+    // After the cheap refusals; validated together, a costly lot off the main thread (see DataValidator.validateAll).
+    await this.deps.validator.validateAll(namespace, fresh)
     const waiting = opts.confirm ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
     waiting?.catch(() => {})
     await this.deps.db.transaction((tx) => {
