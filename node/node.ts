@@ -16,6 +16,8 @@ import { IdentitiesRepo } from './db/repos/identities.js'
 import { BlobsRepo } from './db/repos/blobs.js'
 import { BlobRefsRepo } from './db/repos/blob-refs.js'
 import { DatatypesRepo } from './db/repos/datatypes.js'
+import { GroupsRepo } from './db/repos/groups.js'
+import { NoncesRepo } from './db/repos/nonces.js'
 import { BlobStore } from './data/blob-store.js'
 import { createChain, type Chain } from './chain/index.js'
 import { createIpfsStorage } from './storage/ipfs.js'
@@ -77,6 +79,9 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const blobs = new BlobsRepo(db)
   const blobRefs = new BlobRefsRepo(db)
   const datatypes = new DatatypesRepo(db)
+  const groups = new GroupsRepo(db)
+  // The private dispatcher will allocate pin nonces from it when it seals a batch (private sends come next).
+  const nonces = new NoncesRepo(db)
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const swept = await blobStore.sweep((hash) => blobs.has(hash))
   if (swept > 0) log(`blobs: removed ${swept} blob file(s) that no data item holds (uploads refused after their blob was written)`)
@@ -158,6 +163,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     batches,
     identities,
     blockchainEvents,
+    groups,
     heldBlob: async (hash) => (blobs.has(hash) ? await blobStore.read(hash) : undefined),
   }
   const services: NodeServices = {

@@ -14,6 +14,7 @@ import type {
   Datatype,
   CollectionQuery,
   EventQuery,
+  Group,
   Identity,
   IdentityType,
   MessageQuery,
@@ -64,6 +65,8 @@ export interface NodeQueries {
     list(type: IdentityType, q: CollectionQuery): Identity[]
   }
   blockchainEvents: { list(q: BlockchainEventQuery): StoredBlockchainEvent[] }
+  /** The private groups this member is in (it stores no other), newest first. */
+  groups: { get(namespace: string, hash: string): Group | undefined; list(namespace: string, q: CollectionQuery): Group[] }
   /** A blob's content, once this node holds it whole and verified; undefined before. */
   heldBlob(hash: Hash): Promise<{ stream: Readable; size: number } | undefined>
 }

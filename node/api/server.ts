@@ -4,13 +4,7 @@ import type { Duplex } from 'node:stream'
 import Koa from 'koa'
 import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
-import { statusRoutes } from './routes/status.js'
-import { blockchainEventRoutes } from './routes/blockchain-events.js'
-import { messageRoutes } from './routes/messages.js'
-import { networkRoutes } from './routes/network.js'
-import { eventRoutes } from './routes/events.js'
-import { dataRoutes } from './routes/data.js'
-import { datatypeRoutes } from './routes/datatypes.js'
+import { API_ROUTES } from './routes/index.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
@@ -33,13 +27,7 @@ export async function startApiServer(opts: { host: string; port: number; service
   app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
 
   const api = new ApiRouter(opts.services)
-  statusRoutes(api)
-  blockchainEventRoutes(api)
-  messageRoutes(api)
-  networkRoutes(api)
-  eventRoutes(api)
-  dataRoutes(api)
-  datatypeRoutes(api)
+  for (const register of API_ROUTES) register(api)
   app.use(api.router.routes())
 
   const server = http.createServer({ maxHeaderSize: limits.headerBytes }, app.callback())

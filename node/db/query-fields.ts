@@ -131,3 +131,17 @@ export const BLOCKCHAIN_EVENT_FIELDS: QueryFields = {
   timestamp: { column: TRIMMED_TIME_KEY('received'), kind: 'time' },
   sequence: { column: 'seq', kind: 'number' },
 }
+
+/**
+ * FireFly's GroupQueryFactory (`hash`, `message`, `created`; its legacy `description` and `ledger` are no columns in
+ * FireFly either), plus `name` and `members`. `members` compares with the sorted member list's JSON text, as the
+ * answer shows it: `members=@"did:firefly:org/org1"` finds the groups of org1 (the quotes keep org10 out), and
+ * `members=@<node id>` those of a node.
+ */
+export const GROUP_FIELDS: QueryFields = {
+  hash: { column: 'hash', kind: 'text' },
+  message: { column: 'message_id', kind: 'text' },
+  name: { column: 'name', kind: 'text' },
+  members: { column: 'members', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+}

@@ -14,6 +14,8 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [1, '31ec9fe96f70792ece00332cc0cef760b5d4c3bd3c435d0facf197ccd4ed76e0'],
   [2, 'e5f3cf5b431f68945db9ade3e95e4e7db65a6eb4cedc801d228d1a80ca642dc4'],
   [3, 'c1ab4100ccd4a97a0d51a9875f53d2f10e27d3f9bffb0dd29e61e2011a48beb8'],
+  [4, '63f057cb167262a22c8eae26c3c6cc43b0da7c1cc73d387e12d8990a623e662e'],
+  [5, '63a0e5dad7d5031a0ebcc67424dfb98551c86c69e0ac2122d92f548cb9172521'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

@@ -2,6 +2,7 @@ import { v1Foundation } from './v1-foundation.js'
 import { v2Messaging } from './v2-messaging.js'
 import { v3Data } from './v3-data.js'
 import { v4Tidy } from './v4-tidy.js'
+import { v5Groups } from './v5-groups.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups]

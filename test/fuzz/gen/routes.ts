@@ -1,12 +1,6 @@
 import fc from 'fast-check'
 import { ApiRouter } from '../../../node/api/router.js'
-import { statusRoutes } from '../../../node/api/routes/status.js'
-import { blockchainEventRoutes } from '../../../node/api/routes/blockchain-events.js'
-import { messageRoutes } from '../../../node/api/routes/messages.js'
-import { networkRoutes } from '../../../node/api/routes/network.js'
-import { eventRoutes } from '../../../node/api/routes/events.js'
-import { dataRoutes } from '../../../node/api/routes/data.js'
-import { datatypeRoutes } from '../../../node/api/routes/datatypes.js'
+import { API_ROUTES as REGISTRARS } from '../../../node/api/routes/index.js'
 import type { NodeServices } from '../../../node/services.js'
 import type { Seeds } from './seeds.js'
 import { junkText } from './text.js'
@@ -19,12 +13,12 @@ export interface Route {
 }
 
 /**
- * Every route the API serves, read from the router itself (the same registrations node/api/server.ts makes), so a
- * route added there is fuzzed as soon as it is registered here too. The handlers are never called.
+ * Every route the API serves, read from the router itself after the very registrations node/api/server.ts makes, so
+ * a route added there is fuzzed at once. The handlers are never called.
  */
 export const API_ROUTES: readonly Route[] = (() => {
   const api = new ApiRouter({} as NodeServices)
-  for (const register of [statusRoutes, blockchainEventRoutes, messageRoutes, networkRoutes, eventRoutes, dataRoutes, datatypeRoutes]) register(api)
+  for (const register of REGISTRARS) register(api)
   return api.router.stack.map((layer) => ({ pattern: String(layer.path), methods: [...layer.methods] }))
 })()
 
