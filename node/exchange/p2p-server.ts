@@ -2,16 +2,41 @@ import https from 'node:https'
 import { X509Certificate } from 'node:crypto'
 import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { errorMessage } from '../core/errors.js'
 import { closeServer, listen } from '../core/listen.js'
 
 export interface P2pServer {
   url: string
-  /** Replaces the set of peer certificates whose holders may connect (self-signed: each is its own CA). */
-  trust(peerCerts: string[]): void
+  /**
+   * Replaces the set of peer certificates whose holders may connect (self-signed: each is its own CA). A certificate
+   * that does not parse is left out (logged once when `log` is given), never thrown for.
+   */
+  trust(peerCerts: readonly string[]): void
+  /** Stops at once: open connections are dropped. */
   close(): Promise<void>
+  /**
+   * Stops gracefully: no new connections, new requests on open ones answered 503 `UNAVAILABLE`, requests in flight
+   * let finish for up to `graceMs`, then every connection is dropped. Never rejects.
+   */
+  drain(graceMs: number): Promise<void>
 }
 
-export type P2pHandler = (req: IncomingMessage, res: ServerResponse, peer: { org: string; cert: string }) => void
+/** A client the TLS layer authenticated and whose certificate is one of the registered ones, byte for byte. */
+export interface P2pPeer {
+  /** The subject's O. */
+  org: string
+  /** The certificate presented (DER, base64). */
+  cert: string
+  /** Its SHA-256 fingerprint, as `X509Certificate.fingerprint256` writes it (`AB:CD:...`). */
+  fingerprint: string
+}
+
+/**
+ * Answers every request but the ping, once the client is known. A request carrying `Expect: 100-continue` reaches the
+ * handler before its body is sent: the handler calls `res.writeContinue()` once it means to read the body, or
+ * answers without it (then set `connection: close`, the body never came).
+ */
+export type P2pHandler = (req: IncomingMessage, res: ServerResponse, peer: P2pPeer) => void
 
 export interface P2pServerOptions {
   host: string
@@ -19,52 +44,188 @@ export interface P2pServerOptions {
   cert: string
   key: string
   handler?: P2pHandler
+  /**
+   * Where an unknown client certificate is refused. `'tls'` (the default): one that chains to no registered
+   * certificate fails the handshake, silently. `'http'`: the handshake still asks for a certificate and checks that
+   * the client holds its key, but completes whatever it is; the request is then answered 401 and logged, so that a
+   * refusal is visible to both sides. Either way only a registered certificate, byte for byte, gets past 401.
+   */
+  unknownCertificates?: 'tls' | 'http'
+  /**
+   * A line per refused client (401), at most one a minute per certificate (a stranger can connect as often as it
+   * likes: it must not be able to flood the log), and one per unparsable certificate handed to `trust`.
+   */
+  log?: (line: string) => void
+  /**
+   * A socket with no traffic for this long is dropped (a stalled peer cannot pin it; default 60 s). A handler that
+   * takes longer than this after the body ended loses its answer: the client sees the connection drop.
+   */
+  idleTimeoutMs?: number
 }
+
+/** The ping route a peer uses to see whether this endpoint is up. */
+export const PING_PATH = '/api/v1/ping'
 
 /**
  * The member's peer-to-peer endpoint: HTTPS with mutual TLS. A client must present a certificate that one of the
  * registered member nodes published; the sending org is read from that certificate, never from the request body.
  */
 export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer> {
+  const log = opts.log ?? (() => {})
+  const own = new X509Certificate(opts.cert)
   let ca = [opts.cert]
   // TLS checks that a client certificate chains to a trusted one; a trusted member's certificate could sign another
   // that names any org. Only a certificate some node registered, byte for byte, identifies a sender.
-  let registered = new Set([fingerprint(opts.cert)])
-  const server = https.createServer({ cert: opts.cert, key: opts.key, ca, requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const peerCert = (req.socket as TLSSocket).getPeerCertificate(false)
-    if (!registered.has(peerCert.fingerprint256)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'UNAUTHORIZED: the client certificate is not one a registered node published' }))
+  let registered = new Set([own.fingerprint256])
+  const unparsable = new Set<string>()
+  const refusals = new RefusalLog(60_000)
+  let stopping = false
+  const active = new Set<ServerResponse>()
+  let idle: (() => void) | undefined
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    active.add(res)
+    res.once('close', () => {
+      active.delete(res)
+      if (active.size === 0) idle?.()
+    })
+    const socket = req.socket as TLSSocket
+    const peerCert = socket.getPeerCertificate(false)
+    const fingerprint = peerCert?.fingerprint256
+    const refusal = !fingerprint
+      ? 'no client certificate'
+      : !registered.has(fingerprint)
+        ? 'the client certificate is not one a registered node published'
+        : !socket.authorized
+          ? `the client certificate does not verify: ${String(socket.authorizationError)}`
+          : undefined
+    const org = typeof peerCert?.subject?.O === 'string' ? peerCert.subject.O : undefined
+    if (refusal || !org) {
+      const reason = refusal ?? 'client certificate names no organization'
+      const who = fingerprint ? `certificate ${subjectLine(peerCert.subject)} sha256 ${fingerprint}` : 'a client without a certificate'
+      const repeats = refusals.count(fingerprint ?? `no certificate from ${socket.remoteAddress}`)
+      if (repeats !== undefined) log(`p2p: refused ${req.method} ${req.url} from ${who} at ${socket.remoteAddress}: ${reason}${repeats ? ` (and ${repeats} times before in the last minute)` : ''}`)
+      refuse(req, res, 401, `UNAUTHORIZED: ${reason}`)
       return
     }
-    const org = typeof peerCert.subject?.O === 'string' ? peerCert.subject.O : undefined
-    if (!org) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'UNAUTHORIZED: client certificate names no organization' }))
+    if (stopping) {
+      refuse(req, res, 503, 'UNAVAILABLE: this node is stopping')
       return
     }
-    if (req.url === '/api/v1/ping' && (req.method === 'HEAD' || req.method === 'GET')) {
+    if (req.url === PING_PATH && (req.method === 'HEAD' || req.method === 'GET')) {
       res.writeHead(204).end()
       return
     }
     if (opts.handler) {
-      opts.handler(req, res, { org, cert: peerCert.raw.toString('base64') })
+      opts.handler(req, res, { org, cert: peerCert.raw.toString('base64'), fingerprint: fingerprint! })
       return
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `NOT_FOUND: no route for ${req.method} ${req.url}` }))
-  })
-  server.headersTimeout = 30_000
+    refuse(req, res, 404, `NOT_FOUND: no route for ${req.method} ${req.url}`)
+  }
+
+  const server = https.createServer(
+    {
+      cert: opts.cert,
+      key: opts.key,
+      ca,
+      requestCert: true,
+      rejectUnauthorized: opts.unknownCertificates !== 'http',
+      handshakeTimeout: 10_000,
+      // The request time limit would cut a long blob upload; the idle timeout below stops a stalled one instead.
+      requestTimeout: 0,
+      headersTimeout: 30_000,
+    },
+    onRequest,
+  )
+  // With a listener, Node no longer sends `100 Continue` on its own: the handler sends it when it wants the body.
+  server.on('checkContinue', onRequest)
+  server.setTimeout(opts.idleTimeoutMs ?? 60_000)
   await listen(server, opts.port, opts.host)
+
   return {
     url: `https://${opts.host}:${opts.port}`,
     trust(peerCerts) {
-      ca = [opts.cert, ...peerCerts.filter((c) => c !== opts.cert)]
-      registered = new Set(ca.map(fingerprint))
+      const usable: string[] = []
+      const prints = new Set([own.fingerprint256])
+      for (const pem of peerCerts) {
+        if (pem === opts.cert) continue
+        try {
+          prints.add(new X509Certificate(pem).fingerprint256)
+          usable.push(pem)
+        } catch (err) {
+          if (!unparsable.has(pem)) log(`p2p: left out a peer certificate that does not parse: ${errorMessage(err)}`)
+          unparsable.add(pem)
+        }
+      }
+      ca = [opts.cert, ...usable]
+      registered = prints
       server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
     },
     close: () => closeServer(server),
+    async drain(graceMs) {
+      stopping = true
+      const closed = new Promise<void>((res) => server.close(() => res()))
+      server.closeIdleConnections()
+      if (active.size > 0) {
+        await new Promise<void>((res) => {
+          const timer = setTimeout(res, graceMs)
+          idle = () => {
+            clearTimeout(timer)
+            res()
+          }
+        })
+      }
+      server.closeAllConnections()
+      await closed
+    },
   }
 }
 
-/** The SHA-256 fingerprint of a PEM certificate, in the form TLS sockets report a peer's (`AB:CD:...`). */
-function fingerprint(pem: string): string {
-  return new X509Certificate(pem).fingerprint256
+/**
+ * Answers `status` with the JSON error body. When the request body has not been read (or, under `Expect`, not yet
+ * sent), the connection is closed after the answer rather than kept: the rest of an unread body is not worth reading.
+ */
+export function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (bodyPending(req)) headers.connection = 'close'
+  res.writeHead(status, headers).end(JSON.stringify({ error }))
+}
+
+/** Whether the request announced a body that has not been read through. */
+export function bodyPending(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false
+  if (req.headers.expect !== undefined) return true
+  const length = req.headers['content-length']
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+}
+
+function subjectLine(subject: Partial<Record<string, string | string[]>> | undefined): string {
+  if (!subject) return '(no subject)'
+  return Object.entries(subject)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`)
+    .join(', ')
+}
+
+/** Which refusals to log: the first for a key, then the next after `windowMs`, saying how many went unlogged. */
+class RefusalLog {
+  private readonly seen = new Map<string, { since: number; unlogged: number }>()
+
+  constructor(private readonly windowMs: number) {}
+
+  /** undefined: do not log; a number: log, with this many refusals of the key left unlogged since the last line. */
+  count(key: string): number | undefined {
+    const now = Date.now()
+    const entry = this.seen.get(key)
+    if (entry && now - entry.since < this.windowMs) {
+      entry.unlogged++
+      return undefined
+    }
+    if (this.seen.size >= 10_000) this.seen.clear()
+    this.seen.set(key, { since: now, unlogged: 0 })
+    return entry?.unlogged ?? 0
+  }
 }

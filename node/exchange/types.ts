@@ -7,14 +7,56 @@
  * Errors, for every method: a ParleyError with one of two codes, chosen by whether trying again can help.
  * - `UNAVAILABLE`: it may work later. The peer is unreachable, refuses the TLS handshake, times out, answers 5xx,
  *   answers 401 (it has not yet seen our node identity: registrations travel through the chain and peers learn
- *   of them at different times), 408 or 429; or this exchange is stopping. The caller keeps the work (it is in
+ *   of them at different times), 408, 429 or anything neither 2xx nor 4xx; or this exchange is stopping. The caller keeps the work (it is in
  *   the database) and sends again later.
  * - `BAD_REQUEST`: final for this payload. The peer refused it (any other 4xx, its error text in the message), or
- *   it cannot be sent at all (`to.endpoint` is not an https URL, `to.cert` is not a certificate). Sending the same
+ *   it cannot be sent at all (`to.endpoint` is not an https URL, `to.cert` is not a certificate, a blob's hash or
+ *   size is malformed, its content runs past the announced size: the upload stops there). Sending the same
  *   bytes again gets the same answer, so the caller marks the operation failed and logs it.
+ * A server presenting a certificate other than the peer's registered one is refused by the client, as
+ * `UNAVAILABLE`: the fault is in the connection, not in the payload, and it is what a peer that rotated its
+ * certificate looks like until its new registration arrives through the chain (and an impostor at the address
+ * never gets the payload either way). The pin is exact: the server's certificate must chain to `to.cert` (TLS, with
+ * `ca: [to.cert]`) and be that very certificate (`checkServerIdentity` compares fingerprints; host names are not
+ * checked, the pin is stronger). TLS sessions are not resumed, so every connection is checked so.
+ *
+ * The wire (the p2p endpoint, HTTPS with mutual TLS; every error answer is `{"error": "<CODE>: <message>"}`):
+ * - `HEAD|GET /api/v1/ping` → 204 (what the endpoint has always answered).
+ * - `POST /api/v1/batches`, `content-type: application/json`, the batch payload as FireFly's `core.Batch` JSON
+ *   (node/batch/payload.ts serializeBatch / parseBatch). The sender adds `Expect: 100-continue` over 64 KiB.
+ * - `PUT /api/v1/blobs/{sha256}`, header `parley-blob-size: <bytes>`, the bytes as a chunked body (not a
+ *   content-length: the receiver must see a longer body to cut it off), always under `Expect: 100-continue` so a
+ *   refusal from the headers costs no upload.
+ * Answers: 204 stored durably (the handler resolved); 400 `BAD_PEER_DATA` (malformed batch or not UTF-8, bad hash in
+ * the path or size header, blob longer, shorter or other than announced, or the handler's own BAD_PEER_DATA); 401
+ * `UNAUTHORIZED` (no client certificate, or not exactly a trusted peer's: the handshake completes for any certificate
+ * whose key the client holds, so that the refusal is answered and logged); 404 `NOT_FOUND`; 405
+ * `METHOD_NOT_ALLOWED`; 413 `PAYLOAD_TOO_LARGE` (a batch over `maxBatchBytes`, refused from its content-length before
+ * reading, or cut off when it passes the limit); 415 `UNSUPPORTED_MEDIA_TYPE` (a batch not sent as JSON); 429
+ * `TOO_MANY_REQUESTS` (the peer already has `maxRequestsPerPeer` requests in flight here); 500 `INTERNAL` (the
+ * handler failed otherwise, or resolved without reading a blob through); 503 `UNAVAILABLE` (the handler said so, or
+ * this exchange is stopping). A refusal answered before the body was read closes the connection.
+ *
+ * Limits and time: incoming, at most `maxRequestsPerPeer` (16) requests per peer certificate at once; a socket with
+ * no traffic for `idleTimeoutMs` (30 s) is dropped on either side (connecting, sending, waiting for the answer: a
+ * handler that takes longer than that after the body ended loses its answer and the sender tries again); a batch has
+ * two minutes in all, its body included; a blob has no overall limit, only the idle one; TLS handshakes 10 s,
+ * request headers 30 s. Outgoing, at most 8 connections per peer for batches and 8 more for blobs (separate pools,
+ * so a batch never queues behind blob uploads). Retries inside a send: `DEFAULT_RETRY`, 7 attempts with waits of
+ * 0.5, 1, 2, 4, 8 and 16 s (31.5 s of waiting, plus the attempts' own time); a kept-alive connection found closed is
+ * retried once at once. A stalled peer therefore costs at most 7 × 30 s + 31.5 s before `UNAVAILABLE`.
  */
 import type { Hash } from '../core/ids.js'
 import type { BatchPayload } from '../model/index.js'
+
+/** How long a socket may see no traffic, either side, before it is dropped. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000
+/** How many requests one peer may have in flight at this node at once (batches and blobs together). */
+export const DEFAULT_MAX_REQUESTS_PER_PEER = 16
+/** Outgoing connections per peer, for batches and again for blobs. */
+export const MAX_SOCKETS_PER_PEER = 8
+/** A batch attempt's ceiling at the sender (connect, body, answer); at the receiver, the time its body may take. */
+export const BATCH_TIME_LIMIT_MS = 120_000
 
 /** Another member's node as its registered node identity describes it. */
 export interface Peer {
@@ -124,6 +166,30 @@ export interface ExchangeOptions {
   cert: string
   key: string
   log: (line: string) => void
+  /**
+   * How a batch payload is written and read: node/batch/payload.ts `serializeBatch` and `parseBatch` (a parse
+   * failure is a ParleyError `BAD_PEER_DATA`). Passed in because a seam imports only core and model.
+   */
+  codec: BatchCodec
   /** The largest batch body accepted; a larger one is refused 413 (`PAYLOAD_TOO_LARGE`) before it is parsed. */
   maxBatchBytes?: number
+  /** Retries inside `sendBatch` and `sendBlob`; `DEFAULT_RETRY` (retry.ts) for what is not given. */
+  retry?: Partial<RetryPolicy>
+  /** See `DEFAULT_IDLE_TIMEOUT_MS`. */
+  idleTimeoutMs?: number
+  /** See `DEFAULT_MAX_REQUESTS_PER_PEER`. */
+  maxRequestsPerPeer?: number
+}
+
+export interface BatchCodec {
+  serialize(payload: BatchPayload): string
+  parse(text: string): BatchPayload
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  attempts: number
+  /** The wait after the first failure; each next one doubles, up to `maxWaitMs`. */
+  firstWaitMs: number
+  maxWaitMs: number
 }

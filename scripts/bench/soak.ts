@@ -40,6 +40,15 @@ interface Tally {
   reads: number
   /** The slowest answer to a read or a /status, ms: a member frozen by one request shows here. */
   slowestReadMs: number
+  /** The slowest few, with when and where, to line up with the members' logs. */
+  slowest: { ms: number; atMs: number; org: string; what: string }[]
+}
+
+function noteRead(t: Tally, ms: number, org: string, what: string): void {
+  t.slowestReadMs = Math.max(t.slowestReadMs, ms)
+  t.slowest.push({ ms, atMs: Date.now(), org, what })
+  t.slowest.sort((a, b) => b.ms - a.ms)
+  t.slowest.length = Math.min(t.slowest.length, 5)
 }
 
 function processesOf(ctx: BenchContext): { name: string; pid: number }[] {
@@ -70,7 +79,7 @@ async function sendOne(ctx: BenchContext, from: MemberDescription, i: number, t:
     if (kind === 'read') {
       const t0 = Date.now()
       const r = await get(`${base}/messages?limit=25&descending`)
-      t.slowestReadMs = Math.max(t.slowestReadMs, Date.now() - t0)
+      noteRead(t, Date.now() - t0, from.org, 'GET messages')
       t.reads++
       if (r.status !== 200) fail(`read ${r.status} ${r.text.slice(0, 200)}`)
       return
@@ -108,7 +117,7 @@ export const soakScenario: Scenario = {
     const watchers = members.map((m) => new ConfirmationWatcher(m.org, m.api, NAMESPACE))
     for (const w of watchers) w.start(o.timeoutSeconds * 1000, signal)
     const cpu = startCpu()
-    const tally: Tally = { sent: [], failures: 0, failureSamples: [], reads: 0, slowestReadMs: 0 }
+    const tally: Tally = { sent: [], failures: 0, failureSamples: [], reads: 0, slowestReadMs: 0, slowest: [] }
     const samples: Sample[] = []
 
     const definer = members[0]!
@@ -134,14 +143,13 @@ export const soakScenario: Scenario = {
         await sleep(SAMPLE_EVERY_MS, signal)
         const s = sample()
         samples.push(s)
-        const status = await Promise.all(
+        await Promise.all(
           members.map(async (m) => {
             const a = Date.now()
             await get(`${m.api}/api/v1/status`).catch(() => undefined)
-            return Date.now() - a
+            noteRead(tally, Date.now() - a, m.org, 'GET status')
           }),
         )
-        tally.slowestReadMs = Math.max(tally.slowestReadMs, ...status)
         ctx.log(
           `  ${((s.atMs - t0) / 60_000).toFixed(1)} min: ${tally.sent.length} accepted, confirmed ${[...s.confirmed].map(([org, n]) => `${org} ${n}`).join(', ')} | RSS ${[...s.rssMiB].map(([n, r]) => `${n} ${r === null ? '?' : r.toFixed(0)}`).join(', ')} MiB`,
         )
@@ -184,7 +192,7 @@ export const soakScenario: Scenario = {
     }
     const seconds = (Date.now() - t0) / 1000
     ctx.log(`  ${tally.sent.length} messages accepted (${(tally.sent.length / seconds).toFixed(0)}/s), ${tally.reads} reads, ${tally.failures} failures${tally.failures > 0 ? `; first: ${tally.failureSamples.join(' | ')}` : ''}`)
-    ctx.log(`  slowest read or /status answer: ${tally.slowestReadMs} ms`)
+    ctx.log(`  slowest answers to a read or /status: ${tally.slowest.map((r) => `${r.ms} ms (${r.what} at ${r.org}, ${((r.atMs - t0) / 60_000).toFixed(2)} min)`).join(', ')}`)
     ctx.log(`  bench process CPU over the run: ${fmtCpu(benchCpu)}`)
     return {
       minutes: o.soakMinutes,

@@ -1,0 +1,187 @@
+import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill), as network/tls.ts does
+import https from 'node:https'
+import { createPrivateKey, webcrypto } from 'node:crypto'
+import * as x509 from '@peculiar/x509'
+import { createNodeCertificate, type TlsMaterial } from '../../network/tls.js'
+import { freePort } from '../../network/process.js'
+import { parseBatch, serializeBatch } from '../../node/batch/payload.js'
+import { sealManifest } from '../../node/batch/verify.js'
+import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import { createExchange } from '../../node/exchange/index.js'
+import type { BatchHandler, BlobHandler, Exchange, ExchangeOptions, Peer } from '../../node/exchange/types.js'
+import type { BatchPayload, Header } from '../../node/model/index.js'
+
+/** Retries short enough for tests: 4 attempts, waits 50, 100, 200 ms. */
+export const FAST_RETRY = { attempts: 4, firstWaitMs: 50, maxWaitMs: 200 }
+
+export interface TestNode {
+  name: string
+  org: string
+  tls: TlsMaterial
+  peer: Peer
+  exchange: Exchange
+  logs: string[]
+  batches: Array<{ from: Peer; payload: BatchPayload }>
+  /** Replaceable: what the node does with a batch (default: records it and resolves). */
+  batchHandler: BatchHandler
+  blobHandler: BlobHandler
+  port: number
+}
+
+/** A node with its own certificate and port, its exchange created (not started), handlers that delegate to fields. */
+export async function makeNode(org: string, opts: Partial<ExchangeOptions> = {}, tls?: TlsMaterial): Promise<TestNode> {
+  const name = `node-${org}`
+  tls ??= await createNodeCertificate(org, name)
+  const port = opts.port ?? (await freePort())
+  const logs: string[] = []
+  const node = {
+    name,
+    org,
+    tls,
+    port,
+    logs,
+    batches: [],
+    peer: { node: `did:firefly:node/${name}`, org, endpoint: `https://127.0.0.1:${port}`, cert: tls.cert },
+  } as unknown as TestNode
+  node.batchHandler = async (from, payload) => void node.batches.push({ from, payload })
+  node.blobHandler = async (_from, _blob, content) => {
+    for await (const chunk of content) void chunk
+  }
+  node.exchange = createExchange({
+    host: '127.0.0.1',
+    port,
+    cert: tls.cert,
+    key: tls.key,
+    log: (line) => logs.push(line),
+    codec: { parse: parseBatch, serialize: serializeBatch },
+    retry: FAST_RETRY,
+    ...opts,
+  })
+  node.exchange.onBatch((from, payload) => node.batchHandler(from, payload))
+  node.exchange.onBlob((from, blob, content) => node.blobHandler(from, blob, content))
+  return node
+}
+
+/** Starts each node trusting all the others. */
+export async function startAll(nodes: TestNode[]): Promise<void> {
+  for (const n of nodes) {
+    n.exchange.trust(nodes.filter((o) => o !== n).map((o) => o.peer))
+    await n.exchange.start()
+  }
+}
+
+/** A valid private batch authored by `org`, with `count` small data values. */
+export function makeBatch(org: string, count = 2): BatchPayload {
+  const author = `did:firefly:org/${org}`
+  const key = '0x' + 'ab'.repeat(20)
+  const group = 'c'.repeat(64) as Hash
+  const data = Array.from({ length: count }, (_, i) => {
+    const valueRaw = JSON.stringify({ n: i, text: `value ${i}` })
+    return { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw }), created: now(), value: valueRaw }
+  })
+  const messages = data.map((d) => {
+    const header: Header = { id: newId<MessageId>(), type: 'private', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', group, topics: ['t1'], datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
+    return { header, hash: messageHash(header), data: [{ id: d.id, hash: d.hash }] }
+  })
+  const b = { id: newId<BatchId>(), type: 'private' as const, namespace: 'default', author, key, group, created: now(), hash: '' as Hash, tx: { type: 'batch_pin' as const, id: newId<TxId>() }, messages, data }
+  return { ...b, hash: sealManifest(b).hash }
+}
+
+export interface RawAnswer {
+  status: number
+  body: string
+  headers: Record<string, string | string[] | undefined>
+}
+
+/**
+ * A request written by hand (a peer that does not follow the protocol): `client` as the client certificate, any
+ * server certificate accepted. Resolves with the answer, or rejects when the connection fails first.
+ */
+export function rawRequest(
+  url: string,
+  client: TlsMaterial | undefined,
+  init: { method: string; headers?: Record<string, string>; body?: Buffer | string | AsyncIterable<Uint8Array> },
+): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, {
+      method: init.method,
+      headers: init.headers,
+      rejectUnauthorized: false,
+      agent: false,
+      ...(client ? { cert: client.cert, key: client.key } : {}),
+    })
+    req.on('error', reject)
+    req.on('response', (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => (body += c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }))
+      res.on('error', reject)
+    })
+    const b = init.body
+    if (b === undefined || typeof b === 'string' || Buffer.isBuffer(b)) req.end(b)
+    else
+      void (async () => {
+        try {
+          for await (const chunk of b) if (!req.write(chunk)) await new Promise((r) => req.once('drain', r))
+          req.end()
+        } catch (err) {
+          req.destroy(err as Error)
+        }
+      })()
+  })
+}
+
+/**
+ * A certificate for `org`/`node` issued and signed by `issuer` (a member's own CA-capable certificate), as a member
+ * could make one to pose as another org; usable as a client or a server certificate.
+ */
+export async function issueCertificate(issuer: TlsMaterial, org: string, node: string): Promise<TlsMaterial> {
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
+  const issuerDer = createPrivateKey(issuer.key).export({ type: 'pkcs8', format: 'der' })
+  const signingKey = await webcrypto.subtle.importKey('pkcs8', issuerDer, alg, false, ['sign'])
+  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
+  const notBefore = new Date(Date.now() - 60_000)
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+    subject: `CN=${node}, O=${org}`,
+    issuer: new x509.X509Certificate(issuer.cert).subject,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + 365 * 24 * 3600 * 1000),
+    signingKey,
+    publicKey: keys.publicKey,
+    signingAlgorithm: alg,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+      new x509.SubjectAlternativeNameExtension([{ type: 'ip', value: '127.0.0.1' }]),
+    ],
+  })
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
+  return {
+    cert: cert.toString('pem') + '\n',
+    key: createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }).toString(),
+  }
+}
+
+/** What a promise settles to, as a value: `{ ok: value }` or `{ err }`. */
+export async function settle<T>(p: Promise<T>): Promise<{ ok: T; err?: undefined } | { ok?: undefined; err: unknown }> {
+  try {
+    return { ok: await p }
+  } catch (err) {
+    return { err }
+  }
+}
+
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
