@@ -2,11 +2,10 @@ import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill)
 import { expect } from 'chai'
 import https from 'node:https'
 import { X509Certificate, createPrivateKey } from 'node:crypto'
-import { webcrypto } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
 import { createNodeCertificate, peerIdFromCertificate, type TlsMaterial } from '../../network/tls.js'
 import { startP2pServer, type P2pServer } from '../../node/exchange/p2p-server.js'
 import { freePort } from '../../network/process.js'
+import { issueCertificate } from '../support/certificates.js'
 
 function ping(url: string, client: TlsMaterial | undefined, ca: string): Promise<number> {
   return new Promise((res, rej) => {
@@ -136,31 +135,3 @@ function get(url: string, path: string, client: TlsMaterial, ca: string): Promis
   })
 }
 
-/**
- * A certificate for `org`/`node` issued by `issuer` and signed with the issuer's private key, the way a member could
- * with its own (CA-capable) node certificate. Returned `cert` is the leaf alone; the issuer is in the server's trust.
- */
-async function issueCertificate(issuer: TlsMaterial, org: string, node: string): Promise<TlsMaterial> {
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
-  const issuerDer = createPrivateKey(issuer.key).export({ type: 'pkcs8', format: 'der' })
-  const signingKey = await webcrypto.subtle.importKey('pkcs8', issuerDer, alg, false, ['sign'])
-  const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
-  const notBefore = new Date(Date.now() - 60_000)
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
-    subject: `CN=${node}, O=${org}`,
-    issuer: new x509.X509Certificate(issuer.cert).subject,
-    notBefore,
-    notAfter: new Date(notBefore.getTime() + 365 * 24 * 3600 * 1000),
-    signingKey,
-    publicKey: keys.publicKey,
-    signingAlgorithm: alg,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth]),
-    ],
-  })
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
-  return { cert: cert.toString('pem') + '\n', key: createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' }).export({ type: 'pkcs8', format: 'pem' }).toString() }
-}
