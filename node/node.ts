@@ -23,7 +23,18 @@ import { createChain, type Chain } from './chain/index.js'
 import { createIpfsStorage } from './storage/ipfs.js'
 import type { SharedStorage } from './storage/shared-storage.js'
 import { startApiServer, type ApiServer } from './api/server.js'
-import { startP2pServer, type P2pServer } from './exchange/index.js'
+import { createExchange, type Peer } from './exchange/index.js'
+import { parseBatch, serializeBatch } from './batch/payload.js'
+import { DeliveriesRepo } from './db/repos/deliveries.js'
+import { NextPinsRepo } from './db/repos/nextpins.js'
+import { DeliveryQueue } from './messaging/delivery-queue.js'
+import { PrivateReceiver } from './aggregator/private-receiver.js'
+import { PrivateDispatcher } from './batch/private-dispatcher.js'
+import { BatchManager, rebuildSealed } from './batch/manager.js'
+import { PrivateChecks } from './aggregator/private-check.js'
+import { groupinitHandler } from './definitions/groupinit.js'
+import { GroupResolver } from './identity/group-resolver.js'
+import { ParleyError } from './core/errors.js'
 import type { NodeQueries, NodeServices, NodeStatus } from './services.js'
 import { now } from './core/time.js'
 import { errorMessage } from './core/errors.js'
@@ -35,7 +46,6 @@ import { registerSelf } from './definitions/registration.js'
 import { datatypeDefinitionHandler } from './definitions/datatype.js'
 import { DatatypeDefiner } from './definitions/define-datatype.js'
 import { MessageSender } from './messaging/sender.js'
-import { BatchManager } from './batch/manager.js'
 import { DEFAULT_BATCH_CONFIG } from './batch/config.js'
 import { BlobPublisher } from './batch/blob-publisher.js'
 import { Aggregator } from './aggregator/aggregator.js'
@@ -80,8 +90,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const blobRefs = new BlobRefsRepo(db)
   const datatypes = new DatatypesRepo(db)
   const groups = new GroupsRepo(db)
-  // The private dispatcher will allocate pin nonces from it when it seals a batch (private sends come next).
+  // The private dispatcher allocates pin nonces from it when it seals a batch.
   const nonces = new NoncesRepo(db)
+  const deliveries = new DeliveriesRepo(db)
+  const nextpins = new NextPinsRepo(db)
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const swept = await blobStore.sweep((hash) => blobs.has(hash))
   if (swept > 0) log(`blobs: removed ${swept} blob file(s) that no data item holds (uploads refused after their blob was written)`)
@@ -97,9 +109,18 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const validator = new DataValidatorImpl(datatypeLookup(datatypes), { settled: () => aggregator.blobSettled() })
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
-  let p2p: P2pServer | undefined
-  // Who may connect to the p2p endpoint: every registered node, by the certificate its claim published.
-  const trustPeers = (): void => p2p?.trust(identities.all('node').flatMap((n) => nodeProfileOf(n)?.cert ?? []))
+  // The p2p endpoint: private batches (and later blobs) to and from the other members' nodes.
+  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch } })
+  // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
+  const peers = (): Peer[] =>
+    identities.all('node').flatMap((n) => {
+      const profile = nodeProfileOf(n)
+      const org = n.parent ? identities.byId(n.parent) : undefined
+      return profile && org ? [{ node: n.did, org: org.name, endpoint: profile.endpoint, cert: profile.cert }] : []
+    })
+  // Who may connect: called at start and whenever an identity is confirmed.
+  const trustPeers = (): void => exchange.trust(peers())
+  const peerOf = (did: string): Peer | undefined => peers().find((p) => p.node === did)
 
   const aggregator = new Aggregator({
     db,
@@ -112,7 +133,12 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     blobs,
     refs: blobRefs,
     validator,
-    definitions: [identityClaimHandler(identities, () => trustPeers()), datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) })],
+    definitions: [
+      identityClaimHandler(identities, () => trustPeers()),
+      datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) }),
+      groupinitHandler(groups),
+    ],
+    privateChecks: new PrivateChecks({ nextpins, groups, identities }),
     log,
     onOutcome: ({ confirmed, rejected, events: written }) => {
       for (const m of confirmed) confirmations.confirmed(m)
@@ -140,6 +166,22 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     log,
     onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
+  const receiver = new PrivateReceiver({ db, batches, messages, data, groups, identities, self, arrived: (id) => aggregator.batchArrived(id) })
+  exchange.onBatch(receiver.handle)
+  exchange.onBlob(async () => {
+    throw new ParleyError('BAD_PEER_DATA', 'private blobs are not received yet')
+  })
+  const deliveryQueue = new DeliveryQueue({
+    db,
+    deliveries,
+    exchange,
+    peerOf,
+    load: (id) => {
+      const b = batches.get(id)
+      return b ? rebuildSealed({ messages, data }, b).payload : undefined
+    },
+    log,
+  })
   const batchManager = new BatchManager({
     db,
     messages,
@@ -151,8 +193,22 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch },
     blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
     log,
+    dispatchers: [new PrivateDispatcher({ messages, nonces, groups, identities, self, delivery: deliveryQueue })],
   })
-  const sender = new MessageSender({ db, messages, data, blobs, refs: blobRefs, identities, self, sink: batchManager, validator, confirmations, gate })
+  const sender = new MessageSender({
+    db,
+    messages,
+    data,
+    blobs,
+    refs: blobRefs,
+    identities,
+    self,
+    sink: batchManager,
+    validator,
+    confirmations,
+    gate,
+    privateGroups: { resolver: new GroupResolver({ identities, groups, self }), repo: groups },
+  })
 
   // Read-only views for the API: each collection's query functions, never a repository's writes.
   const query: NodeQueries = {
@@ -222,15 +278,17 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     { name: 'chain', start: () => chain.start(), stop: () => chain.stop() },
     // Started after the chain so that it stops before it: the pin submission it waits on is abandoned by its own
     // signal rather than cut off by the chain going away.
-    batchManager,
     {
-      name: 'p2p endpoint',
+      name: 'p2p exchange',
       start: async () => {
-        p2p = await startP2pServer({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8') })
         trustPeers()
+        await exchange.start()
       },
-      stop: async () => p2p?.close(),
+      stop: () => exchange.stop(),
     },
+    // After the exchange (it sends through it) and before the batch manager (whose private dispatches wait on it).
+    deliveryQueue,
+    batchManager,
     {
       name: 'api',
       start: async () => {
@@ -260,11 +318,11 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     await db.close()
     throw err
   }
-  log(`node ${cfg.node} of ${cfg.org} (key ${key}) serving ${api!.url}, p2p ${p2p!.url}`)
+  log(`node ${cfg.node} of ${cfg.org} (key ${key}) serving ${api!.url}, p2p ${p2pUrl}`)
 
   return {
     api: api!.url,
-    p2p: p2p!.url,
+    p2p: p2pUrl,
     services,
     chain,
     storage,

@@ -15,6 +15,7 @@ import type { Message, NodeEvent, Pin } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { ContextQueues } from './context-queues.js'
+import type { PrivateChecks } from './private-check.js'
 import { Pass, type PassResult } from './pass.js'
 
 export interface AggregatorDeps {
@@ -29,6 +30,8 @@ export interface AggregatorDeps {
   refs: BlobRefsRepo
   validator: DataValidator
   definitions: DefinitionHandler[]
+  /** The masked-pin checks of private messages; without them private pins wait (a node without private messaging). */
+  privateChecks?: PrivateChecks
   log: (line: string) => void
   /** Told after each durable pass: messages confirmed or rejected, and the events written. */
   onOutcome: (o: { confirmed: Message[]; rejected: { message: Message; reason: string }[]; events: NodeEvent[] }) => void

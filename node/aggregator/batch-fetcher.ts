@@ -9,6 +9,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { checkBatch } from '../batch/verify.js'
+import { storeReceivedBatch } from './store-batch.js'
 
 import { MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
 
@@ -142,51 +143,7 @@ export class BatchFetcher {
   }
 
   private async store(b: BatchPayload, manifest: string, p: PinnedBatch): Promise<void> {
-    const conflict = await this.deps.db.transaction((tx) => {
-      // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
-      const heldData = this.deps.data.byIds(
-        b.data.map((d) => d.id),
-        tx,
-      )
-      for (const d of b.data) {
-        const held = heldData.get(d.id)
-        if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
-      }
-      const heldMessages = this.deps.messages.getMany(
-        b.messages.map((m) => m.header.id),
-        tx,
-      )
-      for (const m of b.messages) {
-        const held = heldMessages.get(m.header.id)
-        if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
-      }
-      this.deps.batches.insert(tx, {
-        id: b.id,
-        type: b.type,
-        namespace: b.namespace,
-        author: b.author,
-        key: b.key,
-        ...(b.node ? { node: b.node } : {}),
-        ...(b.group ? { group: b.group } : {}),
-        created: b.created,
-        hash: b.hash,
-        manifest,
-        txId: b.tx.id,
-        payloadRef: p.payloadRef,
-        state: 'received',
-        local: false,
-      })
-      this.deps.data.insertMany(
-        tx,
-        b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
-      )
-      this.deps.messages.insertMany(
-        tx,
-        b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, ...(m.pins ? { pins: m.pins } : {}) })),
-        false,
-      )
-      return undefined
-    })
+    const conflict = await this.deps.db.transaction((tx) => storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef))
     if (conflict !== undefined) return this.refuse(p, conflict)
     this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
     this.deps.arrived(b.id)

@@ -91,14 +91,32 @@ export class Pass {
       this.leave(view, range)
       return range
     }
-    // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
     let firstSeq = pin.seq
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
-    const contexts = message.header.topics.map((t) => broadcastContext(t))
-    if (contexts.some((c) => this.queues.earlierWaiting(c, firstSeq))) return undefined
-
-    const decision = this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
+    let decision: Decision
+    let advance: ((tx: Tx) => void) | undefined
+    if (isPrivate(message)) {
+      // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
+      const checks = this.deps.privateChecks
+      if (!checks) return undefined
+      const chainPins: (Pin | undefined)[] = []
+      for (let i = range.from; i <= range.to; i++) chainPins.push(view.pins.get(i))
+      const pc = checks.check(this.tx, message, view.record, chainPins)
+      if (pc.kind === 'wait') return undefined
+      if (pc.kind === 'reject') decision = pc
+      else {
+        advance = pc.advance
+        decision = this.decide(pin, view, message, undefined, message.header.topics[place.topic], firstSeq)
+      }
+    } else {
+      // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
+      const contexts = message.header.topics.map((t) => broadcastContext(t))
+      if (contexts.some((c) => this.queues.earlierWaiting(c, firstSeq))) return undefined
+      decision = this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
+    }
     if (decision.kind === 'wait') return undefined
+    // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
+    advance?.(this.tx)
     this.settled.add(message.header.id)
     this.leave(view, range)
     const { record } = view
@@ -116,7 +134,7 @@ export class Pass {
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
       this.result.confirmed.push({ ...message, state: 'confirmed', confirmed: this.at, batch: record.id, txid: record.txId })
     }
-    if (message.header.type === 'definition') this.result.definitionSettled = true
+    if (message.header.type === 'definition' || message.header.type === 'groupinit') this.result.definitionSettled = true
     return range
   }
 
@@ -124,11 +142,12 @@ export class Pass {
     // A message past a network-wide limit is rejected as a message: its pins are consumed, its topics move on.
     const overLimit = messageLimitProblem(message)
     if (overLimit) return { kind: 'reject', reason: overLimit }
-    if (pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
+    // A private message's pins were checked against its nonces already (PrivateChecks).
+    if (!isPrivate(message) && pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
     if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return { kind: 'wait', reason: 'its data is not all here' }
-    if (message.header.type === 'definition') return this.decideDefinition(pin, message, data, firstSeq)
+    if (message.header.type === 'definition' || message.header.type === 'groupinit') return this.decideDefinition(pin, message, data, firstSeq)
 
     const signer = this.signerOf(pin.signer)
     if (!signer) {
@@ -254,6 +273,10 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
+}
+
+function isPrivate(m: Message): boolean {
+  return m.header.type === 'private' || m.header.type === 'groupinit'
 }
 
 /** Failures that say something about the data itself, the same on every member: the rest are this member's. */

@@ -1,4 +1,4 @@
-import { newId, type BatchId, type MessageId, type TxId } from '../core/ids.js'
+import { newId, type BatchId, type Hash, type MessageId, type TxId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import { errorMessage } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
@@ -62,7 +62,7 @@ export class Assembler {
 
   constructor(
     private readonly deps: AssemblerDeps,
-    private readonly key: { type: BatchType; namespace: string; author: string; key: string },
+    private readonly key: { type: BatchType; namespace: string; author: string; key: string; group?: Hash },
   ) {}
 
   add(a: Accepted): void {
@@ -137,13 +137,30 @@ export class Assembler {
     const id = newId<BatchId>()
     const txId = newId<TxId>()
     const data = dedupe(take.flatMap((a) => a.data))
+    // The manifest covers message hashes, not pins: it can be computed before the dispatcher's seal gives the pins.
     const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
-    const record: BatchRecord = { id, type: this.key.type, namespace: this.key.namespace, author: this.key.author, key: this.key.key, node: self.nodeDid, created: now(), hash, manifest, txId, state: 'sealed', local: true }
+    const record: BatchRecord = {
+      id,
+      type: this.key.type,
+      namespace: this.key.namespace,
+      author: this.key.author,
+      key: this.key.key,
+      node: self.nodeDid,
+      ...(this.key.group ? { group: this.key.group } : {}),
+      created: now(),
+      hash,
+      manifest,
+      txId,
+      state: 'sealed',
+      local: true,
+    }
+    let sealedMessages: Message[] = take.map((a) => a.message)
     // The transaction runs now, so batches are sealed (and their pins later submitted) in the order they were cut.
     const durable = db.transaction((tx) => {
       // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one.
       this.broken = true
       batches.insert(tx, record)
+      if (this.deps.dispatcher.seal) sealedMessages = this.deps.dispatcher.seal(tx, record, sealedMessages)
       messages.assignBatch(
         tx,
         take.map((a) => a.message.header.id),
@@ -158,7 +175,7 @@ export class Assembler {
       this.sealFailureLogged = true
       log(`batch: ${this.key.namespace}/${this.key.author}: sealing failed, no more batches until the next start (their messages stay accepted): ${errorMessage(err)}`)
     })
-    this.dispatch({ record, payload: batchPayload(record, take.map((a) => a.message), data) }, durable)
+    this.dispatch({ record, payload: batchPayload(record, sealedMessages, data) }, durable)
   }
 
   /** Uploads (retrying), then takes this batch's turn on the chain, then records the pin. */

@@ -1,5 +1,6 @@
 import type { Hash } from '../core/ids.js'
-import type { BatchPayload, BatchRecord, BatchType } from '../model/index.js'
+import type { Tx } from '../db/database.js'
+import type { BatchPayload, BatchRecord, BatchType, Message } from '../model/index.js'
 
 /** A batch as sealed: its record (durable) and its payload, in the exact order its manifest hash covers. */
 export interface SealedBatch {
@@ -20,6 +21,12 @@ export interface Dispatcher {
    * Rejects when `signal` aborts.
    */
   prepare(batch: SealedBatch, signal: AbortSignal): Promise<string>
+  /**
+   * Called inside the sealing transaction with the batch's messages in manifest order: answers them as they must be
+   * stored and carried (a private dispatcher allocates their pin nonces here and records `pins`, so a seal that rolls
+   * back gives its nonces back). Optional: a broadcast carries its messages unchanged.
+   */
+  seal?(tx: Tx, record: BatchRecord, messages: readonly Message[]): Message[]
   /** The batch's on-chain contexts, in manifest order: one per topic per message. */
   contexts(batch: SealedBatch): Hash[]
 }

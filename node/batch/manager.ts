@@ -6,6 +6,7 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
+import type { Hash } from '../core/ids.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
 import { batchPayload } from './payload.js'
@@ -58,7 +59,7 @@ export class BatchManager implements MessageSink {
 
   /** Picks up what a previous run left: sealed batches not yet pinned (in seal order), then messages not yet sealed. */
   start(): void {
-    for (const b of this.deps.batches.undispatched()) this.assemblerFor(b.type, b.namespace, b.author, b.key).resume(this.rebuild(b))
+    for (const b of this.deps.batches.undispatched()) this.assemblerFor(b.type, b.namespace, b.author, b.key, b.group).resume(this.rebuild(b))
     const waiting = this.deps.messages.unbatched()
     const data = this.deps.data.byIds([...new Set(waiting.flatMap((m) => m.data.map((r) => r.id)))])
     for (const m of waiting) {
@@ -70,7 +71,7 @@ export class BatchManager implements MessageSink {
   accepted(m: Message, data: readonly Data[], bytes: number): void {
     if (this.stopped) return
     const a: Accepted = { message: m, data, bytes, urgent: m.header.type === 'definition' }
-    this.assemblerFor(batchTypeOf(m), m.header.namespace, m.header.author, m.header.key).add(a)
+    this.assemblerFor(batchTypeOf(m), m.header.namespace, m.header.author, m.header.key, m.header.group).add(a)
   }
 
   /**
@@ -83,25 +84,30 @@ export class BatchManager implements MessageSink {
     await Promise.all([...this.assemblers.values()].map((a) => a.stop()))
   }
 
-  private assemblerFor(type: BatchType, namespace: string, author: string, key: string): Assembler {
-    const k = `${type}\u0000${namespace}\u0000${author}\u0000${key}`
+  /** One assembler per (type, namespace, author, key, group): a private batch carries one group. */
+  private assemblerFor(type: BatchType, namespace: string, author: string, key: string, group?: Hash): Assembler {
+    const k = `${type}\u0000${namespace}\u0000${author}\u0000${key}\u0000${group ?? ''}`
     let a = this.assemblers.get(k)
     if (!a) {
       const dispatcher = this.dispatchers.get(type)
       if (!dispatcher) throw new Error(`no dispatcher for ${type} batches`)
-      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped }, { type, namespace, author, key })
+      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped }, { type, namespace, author, key, ...(group ? { group } : {}) })
       this.assemblers.set(k, a)
     }
     return a
   }
 
-  /** A sealed batch's payload from the database, in exactly the order its manifest was sealed in. */
   private rebuild(b: BatchRecord): SealedBatch {
-    const manifest = JSON.parse(b.manifest) as { messages: { id: string }[]; data: { id: string }[] }
-    const msgs = this.deps.messages.getMany(manifest.messages.map((m) => m.id))
-    const messages = manifest.messages.map((m) => msgs.get(m.id)).filter((m): m is Message => m !== undefined)
-    return { record: b, payload: batchPayload(b, messages, this.deps.data.getMany(manifest.data.map((d) => d.id))) }
+    return rebuildSealed(this.deps, b)
   }
+}
+
+/** A sealed batch's payload from the database, in exactly the order its manifest was sealed in (pins included). */
+export function rebuildSealed(deps: { messages: MessagesRepo; data: DataRepo }, b: BatchRecord): SealedBatch {
+  const manifest = JSON.parse(b.manifest) as { messages: { id: string }[]; data: { id: string }[] }
+  const msgs = deps.messages.getMany(manifest.messages.map((m) => m.id))
+  const messages = manifest.messages.map((m) => msgs.get(m.id)).filter((m): m is Message => m !== undefined)
+  return { record: b, payload: batchPayload(b, messages, deps.data.getMany(manifest.data.map((d) => d.id))) }
 }
 
 /** Which dispatcher a message goes out through: definitions are broadcasts; groupinit travels with private batches. */

@@ -18,7 +18,7 @@ export type DataInput =
   | { kind: 'inline'; valueRaw: string; validator: string; datatype?: DatatypeRef }
 
 export interface MessageInput {
-  header: { tag?: string; topics?: string[]; txtype?: TxType; author?: string; key?: string; cid?: string }
+  header: { tag?: string; topics?: string[]; txtype?: TxType; author?: string; key?: string; cid?: string; /** A group hash given in the header (private sends). */ group?: string }
   data: DataInput[]
   group?: { name?: string; members: { identity: string; node?: string }[] }
   idempotencyKey?: string
@@ -60,6 +60,8 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean; l
       if (field === 'type' && v?.kind === 'string' && ['broadcast', 'private'].includes(String(v.value))) continue
       if (v !== undefined && v.kind !== 'null' && !(v.kind === 'string' && v.value === '')) {
         if (field !== 'group' || !opts.allowGroup) bad(`header.${field} is set by the node and cannot be given`)
+        if (v.kind !== 'string') bad('header.group must be a group hash (64 hex characters)')
+        out.header.group = String(v.value)
       }
     }
   }

@@ -13,6 +13,8 @@ import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { Confirmations } from '../events/confirmations.js'
 import type { StorageGate } from '../db/capacity.js'
 import type { DataInput, MessageInput } from './input.js'
+import type { GroupsRepo } from '../db/repos/groups.js'
+import { groupinitFor, type GroupResolver, type ResolvedGroup } from '../identity/group-resolver.js'
 import type { DataValidator } from '../data/validator.js'
 import { MAX_MESSAGE_BYTES, type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
 
@@ -54,12 +56,31 @@ export class MessageSender {
       confirmations: Confirmations
       /** Refuses new sends (STORAGE_FULL) at the database's ceiling or while its disk is full; none in unit tests. */
       gate?: StorageGate
+      /** Private sends: who the group is, and where a new one is stored. Without them, private sends are refused. */
+      privateGroups?: { resolver: GroupResolver; repo: GroupsRepo }
     },
   ) {}
 
   async broadcast(namespace: string, input: MessageInput, opts: SendOptions = {}): Promise<Message> {
     this.assertRegistered()
     return this.send(namespace, 'broadcast', input, opts)
+  }
+
+  /**
+   * A private send: the group is resolved (by members or by hash), the message is typed `private` with the group's
+   * hash, and stored as a broadcast is. A group new here is stored in the same transaction as the message, and its
+   * groupinit message (and data) with it, accepted for batching before the message, so it is pinned first.
+   */
+  async private(namespace: string, input: MessageInput, opts: SendOptions = {}): Promise<Message> {
+    this.assertRegistered()
+    const groups = this.deps.privateGroups
+    if (!groups) throw new ParleyError('UNAVAILABLE', 'private sends are not available on this node')
+    if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) private sends are not supported yet; send with txtype batch_pin')
+    const given = input.group ?? input.header.group
+    if (given === undefined) throw new ParleyError('INVALID_FIELD', 'group is required: {members: [{identity}]} or a group hash in header.group')
+    if (input.group && input.header.group) throw new ParleyError('INVALID_FIELD', 'give the group once: either group or header.group')
+    const resolved = groups.resolver.resolve(namespace, given)
+    return this.send(namespace, 'private', input, opts, resolved)
   }
 
   /**
@@ -81,14 +102,14 @@ export class MessageSender {
     return this.send(namespace, 'definition', { header: { tag, topics }, data: [{ kind: 'inline', valueRaw, validator: 'json' }] }, opts)
   }
 
-  private async send(namespace: string, type: MessageType, input: MessageInput, opts: SendOptions): Promise<Message> {
+  private async send(namespace: string, type: MessageType, input: MessageInput, opts: SendOptions, group?: ResolvedGroup): Promise<Message> {
     this.deps.gate?.admit()
     const { self } = this.deps
     const author = this.resolveAuthor(input.header.author)
     if (input.header.key && input.header.key.toLowerCase() !== self.key) {
       throw new ParleyError('INVALID_FIELD', `header.key ${input.header.key} is not a key this node can sign with (it signs with ${self.key})`)
     }
-    if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
+    if (input.header.txtype === 'none' && !group) throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
     const created = now()
     const { items, fresh } = this.resolveData(namespace, input.data, created)
     const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
@@ -101,6 +122,7 @@ export class MessageSender {
       key: self.key,
       created,
       namespace,
+      ...(group ? { group: group.group.hash } : {}),
       topics: input.header.topics && input.header.topics.length > 0 ? input.header.topics : [namespace],
       ...(input.header.tag ? { tag: input.header.tag } : {}),
       datahash: dataRefsHash(refs),
@@ -121,14 +143,24 @@ export class MessageSender {
     await this.deps.validator.validateAll(namespace, fresh)
     const waiting = opts.confirm ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
     waiting?.catch(() => {})
-    await this.deps.db.transaction((tx) => {
+    const init = group?.isNew ? groupinitFor(group.group, self) : undefined
+    const initSent = await this.deps.db.transaction((tx) => {
       if (input.idempotencyKey) {
         const dup = this.deps.messages.byIdempotencyKey(namespace, input.idempotencyKey, tx)
         if (dup) throw new ParleyError('CONFLICT', `the idempotency key was already used for message ${dup.header.id}`)
       }
+      // Only the send whose insert stores the group sends its groupinit (another send may have stored it meanwhile).
+      let sent = false
+      if (init && this.deps.privateGroups!.repo.insert(tx, { ...group!.group, message: init.message.header.id })) {
+        this.deps.data.insertMany(tx, [init.data])
+        this.deps.messages.insert(tx, init.message, true)
+        sent = true
+      }
       this.deps.data.insertMany(tx, fresh)
       this.deps.messages.insert(tx, message, true)
+      return sent
     })
+    if (init && initSent) this.deps.sink.accepted(init.message, [init.data], payloadEstimate(init.message, [init.data]))
     this.deps.sink.accepted(message, items, payloadEstimate(message, items))
     return waiting ? await waiting : message
   }

@@ -16,6 +16,7 @@ export interface ApiMessage {
     topics: string[]
     topic?: string[]
     tag?: string
+    group?: string
     datahash: string
   }
   localNamespace?: string

@@ -1,5 +1,5 @@
 import type { ParsedUrlQuery } from 'node:querystring'
-import type { ApiRouter } from '../router.js'
+import type { ApiRouter, Handler } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
@@ -18,6 +18,16 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     const m = await s.sender.broadcast(ns, input, { confirm })
     sendJson(ctx, confirm ? 200 : 202, presentMessage(m))
   })
+
+  // The spec's private send, and FireFly's `send/message` for the same body.
+  const sendPrivate: Handler<NodeServices> = async (ctx, s, ns, q) => {
+    const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: true, limits: s.config.limits })
+    const confirm = boolParam(q, 'confirm') ?? false
+    const m = await s.sender.private(ns, input, { confirm })
+    sendJson(ctx, confirm ? 200 : 202, presentMessage(m))
+  }
+  r.post('/messages/private', sendPrivate)
+  r.post('/send/message', sendPrivate)
 
   r.get('/messages', (ctx, s, ns, q) => {
     const paging = parsePaging(q)

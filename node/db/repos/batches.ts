@@ -55,8 +55,8 @@ export class BatchesRepo {
     )
   }
 
-  get(id: string): BatchRecord | undefined {
-    const r = this.db.get<Row>('SELECT * FROM batches WHERE id = ?', [id])
+  get(id: string, tx?: Tx): BatchRecord | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ?', [id])
     return r && fromRow(r)
   }
 

@@ -106,6 +106,17 @@ export class MessagesRepo {
     tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [batchId, txId, inList(ids)])
   }
 
+  /** A groupinit of `group` stored here (pending or settled), if any. */
+  groupinitOf(group: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>("SELECT * FROM messages WHERE grp = ? AND type = 'groupinit' LIMIT 1", [group])
+    return r && fromRow(r)
+  }
+
+  /** Records a private message's pins (allocated when its batch is sealed). */
+  setPins(tx: Tx, id: MessageId, pins: readonly string[]): void {
+    tx.run('UPDATE messages SET pins = ? WHERE id = ?', [JSON.stringify(pins), id])
+  }
+
   /** Confirms several messages of one batch at one time, in one statement. */
   confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
     tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])

@@ -3,6 +3,7 @@ import { v2Messaging } from './v2-messaging.js'
 import { v3Data } from './v3-data.js'
 import { v4Tidy } from './v4-tidy.js'
 import { v5Groups } from './v5-groups.js'
+import { v6Private } from './v6-private.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private]

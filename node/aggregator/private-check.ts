@@ -1,0 +1,71 @@
+import { parsePin, privateContext, privatePin } from '../core/hashes.js'
+import { errorMessage } from '../core/errors.js'
+import type { Hash } from '../core/ids.js'
+import type { Tx } from '../db/database.js'
+import type { NextPinsRepo } from '../db/repos/nextpins.js'
+import type { GroupsRepo } from '../db/repos/groups.js'
+import type { IdentitiesRepo } from '../db/repos/identities.js'
+import type { BatchRecord, Message, Pin } from '../model/index.js'
+
+/**
+ * What the masked-pin check says of a private message (or groupinit): its pins are the next expected ones, so the
+ * message may be decided (`advance` moves its sequences on, called when it is confirmed or rejected); or it must
+ * wait (an earlier nonce of its author on one of its topics in its group is not settled, or its group is not known
+ * here yet); or it is refused (its pins contradict the chain or its own nonces, or its author is not in its group).
+ */
+export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind: 'reject'; reason: string } | { kind: 'wait'; reason: string }
+
+/**
+ * FireFly's masked ordering (aggregator.go `checkMaskedContextReady`, nextpins), per (context, author): a private
+ * message with topics t1..tn in group g carries pins "<hex>:<nonce>"; each hex must be `privatePin(ti, g, author,
+ * nonce)`, the pin on chain at its index must be that hash, and the nonce must be the next one this member expects
+ * for (privateContext(ti, g), author). A later nonce waits (its predecessor has not been settled: a missing delivery
+ * holds exactly its own topic in its own group, from its own author); an earlier one was used already and is
+ * refused. A member outside the group never sees the batch, so its pins simply stay unread there.
+ */
+export class PrivateChecks {
+  constructor(private readonly deps: { nextpins: NextPinsRepo; groups: GroupsRepo; identities: IdentitiesRepo }) {}
+
+  /** `chainPins[i]`: the pin on chain for the message's i-th topic. */
+  check(tx: Tx, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
+    const h = message.header
+    const group = h.group as Hash | undefined
+    if (!group) return { kind: 'reject', reason: `private message ${h.id} names no group` }
+    if (!message.pins || message.pins.length !== h.topics.length) return { kind: 'reject', reason: `it carries ${message.pins?.length ?? 0} pins for ${h.topics.length} topics` }
+    const advance: { context: Hash; nonce: number }[] = []
+    for (let i = 0; i < h.topics.length; i++) {
+      const topic = h.topics[i]!
+      let pin: { hash: Hash; nonce: number }
+      try {
+        pin = parsePin(message.pins[i]!)
+      } catch (err) {
+        return { kind: 'reject', reason: errorMessage(err) }
+      }
+      const expected = privatePin(topic, group, h.author, pin.nonce)
+      if (pin.hash !== expected) return { kind: 'reject', reason: `pin ${i} (${pin.hash}) is not the pin of topic ${topic} at nonce ${pin.nonce} for ${h.author} in its group` }
+      const onChain = chainPins[i]
+      if (!onChain) return { kind: 'wait', reason: `its pin for topic ${topic} is not on chain here yet` }
+      if (onChain.hash !== expected) return { kind: 'reject', reason: `the pin on chain for topic ${topic} (${onChain.hash}) is not the message's pin ${expected}` }
+      const context = privateContext(topic, group)
+      const next = this.deps.nextpins.next(context, h.author, tx)
+      if (pin.nonce < next) return { kind: 'reject', reason: `nonce ${pin.nonce} on topic ${topic} was already used by ${h.author} in this group (next is ${next})` }
+      if (pin.nonce > next) return { kind: 'wait', reason: `an earlier message of ${h.author} on topic ${topic} in this group (nonce ${next}) is not here or not settled yet` }
+      advance.push({ context, nonce: pin.nonce })
+    }
+    // The groupinit defines its group (its handler checks and stores it); any other message needs the group here.
+    if (h.type !== 'groupinit') {
+      const g = this.deps.groups.byHash(group, tx)
+      if (!g) return { kind: 'wait', reason: `its group ${group} is not known here yet (its groupinit is not confirmed)` }
+      const node = batch.node ? this.deps.identities.byDid(batch.node, tx) : undefined
+      if (!g.members.some((m) => m.identity === h.author && (node === undefined || m.node === node.id))) {
+        return { kind: 'reject', reason: `its author ${h.author}${batch.node ? ` on ${batch.node}` : ''} is not a member of group ${group}` }
+      }
+    }
+    return {
+      kind: 'ok',
+      advance: (t) => {
+        for (const a of advance) this.deps.nextpins.advance(t, a.context, h.author, a.nonce)
+      },
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import type { Tx } from '../db/database.js'
+import type { BatchesRepo } from '../db/repos/batches.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { BatchPayload } from '../model/index.js'
+
+/**
+ * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
+ * batch as `received`, its data, and its messages as `pending`, in the caller's transaction. Answers why it cannot be
+ * stored (an id this node holds with other content), or undefined once stored; storing the same batch again is a
+ * no-op (every insert skips what is there).
+ */
+export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: MessagesRepo; data: DataRepo }, tx: Tx, b: BatchPayload, manifest: string, payloadRef: string): string | undefined {
+  // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
+  const heldData = deps.data.byIds(
+    b.data.map((d) => d.id),
+    tx,
+  )
+  for (const d of b.data) {
+    const held = heldData.get(d.id)
+    if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
+  }
+  const heldMessages = deps.messages.getMany(
+    b.messages.map((m) => m.header.id),
+    tx,
+  )
+  for (const m of b.messages) {
+    const held = heldMessages.get(m.header.id)
+    if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
+  }
+  deps.batches.insert(tx, {
+    id: b.id,
+    type: b.type,
+    namespace: b.namespace,
+    author: b.author,
+    key: b.key,
+    ...(b.node ? { node: b.node } : {}),
+    ...(b.group ? { group: b.group } : {}),
+    created: b.created,
+    hash: b.hash,
+    manifest,
+    txId: b.tx.id,
+    payloadRef,
+    state: 'received',
+    local: false,
+  })
+  deps.data.insertMany(
+    tx,
+    b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
+  )
+  deps.messages.insertMany(
+    tx,
+    b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, ...(m.pins ? { pins: m.pins } : {}) })),
+    false,
+  )
+  return undefined
+}

@@ -1,0 +1,79 @@
+import { formatPin, parsePin, privatePin } from '../core/hashes.js'
+import { ParleyError } from '../core/errors.js'
+import type { Hash } from '../core/ids.js'
+import type { Tx } from '../db/database.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import type { NoncesRepo } from '../db/repos/nonces.js'
+import type { GroupsRepo } from '../db/repos/groups.js'
+import type { IdentitiesRepo } from '../db/repos/identities.js'
+import type { BatchPayload, BatchRecord, Group, LocalIdentity, Message } from '../model/index.js'
+import type { Dispatcher, SealedBatch } from './dispatcher.js'
+
+/** What the private dispatcher hands its batches to: the durable delivery queue (messaging/delivery-queue.ts). */
+export interface BatchDelivery {
+  deliver(payload: BatchPayload, peers: readonly string[], signal: AbortSignal): Promise<void>
+}
+
+/**
+ * Private batches (FireFly's private messaging dispatcher): at sealing, each message gets one masked pin per topic,
+ * `privatePin(topic, group, author DID, nonce)`, with the nonce of (topic, group, author) allocated in the sealing
+ * transaction and recorded on the message as `pins` ("<hex>:<16-digit nonce>"). `prepare` delivers the sealed batch
+ * to every other member node of its group through the delivery queue and resolves once each has acknowledged it;
+ * the pin that follows carries no payload reference. Nothing private goes to shared storage.
+ */
+export class PrivateDispatcher implements Dispatcher {
+  readonly type = 'private' as const
+
+  constructor(
+    private readonly deps: {
+      messages: MessagesRepo
+      nonces: NoncesRepo
+      groups: GroupsRepo
+      identities: IdentitiesRepo
+      self: LocalIdentity
+      delivery: BatchDelivery
+    },
+  ) {}
+
+  seal(tx: Tx, _record: BatchRecord, messages: readonly Message[]): Message[] {
+    return messages.map((m) => {
+      // Pins are allocated once; a message sealed again (it never is today) keeps them.
+      if (m.pins && m.pins.length === m.header.topics.length) return m
+      const group = m.header.group
+      if (!group) throw new ParleyError('INTERNAL', `private message ${m.header.id} has no group`)
+      const pins = m.header.topics.map((topic) => {
+        const nonce = this.deps.nonces.allocateFor(tx, topic, group, m.header.author, 1)
+        return formatPin(privatePin(topic, group, m.header.author, nonce), nonce)
+      })
+      this.deps.messages.setPins(tx, m.header.id, pins)
+      return { ...m, pins }
+    })
+  }
+
+  async prepare(batch: SealedBatch, signal: AbortSignal): Promise<string> {
+    signal.throwIfAborted()
+    const hash = batch.record.group ?? batch.payload.messages[0]?.header.group
+    const group = hash ? this.deps.groups.byHash(hash) : undefined
+    if (!group) throw new ParleyError('INTERNAL', `private batch ${batch.record.id}: group ${hash ?? '(none)'} is not stored here`)
+    await this.deps.delivery.deliver(batch.payload, this.peersOf(group), signal)
+    return ''
+  }
+
+  contexts(batch: SealedBatch): Hash[] {
+    return batch.payload.messages.flatMap((m) => {
+      if (!m.pins || m.pins.length !== m.header.topics.length) throw new ParleyError('INTERNAL', `private message ${m.header.id} was sealed without its pins`)
+      return m.pins.map((p) => parsePin(p).hash)
+    })
+  }
+
+  /** The node DIDs of the group's members other than this node. */
+  private peersOf(group: Group): string[] {
+    const out = new Set<string>()
+    for (const m of group.members) {
+      const node = this.deps.identities.byId(m.node)
+      if (!node) throw new ParleyError('UNAVAILABLE', `group ${group.hash}: node ${m.node} is not registered here`)
+      if (node.did !== this.deps.self.nodeDid) out.add(node.did)
+    }
+    return [...out]
+  }
+}

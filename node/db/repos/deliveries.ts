@@ -1,0 +1,71 @@
+import type { Database, Tx } from '../database.js'
+import type { BatchId } from '../../core/ids.js'
+import type { Timestamp } from '../../core/time.js'
+
+export type DeliveryState = 'pending' | 'done' | 'failed'
+
+export interface Delivery {
+  batchId: BatchId
+  /** The peer's node DID. */
+  peer: string
+  state: DeliveryState
+  attempts: number
+  /** When the next attempt is due (epoch ms). */
+  nextAt: number
+  reason?: string
+}
+
+interface Row {
+  batch_id: string
+  peer: string
+  state: string
+  attempts: number
+  next_at: number
+  reason: string | null
+  [k: string]: string | number | null
+}
+
+/** The outbound private deliveries: one row per (batch, peer node), see schema v6. */
+export class DeliveriesRepo {
+  constructor(private readonly db: Database) {}
+
+  /** Adds the rows not there yet (a batch prepared again after a restart keeps its rows and their states). */
+  enqueue(tx: Tx, batchId: BatchId, peers: readonly string[], created: Timestamp): void {
+    for (const peer of peers) {
+      tx.run("INSERT INTO deliveries (batch_id, peer, state, attempts, next_at, created) VALUES (?, ?, 'pending', 0, 0, ?) ON CONFLICT (batch_id, peer) DO NOTHING", [batchId, peer, created])
+    }
+  }
+
+  ofBatch(batchId: BatchId, tx?: Tx): Delivery[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM deliveries WHERE batch_id = ? ORDER BY peer', [batchId]).map(fromRow)
+  }
+
+  /** Every delivery not yet acknowledged nor refused, oldest first. */
+  pending(): Delivery[] {
+    return this.db.all<Row>("SELECT * FROM deliveries WHERE state = 'pending' ORDER BY created, batch_id, peer").map(fromRow)
+  }
+
+  done(tx: Tx, batchId: BatchId, peer: string): void {
+    tx.run("UPDATE deliveries SET state = 'done', attempts = attempts + 1, reason = NULL WHERE batch_id = ? AND peer = ?", [batchId, peer])
+  }
+
+  failed(tx: Tx, batchId: BatchId, peer: string, reason: string): void {
+    tx.run("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, reason = ? WHERE batch_id = ? AND peer = ?", [reason, batchId, peer])
+  }
+
+  /** An attempt that may work later: counted, and the next one scheduled. */
+  retryAt(tx: Tx, batchId: BatchId, peer: string, nextAt: number, reason: string): void {
+    tx.run('UPDATE deliveries SET attempts = attempts + 1, next_at = ?, reason = ? WHERE batch_id = ? AND peer = ?', [nextAt, reason, batchId, peer])
+  }
+}
+
+function fromRow(r: Row): Delivery {
+  return {
+    batchId: r.batch_id as BatchId,
+    peer: r.peer,
+    state: r.state as DeliveryState,
+    attempts: Number(r.attempts),
+    nextAt: Number(r.next_at),
+    ...(r.reason ? { reason: r.reason } : {}),
+  }
+}

@@ -1,0 +1,272 @@
+import { expect } from 'chai'
+import { join } from 'node:path'
+import { TempDirs } from '../db/helpers.js'
+import { openRepos, type AllRepos } from '../support/repos.js'
+import { DeliveriesRepo } from '../../node/db/repos/deliveries.js'
+import { NextPinsRepo } from '../../node/db/repos/nextpins.js'
+import { DeliveryQueue } from '../../node/messaging/delivery-queue.js'
+import { PrivateReceiver } from '../../node/aggregator/private-receiver.js'
+import { PrivateDispatcher } from '../../node/batch/private-dispatcher.js'
+import { PrivateChecks } from '../../node/aggregator/private-check.js'
+import { sealManifest } from '../../node/batch/verify.js'
+import { groupinitFor, sealGroup } from '../../node/identity/group-resolver.js'
+import { dataHash, dataRefsHash, formatPin, messageHash, parsePin, privatePin } from '../../node/core/hashes.js'
+import { ParleyError, isParleyError } from '../../node/core/errors.js'
+import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import { localIdentity, type BatchPayload, type BatchRecord, type Data, type Group, type Header, type Message, type Pin } from '../../node/model/index.js'
+import type { Peer } from '../../node/exchange/index.js'
+
+const NS = 'default'
+const KEY0 = '0x00000000000000000000000000000000000000a0'
+const self0 = localIdentity('org0', 'node0', KEY0)
+const self1 = localIdentity('org1', 'node1', '0x00000000000000000000000000000000000000a1')
+const peer = (org: string, node: string): Peer => ({ node: `did:firefly:node/${node}`, org, endpoint: 'https://127.0.0.1:1', cert: '' })
+
+async function addIdentities(r: AllRepos, n: number): Promise<{ orgs: IdentityId[]; nodes: IdentityId[] }> {
+  const orgs: IdentityId[] = []
+  const nodes: IdentityId[] = []
+  await r.db.transaction((tx) => {
+    for (let i = 0; i < n; i++) {
+      const org = newId<IdentityId>()
+      const node = newId<IdentityId>()
+      r.identities.insert(tx, { id: org, did: `did:firefly:org/org${i}`, type: 'org', namespace: 'svc_system', name: `org${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      r.identities.insert(tx, { id: node, did: `did:firefly:node/node${i}`, type: 'node', parent: org, namespace: 'svc_system', name: `node${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      orgs.push(org)
+      nodes.push(node)
+    }
+  })
+  return { orgs, nodes }
+}
+
+function privateMessage(group: Hash, topics: string[], nonces: number[], value = '"v"'): { message: Message; data: Data } {
+  const d: Data = { id: newId<DataId>(), validator: 'json', namespace: NS, hash: dataHash({ valueRaw: value }), created: now(), value }
+  const header: Header = {
+    id: newId<MessageId>(),
+    type: 'private',
+    txtype: 'batch_pin',
+    author: self0.orgDid,
+    key: KEY0,
+    created: now(),
+    namespace: NS,
+    group,
+    topics,
+    datahash: dataRefsHash([{ id: d.id, hash: d.hash }]),
+  }
+  const pins = topics.map((t, i) => formatPin(privatePin(t, group, self0.orgDid, nonces[i]!), nonces[i]!))
+  return { message: { header, hash: messageHash(header), state: 'ready', data: [{ id: d.id, hash: d.hash }], pins }, data: d }
+}
+
+function batchOf(items: { message: Message; data: Data }[], group: Hash): BatchPayload {
+  const id = newId<BatchId>()
+  const tx = { type: 'batch_pin' as const, id: newId<TxId>() }
+  const messages = items.map((i) => ({ header: i.message.header, hash: i.message.hash, data: i.message.data, ...(i.message.pins ? { pins: i.message.pins } : {}) }))
+  const data = items.map((i) => i.data)
+  const { hash } = sealManifest({ id, tx, messages, data })
+  return { id, type: 'private', namespace: NS, node: self0.nodeDid, author: self0.orgDid, key: KEY0, group, created: now(), hash, tx, messages, data }
+}
+
+describe('private messaging: units', () => {
+  const temp = new TempDirs()
+  let r: AllRepos
+  let ids: { orgs: IdentityId[]; nodes: IdentityId[] }
+  let group: Group
+
+  beforeEach(async () => {
+    r = await openRepos(join(await temp.make('parley-private-'), 'db'))
+    ids = await addIdentities(r, 3)
+    const sealed = sealGroup(NS, '', [
+      { identity: self0.orgDid, node: ids.nodes[0]! },
+      { identity: self1.orgDid, node: ids.nodes[1]! },
+    ])
+    group = { hash: sealed.hash, namespace: NS, name: '', members: sealed.members, created: now() }
+  })
+  afterEach(() => r.db.close())
+  after(() => temp.cleanup())
+
+  describe('the private dispatcher', () => {
+    it('allocates consecutive nonces per (topic, group, author) at sealing, records the pins, and pins them as contexts', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { deliver: async () => {} } })
+      const a = privateMessage(group.hash, ['a', 'b'], [0, 0])
+      const b = privateMessage(group.hash, ['a'], [0])
+      const msgs = [a, b].map((x) => ({ ...x.message, pins: undefined }) as unknown as Message)
+      await r.db.transaction((tx) => r.messages.insertMany(tx, msgs, true))
+      const record = { id: newId<BatchId>(), group: group.hash } as unknown as BatchRecord
+      let sealed: Message[] = []
+      await r.db.transaction((tx) => (sealed = d.seal(tx, record, msgs)))
+      expect(sealed.map((m) => m.pins!.map((p) => parsePin(p).nonce))).to.deep.equal([[0, 0], [1]])
+      expect(sealed[1]!.pins![0]).to.equal(formatPin(privatePin('a', group.hash, self0.orgDid, 1), 1))
+      expect(r.messages.get(sealed[1]!.header.id)!.pins).to.deep.equal(sealed[1]!.pins)
+      const contexts = d.contexts({ record, payload: { messages: sealed } as unknown as BatchPayload })
+      expect(contexts).to.deep.equal(sealed.flatMap((m) => m.pins!.map((p) => parsePin(p).hash)))
+      // The next seal goes on from there.
+      const c = { ...privateMessage(group.hash, ['a'], [0]).message, pins: undefined } as unknown as Message
+      await r.db.transaction((tx) => r.messages.insert(tx, c, true))
+      await r.db.transaction((tx) => (sealed = d.seal(tx, record, [c])))
+      expect(parsePin(sealed[0]!.pins![0]!).nonce).to.equal(2)
+    })
+
+    it('prepare delivers to every member node but this one and answers an empty payload reference', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const to: string[][] = []
+      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { deliver: async (_p, peers) => void to.push([...peers]) } })
+      const ref = await d.prepare({ record: { group: group.hash } as BatchRecord, payload: {} as BatchPayload }, new AbortController().signal)
+      expect(ref).to.equal('')
+      expect(to).to.deep.equal([[self1.nodeDid]])
+    })
+  })
+
+  describe('the delivery queue', () => {
+    const payload = (): BatchPayload => ({ id: newId<BatchId>() }) as BatchPayload
+
+    it('retries what may work later, marks a final refusal failed, and resolves once every peer is settled', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const calls: string[] = []
+      let failures = 2
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: {
+          sendBatch: async (p) => {
+            calls.push(p.node)
+            if (p.node.endsWith('node1') && failures-- > 0) throw new ParleyError('UNAVAILABLE', 'down')
+            if (p.node.endsWith('node2')) throw new ParleyError('BAD_REQUEST', 'refused')
+          },
+        },
+        peerOf: (did) => peer('x', did.split('/')[1]!),
+        load: () => undefined,
+        log: () => {},
+        retryDelayMs: () => 5,
+      })
+      q.start()
+      const b = payload()
+      await q.deliver(b, [self1.nodeDid, 'did:firefly:node/node2'], new AbortController().signal)
+      expect(calls.filter((c) => c.endsWith('node1'))).to.have.length(3)
+      const rows = deliveries.ofBatch(b.id)
+      expect(rows.map((x) => [x.peer, x.state, x.attempts])).to.deep.equal([
+        [self1.nodeDid, 'done', 3],
+        ['did:firefly:node/node2', 'failed', 1],
+      ])
+      // Delivering again (a restart before the pin) finds the rows settled and resolves at once.
+      await q.deliver(b, [self1.nodeDid, 'did:firefly:node/node2'], new AbortController().signal)
+      expect(calls).to.have.length(4)
+      await q.stop()
+    })
+
+    it('resumes pending rows at start (after a restart), loading the batch from the database', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = payload()
+      await r.db.transaction((tx) => deliveries.enqueue(tx, b.id, [self1.nodeDid], now()))
+      const sent: BatchId[] = []
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async (_p, x) => void sent.push(x.id) }, peerOf: (did) => peer('org1', did), load: (id) => (id === b.id ? b : undefined), log: () => {}, retryDelayMs: () => 5 })
+      q.start()
+      for (let i = 0; i < 100 && deliveries.ofBatch(b.id)[0]!.state === 'pending'; i++) await new Promise((res) => setTimeout(res, 10))
+      expect(sent).to.deep.equal([b.id])
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
+      await q.stop()
+    })
+
+    it('an unknown peer is retried, not failed', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      let known = false
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async () => {} }, peerOf: (did) => (known ? peer('org1', did) : undefined), load: () => undefined, log: () => {}, retryDelayMs: () => 5 })
+      const b = payload()
+      const done = q.deliver(b, [self1.nodeDid], new AbortController().signal)
+      await new Promise((res) => setTimeout(res, 30))
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('pending')
+      known = true
+      await done
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
+      await q.stop()
+    })
+  })
+
+  describe('masked pin checks (next expected nonce per context and author)', () => {
+    const chainPin = (m: Message, i = 0): Pin => ({ hash: parsePin(m.pins![i]!).hash }) as Pin
+    it('confirms only the next nonce; a later one waits; an earlier one, a wrong pin or a wrong chain pin is refused', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities })
+      const record = { node: self0.nodeDid } as BatchRecord
+      const m0 = privateMessage(group.hash, ['a'], [0]).message
+      const m1 = privateMessage(group.hash, ['a'], [1]).message
+      const other = privateMessage(group.hash, ['b'], [0]).message
+      await r.db.transaction((tx) => {
+        expect(checks.check(tx, m1, record, [chainPin(m1)]).kind, 'nonce 1 before 0').to.equal('wait')
+        // Another topic is not held by topic a.
+        expect(checks.check(tx, other, record, [chainPin(other)]).kind).to.equal('ok')
+        const ok = checks.check(tx, m0, record, [chainPin(m0)])
+        expect(ok.kind).to.equal('ok')
+        if (ok.kind === 'ok') ok.advance(tx)
+        expect(checks.check(tx, m1, record, [chainPin(m1)]).kind, 'nonce 1 after 0').to.equal('ok')
+        expect(checks.check(tx, m0, record, [chainPin(m0)]).kind, 'nonce 0 again').to.equal('reject')
+        expect(checks.check(tx, m1, record, [chainPin(other)]).kind, 'chain pin of another message').to.equal('reject')
+        const lying = { ...m1, pins: [formatPin(parsePin(m0.pins![0]!).hash, 1)] }
+        expect(checks.check(tx, lying, record, [chainPin(lying)]).kind, 'pin not of its nonce').to.equal('reject')
+        expect(checks.check(tx, m1, record, [undefined]).kind).to.equal('wait')
+      })
+    })
+
+    it('waits while the group is not known; refuses an author outside it', async () => {
+      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities })
+      const m0 = privateMessage(group.hash, ['a'], [0]).message
+      await r.db.transaction((tx) => expect(checks.check(tx, m0, { node: self0.nodeDid } as BatchRecord, [chainPin(m0)]).kind).to.equal('wait'))
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      await r.db.transaction((tx) => expect(checks.check(tx, m0, { node: 'did:firefly:node/node2' } as BatchRecord, [chainPin(m0)]).kind).to.equal('reject'))
+    })
+  })
+
+  describe('the receiver (org1 receiving from org0)', () => {
+    let arrived: BatchId[]
+    let receiver: PrivateReceiver
+    beforeEach(() => {
+      arrived = []
+      receiver = new PrivateReceiver({ ...r, self: self1, arrived: (id) => arrived.push(id) })
+    })
+    const refused = async (p: Promise<void>, re: RegExp): Promise<void> => {
+      try {
+        await p
+      } catch (err) {
+        expect(isParleyError(err, 'BAD_PEER_DATA'), String(err)).to.equal(true)
+        expect((err as Error).message).to.match(re)
+        return
+      }
+      expect.fail('not refused')
+    }
+
+    it('stores a batch defining its group by groupinit (messages pending), and the same batch again resolves', async () => {
+      const init = groupinitFor(group, self0)
+      const m = privateMessage(group.hash, ['a'], [0])
+      const initItem = { message: { ...init.message, pins: [formatPin(privatePin(group.hash, group.hash, self0.orgDid, 0), 0)] }, data: init.data }
+      const b = batchOf([initItem, m], group.hash)
+      await receiver.handle(peer('org0', 'node0'), b)
+      expect(arrived).to.deep.equal([b.id])
+      expect(r.messages.get(m.message.header.id)!.state).to.equal('pending')
+      expect(r.batches.get(b.id)!.state).to.equal('received')
+      await receiver.handle(peer('org0', 'node0'), b)
+      expect(arrived).to.have.length(1)
+      // A later batch of the same group, before the groupinit is confirmed, is accepted too (the groupinit is held).
+      const b2 = batchOf([privateMessage(group.hash, ['a'], [1])], group.hash)
+      await receiver.handle(peer('org0', 'node0'), b2)
+      expect(arrived).to.deep.equal([b.id, b2.id])
+    })
+
+    it('refuses (nothing stored): a tampered batch, a peer of another org, an unknown group, a group without this node', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const tampered = batchOf([privateMessage(group.hash, ['a'], [0])], group.hash)
+      tampered.data = [{ ...tampered.data[0]!, value: '"changed"' }]
+      await refused(receiver.handle(peer('org0', 'node0'), tampered), /does not verify/)
+      await refused(receiver.handle(peer('org2', 'node2'), batchOf([privateMessage(group.hash, ['a'], [0])], group.hash)), /authored by/)
+      const unknown = sealGroup(NS, 'x', group.members).hash
+      await refused(receiver.handle(peer('org0', 'node0'), batchOf([privateMessage(unknown, ['a'], [0])], unknown)), /not known here/)
+      const without = sealGroup(NS, '', [
+        { identity: self0.orgDid, node: ids.nodes[0]! },
+        { identity: 'did:firefly:org/org2', node: ids.nodes[2]! },
+      ])
+      await r.db.transaction((tx) => r.groups.insert(tx, { hash: without.hash, namespace: NS, name: '', members: without.members, created: now() }))
+      await refused(receiver.handle(peer('org0', 'node0'), batchOf([privateMessage(without.hash, ['a'], [0])], without.hash)), /not a member/)
+      expect(arrived).to.deep.equal([])
+      expect(r.batches.get(tampered.id)).to.equal(undefined)
+    })
+  })
+})
