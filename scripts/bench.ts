@@ -13,6 +13,7 @@ import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
 import { soakScenario } from './bench/soak.js'
+import { privateScenario } from './bench/private.js'
 import { Children } from './bench/children.js'
 import { sizeClient } from './bench/http.js'
 import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
@@ -21,7 +22,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, blobScenario, capacityScenario, soakScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, capacityScenario, soakScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

@@ -28,8 +28,8 @@ export const USAGE = `usage: npm run bench -- [options]
                         its per-message figures need 20,000 at least)
   --minutes N           how long the soak run lasts (default ${DEFAULTS.soakMinutes})
   --soak-rate R         requests per second in the soak run, over every member (default ${DEFAULTS.soakRate})
-  --only NAMES          run only these scenarios, comma-separated (broadcast, blob, capacity, soak); without
-                        it, broadcast and blob: capacity (a member's database and memory as it fills) and soak
+  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, capacity, soak);
+                        without it, broadcast, private and blob: capacity (a member's database and memory as it fills) and soak
                         (each process's RSS under a steady mixed load) take minutes and run only when named
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`

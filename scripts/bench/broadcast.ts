@@ -63,7 +63,7 @@ function quarterRates(run: SendRun): number[] {
   return out
 }
 
-function fmtSummary(s: Summary): string {
+export function fmtSummary(s: Summary): string {
   return `p50 ${round(s.p50)} ms, p95 ${round(s.p95)} ms, p99 ${round(s.p99)} ms (min ${round(s.min)}, max ${round(s.max)}, n=${s.count})`
 }
 

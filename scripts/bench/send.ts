@@ -19,13 +19,16 @@ export interface SendRun {
   failureSamples: string[]
 }
 
-function body(phase: string, i: number): Json {
+/** The body of the i-th POST of a phase. */
+export type BodyMaker = (phase: string, i: number) => Json
+
+export function broadcastBody(phase: string, i: number): Json {
   return { header: { tag: `bench-${phase}` }, data: [{ value: { phase, i, note: 'parley bench', at: Date.now() } }] }
 }
 
-async function sendOne(url: string, phase: string, i: number, run: SendRun): Promise<void> {
+async function sendOne(url: string, phase: string, i: number, run: SendRun, makeBody: BodyMaker): Promise<void> {
   try {
-    const res = await postJson(url, body(phase, i))
+    const res = await postJson(url, makeBody(phase, i))
     if (res.status === 202) {
       const m = JSON.parse(res.text) as { header: { id: string } }
       run.sent.push({ id: m.header.id, acceptedMs: Date.now() })
@@ -40,25 +43,25 @@ async function sendOne(url: string, phase: string, i: number, run: SendRun): Pro
 }
 
 /** `count` POSTs with at most `concurrency` in flight. */
-export async function sendConcurrent(url: string, phase: string, count: number, concurrency: number, signal: AbortSignal): Promise<SendRun> {
+export async function sendConcurrent(url: string, phase: string, count: number, concurrency: number, signal: AbortSignal, makeBody: BodyMaker = broadcastBody): Promise<SendRun> {
   const run: SendRun = { sent: [], firstSendMs: Date.now(), failures: 0, failureSamples: [] }
   let next = 0
   const worker = async (): Promise<void> => {
-    while (!signal.aborted && next < count) await sendOne(url, phase, next++, run)
+    while (!signal.aborted && next < count) await sendOne(url, phase, next++, run, makeBody)
   }
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker))
   return run
 }
 
 /** `count` POSTs started at a steady `rate` per second (each on schedule, not waiting for the previous answer). */
-export async function sendPaced(url: string, phase: string, count: number, rate: number, signal: AbortSignal): Promise<SendRun> {
+export async function sendPaced(url: string, phase: string, count: number, rate: number, signal: AbortSignal, makeBody: BodyMaker = broadcastBody): Promise<SendRun> {
   const run: SendRun = { sent: [], firstSendMs: Date.now(), failures: 0, failureSamples: [] }
   const inFlight = new Set<Promise<void>>()
   const t0 = Date.now()
   for (let i = 0; i < count && !signal.aborted; i++) {
     await sleep(t0 + (i * 1000) / rate - Date.now(), signal)
     while (inFlight.size >= PACED_MAX_IN_FLIGHT) await Promise.race(inFlight)
-    const p: Promise<void> = sendOne(url, phase, i, run).finally(() => inFlight.delete(p))
+    const p: Promise<void> = sendOne(url, phase, i, run, makeBody).finally(() => inFlight.delete(p))
     inFlight.add(p)
   }
   await Promise.all(inFlight)

@@ -1,0 +1,87 @@
+import { explainMissing, fmtSummary, waitAll } from './broadcast.js'
+import { fmtCpu, startCpu } from './cpu.js'
+import { acceptRate, reportFailures, sendConcurrent, sendPaced, type BodyMaker } from './send.js'
+import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
+import { throwIfAborted, type Json, type Scenario } from './types.js'
+import { ConfirmationWatcher } from './watch.js'
+
+const NAMESPACE = 'default'
+const WARMUP_MESSAGES = 20
+
+/**
+ * Pinned private messages from one member to a group of every member: accepted at the sender, delivered to each other
+ * member over the exchange, pinned with masked contexts, confirmed by every member in nonce order. The same phases
+ * as the broadcast scenario (a concurrent burst, then a paced run for latency), so the figures compare.
+ */
+export const privateScenario: Scenario = {
+  name: 'private',
+  describe: 'pinned private messages to a group of every member: delivered peer to peer, confirmed by every member',
+  async run(ctx) {
+    const { options: o, members, signal } = ctx
+    const sender = members[0]!
+    const others = members.slice(1)
+    const url = `${sender.api}/api/v1/namespaces/${NAMESPACE}/messages/private`
+    const group = { name: `bench-${Date.now()}`, members: others.map((m) => ({ identity: m.org })) }
+    const body: BodyMaker = (phase, i) => ({ header: { tag: `bench-private-${phase}` }, group, data: [{ value: { phase, i, note: 'parley bench', at: Date.now() } }] })
+    const watchers = members.map((m) => new ConfirmationWatcher(m.org, m.api, NAMESPACE))
+    for (const w of watchers) w.start(o.timeoutSeconds * 1000, signal)
+    const confirmedPerSec: { [org: string]: Json } = {}
+    let acceptedPerSec = NaN
+    let overall: Summary = summarize([])
+    let messages = 0
+    try {
+      // The first send creates the group (its groupinit travels first): out of the measured runs.
+      ctx.log(`warm-up: ${WARMUP_MESSAGES} private messages from ${sender.org} to ${others.map((m) => m.org).join(', ')}`)
+      const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 1, signal, body)
+      reportFailures(ctx, 'warm-up', warm)
+      await waitAll(ctx, watchers, warm.sent.map((s) => s.id), 60_000)
+      throwIfAborted(signal)
+
+      ctx.log(`throughput: ${o.messages} private messages from ${sender.org}, ${o.concurrency} concurrent`)
+      const cpu = startCpu()
+      const burst = await sendConcurrent(url, 'throughput', o.messages, o.concurrency, signal, body)
+      throwIfAborted(signal)
+      reportFailures(ctx, 'throughput', burst)
+      const ids = burst.sent.map((s) => s.id)
+      const first202 = minOf(burst.sent.map((s) => s.acceptedMs))
+      acceptedPerSec = acceptRate(burst).perSec
+      ctx.log(`  accepted ${burst.sent.length}: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}; bench process CPU ${fmtCpu(cpu.stop())}`)
+      const missing = await waitAll(ctx, watchers, ids, 60_000 + o.messages * 50)
+      throwIfAborted(signal)
+      for (const w of watchers) {
+        const times = ids.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
+        const rate = times.length / Math.max(1e-3, (maxOf(times) - first202) / 1000)
+        confirmedPerSec[w.org] = round(rate)
+        ctx.log(`  ${w.org} confirmed ${times.length}/${ids.length}: ${rate.toFixed(1)} messages/s from the first 202`)
+        await explainMissing(ctx, members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
+      }
+      messages = burst.sent.length
+
+      ctx.log(`latency: ${o.latencyMessages} private messages from ${sender.org} at ${o.rate}/s`)
+      const paced = await sendPaced(url, 'latency', o.latencyMessages, o.rate, signal, body)
+      throwIfAborted(signal)
+      reportFailures(ctx, 'latency', paced)
+      const pacedMissing = await waitAll(ctx, watchers, paced.sent.map((s) => s.id), 60_000 + o.latencyMessages * 50)
+      throwIfAborted(signal)
+      const all: number[] = []
+      for (const w of watchers) {
+        const lat = paced.sent.map((s) => (w.get(s.id)?.confirmedMs ?? NaN) - s.acceptedMs).filter((x) => Number.isFinite(x))
+        const isSender = w.org === sender.org
+        if (!isSender) all.push(...lat)
+        ctx.log(`  ${w.org}${isSender ? ' (sender, not in the figure)' : ''}: ${fmtSummary(summarize(lat))}`)
+        await explainMissing(ctx, members.find((m) => m.org === w.org)!, pacedMissing.get(w.org) ?? [])
+      }
+      overall = summarize(all)
+      ctx.log(`  202-to-confirmed on ${others.map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+    } finally {
+      await Promise.all(watchers.map((w) => w.stop()))
+    }
+    return {
+      acceptedPerSec: round(acceptedPerSec),
+      confirmedPerSec,
+      latencyMs: { p50: round(overall.p50), p95: round(overall.p95), p99: round(overall.p99) },
+      messages,
+      concurrency: o.concurrency,
+    }
+  },
+}
