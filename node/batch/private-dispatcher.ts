@@ -11,15 +11,18 @@ import type { Dispatcher, SealedBatch } from './dispatcher.js'
 
 /** What the private dispatcher hands its batches to: the durable delivery queue (messaging/delivery-queue.ts). */
 export interface BatchDelivery {
-  deliver(payload: BatchPayload, peers: readonly string[], signal: AbortSignal): Promise<void>
+  /** Resolves once a delivery to each peer is recorded durably; the deliveries themselves go on in the background. */
+  enqueue(payload: BatchPayload, peers: readonly string[]): Promise<void>
 }
 
 /**
  * Private batches (FireFly's private messaging dispatcher): at sealing, each message gets one masked pin per topic,
  * `privatePin(topic, group, author DID, nonce)`, with the nonce of (topic, group, author) allocated in the sealing
- * transaction and recorded on the message as `pins` ("<hex>:<16-digit nonce>"). `prepare` delivers the sealed batch
- * to every other member node of its group through the delivery queue and resolves once each has acknowledged it;
- * the pin that follows carries no payload reference. Nothing private goes to shared storage.
+ * transaction and recorded on the message as `pins` ("<hex>:<16-digit nonce>"). `prepare` queues the sealed batch for
+ * every other member node of its group (durably) and resolves then, so the pin follows without waiting for any
+ * member (FireFly does not wait for data exchange delivery before pinning either): a member that is down holds only
+ * itself, confirming once its delivery arrives. The pin carries no payload reference. Nothing private goes to shared
+ * storage.
  */
 export class PrivateDispatcher implements Dispatcher {
   readonly type = 'private' as const
@@ -55,7 +58,7 @@ export class PrivateDispatcher implements Dispatcher {
     const hash = batch.record.group ?? batch.payload.messages[0]?.header.group
     const group = hash ? this.deps.groups.byHash(hash) : undefined
     if (!group) throw new ParleyError('INTERNAL', `private batch ${batch.record.id}: group ${hash ?? '(none)'} is not stored here`)
-    await this.deps.delivery.deliver(batch.payload, this.peersOf(group), signal)
+    await this.deps.delivery.enqueue(batch.payload, this.peersOf(group))
     return ''
   }
 

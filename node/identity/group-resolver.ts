@@ -9,6 +9,7 @@ import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import {
   nodeDid,
+  nodeProfileOf,
   orgDid,
   TAG_DEFINE_GROUP,
   type Data,
@@ -87,6 +88,11 @@ export class GroupResolver {
       const where = `group.members[${i}]`
       const identity = this.memberIdentity(m.identity, where, tx)
       const node = m.node !== undefined ? this.explicitNode(identity, m.node, where, tx) : this.defaultNode(identity, where, tx)
+      // A node that cannot be reached would hold every delivery to it forever: refused while the group is formed.
+      const profile = nodeProfileOf(node)
+      if (!profile || !profile.endpoint.startsWith('https://') || !profile.cert.includes('BEGIN CERTIFICATE')) {
+        bad(`${where}: node ${node.did} registered no https p2p endpoint and certificate, so private messages cannot reach it`)
+      }
       const key = `${identity.did}\u0000${node.id}`
       const earlier = seen.get(key)
       if (earlier !== undefined) bad(`${where} is the same member as group.members[${earlier}]: ${identity.did} on node ${node.did}`)

@@ -1,3 +1,4 @@
+import { sleep } from '../core/backoff.js'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import type { BatchId } from '../core/ids.js'
 import { now } from '../core/time.js'
@@ -8,6 +9,8 @@ import type { Exchange, Peer } from '../exchange/index.js'
 
 const RETRY_MIN_MS = 1_000
 const RETRY_MAX_MS = 60_000
+/** How long stop() lets sends under way finish before leaving them: their rows are durable and resume at the next start. */
+const STOP_GRACE_MS = 2_000
 
 export interface DeliveryQueueDeps {
   db: Database
@@ -15,7 +18,7 @@ export interface DeliveryQueueDeps {
   exchange: Pick<Exchange, 'sendBatch'>
   /** The registered peer behind a node DID; undefined while its registration has not been seen here. */
   peerOf: (nodeDid: string) => Peer | undefined
-  /** A sealed private batch's payload as stored here (for a delivery resumed after a restart). */
+  /** A sealed private batch's payload as stored here (for a retry, or a delivery resumed after a restart). */
   load: (batchId: BatchId) => BatchPayload | undefined
   log: (line: string) => void
   /** The wait before the n-th retry (n from 1); doubling from 1 s to 60 s by default. */
@@ -27,16 +30,17 @@ export interface DeliveryQueueDeps {
  * sent through the exchange until the peer acknowledges it (its 204: the batch is stored there), retried with backoff
  * while it may work later (`UNAVAILABLE`, or the peer not known yet), and marked failed (logged) when the peer refuses
  * it for good (`BAD_REQUEST`). Rows pending at start are resumed, so a delivery outlives a restart: at least once, the
- * receiver deduplicates. `deliver` answers once every row of a batch is settled, which is when the batch manager may
- * pin it (FireFly's order: data before pin).
+ * receiver deduplicates.
+ *
+ * `enqueue` answers once the rows are durable, not once the peers have the batch: as in FireFly, the pin does not
+ * wait for delivery. A member that is down, or slow, then holds only what it receives itself (its recipients wait for
+ * the batch by nonce and confirm it when it arrives), never the group's other members or the sender's later batches.
  */
 export class DeliveryQueue {
   readonly name = 'private deliveries'
   private stopped = false
   private readonly timers = new Map<string, NodeJS.Timeout>()
   private readonly active = new Map<string, Promise<void>>()
-  private readonly waiters = new Map<BatchId, Set<() => void>>()
-  private readonly payloads = new Map<BatchId, BatchPayload>()
 
   constructor(private readonly deps: DeliveryQueueDeps) {}
 
@@ -44,60 +48,46 @@ export class DeliveryQueue {
     for (const d of this.deps.deliveries.pending()) this.schedule(d)
   }
 
+  /** Stops retrying; sends under way get a short grace to finish, the rest resume from their rows at the next start. */
   async stop(): Promise<void> {
     this.stopped = true
     for (const t of this.timers.values()) clearTimeout(t)
     this.timers.clear()
-    await Promise.allSettled(this.active.values())
+    await Promise.race([Promise.allSettled(this.active.values()), sleep(STOP_GRACE_MS)])
   }
 
   /**
-   * Queues the batch for each peer (rows already there keep their state) and resolves once every peer has
-   * acknowledged or refused it. Rejects when `signal` aborts (the rows stay and are resumed at the next start).
+   * Records a delivery of the batch to each peer (rows already there keep their state) and starts the first attempts
+   * with the payload in hand; resolves once the rows are durable.
    */
-  async deliver(payload: BatchPayload, peers: readonly string[], signal: AbortSignal): Promise<void> {
-    signal.throwIfAborted()
-    this.payloads.set(payload.id, payload)
+  async enqueue(payload: BatchPayload, peers: readonly string[]): Promise<void> {
+    if (this.stopped) throw new ParleyError('UNAVAILABLE', 'private deliveries are stopping')
     await this.deps.db.transaction((tx) => this.deps.deliveries.enqueue(tx, payload.id, peers, now()))
-    const settled = new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', abort)
-        resolve()
-      }
-      const abort = (): void => {
-        this.waiters.get(payload.id)?.delete(done)
-        reject(signal.reason instanceof Error ? signal.reason : new ParleyError('UNAVAILABLE', 'stopped'))
-      }
-      signal.addEventListener('abort', abort, { once: true })
-      const set = this.waiters.get(payload.id) ?? new Set()
-      set.add(done)
-      this.waiters.set(payload.id, set)
-    })
-    for (const d of this.deps.deliveries.ofBatch(payload.id)) if (d.state === 'pending') this.schedule({ ...d, nextAt: 0 })
-    this.checkSettled(payload.id)
-    return settled
+    for (const d of this.deps.deliveries.ofBatch(payload.id)) if (d.state === 'pending') this.schedule({ ...d, nextAt: 0 }, payload)
   }
 
-  private schedule(d: Delivery): void {
+  /** `payload`: the batch as sealed, for a first attempt; retries read it from the database, so none is held in memory. */
+  private schedule(d: Delivery, payload?: BatchPayload): void {
     if (this.stopped) return
-    const k = `${d.batchId}\u0000${d.peer}`
+    const k = key(d)
     if (this.active.has(k) || this.timers.has(k)) return
     const wait = Math.max(0, d.nextAt - Date.now())
     this.timers.set(
       k,
       setTimeout(() => {
         this.timers.delete(k)
-        const run = this.attempt(d).finally(() => this.active.delete(k))
+        const run = this.attempt(d, payload).finally(() => this.active.delete(k))
         this.active.set(k, run)
       }, wait),
     )
   }
 
-  private async attempt(d: Delivery): Promise<void> {
+  /** Never rejects: every outcome, the database refusing its bookkeeping included, ends in a row state or a retry. */
+  private async attempt(d: Delivery, given: BatchPayload | undefined): Promise<void> {
     const { db, deliveries, log } = this.deps
-    const payload = this.payloads.get(d.batchId) ?? this.deps.load(d.batchId)
     const attempts = d.attempts + 1
     try {
+      const payload = given ?? this.deps.load(d.batchId)
       if (!payload) throw new ParleyError('BAD_REQUEST', `batch ${d.batchId} is not stored here`)
       const peer = this.deps.peerOf(d.peer)
       if (!peer) throw new ParleyError('UNAVAILABLE', `peer ${d.peer} is not registered here yet`)
@@ -111,34 +101,27 @@ export class DeliveryQueue {
         if (isParleyError(err, 'BAD_REQUEST')) {
           await db.transaction((tx) => deliveries.failed(tx, d.batchId, d.peer, reason))
           log(`delivery: batch ${d.batchId} to ${d.peer} refused for good: ${reason}`)
-        } else {
-          const nextAt = Date.now() + (this.deps.retryDelayMs ?? defaultDelay)(attempts)
-          await db.transaction((tx) => deliveries.retryAt(tx, d.batchId, d.peer, nextAt, reason))
-          if (attempts === 1 || attempts % 10 === 0) log(`delivery: batch ${d.batchId} to ${d.peer} not delivered yet (attempt ${attempts}): ${reason}; retrying`)
-          this.active.delete(`${d.batchId}\u0000${d.peer}`)
-          this.schedule({ ...d, attempts, nextAt })
           return
         }
+        const nextAt = Date.now() + (this.deps.retryDelayMs ?? defaultDelay)(attempts)
+        await db.transaction((tx) => deliveries.retryAt(tx, d.batchId, d.peer, nextAt, reason))
+        if (attempts === 1 || attempts % 10 === 0) log(`delivery: batch ${d.batchId} to ${d.peer} not delivered yet (attempt ${attempts}): ${reason}; retrying`)
+        this.retry({ ...d, attempts, nextAt })
       } catch (dbErr) {
         // The database refused the bookkeeping (a full disk): try the delivery again later, the row is still pending.
         log(`delivery: batch ${d.batchId} to ${d.peer}: ${errorMessage(dbErr)}; retrying`)
-        this.active.delete(`${d.batchId}\u0000${d.peer}`)
-        this.schedule({ ...d, attempts, nextAt: Date.now() + RETRY_MAX_MS })
-        return
+        this.retry({ ...d, attempts, nextAt: Date.now() + RETRY_MAX_MS })
       }
     }
-    this.checkSettled(d.batchId)
   }
 
-  private checkSettled(batchId: BatchId): void {
-    const waiting = this.waiters.get(batchId)
-    if (!waiting || waiting.size === 0) return
-    if (this.deps.deliveries.ofBatch(batchId).some((d) => d.state === 'pending')) return
-    this.waiters.delete(batchId)
-    this.payloads.delete(batchId)
-    for (const w of waiting) w()
+  private retry(d: Delivery): void {
+    this.active.delete(key(d))
+    this.schedule(d)
   }
 }
+
+const key = (d: Delivery): string => `${d.batchId}\u0000${d.peer}`
 
 function defaultDelay(attempts: number): number {
   return Math.min(RETRY_MIN_MS * 2 ** Math.min(attempts - 1, 16), RETRY_MAX_MS)

@@ -36,6 +36,8 @@ describe('groups: resolving a send\'s group', () => {
       namespace: 'svc_system',
       name,
       messages: { claim: newId<MessageId>() },
+      // A node publishes where and how it receives private batches.
+      ...(type === 'node' ? { profile: { id: name, endpoint: `https://127.0.0.1:1/${name}`, cert: '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n' } } : {}),
       created: now(),
     }
     await repos.db.transaction((tx) => repos.identities.insert(tx, i))
@@ -176,6 +178,13 @@ describe('groups: resolving a send\'s group', () => {
 
     it('an org with no registered node', () => {
       expect(refusal(() => resolve([{ identity: 'org3' }]))).to.match(/^group\.members\[0\]: did:firefly:org\/org3 has no registered node/)
+    })
+
+    it('a node that published no https endpoint and certificate (deliveries to it could never succeed)', async () => {
+      await org('org5')
+      const bare: Identity = { id: newId<IdentityId>(), did: 'did:firefly:node/node5', type: 'node', parent: ids.org5!.id, namespace: 'svc_system', name: 'node5', messages: { claim: newId<MessageId>() }, created: now() }
+      await repos.db.transaction((tx) => repos.identities.insert(tx, bare))
+      expect(refusal(() => resolve([{ identity: 'org5' }]))).to.match(/^group\.members\[0\]: node did:firefly:node\/node5 registered no https p2p endpoint and certificate/)
     })
 
     it('an unknown node, a node another org owns, an org given as the node', () => {

@@ -87,7 +87,7 @@ describe('private messaging: units', () => {
   describe('the private dispatcher', () => {
     it('allocates consecutive nonces per (topic, group, author) at sealing, records the pins, and pins them as contexts', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
-      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { deliver: async () => {} } })
+      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { enqueue: async () => {} } })
       const a = privateMessage(group.hash, ['a', 'b'], [0, 0])
       const b = privateMessage(group.hash, ['a'], [0])
       const msgs = [a, b].map((x) => ({ ...x.message, pins: undefined }) as unknown as Message)
@@ -110,7 +110,7 @@ describe('private messaging: units', () => {
     it('prepare delivers to every member node but this one and answers an empty payload reference', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
       const to: string[][] = []
-      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { deliver: async (_p, peers) => void to.push([...peers]) } })
+      const d = new PrivateDispatcher({ messages: r.messages, nonces: r.nonces, groups: r.groups, identities: r.identities, self: self0, delivery: { enqueue: async (_p, peers) => void to.push([...peers]) } })
       const ref = await d.prepare({ record: { group: group.hash } as BatchRecord, payload: {} as BatchPayload }, new AbortController().signal)
       expect(ref).to.equal('')
       expect(to).to.deep.equal([[self1.nodeDid]])
@@ -120,36 +120,49 @@ describe('private messaging: units', () => {
   describe('the delivery queue', () => {
     const payload = (): BatchPayload => ({ id: newId<BatchId>() }) as BatchPayload
 
-    it('retries what may work later, marks a final refusal failed, and resolves once every peer is settled', async () => {
+    /** Polls until no row of the batch is pending (no fixed sleep); the limit only turns a hang into a failure. */
+    async function settled(deliveries: DeliveriesRepo, id: BatchId): Promise<void> {
+      for (let i = 0; i < 500 && deliveries.ofBatch(id).some((d) => d.state === 'pending'); i++) await new Promise((res) => setTimeout(res, 10))
+    }
+
+    it('answers once the rows are durable, before any peer has the batch; retries what may work later, marks a final refusal failed', async () => {
       const deliveries = new DeliveriesRepo(r.db)
       const calls: string[] = []
       let failures = 2
+      let open!: () => void
+      const gate = new Promise<void>((res) => (open = res))
       const q = new DeliveryQueue({
         db: r.db,
         deliveries,
         exchange: {
           sendBatch: async (p) => {
+            await gate
             calls.push(p.node)
             if (p.node.endsWith('node1') && failures-- > 0) throw new ParleyError('UNAVAILABLE', 'down')
             if (p.node.endsWith('node2')) throw new ParleyError('BAD_REQUEST', 'refused')
           },
         },
         peerOf: (did) => peer('x', did.split('/')[1]!),
-        load: () => undefined,
+        load: () => b,
         log: () => {},
         retryDelayMs: () => 5,
       })
       q.start()
       const b = payload()
-      await q.deliver(b, [self1.nodeDid, 'did:firefly:node/node2'], new AbortController().signal)
+      await q.enqueue(b, [self1.nodeDid, 'did:firefly:node/node2'])
+      // Enqueued and durable while no peer has answered: the pin need not wait for them.
+      expect(calls).to.deep.equal([])
+      expect(deliveries.ofBatch(b.id).map((x) => x.state)).to.deep.equal(['pending', 'pending'])
+      open()
+      await settled(deliveries, b.id)
       expect(calls.filter((c) => c.endsWith('node1'))).to.have.length(3)
-      const rows = deliveries.ofBatch(b.id)
-      expect(rows.map((x) => [x.peer, x.state, x.attempts])).to.deep.equal([
+      expect(deliveries.ofBatch(b.id).map((x) => [x.peer, x.state, x.attempts])).to.deep.equal([
         [self1.nodeDid, 'done', 3],
         ['did:firefly:node/node2', 'failed', 1],
       ])
-      // Delivering again (a restart before the pin) finds the rows settled and resolves at once.
-      await q.deliver(b, [self1.nodeDid, 'did:firefly:node/node2'], new AbortController().signal)
+      // Enqueued again (a restart before the pin) finds the rows settled and sends nothing more.
+      await q.enqueue(b, [self1.nodeDid, 'did:firefly:node/node2'])
+      await new Promise((res) => setTimeout(res, 30))
       expect(calls).to.have.length(4)
       await q.stop()
     })
@@ -161,7 +174,7 @@ describe('private messaging: units', () => {
       const sent: BatchId[] = []
       const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async (_p, x) => void sent.push(x.id) }, peerOf: (did) => peer('org1', did), load: (id) => (id === b.id ? b : undefined), log: () => {}, retryDelayMs: () => 5 })
       q.start()
-      for (let i = 0; i < 100 && deliveries.ofBatch(b.id)[0]!.state === 'pending'; i++) await new Promise((res) => setTimeout(res, 10))
+      await settled(deliveries, b.id)
       expect(sent).to.deep.equal([b.id])
       expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
       await q.stop()
@@ -170,15 +183,27 @@ describe('private messaging: units', () => {
     it('an unknown peer is retried, not failed', async () => {
       const deliveries = new DeliveriesRepo(r.db)
       let known = false
-      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async () => {} }, peerOf: (did) => (known ? peer('org1', did) : undefined), load: () => undefined, log: () => {}, retryDelayMs: () => 5 })
       const b = payload()
-      const done = q.deliver(b, [self1.nodeDid], new AbortController().signal)
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async () => {} }, peerOf: (did) => (known ? peer('org1', did) : undefined), load: () => b, log: () => {}, retryDelayMs: () => 5 })
+      await q.enqueue(b, [self1.nodeDid])
       await new Promise((res) => setTimeout(res, 30))
       expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('pending')
       known = true
-      await done
+      await settled(deliveries, b.id)
       expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
       await q.stop()
+    })
+
+    it('stops promptly even while a send hangs (its row stays pending for the next start)', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = payload()
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: () => new Promise<void>(() => {}) }, peerOf: (did) => peer('org1', did), load: () => b, log: () => {}, retryDelayMs: () => 5 })
+      await q.enqueue(b, [self1.nodeDid])
+      await new Promise((res) => setTimeout(res, 20))
+      const t0 = Date.now()
+      await q.stop()
+      expect(Date.now() - t0).to.be.below(10_000)
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('pending')
     })
   })
 
