@@ -46,13 +46,25 @@ const RETRY_MAX_MS = 30_000
  * its blobs are held, its signer is the identity it claims to be, its data conforms to its datatypes, and no
  * earlier pin on any of its contexts is still waiting: on one topic, nothing overtakes. Waiting pins are
  * skipped, and the walk rewinds to them when what they wait for arrives (a batch, a blob, an identity, a
- * datatype). Each page of pins is one transaction (see Pass); which contexts have pins waiting is kept in memory,
- * rebuilt from the database at start. A pass that fails (its transaction refused while the disk is full, say) is
- * walked again later: once the database takes writes again, or after a backoff. One log line per distinct problem.
+ * datatype): a batch's arrival walks again from its first pin, anything else from the first waiting pin whose batch
+ * is here, since a pin whose batch is not here cannot be decided (a member outside a private group never receives
+ * that group's batches, and walking their pins again at every rewind would make each rewind cost more with every
+ * private batch it is not part of). Each page of pins is one transaction (see Pass); which contexts have broadcast
+ * pins waiting is kept in memory, rebuilt from the database at start; private pins are ordered by their nonces (see
+ * PrivateChecks), not by context, and are not kept. A pass that fails (its transaction refused while the disk is
+ * full, say) is walked again later: once the database takes writes again, or after a backoff. One log line per
+ * distinct problem.
  */
 export class Aggregator {
   readonly name = 'aggregator'
+  /** The last pin walked; the next page starts after it. */
   private offset = 0
+  /**
+   * The newest pin the walk has read: every pin up to it was read at least once (the broadcast ones are in the
+   * queues). Below it, a walk reads again only the pins whose batch is here (`held`): the others can only wait, and
+   * are read again when their batch arrives (batchArrived). Past it, every new pin is read, once.
+   */
+  private frontier = 0
   private running = false
   private again = false
   private idle: Promise<void> = Promise.resolve()
@@ -67,9 +79,11 @@ export class Aggregator {
   constructor(private readonly deps: AggregatorDeps) {}
 
   start(): void {
-    this.queues.reset(this.deps.pins.waiting())
-    const first = this.deps.pins.minUndispatchedSeq()
-    this.offset = first !== undefined ? first - 1 : this.deps.pins.maxSeq()
+    this.queues.reset(this.deps.pins.waitingBroadcast())
+    // Every pin there is was read just now (into the queues, if broadcast): walk from the first that can be decided.
+    this.frontier = this.deps.pins.maxSeq()
+    const first = this.deps.pins.minHeldWaitingSeq()
+    this.offset = first !== undefined ? first - 1 : this.frontier
     this.wake()
   }
 
@@ -93,14 +107,21 @@ export class Aggregator {
     void this.run()
   }
 
-  /** A batch was stored (or refused): its pins may now be decided, so walk again from its first waiting pin. */
+  /**
+   * A batch was stored (or refused): its pins may now be decided, so walk again from its first waiting pin. This is
+   * the only way back to a pin whose batch was not here when it was read (a broadcast batch downloaded late, a private
+   * batch delivered after its pin), as in FireFly, where a batch's arrival rewinds to it.
+   */
   batchArrived(batchId: BatchId): void {
     this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId))
   }
 
-  /** A blob reference was settled: any waiting message may carry it, so walk again from the first waiting pin. */
+  /**
+   * A blob reference was settled: any waiting message may carry it, so walk again from the first waiting pin whose
+   * batch is here (those of batches not here, private ones of groups this member is not in say, cannot be decided).
+   */
   blobSettled(): void {
-    this.rewind(this.deps.pins.minUndispatchedSeq())
+    this.rewind(this.deps.pins.minHeldWaitingSeq())
   }
 
   /**
@@ -110,8 +131,13 @@ export class Aggregator {
   recheckWaiting(): void {
     // Safe at any moment: a pass runs synchronously inside its transaction, so between passes the database holds
     // exactly what every pass decided.
-    this.queues.reset(this.deps.pins.waiting())
-    this.rewind(this.deps.pins.minUndispatchedSeq())
+    this.queues.reset(this.deps.pins.waitingBroadcast())
+    this.rewind(this.deps.pins.minHeldWaitingSeq())
+  }
+
+  /** How many waiting pins the context queues hold in memory (broadcast pins only: private ones are not queued). */
+  get queuedPins(): number {
+    return this.queues.size
   }
 
   /** Resolves once no pass is running (tests and shutdown). */
@@ -129,21 +155,29 @@ export class Aggregator {
       do {
         this.again = false
         while (!this.stopped) {
-          const page = this.deps.pins.undispatchedAfter(this.offset, PAGE)
-          if (page.length === 0) break
+          // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
+          // not every pin ever read whose batch never came (a private batch of a group this member is not in).
+          const rewinding = this.offset < this.frontier
+          const page = rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE) : this.deps.pins.undispatchedAfter(this.offset, PAGE)
+          if (page.length === 0) {
+            if (!rewinding) break
+            this.offset = this.frontier
+            continue
+          }
           // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
           this.offset = page[page.length - 1]!.seq
+          if (!rewinding) this.frontier = this.offset
           let result: PassResult
           try {
             result = await this.pass(page)
           } catch (err) {
             this.offset = Math.min(this.offset, page[0]!.seq - 1)
             // The transaction rolled back, and with it what the pass took off the queues.
-            this.queues.reset(this.deps.pins.waiting())
+            this.queues.reset(this.deps.pins.waitingBroadcast())
             throw err
           }
           // A definition changes what later pins may depend on (an identity, a datatype): walk the waiting ones again.
-          if (result.definitionSettled) this.offset = Math.min(this.offset, (this.deps.pins.minUndispatchedSeq() ?? this.offset + 1) - 1)
+          if (result.definitionSettled) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
         }
       } while (this.again && !this.stopped)
     } catch (err) {

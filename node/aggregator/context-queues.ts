@@ -7,6 +7,9 @@ import type { Hash } from '../core/ids.js'
  * Pins are stored in chain order with increasing sequences, so each context's queue only ever grows at its end. A
  * pin usually leaves from the head (nothing on a context overtakes), but can leave from the middle (a message
  * already settled through another batch), so leaving is recorded and the head skips what has left.
+ *
+ * Only broadcast (unmasked) pins belong here: a private pin is unique to its message, ordered by its nonce, and holds
+ * nothing back, and on a member outside its group it would wait (and stay here) forever.
  */
 export class ContextQueues {
   private readonly queues = new Map<Hash, { seqs: number[]; head: number }>()
@@ -34,9 +37,17 @@ export class ContextQueues {
   /** The pin no longer waits (its message was confirmed or rejected). */
   leave(seq: number, hash: Hash): void {
     const q = this.queues.get(hash)
-    if (!q) return
+    // A pin never queued (not read yet: its message settled through an earlier pin of its batch) is never read now.
+    if (!q || seq > this.newest) return
     this.left.add(seq)
     this.advance(hash, q)
+  }
+
+  /** How many pins wait here (counted on demand: for tests and diagnostics). */
+  get size(): number {
+    let n = 0
+    for (const q of this.queues.values()) for (let i = q.head; i < q.seqs.length; i++) if (!this.left.has(q.seqs[i]!)) n++
+    return n
   }
 
   /** Whether a pin of `hash` earlier than `seq` still waits. */

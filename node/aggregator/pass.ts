@@ -66,7 +66,8 @@ export class Pass {
   ) {}
 
   run(page: readonly Pin[]): PassResult {
-    for (const pin of page) this.queues.add(pin.seq, pin.hash)
+    // Only broadcast pins hold their context back; a private pin is unique and ordered by its nonce (PrivateChecks).
+    for (const pin of page) if (!pin.masked) this.queues.add(pin.seq, pin.hash)
     const done = new Set<string>()
     for (const pin of page) {
       if (done.has(`${pin.batchId}:${pin.index}`)) continue
@@ -112,7 +113,13 @@ export class Pass {
       // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
       const contexts = message.header.topics.map((t) => broadcastContext(t))
       if (contexts.some((c) => this.queues.earlierWaiting(c, firstSeq))) return undefined
-      decision = this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
+      // Pinned as private (no payload reference), its pins are not in the queues, so it could not hold its topics:
+      // it cannot be ordered with them, and every member refuses it alike.
+      let masked = false
+      for (let i = range.from; i <= range.to; i++) masked ||= view.pins.get(i)?.masked === true
+      decision = masked
+        ? { kind: 'reject', reason: 'its batch was pinned on chain as a private batch (no payload reference)' }
+        : this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
     }
     if (decision.kind === 'wait') return undefined
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).

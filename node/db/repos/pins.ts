@@ -40,6 +40,22 @@ export class PinsRepo {
     return this.db.all<Row>('SELECT * FROM pins WHERE dispatched = 0 AND seq > ? ORDER BY seq LIMIT ?', [seq, limit]).map(fromRow)
   }
 
+  /**
+   * The waiting pins whose batch is here (`held`, kept by the schema: see v7) in (after, upTo], in chain order: what
+   * a rewind walks again. Pins of batches not here can only wait, so however many there are, they are not read: the
+   * index holds only waiting held pins (INDEXED BY makes the statement fail to prepare rather than quietly scan
+   * pins_undispatched, which SQLite's planner prefers here without statistics).
+   */
+  heldWaitingBetween(after: number, upTo: number, limit: number): Pin[] {
+    return this.db.all<Row>('SELECT * FROM pins INDEXED BY pins_held_waiting WHERE dispatched = 0 AND held = 1 AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [after, upTo, limit]).map(fromRow)
+  }
+
+  /** The first waiting pin whose batch is here: where a rewind that may concern any of them starts. */
+  minHeldWaitingSeq(): number | undefined {
+    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins INDEXED BY pins_held_waiting WHERE dispatched = 0 AND held = 1')
+    return r?.s ?? undefined
+  }
+
   /** Whether an earlier pin of the same context is still waiting (which holds this one back). */
   earlierUndispatched(tx: Tx, hash: Hash, beforeSeq: number): boolean {
     return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
@@ -49,8 +65,9 @@ export class PinsRepo {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
   }
 
+  /** Read through the batch's own pins (unary + keeps SQLite from walking every waiting pin in order instead). */
   minUndispatchedSeqOfBatch(batchId: string): number | undefined {
-    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND dispatched = 0', [batchId])
+    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND +dispatched = 0', [batchId])
     return r?.s ?? undefined
   }
 
@@ -63,9 +80,17 @@ export class PinsRepo {
     return r?.s ?? undefined
   }
 
-  /** Every pin still waiting, in chain order: what the aggregator's per-context queues start from. */
+  /** Every pin still waiting (broadcast and private), in chain order. */
   waiting(): { seq: number; hash: Hash }[] {
     return this.db.all<{ seq: number; hash: string }>('SELECT seq, hash FROM pins WHERE dispatched = 0 ORDER BY seq').map((r) => ({ seq: r.seq, hash: r.hash as Hash }))
+  }
+
+  /**
+   * The unmasked (broadcast) pins still waiting, in chain order: what the aggregator's per-context queues start from.
+   * Private pins are left out: each is unique, ordered by its nonce (nextpins), and holds no context back.
+   */
+  waitingBroadcast(): { seq: number; hash: Hash }[] {
+    return this.db.all<{ seq: number; hash: string }>('SELECT seq, hash FROM pins INDEXED BY pins_broadcast_waiting WHERE dispatched = 0 AND masked = 0 ORDER BY seq').map((r) => ({ seq: r.seq, hash: r.hash as Hash }))
   }
 
   /** Marks pins confirmed or rejected by their sequences: one statement per few hundred pins. */
