@@ -176,8 +176,8 @@ export class Aggregator {
             this.queues.reset(this.deps.pins.waitingBroadcast())
             throw err
           }
-          // A definition changes what later pins may depend on (an identity, a datatype): walk the waiting ones again.
-          if (result.definitionSettled) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
+          // What settled may be what a waiting pin was waiting for: walk the held waiting ones again (see rewindWaiting).
+          if (result.rewindWaiting) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
         }
       } while (this.again && !this.stopped)
     } catch (err) {

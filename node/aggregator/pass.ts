@@ -15,7 +15,11 @@ export interface PassResult {
   rejected: { message: Message; reason: string }[]
   events: NodeEvent[]
   afterCommit: (() => void)[]
-  definitionSettled: boolean
+  /**
+   * Something settled that an earlier-read waiting pin may have been waiting for: a definition (an identity, a
+   * datatype, a group) or a private nonce moving on (the next nonce's pin may have landed first, and been read).
+   */
+  rewindWaiting: boolean
 }
 
 /** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
@@ -56,7 +60,7 @@ export class Pass {
   private readonly pendingConfirms = new Map<BatchId, { txId: TxId; ids: MessageId[] }>()
   /** What this pass may spend on data checks on the main thread; costlier checks go to the validation worker. */
   private readonly allowance = new StepAllowance()
-  readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], definitionSettled: false }
+  readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], rewindWaiting: false }
 
   constructor(
     private readonly deps: AggregatorDeps,
@@ -96,7 +100,11 @@ export class Pass {
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
     let decision: Decision
     let advance: ((tx: Tx) => void) | undefined
-    if (isPrivate(message)) {
+    if (isPrivate(message) !== (view.record.type === 'private')) {
+      // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
+      // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
+      decision = { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${view.record.type} batch` }
+    } else if (isPrivate(message)) {
       // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
       const checks = this.deps.privateChecks
       if (!checks) return undefined
@@ -141,7 +149,7 @@ export class Pass {
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
       this.result.confirmed.push({ ...message, state: 'confirmed', confirmed: this.at, batch: record.id, txid: record.txId })
     }
-    if (message.header.type === 'definition' || message.header.type === 'groupinit') this.result.definitionSettled = true
+    if (advance || message.header.type === 'definition') this.result.rewindWaiting = true
     return range
   }
 

@@ -28,13 +28,20 @@ const refuse = (msg: string): never => {
   throw new ParleyError('BAD_PEER_DATA', msg)
 }
 
+/** Not knowable yet here (a groupinit still on its way, our own registration not seen yet): the peer sends again later. */
+const notYet = (msg: string): never => {
+  throw new ParleyError('UNAVAILABLE', msg)
+}
+
 /**
  * The exchange's batch handler (FireFly's `dx_callbacks.go` private batch path): a batch from a peer is stored only
  * when the peer's org is the batch's author, the batch is private, its group is known here (or defined by a groupinit
  * in the batch, or by one already received), this node and the author's node are members of it, and it verifies as
  * a broadcast does (manifest hash, every message and data hash). Then the batch, its messages (pending) and data are
- * stored in one transaction and the aggregator is told. The same batch again resolves; anything else is refused
- * with BAD_PEER_DATA (the exchange answers 400 and logs it) and nothing is stored.
+ * stored in one transaction and the aggregator is told. The same batch again resolves. What cannot be known here yet
+ * (its group, defined by a groupinit in a batch still on its way; this node's own registration) is UNAVAILABLE, which
+ * the peer retries: batches of one group travel independently. Anything else is refused with BAD_PEER_DATA (the
+ * exchange answers 400 and logs it, and the peer gives up) and nothing is stored.
  */
 export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
@@ -55,7 +62,7 @@ export class PrivateReceiver {
     const held = batches.get(b.id, tx)
     if (held) {
       if (held.hash === b.hash && held.state !== 'refused') return false
-      refuse(`batch ${b.id} is already held with hash ${held.hash}, this one has ${b.hash}`)
+      refuse(held.hash === b.hash ? `batch ${b.id} was refused here before` : `batch ${b.id} is already held with hash ${held.hash}, this one has ${b.hash}`)
     }
     const groupHash = b.group
     if (!groupHash) refuse(`private batch ${b.id} names no group`)
@@ -65,8 +72,10 @@ export class PrivateReceiver {
       if (!m.pins || m.pins.length !== m.header.topics.length) refuse(`message ${m.header.id} carries ${m.pins?.length ?? 0} pins for ${m.header.topics.length} topics`)
     }
     const group = this.groupOf(tx, b, groupHash!)
+    if (group.namespace !== b.namespace) refuse(`batch ${b.id} is in namespace ${b.namespace}, its group ${groupHash} in ${group.namespace}`)
     const selfNode = identities.byDid(self.nodeDid, tx)
-    if (!selfNode || !group.members.some((m) => m.node === selfNode.id)) refuse(`this node is not a member of group ${groupHash}`)
+    if (!selfNode) notYet(`this node's own registration (${self.nodeDid}) is not confirmed here yet`)
+    if (!group.members.some((m) => m.node === selfNode!.id)) refuse(`this node is not a member of group ${groupHash}`)
     const senderNode = identities.byDid(from.node, tx)
     if (!senderNode || !group.members.some((m) => m.identity === b.author && m.node === senderNode.id)) refuse(`the author ${b.author} on ${from.node} is not a member of group ${groupHash}`)
     const conflict = storeReceivedBatch(this.deps, tx, b, checked.ok ? checked.manifest : '', '')
@@ -85,8 +94,9 @@ export class PrivateReceiver {
       value = b.data.find((d) => d.id === inBatch.data[0]?.id)?.value
     } else {
       const earlier = this.deps.messages.groupinitOf(hash, tx)
-      if (!earlier) refuse(`group ${hash} is not known here and the batch does not define it`)
-      value = this.deps.data.get(earlier!.data[0]!.id, tx)?.value
+      if (!earlier) notYet(`group ${hash} is not known here yet: the batch defining it has not arrived`)
+      const dataId = earlier!.data[0]?.id
+      value = dataId === undefined ? undefined : this.deps.data.get(dataId, tx)?.value
     }
     const parsed = parseGroupinit(value, hash, b.namespace)
     if (!parsed.ok) refuse(`group ${hash}: ${parsed.reason}`)

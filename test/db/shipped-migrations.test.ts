@@ -16,6 +16,8 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [3, 'c1ab4100ccd4a97a0d51a9875f53d2f10e27d3f9bffb0dd29e61e2011a48beb8'],
   [4, '63f057cb167262a22c8eae26c3c6cc43b0da7c1cc73d387e12d8990a623e662e'],
   [5, '63a0e5dad7d5031a0ebcc67424dfb98551c86c69e0ac2122d92f548cb9172521'],
+  [6, 'ab8dcdb9e1feed23cbe4bf5f77b800cf8fa3497794c9a6b0e5434d0df5d01a48'],
+  [7, '8e5281251b1b4bcfc3f6ca7105eafa70c9e3d8ad1dbf3eb37088fc40a4846c57'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

@@ -335,6 +335,29 @@ describe('aggregator: a member outside private groups', function () {
     expect(r.pins.waiting(), 'only the other group’s pins still wait').to.have.length(OUTSIDE_PINS)
   })
 
+  it('confirms a private message whose pin landed before its predecessor’s once that one is confirmed (both held here)', async () => {
+    const p0 = mine(0)
+    const p1 = mine(1)
+    // Both batches here, their pins on chain in the wrong order (a lost pin transaction sent again lands late).
+    await store(p0, p1)
+    await chain(p1, p0)
+    agg.start()
+    await agg.whenIdle()
+    // p1 was read first and waited for nonce 0; confirming p0 moved the nonce on, and that alone walks p1 again.
+    expect(confirmed()).to.deep.equal(ids(p0, p1))
+  })
+
+  it('rejects a private message carried in a broadcast batch (readable by all; it could plant a group anywhere)', async () => {
+    const i = item({ type: 'private', group: inside.hash, topics: ['a'] }, JSON.stringify(newId()))
+    const leaked = batch('broadcast', [{ ...i, message: { ...i.message, pins: [formatPin(privatePin('a', inside.hash, ORG0, 0), 0)] } }])
+    const next = broadcast('a')
+    await store(leaked, next)
+    await chain(leaked, next)
+    await settle()
+    expect(r.messages.get(leaked.messages[0]!.header.id)!.rejectReason).to.contain('cannot travel in a broadcast batch')
+    expect(confirmed()).to.deep.equal(ids(next))
+  })
+
   it('refuses a broadcast message pinned as a private batch: it is not queued, so it could not hold its topic', async () => {
     const b = broadcast('t1')
     const next = broadcast('t1')

@@ -30,5 +30,8 @@ export const v6Private = {
       nonce   INTEGER NOT NULL,
       PRIMARY KEY (context, author)
     );
+
+    -- A private batch arriving before its group is known looks for the group's groupinit among the messages.
+    CREATE INDEX messages_group_type ON messages (grp, type);
   `,
 }
