@@ -3,7 +3,7 @@ import { errorMessage, isParleyError } from '../core/errors.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin } from '../model/index.js'
+import { batchTypeOf, datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin } from '../model/index.js'
 import type { ContextQueues } from './context-queues.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -100,11 +100,11 @@ export class Pass {
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
     let decision: Decision
     let advance: ((tx: Tx) => void) | undefined
-    if (isPrivate(message) !== (view.record.type === 'private')) {
+    if (batchTypeOf(message) !== view.record.type) {
       // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
       // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
       decision = { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${view.record.type} batch` }
-    } else if (isPrivate(message)) {
+    } else if (batchTypeOf(message) === 'private') {
       // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
       const checks = this.deps.privateChecks
       if (!checks) return undefined
@@ -158,7 +158,7 @@ export class Pass {
     const overLimit = messageLimitProblem(message)
     if (overLimit) return { kind: 'reject', reason: overLimit }
     // A private message's pins were checked against its nonces already (PrivateChecks).
-    if (!isPrivate(message) && pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
+    if (batchTypeOf(message) === 'broadcast' && pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
     if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return { kind: 'wait', reason: 'its data is not all here' }
@@ -288,10 +288,6 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
-}
-
-function isPrivate(m: Message): boolean {
-  return m.header.type === 'private' || m.header.type === 'groupinit'
 }
 
 /** Failures that say something about the data itself, the same on every member: the rest are this member's. */

@@ -70,6 +70,8 @@ export class PrivateReceiver {
       if (m.header.type !== 'private' && m.header.type !== 'groupinit') refuse(`message ${m.header.id} of private batch ${b.id} is of type ${m.header.type}`)
       if (m.header.group !== groupHash) refuse(`message ${m.header.id} is for group ${m.header.group ?? '(none)'}, its batch for ${groupHash}`)
       if (!m.pins || m.pins.length !== m.header.topics.length) refuse(`message ${m.header.id} carries ${m.pins?.length ?? 0} pins for ${m.header.topics.length} topics`)
+      // Two pins of one message on one context could never both be the next nonce: the topic would wait forever.
+      if (new Set(m.header.topics).size !== m.header.topics.length) refuse(`message ${m.header.id} names the same topic twice`)
     }
     const group = this.groupOf(tx, b, groupHash!)
     if (group.namespace !== b.namespace) refuse(`batch ${b.id} is in namespace ${b.namespace}, its group ${groupHash} in ${group.namespace}`)

@@ -5,7 +5,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
+import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message } from '../model/index.js'
 import type { Hash } from '../core/ids.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
@@ -111,6 +111,3 @@ export function rebuildSealed(deps: { messages: MessagesRepo; data: DataRepo }, 
 }
 
 /** Which dispatcher a message goes out through: definitions are broadcasts; groupinit travels with private batches. */
-function batchTypeOf(m: Message): BatchType {
-  return m.header.type === 'private' || m.header.type === 'groupinit' ? 'private' : 'broadcast'
-}

@@ -5,6 +5,11 @@ import type { DataRef, Header } from './message.js'
 
 export type BatchType = 'broadcast' | 'private'
 
+/** The batch a message travels in: private and groupinit messages peer to peer, the rest through shared storage. */
+export function batchTypeOf(m: { header: { type: string } }): BatchType {
+  return m.header.type === 'private' || m.header.type === 'groupinit' ? 'private' : 'broadcast'
+}
+
 /**
  * The largest batch payload a member reads (from shared storage or a peer). Every member refuses a larger one, so no
  * member may accept a message that could only travel in a larger one (see MAX_MESSAGE_BYTES).
