@@ -30,17 +30,17 @@ export interface Repos {
   blobs: BlobsRepo
   refs: BlobRefsRepo
   datatypes: DatatypesRepo
+  groups: GroupsRepo
+  nonces: NoncesRepo
 }
 
-/**
- * What `openRepos` answers: every repository, the group ones too. Kept apart from `Repos` only because
- * test/unit/storage-loops.test.ts builds a `Repos` by hand; once that one adds them, the two can be one.
- */
-export type AllRepos = Repos & { groups: GroupsRepo; nonces: NoncesRepo }
-
 /** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
-export async function openRepos(dir: string): Promise<AllRepos> {
-  const db = await Database.open({ dir, migrations })
+export async function openRepos(dir: string): Promise<Repos> {
+  return reposOver(await Database.open({ dir, migrations }))
+}
+
+/** Every repository over an open database (one opened with fault injection, say). */
+export function reposOver(db: Database): Repos {
   return {
     db,
     state: new NodeStateRepo(db),

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs, logCollector } from '../db/helpers.js'
-import { openRepos, type AllRepos } from '../support/repos.js'
+import { openRepos, type Repos } from '../support/repos.js'
 import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { BatchesRepo } from '../../node/db/repos/batches.js'
@@ -58,7 +58,7 @@ function spyOnPins(pins: PinsRepo): { rows: () => number; calls: Map<string, num
 describe('aggregator: a member outside private groups', function () {
   this.timeout(120_000)
   const temp = new TempDirs()
-  let r: AllRepos
+  let r: Repos
   let agg: Aggregator
   let spy: ReturnType<typeof spyOnPins>
   let inside: Group

@@ -7,7 +7,7 @@ import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import type { NodeServices } from '../../node/services.js'
 import { freePort } from '../../network/process.js'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, type AllRepos } from '../support/repos.js'
+import { openRepos, type Repos } from '../support/repos.js'
 import { sealGroup } from '../../node/identity/group-resolver.js'
 import type { IdentityId, MessageId } from '../../node/core/ids.js'
 import type { Timestamp } from '../../node/core/time.js'
@@ -24,7 +24,7 @@ function group(namespace: string, name: string, members: GroupMember[], created:
 /** The group routes over real HTTP, through the real server, over a real (temporary) database. */
 describe('groups: API', () => {
   const temp = new TempDirs()
-  let repos: AllRepos
+  let repos: Repos
   let api: ApiServer
   let port: number
   const logs: string[] = []

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, registerOrg, type AllRepos } from '../support/repos.js'
+import { openRepos, registerOrg, type Repos } from '../support/repos.js'
 import { GroupResolver, groupinitFor, groupinitValue, sealGroup, type ResolvedGroup } from '../../node/identity/group-resolver.js'
 import { ParleyError } from '../../node/core/errors.js'
 import { HTTP_STATUS } from '../../node/api/errors.js'
@@ -22,7 +22,7 @@ const NS = 'default'
  */
 describe('groups: resolving a send\'s group', () => {
   const temp = new TempDirs()
-  let repos: AllRepos
+  let repos: Repos
   let resolver: GroupResolver
   const ids: Record<string, Identity> = {}
 

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, type AllRepos } from '../support/repos.js'
+import { openRepos, type Repos } from '../support/repos.js'
 import { sealGroup } from '../../node/identity/group-resolver.js'
 import { nonceKey } from '../../node/core/hashes.js'
 import { ParleyError } from '../../node/core/errors.js'
@@ -24,7 +24,7 @@ const cond = (field: string, op: FilterOp, value: string): FilterCondition => ({
 describe('groups: storage', () => {
   const temp = new TempDirs()
   let dir: string
-  let repos: AllRepos
+  let repos: Repos
 
   beforeEach(async () => {
     dir = join(await temp.make('parley-groups-db-'), 'db')

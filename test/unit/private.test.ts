@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, type AllRepos } from '../support/repos.js'
+import { openRepos, type Repos } from '../support/repos.js'
 import { DeliveriesRepo } from '../../node/db/repos/deliveries.js'
 import { NextPinsRepo } from '../../node/db/repos/nextpins.js'
 import { DeliveryQueue } from '../../node/messaging/delivery-queue.js'
@@ -23,7 +23,7 @@ const self0 = localIdentity('org0', 'node0', KEY0)
 const self1 = localIdentity('org1', 'node1', '0x00000000000000000000000000000000000000a1')
 const peer = (org: string, node: string): Peer => ({ node: `did:firefly:node/${node}`, org, endpoint: 'https://127.0.0.1:1', cert: '' })
 
-async function addIdentities(r: AllRepos, n: number): Promise<{ orgs: IdentityId[]; nodes: IdentityId[] }> {
+async function addIdentities(r: Repos, n: number): Promise<{ orgs: IdentityId[]; nodes: IdentityId[] }> {
   const orgs: IdentityId[] = []
   const nodes: IdentityId[] = []
   await r.db.transaction((tx) => {
@@ -68,7 +68,7 @@ function batchOf(items: { message: Message; data: Data }[], group: Hash): BatchP
 
 describe('private messaging: units', () => {
   const temp = new TempDirs()
-  let r: AllRepos
+  let r: Repos
   let ids: { orgs: IdentityId[]; nodes: IdentityId[] }
   let group: Group
 

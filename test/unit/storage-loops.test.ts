@@ -5,17 +5,6 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
-import { NodeStateRepo } from '../../node/db/repos/node-state.js'
-import { BlockchainEventsRepo } from '../../node/db/repos/blockchain-events.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { BatchesRepo } from '../../node/db/repos/batches.js'
-import { PinsRepo } from '../../node/db/repos/pins.js'
-import { EventsRepo } from '../../node/db/repos/events.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { BatchFetcher } from '../../node/aggregator/batch-fetcher.js'
 import { BatchManager } from '../../node/batch/manager.js'
@@ -32,7 +21,7 @@ import type { BatchId } from '../../node/core/ids.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { localIdentity, type Message } from '../../node/model/index.js'
 import { waitFor } from '../../network/process.js'
-import { registerOrg, type Repos } from '../support/repos.js'
+import { registerOrg, reposOver, type Repos } from '../support/repos.js'
 import { MemoryStorage } from '../support/storage.js'
 import { DiskFullFault } from '../db/disk-faults.js'
 import { makePeerBatch, peerBatch, pinPeerBatch } from './storage-peer-batch.js'
@@ -228,20 +217,3 @@ describe('storage: background work survives a full disk and resumes by itself', 
     expect(linesLike(/^identity: registration goes on after retrying/)).to.have.length(1)
   })
 })
-
-function reposOver(db: Database): Repos {
-  return {
-    db,
-    state: new NodeStateRepo(db),
-    blockchainEvents: new BlockchainEventsRepo(db),
-    messages: new MessagesRepo(db),
-    data: new DataRepo(db),
-    batches: new BatchesRepo(db),
-    pins: new PinsRepo(db),
-    events: new EventsRepo(db),
-    identities: new IdentitiesRepo(db),
-    blobs: new BlobsRepo(db),
-    refs: new BlobRefsRepo(db),
-    datatypes: new DatatypesRepo(db),
-  }
-}
