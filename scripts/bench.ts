@@ -18,6 +18,7 @@ import { Children } from './bench/children.js'
 import { sizeClient } from './bench/http.js'
 import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
 import { startReaper } from './bench/reaper.js'
+import { stopOnInterrupt } from './bench/interrupt.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
@@ -76,15 +77,7 @@ function shutdown(): Promise<void> {
   return stopping
 }
 
-// `on`, not `once`: Ctrl-C can reach this process twice (from the terminal, and relayed by tsx), and a second
-// signal without a listener would kill it before the network is stopped.
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(sig, () => {
-    if (stopping) return
-    console.error(`\n${sig}: stopping the network`)
-    void shutdown().finally(() => process.exit(130))
-  })
-}
+stopOnInterrupt(() => stopping !== undefined, shutdown)
 const watchdog = setTimeout(() => {
   console.error(`the benchmark exceeded --timeout ${options.timeoutSeconds} s: stopping the network`)
   void shutdown().finally(() => process.exit(1))

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { startNetwork, stopUntilNoneLeft, type RunningNetwork } from '../network/network.js'
 import { signalPid } from '../network/process.js'
 import { startReaper } from './bench/reaper.js'
+import { stopOnInterrupt } from './bench/interrupt.js'
 import { codesReport, countsTable, failureReport, knownReport, runCampaign } from '../test/fuzz/campaign.js'
 import { FAMILIES } from '../test/fuzz/gen/families.js'
 import { plantSeeds } from '../test/fuzz/gen/seeds.js'
@@ -85,13 +86,7 @@ function shutdown(): Promise<void> {
   return stopping
 }
 
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.on(sig, () => {
-    if (stopping) return
-    console.error(`\n${sig}: stopping the network`)
-    void shutdown().finally(() => process.exit(130))
-  })
-}
+stopOnInterrupt(() => stopping !== undefined, shutdown)
 
 let exitCode = 0
 try {
