@@ -19,6 +19,7 @@ import { DatatypesRepo } from './db/repos/datatypes.js'
 import { GroupsRepo } from './db/repos/groups.js'
 import { NoncesRepo } from './db/repos/nonces.js'
 import { BlobStore } from './data/blob-store.js'
+import { BlobReceiver } from './data/blob-receiver.js'
 import { createChain, type Chain } from './chain/index.js'
 import { createIpfsStorage } from './storage/ipfs.js'
 import type { SharedStorage } from './storage/shared-storage.js'
@@ -109,7 +110,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const validator = new DataValidatorImpl(datatypeLookup(datatypes), { settled: () => aggregator.blobSettled() })
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
-  // The p2p endpoint: private batches (and later blobs) to and from the other members' nodes.
+  // The p2p endpoint: private batches and blobs to and from the other members' nodes.
   const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch } })
   // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
   const peers = (): Peer[] =>
@@ -168,14 +169,14 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   })
   const receiver = new PrivateReceiver({ db, batches, messages, data, groups, identities, self, arrived: (id) => aggregator.batchArrived(id) })
   exchange.onBatch(receiver.handle)
-  exchange.onBlob(async () => {
-    throw new ParleyError('BAD_PEER_DATA', 'private blobs are not received yet')
-  })
+  // Private blobs, streamed here by a member before the batch that refers to them.
+  exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, registered: (node) => peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
   const deliveryQueue = new DeliveryQueue({
     db,
     deliveries,
     exchange,
     peerOf,
+    blob: (hash) => (blobs.has(hash) ? blobStore.content(hash) : undefined),
     load: (id) => {
       const b = batches.get(id)
       return b ? rebuildSealed({ messages, data }, b).payload : undefined

@@ -111,6 +111,22 @@ export class BlobStore {
     }
   }
 
+  /**
+   * A held blob as re-iterable content: each `[Symbol.asyncIterator]()` opens a fresh read of the file (what the
+   * exchange needs, since every attempt of a send reads from the start). Iterating a blob that is not here throws.
+   */
+  content(hash: Hash): AsyncIterable<Uint8Array> {
+    const read = (): Promise<{ stream: Readable } | undefined> => this.read(hash)
+    return {
+      [Symbol.asyncIterator]: () =>
+        (async function* (): AsyncGenerator<Uint8Array> {
+          const held = await read()
+          if (!held) throw new ParleyError('NOT_FOUND', `blob ${hash} is not in the blob store`)
+          yield* held.stream as AsyncIterable<Uint8Array>
+        })(),
+    }
+  }
+
   path(hash: Hash): string {
     if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`not a blob hash: ${hash}`)
     return join(this.dir, hash)

@@ -1,6 +1,6 @@
 import { sleep } from '../core/backoff.js'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
-import type { BatchId } from '../core/ids.js'
+import type { BatchId, Hash } from '../core/ids.js'
 import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { DeliveriesRepo, Delivery } from '../db/repos/deliveries.js'
@@ -15,11 +15,16 @@ const STOP_GRACE_MS = 2_000
 export interface DeliveryQueueDeps {
   db: Database
   deliveries: DeliveriesRepo
-  exchange: Pick<Exchange, 'sendBatch'>
+  exchange: Pick<Exchange, 'sendBatch' | 'sendBlob'>
   /** The registered peer behind a node DID; undefined while its registration has not been seen here. */
   peerOf: (nodeDid: string) => Peer | undefined
   /** A sealed private batch's payload as stored here (for a retry, or a delivery resumed after a restart). */
   load: (batchId: BatchId) => BatchPayload | undefined
+  /**
+   * A held blob's content, read afresh from the blob store at each iteration (the exchange iterates it again at each
+   * of its attempts); undefined when this node does not hold the blob.
+   */
+  blob: (hash: Hash) => AsyncIterable<Uint8Array> | undefined
   log: (line: string) => void
   /** The wait before the n-th retry (n from 1); doubling from 1 s to 60 s by default. */
   retryDelayMs?: (attempts: number) => number
@@ -91,6 +96,13 @@ export class DeliveryQueue {
       if (!payload) throw new ParleyError('BAD_REQUEST', `batch ${d.batchId} is not stored here`)
       const peer = this.deps.peerOf(d.peer)
       if (!peer) throw new ParleyError('UNAVAILABLE', `peer ${d.peer} is not registered here yet`)
+      for (const b of blobsOf(payload)) {
+        if (deliveries.blobDelivered(d.peer, b.hash)) continue
+        const content = this.deps.blob(b.hash)
+        if (!content) throw new ParleyError('BAD_REQUEST', `blob ${b.hash} of batch ${d.batchId} is not held here`)
+        await this.deps.exchange.sendBlob(peer, b, content)
+        await db.transaction((tx) => deliveries.blobAcknowledged(tx, d.peer, b.hash, now()))
+      }
       await this.deps.exchange.sendBatch(peer, payload)
       await db.transaction((tx) => deliveries.done(tx, d.batchId, d.peer))
       if (attempts > 1) log(`delivery: batch ${d.batchId} delivered to ${d.peer} after ${attempts} attempts`)
@@ -119,6 +131,13 @@ export class DeliveryQueue {
     this.active.delete(key(d))
     this.schedule(d)
   }
+}
+
+/** The distinct blobs the batch's data refer to, in the order they first appear. */
+export function blobsOf(payload: BatchPayload): { hash: Hash; size: number }[] {
+  const seen = new Map<Hash, { hash: Hash; size: number }>()
+  for (const d of payload.data) if (d.blob && !seen.has(d.blob.hash)) seen.set(d.blob.hash, { hash: d.blob.hash, size: d.blob.size })
+  return [...seen.values()]
 }
 
 const key = (d: Delivery): string => `${d.batchId}\u0000${d.peer}`

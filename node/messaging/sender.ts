@@ -112,9 +112,9 @@ export class MessageSender {
     if (input.header.txtype === 'none' && !group) throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
     const created = now()
     const { items, fresh } = this.resolveData(namespace, input.data, created)
-    // Blobs do not travel over the exchange yet: refused here rather than accepted and left waiting on every recipient.
-    const withBlob = group ? items.findIndex((d) => d.blob !== undefined) : -1
-    if (withBlob >= 0) throw new ParleyError('INVALID_FIELD', `data[${withBlob}] refers to a blob, and private messages cannot carry blobs yet; broadcast it, or send the private message without it`)
+    // A private blob travels from this node's blob store to each member node, before its batch: it must be held here.
+    const unheld = group ? items.findIndex((d) => d.blob !== undefined && !this.deps.blobs.has(d.blob.hash)) : -1
+    if (unheld >= 0) throw new ParleyError('INVALID_FIELD', `data[${unheld}]: this node does not hold the blob ${items[unheld]!.blob!.hash}, and a private message carries only blobs it can send`)
     const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
     const header: Header = {
       id: newId<MessageId>(),

@@ -11,7 +11,6 @@ import type { BatchPayload, Data, Header } from '../../node/model/index.js'
 import { suiteNetwork } from '../support/network.js'
 import { confirmationOrder, get, messageReaching, nsBase, plain, request, runId, waitConfirmedAll, type ApiChainEvent, type ApiMessage } from '../support/api.js'
 import { rawRequest } from '../exchange/harness.js'
-import { uploadBlob } from '../support/upload.js'
 
 const HASH_RE = /^[0-9a-f]{64}$/
 const PIN_RE = /^[0-9a-f]{64}:\d{16}$/
@@ -109,7 +108,7 @@ describe('private messaging on a real 3-member network', function () {
     await messageReaching(org1!, ns, byHash.body.header.id, ['confirmed'], 60_000)
   })
 
-  it('bad sends: no group, unknown member, a group of only the author, an unknown datatype, a blob: 400', async () => {
+  it('bad sends: no group, unknown member, a group of only the author, an unknown datatype: 400', async () => {
     const [org0] = members
     for (const body of [
       { data: [{ value: 1 }] },
@@ -120,12 +119,6 @@ describe('private messaging on a real 3-member network', function () {
       const r = await sendPrivate(org0!, ns, body)
       expect(r.status, JSON.stringify(body)).to.equal(400)
     }
-    // Blobs do not travel privately yet: refused at send, not left waiting on every recipient.
-    const blob = await uploadBlob(org0!, ns, Buffer.from(`private blob ${run}`))
-    expect(blob.status).to.equal(200)
-    const withBlob = await sendPrivate(org0!, ns, { group: { members: [{ identity: members[1]!.org }] }, data: [{ id: blob.body.id }] })
-    expect(withBlob.status).to.equal(400)
-    expect(JSON.stringify(withBlob.body)).to.match(/private messages cannot carry blobs yet/)
   })
 
   describe('deliveries refused by the receiver, nothing stored', () => {

@@ -118,7 +118,7 @@ describe('private messaging: units', () => {
   })
 
   describe('the delivery queue', () => {
-    const payload = (): BatchPayload => ({ id: newId<BatchId>() }) as BatchPayload
+    const payload = (): BatchPayload => ({ id: newId<BatchId>(), data: [] as Data[] }) as BatchPayload
 
     /** Polls until no row of the batch is pending (no fixed sleep); the limit only turns a hang into a failure. */
     async function settled(deliveries: DeliveriesRepo, id: BatchId): Promise<void> {
@@ -141,7 +141,9 @@ describe('private messaging: units', () => {
             if (p.node.endsWith('node1') && failures-- > 0) throw new ParleyError('UNAVAILABLE', 'down')
             if (p.node.endsWith('node2')) throw new ParleyError('BAD_REQUEST', 'refused')
           },
+          sendBlob: async () => {},
         },
+        blob: () => undefined,
         peerOf: (did) => peer('x', did.split('/')[1]!),
         load: () => b,
         log: () => {},
@@ -172,7 +174,7 @@ describe('private messaging: units', () => {
       const b = payload()
       await r.db.transaction((tx) => deliveries.enqueue(tx, b.id, [self1.nodeDid], now()))
       const sent: BatchId[] = []
-      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async (_p, x) => void sent.push(x.id) }, peerOf: (did) => peer('org1', did), load: (id) => (id === b.id ? b : undefined), log: () => {}, retryDelayMs: () => 5 })
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async (_p, x) => void sent.push(x.id), sendBlob: async () => {} }, blob: () => undefined, peerOf: (did) => peer('org1', did), load: (id) => (id === b.id ? b : undefined), log: () => {}, retryDelayMs: () => 5 })
       q.start()
       await settled(deliveries, b.id)
       expect(sent).to.deep.equal([b.id])
@@ -184,7 +186,7 @@ describe('private messaging: units', () => {
       const deliveries = new DeliveriesRepo(r.db)
       let known = false
       const b = payload()
-      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async () => {} }, peerOf: (did) => (known ? peer('org1', did) : undefined), load: () => b, log: () => {}, retryDelayMs: () => 5 })
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: async () => {}, sendBlob: async () => {} }, blob: () => undefined, peerOf: (did) => (known ? peer('org1', did) : undefined), load: () => b, log: () => {}, retryDelayMs: () => 5 })
       await q.enqueue(b, [self1.nodeDid])
       await new Promise((res) => setTimeout(res, 30))
       expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('pending')
@@ -197,13 +199,105 @@ describe('private messaging: units', () => {
     it('stops promptly even while a send hangs (its row stays pending for the next start)', async () => {
       const deliveries = new DeliveriesRepo(r.db)
       const b = payload()
-      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: () => new Promise<void>(() => {}) }, peerOf: (did) => peer('org1', did), load: () => b, log: () => {}, retryDelayMs: () => 5 })
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: () => new Promise<void>(() => {}), sendBlob: async () => {} }, blob: () => undefined, peerOf: (did) => peer('org1', did), load: () => b, log: () => {}, retryDelayMs: () => 5 })
       await q.enqueue(b, [self1.nodeDid])
       await new Promise((res) => setTimeout(res, 20))
       const t0 = Date.now()
       await q.stop()
       expect(Date.now() - t0).to.be.below(10_000)
       expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('pending')
+    })
+
+    const hashA = 'a'.repeat(64) as Hash
+    const hashB = 'b'.repeat(64) as Hash
+    const blobData = (hash: Hash, size: number): Data => ({ id: newId<DataId>(), validator: 'json', namespace: NS, hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size, name: '' } })
+    const withBlobs = (): BatchPayload => ({ id: newId<BatchId>(), data: [blobData(hashA, 3), blobData(hashB, 5), blobData(hashA, 3)] }) as BatchPayload
+    const content = (hash: Hash): AsyncIterable<Uint8Array> => ({ async *[Symbol.asyncIterator]() { yield new TextEncoder().encode(hash.slice(0, 3)) } })
+
+    it('sends each distinct blob of the batch before the batch, each once per peer; a blob that failed is sent again, an acknowledged one is not', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const calls: string[] = []
+      let failB = 1
+      const b = withBlobs()
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: {
+          sendBlob: async (p, blob, c) => {
+            for await (const _ of c) void _
+            calls.push(`${p.node.split('/')[1]} blob ${blob.hash.slice(0, 1)} ${blob.size}`)
+            if (blob.hash === hashB && failB-- > 0) throw new ParleyError('UNAVAILABLE', 'down')
+          },
+          sendBatch: async (p) => void calls.push(`${p.node.split('/')[1]} batch`),
+        },
+        blob: content,
+        peerOf: (did) => peer('x', did.split('/')[1]!),
+        load: () => b,
+        log: () => {},
+        retryDelayMs: () => 5,
+      })
+      await q.enqueue(b, [self1.nodeDid])
+      await settled(deliveries, b.id)
+      expect(calls).to.deep.equal(['node1 blob a 3', 'node1 blob b 5', 'node1 blob b 5', 'node1 batch'])
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
+      expect(deliveries.blobDelivered(self1.nodeDid, hashA) && deliveries.blobDelivered(self1.nodeDid, hashB)).to.equal(true)
+      expect(deliveries.blobDelivered('did:firefly:node/node2', hashA)).to.equal(false)
+      // Another batch with the same blobs, to the same peer and a new one: only the new peer gets them.
+      const b2 = { ...withBlobs(), id: newId<BatchId>() }
+      calls.length = 0
+      await q.enqueue(b2, [self1.nodeDid, 'did:firefly:node/node2'])
+      await settled(deliveries, b2.id)
+      expect(calls.filter((c) => c.startsWith('node1'))).to.deep.equal(['node1 batch'])
+      expect(calls.filter((c) => c.startsWith('node2'))).to.deep.equal(['node2 blob a 3', 'node2 blob b 5', 'node2 batch'])
+      await q.stop()
+    })
+
+    it('a delivery resumed after a restart sends the blobs not acknowledged yet, then the batch', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = withBlobs()
+      // Before the restart: the row was queued and blob a acknowledged, then the node stopped.
+      await r.db.transaction((tx) => {
+        deliveries.enqueue(tx, b.id, [self1.nodeDid], now())
+        deliveries.blobAcknowledged(tx, self1.nodeDid, hashA, now())
+      })
+      const calls: string[] = []
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: { sendBlob: async (_p, blob) => void calls.push(`blob ${blob.hash.slice(0, 1)}`), sendBatch: async () => void calls.push('batch') },
+        blob: content,
+        peerOf: (did) => peer('org1', did),
+        load: (id) => (id === b.id ? b : undefined),
+        log: () => {},
+        retryDelayMs: () => 5,
+      })
+      q.start()
+      await settled(deliveries, b.id)
+      expect(calls).to.deep.equal(['blob b', 'batch'])
+      expect(deliveries.ofBatch(b.id)[0]!.state).to.equal('done')
+      await q.stop()
+    })
+
+    it('a blob this node does not hold fails the delivery for good, and the batch is not sent', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = withBlobs()
+      const calls: string[] = []
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: { sendBlob: async (_p, blob) => void calls.push(`blob ${blob.hash.slice(0, 1)}`), sendBatch: async () => void calls.push('batch') },
+        blob: (h) => (h === hashA ? content(h) : undefined),
+        peerOf: (did) => peer('org1', did),
+        load: () => b,
+        log: () => {},
+        retryDelayMs: () => 5,
+      })
+      await q.enqueue(b, [self1.nodeDid])
+      await settled(deliveries, b.id)
+      expect(calls).to.deep.equal(['blob a'])
+      const row = deliveries.ofBatch(b.id)[0]!
+      expect([row.state, row.reason]).to.deep.equal(['failed', `blob ${hashB} of batch ${b.id} is not held here`])
+      await q.stop()
     })
   })
 

@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import type { BatchId } from '../../core/ids.js'
+import type { BatchId, Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 
 export type DeliveryState = 'pending' | 'done' | 'failed'
@@ -25,7 +25,7 @@ interface Row {
   [k: string]: string | number | null
 }
 
-/** The outbound private deliveries: one row per (batch, peer node), see schema v6. */
+/** The outbound private deliveries: one row per (batch, peer node), see schema v6; the blobs peers acknowledged, v8. */
 export class DeliveriesRepo {
   constructor(private readonly db: Database) {}
 
@@ -51,6 +51,16 @@ export class DeliveriesRepo {
 
   failed(tx: Tx, batchId: BatchId, peer: string, reason: string): void {
     tx.run("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, reason = ? WHERE batch_id = ? AND peer = ?", [reason, batchId, peer])
+  }
+
+  /** Whether the peer node acknowledged the blob (schema v8): it is stored there, so no delivery sends it again. */
+  blobDelivered(peer: string, hash: Hash, tx?: Tx): boolean {
+    return (tx ?? this.db).get('SELECT 1 AS x FROM delivery_blobs WHERE peer = ? AND hash = ?', [peer, hash]) !== undefined
+  }
+
+  /** Records the peer's acknowledgement of a blob (at least once: a second record changes nothing). */
+  blobAcknowledged(tx: Tx, peer: string, hash: Hash, created: Timestamp): void {
+    tx.run('INSERT INTO delivery_blobs (peer, hash, created) VALUES (?, ?, ?) ON CONFLICT (peer, hash) DO NOTHING', [peer, hash, created])
   }
 
   /** An attempt that may work later: counted, and the next one scheduled. */
