@@ -18,6 +18,7 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [5, '63a0e5dad7d5031a0ebcc67424dfb98551c86c69e0ac2122d92f548cb9172521'],
   [6, 'ab8dcdb9e1feed23cbe4bf5f77b800cf8fa3497794c9a6b0e5434d0df5d01a48'],
   [7, '8e5281251b1b4bcfc3f6ca7105eafa70c9e3d8ad1dbf3eb37088fc40a4846c57'],
+  [8, 'bdd6080806f47ab0e659bed9f65ab6dc77398e092bff7246d566a1a3833352fb'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 
