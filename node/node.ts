@@ -167,7 +167,17 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     log,
     onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
-  const receiver = new PrivateReceiver({ db, batches, messages, data, groups, identities, self, arrived: (id) => aggregator.batchArrived(id) })
+  const receiver = new PrivateReceiver({
+    db,
+    batches,
+    messages,
+    data,
+    groups,
+    identities,
+    self,
+    arrived: (id) => aggregator.batchArrived(id),
+    unpinned: { blobs, validator, events, published: (written) => eventStreams.published(written) },
+  })
   exchange.onBatch(receiver.handle)
   // Private blobs, streamed here by a member before the batch that refers to them.
   exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, registered: (node) => peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
@@ -208,6 +218,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     validator,
     confirmations,
     gate,
+    unpinned: { events, published: (written) => eventStreams.published(written) },
     privateGroups: { resolver: new GroupResolver({ identities, groups, self }), repo: groups },
   })
 

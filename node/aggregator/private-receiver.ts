@@ -1,4 +1,9 @@
-import { ParleyError } from '../core/errors.js'
+import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
+import { now } from '../core/time.js'
+import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { EventsRepo } from '../db/repos/events.js'
+import type { DataValidator } from '../data/validator.js'
+import { messageLimitProblem } from '../batch/payload.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import type { Database, Tx } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
@@ -9,7 +14,7 @@ import type { IdentitiesRepo } from '../db/repos/identities.js'
 import { checkBatch } from '../batch/verify.js'
 import { storeReceivedBatch } from './store-batch.js'
 import { parseGroupinit } from '../identity/groupinit.js'
-import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity } from '../model/index.js'
+import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type NewEvent, type NodeEvent } from '../model/index.js'
 import type { Peer } from '../exchange/index.js'
 
 export interface PrivateReceiverDeps {
@@ -22,7 +27,16 @@ export interface PrivateReceiverDeps {
   self: LocalIdentity
   /** Told once a batch is stored, so that the aggregator walks its pins again (whichever came second). */
   arrived: (batchId: BatchId) => void
+  /**
+   * Unpinned batches: their messages are decided on arrival (no pin orders them), so the receiver needs the blobs
+   * held here, the datatypes, and the event log (`published` told of what it wrote once committed). Without them,
+   * unpinned batches are refused.
+   */
+  unpinned?: { blobs: BlobsRepo; validator: DataValidator; events: EventsRepo; published: (written: NodeEvent[]) => void }
 }
+
+/** The decision on each message of an unpinned batch, by message id: a rejection's reason, or undefined to confirm. */
+type Verdicts = Map<string, string | undefined>
 
 const refuse = (msg: string): never => {
   throw new ParleyError('BAD_PEER_DATA', msg)
@@ -47,8 +61,65 @@ export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
 
   readonly handle = async (from: Peer, b: BatchPayload): Promise<void> => {
-    const stored = await this.deps.db.transaction((tx) => this.check(tx, from, b))
-    if (stored) this.deps.arrived(b.id)
+    const verdicts = b.tx.type === 'unpinned' ? await this.checkData(b) : undefined
+    let written: NodeEvent[] = []
+    const stored = await this.deps.db.transaction((tx) => {
+      const fresh = this.check(tx, from, b)
+      if (fresh && verdicts) written = this.decideUnpinned(tx, b, verdicts)
+      return fresh
+    })
+    if (!stored) return
+    if (verdicts) this.deps.unpinned!.published(written)
+    else this.deps.arrived(b.id)
+  }
+
+  /**
+   * The datatype checks of an unpinned batch's messages, before its transaction (they may run off the main thread):
+   * a verdict about the data rejects its message; this node's own trouble checking is UNAVAILABLE (sent again later).
+   */
+  private async checkData(b: BatchPayload): Promise<Verdicts> {
+    if (!this.deps.unpinned) refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
+    const { validator } = this.deps.unpinned!
+    const byId = new Map(b.data.map((d) => [d.id as string, d]))
+    const out: Verdicts = new Map()
+    for (const m of b.messages) {
+      const limit = messageLimitProblem(m)
+      if (limit) {
+        out.set(m.header.id, limit)
+        continue
+      }
+      try {
+        await validator.validateAll(b.namespace, m.data.flatMap((r) => byId.get(r.id) ?? []))
+        out.set(m.header.id, undefined)
+      } catch (err) {
+        if (!isVerdict(err)) notYet(`message ${m.header.id}: its data could not be checked here yet: ${errorMessage(err)}`)
+        out.set(m.header.id, errorMessage(err))
+      }
+    }
+    return out
+  }
+
+  /**
+   * FireFly's unpinned path: each message of a stored unpinned batch is confirmed (or rejected, on a verdict about its
+   * data) at once, in batch order, with its event; no pin, no nonce.
+   */
+  private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts): NodeEvent[] {
+    const at = now()
+    const events: NewEvent[] = []
+    const confirmed = []
+    for (const m of b.messages) {
+      const reason = verdicts.get(m.header.id)
+      const common = { namespace: m.header.namespace, reference: m.header.id, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
+      if (reason === undefined) {
+        confirmed.push(m.header.id)
+        events.push({ type: 'message_confirmed', ...common })
+      } else {
+        this.deps.messages.reject(tx, m.header.id, b.id, b.tx.id, at, reason)
+        events.push({ type: 'message_rejected', ...common })
+      }
+    }
+    if (confirmed.length > 0) this.deps.messages.confirmMany(tx, confirmed, b.id, b.tx.id, at)
+    return this.deps.unpinned!.events.insertMany(tx, events, at)
   }
 
   /** Checks and stores in one transaction; answers whether something new was stored. */
@@ -66,14 +137,28 @@ export class PrivateReceiver {
     }
     const groupHash = b.group
     if (!groupHash) refuse(`private batch ${b.id} names no group`)
+    const unpinned = b.tx.type === 'unpinned'
     for (const m of b.messages) {
       if (m.header.type !== 'private' && m.header.type !== 'groupinit') refuse(`message ${m.header.id} of private batch ${b.id} is of type ${m.header.type}`)
       if (m.header.group !== groupHash) refuse(`message ${m.header.id} is for group ${m.header.group ?? '(none)'}, its batch for ${groupHash}`)
+      // One batch is either pinned or not: an unpinned message must not ride a pinned batch, nor the reverse.
+      if ((m.header.txtype === 'none') !== unpinned) refuse(`message ${m.header.id} has txtype ${m.header.txtype}, its batch is ${b.tx.type}`)
+      if (unpinned) {
+        if (m.header.type !== 'private') refuse(`a ${m.header.type} message cannot travel unpinned`)
+        if (m.pins && m.pins.length > 0) refuse(`unpinned message ${m.header.id} carries pins`)
+        continue
+      }
       if (!m.pins || m.pins.length !== m.header.topics.length) refuse(`message ${m.header.id} carries ${m.pins?.length ?? 0} pins for ${m.header.topics.length} topics`)
       // Two pins of one message on one context could never both be the next nonce: the topic would wait forever.
       if (new Set(m.header.topics).size !== m.header.topics.length) refuse(`message ${m.header.id} names the same topic twice`)
     }
-    const group = this.groupOf(tx, b, groupHash!)
+    // An unpinned message is confirmed on arrival: its group must be known here already (its groupinit, pinned, is
+    // confirmed), and its blobs held (they are sent before the batch). Until then the peer sends it again.
+    const group = unpinned ? this.deps.groups.byHash(groupHash!, tx) ?? notYet(`group ${groupHash} is not known here yet: its groupinit is not confirmed`) : this.groupOf(tx, b, groupHash!)
+    if (unpinned) {
+      const { blobs } = this.deps.unpinned ?? refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
+      for (const d of b.data) if (d.blob && !blobs.has(d.blob.hash, tx)) notYet(`blob ${d.blob.hash} of data ${d.id} is not here yet`)
+    }
     if (group.namespace !== b.namespace) refuse(`batch ${b.id} is in namespace ${b.namespace}, its group ${groupHash} in ${group.namespace}`)
     const selfNode = identities.byDid(self.nodeDid, tx)
     if (!selfNode) notYet(`this node's own registration (${self.nodeDid}) is not confirmed here yet`)
@@ -104,4 +189,9 @@ export class PrivateReceiver {
     if (!parsed.ok) refuse(`group ${hash}: ${parsed.reason}`)
     return (parsed as { group: Group }).group
   }
+}
+
+/** Failures that say something about the data itself, the same on every member (as the aggregator's pass decides). */
+function isVerdict(err: unknown): boolean {
+  return isParleyError(err, 'SCHEMA_VALIDATION_FAILED') || isParleyError(err, 'UNKNOWN_DATATYPE') || isParleyError(err, 'INVALID_FIELD')
 }

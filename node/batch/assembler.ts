@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain, PinBatchRequest, PinSubmission } from '../chain/index.js'
-import type { BatchRecord, BatchType, Data, LocalIdentity, Message } from '../model/index.js'
+import type { BatchRecord, BatchType, Data, LocalIdentity, Message, TxType } from '../model/index.js'
 import { batchMessage, batchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
@@ -62,8 +62,13 @@ export class Assembler {
 
   constructor(
     private readonly deps: AssemblerDeps,
-    private readonly key: { type: BatchType; namespace: string; author: string; key: string; group?: Hash },
+    private readonly key: { type: BatchType; namespace: string; author: string; key: string; group?: Hash; txtype?: TxType },
   ) {}
+
+  /** Unpinned private messages (txtype none): sealed as they come (no batching wait), delivered, never pinned. */
+  private get unpinned(): boolean {
+    return this.key.txtype === 'none'
+  }
 
   add(a: Accepted): void {
     if (this.queued.has(a.message.header.id) || this.broken) return
@@ -71,7 +76,7 @@ export class Assembler {
     this.queue.push(a)
     this.queuedBytes += a.bytes
     const { size, payloadLimit, timeoutMs } = this.deps.config
-    if (this.queue.length >= size || this.queuedBytes >= payloadLimit || a.urgent) this.cut()
+    if (this.queue.length >= size || this.queuedBytes >= payloadLimit || a.urgent || this.unpinned) this.cut()
     else if (!this.timer) this.timer = setTimeout(() => this.onTimeout(), timeoutMs)
   }
 
@@ -138,7 +143,7 @@ export class Assembler {
     const txId = newId<TxId>()
     const data = dedupe(take.flatMap((a) => a.data))
     // The manifest covers message hashes, not pins: it can be computed before the dispatcher's seal gives the pins.
-    const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
+    const { manifest, hash } = sealManifest({ id, tx: { type: this.unpinned ? 'unpinned' : 'batch_pin', id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
     const record: BatchRecord = {
       id,
       type: this.key.type,
@@ -184,6 +189,7 @@ export class Assembler {
     // One pacing and one set of log lines for the whole dispatch, upload and pin alike.
     const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
     const prepared = sealed.then(() => this.prepare(batch, backoff))
+    if (this.unpinned) return this.dispatchUnpinned(batch, prepared, backoff)
     // Awaited only once the previous batch has had its turn: until then a failed seal must not count as unhandled.
     prepared.catch(() => undefined)
     const submitted = this.pinTurn.then(async () => {
@@ -209,6 +215,35 @@ export class Assembler {
         this.jobs.delete(job)
         this.inFlight--
         if (this.inFlight === 0 && this.queue.length > 0 && !this.timer) this.cut()
+      })
+    this.jobs.add(job)
+  }
+
+  /**
+   * An unpinned batch: once the dispatcher has queued its deliveries (durably), it is recorded as sent. No chain
+   * transaction, and no turn to wait for: nothing orders it against other batches.
+   */
+  private dispatchUnpinned(batch: SealedBatch, prepared: Promise<string | undefined>, backoff: Backoff): void {
+    const job = prepared
+      .then(async (ref) => {
+        if (ref === undefined) return
+        const { db } = this.deps
+        for (;;) {
+          try {
+            await db.transaction((tx) => this.deps.batches.setSent(tx, batch.record.id))
+            return
+          } catch (err) {
+            if (!db.diskFull || !this.failed(batch, backoff, err)) throw err
+            await db.whenWritable(this.deps.signal)
+          }
+        }
+      })
+      .catch((err: unknown) => {
+        if (!this.deps.stopped()) this.deps.log(`batch ${batch.record.id}: ${errorMessage(err)}; left for the next start`)
+      })
+      .finally(() => {
+        this.jobs.delete(job)
+        this.inFlight--
       })
     this.jobs.add(job)
   }

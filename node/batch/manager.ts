@@ -5,7 +5,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message } from '../model/index.js'
+import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message, type TxType } from '../model/index.js'
 import type { Hash } from '../core/ids.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
@@ -59,7 +59,10 @@ export class BatchManager implements MessageSink {
 
   /** Picks up what a previous run left: sealed batches not yet pinned (in seal order), then messages not yet sealed. */
   start(): void {
-    for (const b of this.deps.batches.undispatched()) this.assemblerFor(b.type, b.namespace, b.author, b.key, b.group).resume(this.rebuild(b))
+    for (const b of this.deps.batches.undispatched()) {
+      const sealed = this.rebuild(b)
+      this.assemblerFor(b.type, b.namespace, b.author, b.key, b.group, sealed.payload.messages[0]?.header.txtype).resume(sealed)
+    }
     const waiting = this.deps.messages.unbatched()
     const data = this.deps.data.byIds([...new Set(waiting.flatMap((m) => m.data.map((r) => r.id)))])
     for (const m of waiting) {
@@ -71,7 +74,7 @@ export class BatchManager implements MessageSink {
   accepted(m: Message, data: readonly Data[], bytes: number): void {
     if (this.stopped) return
     const a: Accepted = { message: m, data, bytes, urgent: m.header.type === 'definition' }
-    this.assemblerFor(batchTypeOf(m), m.header.namespace, m.header.author, m.header.key, m.header.group).add(a)
+    this.assemblerFor(batchTypeOf(m), m.header.namespace, m.header.author, m.header.key, m.header.group, m.header.txtype).add(a)
   }
 
   /**
@@ -84,14 +87,17 @@ export class BatchManager implements MessageSink {
     await Promise.all([...this.assemblers.values()].map((a) => a.stop()))
   }
 
-  /** One assembler per (type, namespace, author, key, group): a private batch carries one group. */
-  private assemblerFor(type: BatchType, namespace: string, author: string, key: string, group?: Hash): Assembler {
-    const k = `${type}\u0000${namespace}\u0000${author}\u0000${key}\u0000${group ?? ''}`
+  /**
+   * One assembler per (type, namespace, author, key, group, txtype): a private batch carries one group, and a pinned
+   * batch never carries an unpinned message, nor an unpinned batch a pinned one.
+   */
+  private assemblerFor(type: BatchType, namespace: string, author: string, key: string, group: Hash | undefined, txtype: TxType = 'batch_pin'): Assembler {
+    const k = `${type}\u0000${namespace}\u0000${author}\u0000${key}\u0000${group ?? ''}\u0000${txtype}`
     let a = this.assemblers.get(k)
     if (!a) {
       const dispatcher = this.dispatchers.get(type)
       if (!dispatcher) throw new Error(`no dispatcher for ${type} batches`)
-      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped }, { type, namespace, author, key, ...(group ? { group } : {}) })
+      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped }, { type, namespace, author, key, ...(group ? { group } : {}), txtype })
       this.assemblers.set(k, a)
     }
     return a

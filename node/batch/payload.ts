@@ -3,7 +3,7 @@ import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import { MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
+import { batchTxTypeOf, MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
 /** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
@@ -35,7 +35,7 @@ export function batchPayload(record: BatchRecord, messages: readonly Message[], 
     ...(record.group ? { group: record.group } : {}),
     created: record.created,
     hash: record.hash,
-    tx: { type: 'batch_pin', id: record.txId },
+    tx: { type: batchTxTypeOf(messages), id: record.txId },
     messages: messages.map(batchMessage),
     data: [...data],
   }
@@ -66,7 +66,7 @@ export function parseBatch(text: string): BatchPayload {
   const payload = obj(o.get('payload'), 'payload')
   const tx = obj(payload.get('tx'), 'payload.tx')
   const txType = str(tx.get('type'), 'payload.tx.type')
-  if (txType !== 'batch_pin') fail(`payload.tx.type must be batch_pin, not ${txType}`)
+  if (txType !== 'batch_pin' && txType !== 'unpinned') fail(`payload.tx.type must be batch_pin or unpinned, not ${txType}`)
   const type = str(o.get('type'), 'type')
   if (type !== 'broadcast' && type !== 'private') fail(`type must be broadcast or private, not ${type}`)
   const node = optStr(o.get('node'), 'node')
@@ -81,7 +81,7 @@ export function parseBatch(text: string): BatchPayload {
     ...(group ? { group: parseHash(group, 'group') } : {}),
     created: timestamp(o.get('created'), 'created'),
     hash: parseHash(str(o.get('hash'), 'hash'), 'hash'),
-    tx: { type: 'batch_pin', id: parseUuid<TxId>(str(tx.get('id'), 'payload.tx.id'), 'payload.tx.id') },
+    tx: { type: txType, id: parseUuid<TxId>(str(tx.get('id'), 'payload.tx.id'), 'payload.tx.id') },
     messages: arr(payload.get('messages'), 'payload.messages').map((m, i) => parseMessage(m, `payload.messages[${i}]`)),
     data: arr(payload.get('data'), 'payload.data').map((d, i) => parseData(d, `payload.data[${i}]`)),
   }

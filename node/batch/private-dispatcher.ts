@@ -40,6 +40,8 @@ export class PrivateDispatcher implements Dispatcher {
 
   seal(tx: Tx, _record: BatchRecord, messages: readonly Message[]): Message[] {
     return messages.map((m) => {
+      // An unpinned message has no pins: nothing orders it on chain.
+      if (m.header.txtype === 'none') return m
       // Pins are allocated once; a message sealed again (it never is today) keeps them.
       if (m.pins && m.pins.length === m.header.topics.length) return m
       const group = m.header.group
@@ -64,6 +66,7 @@ export class PrivateDispatcher implements Dispatcher {
 
   contexts(batch: SealedBatch): Hash[] {
     return batch.payload.messages.flatMap((m) => {
+      if (m.header.txtype === 'none') throw new ParleyError('INTERNAL', `unpinned message ${m.header.id} cannot be pinned`)
       if (!m.pins || m.pins.length !== m.header.topics.length) throw new ParleyError('INTERNAL', `private message ${m.header.id} was sealed without its pins`)
       return m.pins.map((p) => parsePin(p).hash)
     })

@@ -13,6 +13,7 @@ export function sealManifest(b: Pick<BatchPayload, 'id' | 'tx' | 'messages' | 'd
   const manifest = batchManifest({
     id: b.id,
     txId: b.tx.id,
+    txType: b.tx.type,
     messages: b.messages.map((m) => ({ id: m.header.id, hash: m.hash, topics: m.header.topics.length })),
     data: b.data.map((d) => ({ id: d.id, hash: d.hash })),
   })

@@ -11,12 +11,13 @@ import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { Confirmations } from '../events/confirmations.js'
+import type { EventsRepo } from '../db/repos/events.js'
 import type { StorageGate } from '../db/capacity.js'
 import type { DataInput, MessageInput } from './input.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
 import { groupinitFor, type GroupResolver, type ResolvedGroup } from '../identity/group-resolver.js'
 import type { DataValidator } from '../data/validator.js'
-import { MAX_MESSAGE_BYTES, type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType } from '../model/index.js'
+import { MAX_MESSAGE_BYTES, type LocalIdentity, type Data, type DataRef, type Header, type Message, type MessageType, type NodeEvent } from '../model/index.js'
 
 /** Where accepted messages go next: the batch manager, woken once the message is durable. */
 export interface MessageSink {
@@ -56,6 +57,11 @@ export class MessageSender {
       confirmations: Confirmations
       /** Refuses new sends (STORAGE_FULL) at the database's ceiling or while its disk is full; none in unit tests. */
       gate?: StorageGate
+      /**
+       * Unpinned private sends are confirmed on this node as soon as they are durable: the message_confirmed event is
+       * written in the send's transaction, and `published` told once it commits. Without it, unpinned sends are refused.
+       */
+      unpinned?: { events: EventsRepo; published: (written: NodeEvent[]) => void }
       /** Private sends: who the group is, and where a new one is stored. Without them, private sends are refused. */
       privateGroups?: { resolver: GroupResolver; repo: GroupsRepo }
     },
@@ -70,12 +76,15 @@ export class MessageSender {
    * A private send: the group is resolved (by members or by hash), the message is typed `private` with the group's
    * hash, and stored as a broadcast is. A group new here is stored in the same transaction as the message, and its
    * groupinit message (and data) with it, accepted for batching before the message, so it is pinned first.
+   *
+   * With txtype none (FireFly's unpinned) the message is confirmed here at once, sealed into a batch of its own kind
+   * without waiting, and delivered to each member without a pin. A new group's groupinit is still pinned (FireFly
+   * sends it pinned whatever the txtype): members hold an unpinned message back until they know its group.
    */
   async private(namespace: string, input: MessageInput, opts: SendOptions = {}): Promise<Message> {
     this.assertRegistered()
     const groups = this.deps.privateGroups
     if (!groups) throw new ParleyError('UNAVAILABLE', 'private sends are not available on this node')
-    if (input.header.txtype === 'none') throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) private sends are not supported yet; send with txtype batch_pin')
     const given = input.group ?? input.header.group
     if (given === undefined) throw new ParleyError('INVALID_FIELD', 'group is required: {members: [{identity}]} or a group hash in header.group')
     if (input.group && input.header.group) throw new ParleyError('INVALID_FIELD', 'give the group once: either group or header.group')
@@ -109,7 +118,9 @@ export class MessageSender {
     if (input.header.key && input.header.key.toLowerCase() !== self.key) {
       throw new ParleyError('INVALID_FIELD', `header.key ${input.header.key} is not a key this node can sign with (it signs with ${self.key})`)
     }
-    if (input.header.txtype === 'none' && !group) throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
+    const unpinned = input.header.txtype === 'none'
+    if (unpinned && !group) throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
+    if (unpinned && !this.deps.unpinned) throw new ParleyError('UNAVAILABLE', 'unpinned sends are not available on this node')
     const created = now()
     const { items, fresh } = this.resolveData(namespace, input.data, created)
     // A private blob travels from this node's blob store to each member node, before its batch: it must be held here.
@@ -120,7 +131,7 @@ export class MessageSender {
       id: newId<MessageId>(),
       ...(input.header.cid ? { cid: input.header.cid as MessageId } : {}),
       type,
-      txtype: 'batch_pin',
+      txtype: unpinned ? 'none' : 'batch_pin',
       author,
       key: self.key,
       created,
@@ -144,9 +155,11 @@ export class MessageSender {
     }
     // After the cheap refusals; validated together, a costly lot off the main thread (see DataValidator.validateAll).
     await this.deps.validator.validateAll(namespace, fresh)
-    const waiting = opts.confirm ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
+    const waiting = opts.confirm && !unpinned ? this.deps.confirmations.wait(header.id, opts.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS) : undefined
     waiting?.catch(() => {})
     const init = group?.isNew ? groupinitFor(group.group, self) : undefined
+    let confirmed: Message | undefined
+    let written: NodeEvent[] = []
     const initSent = await this.deps.db.transaction((tx) => {
       if (input.idempotencyKey) {
         const dup = this.deps.messages.byIdempotencyKey(namespace, input.idempotencyKey, tx)
@@ -161,11 +174,20 @@ export class MessageSender {
       }
       this.deps.data.insertMany(tx, fresh)
       this.deps.messages.insert(tx, message, true)
+      if (unpinned) {
+        const at = now()
+        this.deps.messages.confirmUnbatched(tx, header.id, at)
+        confirmed = { ...message, state: 'confirmed', confirmed: at }
+        const e = { type: 'message_confirmed' as const, namespace, reference: header.id, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
+        written = this.deps.unpinned!.events.insertMany(tx, [e], at)
+      }
       return sent
     })
+    if (written.length > 0) this.deps.unpinned!.published(written)
     if (init && initSent) this.deps.sink.accepted(init.message, [init.data], payloadEstimate(init.message, [init.data]))
-    this.deps.sink.accepted(message, items, payloadEstimate(message, items))
-    return waiting ? await waiting : message
+    const accepted = confirmed ?? message
+    this.deps.sink.accepted(accepted, items, payloadEstimate(accepted, items))
+    return waiting ? await waiting : accepted
   }
 
   private resolveAuthor(requested: string | undefined): string {

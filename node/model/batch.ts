@@ -24,7 +24,16 @@ export const MAX_MESSAGE_BYTES = MAX_BATCH_PAYLOAD_BYTES - 64 * 1024
  * found in state folders of earlier versions, which recorded the upload separately; it resumes like `sealed`.
  * Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
  */
-export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'received' | 'refused'
+/** `sent`: an unpinned private batch of this node, queued durably for its members; it is never pinned. */
+export type BatchState = 'sealed' | 'uploaded' | 'pinned' | 'sent' | 'received' | 'refused'
+
+/** A batch's transaction type (FireFly's): `batch_pin` when pinned on chain, `unpinned` for a private batch that is not. */
+export type BatchTxType = 'batch_pin' | 'unpinned'
+
+/** The transaction type of a batch carrying these messages (one batch never mixes pinned and unpinned messages). */
+export function batchTxTypeOf(messages: readonly { header: { txtype: string } }[]): BatchTxType {
+  return messages[0]?.header.txtype === 'none' ? 'unpinned' : 'batch_pin'
+}
 
 export interface BatchRecord {
   id: BatchId
@@ -56,7 +65,7 @@ export interface BatchPayload {
   group?: Hash
   created: Timestamp
   hash: Hash
-  tx: { type: 'batch_pin'; id: TxId }
+  tx: { type: BatchTxType; id: TxId }
   messages: BatchMessage[]
   data: Data[]
 }

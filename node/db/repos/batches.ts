@@ -65,6 +65,11 @@ export class BatchesRepo {
     return this.db.all<Row>("SELECT * FROM batches WHERE local = 1 AND state IN ('sealed', 'uploaded') ORDER BY seq").map(fromRow)
   }
 
+  /** An unpinned batch's deliveries are queued: it is done here, and never pinned. */
+  setSent(tx: Tx, id: BatchId): void {
+    tx.run("UPDATE batches SET state = 'sent' WHERE id = ?", [id])
+  }
+
   /** The pin was mined: what it referred to (the payload's content address) is recorded with it. */
   setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string): void {
     tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ? WHERE id = ?", [chainTx, payloadRef, id])

@@ -96,9 +96,12 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
-  /** This node's accepted messages that no batch holds yet, oldest first (what the batch manager resumes with). */
+  /**
+   * This node's accepted messages that no batch holds yet, oldest first (what the batch manager resumes with): an
+   * unpinned one is confirmed already, before its batch.
+   */
   unbatched(): Message[] {
-    return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND state = 'ready' ORDER BY seq").map(fromRow)
+    return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND (state = 'ready' OR (state = 'confirmed' AND txtype = 'none')) ORDER BY seq").map(fromRow)
   }
 
   /** The messages a batch was sealed with, in one statement. */
@@ -120,6 +123,11 @@ export class MessagesRepo {
   /** Confirms several messages of one batch at one time, in one statement. */
   confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
     tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])
+  }
+
+  /** An unpinned message of this node: confirmed as soon as it is durable, before any batch holds it. */
+  confirmUnbatched(tx: Tx, id: MessageId, at: Timestamp): void {
+    tx.run("UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ? WHERE id = ?", [at, timestampSortKey(at), id])
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
