@@ -1,0 +1,178 @@
+import { expect } from 'chai'
+import { join } from 'node:path'
+import { TempDirs } from '../db/helpers.js'
+import { openRepos, type Repos } from '../support/repos.js'
+import { BatchManager } from '../../node/batch/manager.js'
+import { PrivateDispatcher } from '../../node/batch/private-dispatcher.js'
+import type { BlobPublisher } from '../../node/batch/blob-publisher.js'
+import { PrivateReceiver } from '../../node/aggregator/private-receiver.js'
+import { sealManifest } from '../../node/batch/verify.js'
+import { DataValidatorImpl } from '../../node/data/validator.js'
+import { sealGroup } from '../../node/identity/group-resolver.js'
+import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { isParleyError } from '../../node/core/errors.js'
+import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import type { Chain, PinBatchRequest } from '../../node/chain/types.js'
+import type { SharedStorage } from '../../node/storage/shared-storage.js'
+import { localIdentity, type BatchPayload, type Data, type Group, type Header, type Message, type NodeEvent } from '../../node/model/index.js'
+import type { Peer } from '../../node/exchange/index.js'
+
+const NS = 'default'
+const KEY0 = '0x00000000000000000000000000000000000000a0'
+const self0 = localIdentity('org0', 'node0', KEY0)
+const self1 = localIdentity('org1', 'node1', '0x00000000000000000000000000000000000000a1')
+const from0: Peer = { node: self0.nodeDid, org: 'org0', endpoint: 'https://127.0.0.1:1', cert: '' }
+
+async function addIdentities(r: Repos, n: number): Promise<IdentityId[]> {
+  const nodes: IdentityId[] = []
+  await r.db.transaction((tx) => {
+    for (let i = 0; i < n; i++) {
+      const org = newId<IdentityId>()
+      const node = newId<IdentityId>()
+      r.identities.insert(tx, { id: org, did: `did:firefly:org/org${i}`, type: 'org', namespace: 'svc_system', name: `org${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      r.identities.insert(tx, { id: node, did: `did:firefly:node/node${i}`, type: 'node', parent: org, namespace: 'svc_system', name: `node${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      nodes.push(node)
+    }
+  })
+  return nodes
+}
+
+function unpinnedMessage(group: Hash, value = '"v"', datatype?: { name: string; version: string }): { message: Message; data: Data } {
+  const d: Data = { id: newId<DataId>(), validator: 'json', namespace: NS, hash: dataHash({ valueRaw: value }), created: now(), value, ...(datatype ? { datatype } : {}) }
+  const header: Header = {
+    id: newId<MessageId>(),
+    type: 'private',
+    txtype: 'none',
+    author: self0.orgDid,
+    key: KEY0,
+    created: now(),
+    namespace: NS,
+    group,
+    topics: ['t'],
+    datahash: dataRefsHash([{ id: d.id, hash: d.hash }]),
+  }
+  return { message: { header, hash: messageHash(header), state: 'ready', data: [{ id: d.id, hash: d.hash }] }, data: d }
+}
+
+function unpinnedBatch(items: { message: Message; data: Data }[], group: Hash): BatchPayload {
+  const id = newId<BatchId>()
+  const tx = { type: 'unpinned' as const, id: newId<TxId>() }
+  const messages = items.map((i) => ({ header: i.message.header, hash: i.message.hash, data: i.message.data }))
+  const data = items.map((i) => i.data)
+  const { hash } = sealManifest({ id, tx, messages, data })
+  return { id, type: 'private', namespace: NS, node: self0.nodeDid, author: self0.orgDid, key: KEY0, group, created: now(), hash, tx, messages, data }
+}
+
+async function until(what: string, cond: () => boolean, limitMs = 10_000): Promise<void> {
+  const deadline = Date.now() + limitMs
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+describe('unpinned private messages', () => {
+  const temp = new TempDirs()
+  let r: Repos
+  let group: Group
+
+  beforeEach(async () => {
+    r = await openRepos(join(await temp.make('parley-unpinned-'), 'db'))
+    const nodes = await addIdentities(r, 3)
+    const sealed = sealGroup(NS, '', [
+      { identity: self0.orgDid, node: nodes[0]! },
+      { identity: self1.orgDid, node: nodes[1]! },
+    ])
+    group = { hash: sealed.hash, namespace: NS, name: '', members: sealed.members, created: now() }
+  })
+  afterEach(() => r.db.close())
+  after(() => temp.cleanup())
+
+  it('the batch manager seals an unpinned message at once, apart from pinned ones, delivers it without pins and never submits a pin', async () => {
+    await r.db.transaction((tx) => r.groups.insert(tx, group))
+    const pinCalls: PinBatchRequest[] = []
+    const chain = { submitPinBatch: (req: PinBatchRequest) => (pinCalls.push(req), undefined) } as unknown as Chain
+    const delivered: BatchPayload[] = []
+    const manager = new BatchManager({
+      ...r,
+      storage: {} as SharedStorage,
+      chain,
+      self: self0,
+      // A batch timeout far away: only an unpinned message can be sealed within the test.
+      config: { size: 200, payloadLimit: 800_000, timeoutMs: 1_000_000_000 },
+      blobs: {} as BlobPublisher,
+      log: () => {},
+      dispatchers: [new PrivateDispatcher({ ...r, self: self0, delivery: { enqueue: async (p) => void delivered.push(p) } })],
+    })
+    const pinned = { ...unpinnedMessage(group.hash), pinned: true }
+    pinned.message = { ...pinned.message, header: { ...pinned.message.header, txtype: 'batch_pin' } }
+    pinned.message.hash = messageHash(pinned.message.header)
+    const u = unpinnedMessage(group.hash)
+    await r.db.transaction((tx) => {
+      r.data.insertMany(tx, [pinned.data, u.data])
+      r.messages.insertMany(tx, [pinned.message, u.message], true)
+    })
+    manager.accepted(pinned.message, [pinned.data], 1000)
+    manager.accepted(u.message, [u.data], 1000)
+    await until('the unpinned batch to be sent', () => r.messages.get(u.message.header.id)?.batch !== undefined && r.batches.get(r.messages.get(u.message.header.id)!.batch!)?.state === 'sent')
+    await manager.stop()
+    expect(delivered).to.have.length(1)
+    expect(delivered[0]!.tx.type).to.equal('unpinned')
+    expect(delivered[0]!.messages.map((m) => m.header.id)).to.deep.equal([u.message.header.id])
+    expect(delivered[0]!.messages[0]!.pins).to.equal(undefined)
+    expect(r.messages.get(u.message.header.id)!.pins).to.equal(undefined)
+    // The pinned message waits for its batch timeout, in a batch of its own kind; nothing went to the chain.
+    expect(r.messages.get(pinned.message.header.id)!.batch).to.equal(undefined)
+    expect(pinCalls).to.have.length(0)
+  })
+
+  describe('a recipient', () => {
+    let written: NodeEvent[]
+    let receiver: PrivateReceiver
+    beforeEach(() => {
+      written = []
+      const validator = new DataValidatorImpl(() => undefined)
+      receiver = new PrivateReceiver({ ...r, self: self1, arrived: () => expect.fail('no pins to walk for an unpinned batch'), unpinned: { blobs: r.blobs, validator, events: r.events, published: (w) => written.push(...w) } })
+    })
+
+    it('confirms each message of an unpinned batch on arrival, and rejects one whose data fails its datatype', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const good = unpinnedMessage(group.hash)
+      const bad = unpinnedMessage(group.hash, '{"a":1}', { name: 'nosuch', version: '1' })
+      const b = unpinnedBatch([good, bad], group.hash)
+      await receiver.handle(from0, b)
+      expect(r.messages.get(good.message.header.id)!.state).to.equal('confirmed')
+      expect(r.messages.get(bad.message.header.id)!.state).to.equal('rejected')
+      expect(written.map((e) => [e.type, e.reference])).to.deep.equal([
+        ['message_confirmed', good.message.header.id],
+        ['message_rejected', bad.message.header.id],
+      ])
+      // The same batch again changes nothing.
+      await receiver.handle(from0, b)
+      expect(written).to.have.length(2)
+    })
+
+    it('holds an unpinned batch back (UNAVAILABLE, sent again) while its group is not known here, and refuses one carrying pins or mixing txtypes', async () => {
+      const u = unpinnedMessage(group.hash)
+      let code = ''
+      await receiver.handle(from0, unpinnedBatch([u], group.hash)).catch((err: unknown) => (code = isParleyError(err, 'UNAVAILABLE') ? 'UNAVAILABLE' : String(err)))
+      expect(code).to.equal('UNAVAILABLE')
+      expect(r.messages.get(u.message.header.id)).to.equal(undefined)
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const withPins = unpinnedBatch([u], group.hash)
+      withPins.messages[0]!.pins = ['00:0000000000000000']
+      code = ''
+      await receiver.handle(from0, withPins).catch((err: unknown) => (code = isParleyError(err, 'BAD_PEER_DATA') ? 'BAD_PEER_DATA' : String(err)))
+      expect(code).to.equal('BAD_PEER_DATA')
+      const pinnedTx = { ...unpinnedBatch([u], group.hash) }
+      pinnedTx.tx = { type: 'batch_pin', id: pinnedTx.tx.id }
+      pinnedTx.hash = sealManifest(pinnedTx).hash
+      code = ''
+      await receiver.handle(from0, pinnedTx).catch((err: unknown) => (code = isParleyError(err, 'BAD_PEER_DATA') ? 'BAD_PEER_DATA' : String(err)))
+      expect(code).to.equal('BAD_PEER_DATA')
+      await receiver.handle(from0, unpinnedBatch([u], group.hash))
+      expect(r.messages.get(u.message.header.id)!.state).to.equal('confirmed')
+    })
+  })
+})
