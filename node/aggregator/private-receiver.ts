@@ -93,6 +93,9 @@ export class PrivateReceiver {
         out.set(m.header.id, undefined)
       } catch (err) {
         if (!isVerdict(err)) notYet(`message ${m.header.id}: its data could not be checked here yet: ${errorMessage(err)}`)
+        // Unpinned, nothing orders it after the datatype's definition, which travels pinned and may not be here yet:
+        // the sender delivers again later, rather than this member rejecting what the sender accepted.
+        if (isParleyError(err, 'UNKNOWN_DATATYPE')) notYet(`message ${m.header.id}: ${errorMessage(err)} (yet)`)
         out.set(m.header.id, errorMessage(err))
       }
     }

@@ -108,6 +108,28 @@ describe('private messaging on a real 3-member network', function () {
     await messageReaching(org1!, ns, byHash.body.header.id, ['confirmed'], 60_000)
   })
 
+  it('an unpinned send (txtype none, or FireFly\'s unpinned) is confirmed at once on the sender and on arrival at the recipient, with nothing on chain', async () => {
+    const [org0, org1, org2] = members
+    for (const txtype of ['none', 'unpinned']) {
+      const r = await sendPrivate(org0!, ns, { header: { topics: [`tu-${run}`], txtype }, group: { members: [{ identity: org1!.org }] }, data: [{ value: { txtype } }] })
+      expect(r.status, JSON.stringify(r.body)).to.equal(202)
+      expect(r.body.header.txtype).to.equal('none')
+      // Confirmed on the sender when it answers: no batch timeout, no pin.
+      expect(r.body.state).to.equal('confirmed')
+      const there = await messageReaching(org1!, ns, r.body.header.id, ['confirmed'], 60_000)
+      expect(there.state).to.equal('confirmed')
+      expect((await get(`${nsBase(org2!, ns)}/messages/${r.body.header.id}`)).status).to.equal(404)
+      // Its batch was delivered, never pinned: no BatchPin event names it, on the sender or anywhere.
+      const onSender = await get<ApiMessage & { batch?: string }>(`${nsBase(org0!, ns)}/messages/${r.body.header.id}`)
+      const batchId = onSender.body.batch
+      expect(batchId, 'batched').to.be.a('string')
+      for (const m of [org0!, org1!, org2!]) {
+        const events = await get<ApiChainEvent[]>(`${m.api}/api/v1/blockchainevents?batch=${batchId}`)
+        expect(events.body, m.org).to.deep.equal([])
+      }
+    }
+  })
+
   it('bad sends: no group, unknown member, a group of only the author, an unknown datatype: 400', async () => {
     const [org0] = members
     for (const body of [

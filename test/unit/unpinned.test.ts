@@ -8,10 +8,11 @@ import type { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import { PrivateReceiver } from '../../node/aggregator/private-receiver.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
+import { datatypeLookup } from '../../node/data/schema-cache.js'
 import { sealGroup } from '../../node/identity/group-resolver.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { isParleyError } from '../../node/core/errors.js'
-import { newId, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Chain, PinBatchRequest } from '../../node/chain/types.js'
 import type { SharedStorage } from '../../node/storage/shared-storage.js'
@@ -130,16 +131,20 @@ describe('unpinned private messages', () => {
   describe('a recipient', () => {
     let written: NodeEvent[]
     let receiver: PrivateReceiver
-    beforeEach(() => {
+    beforeEach(async () => {
+      const schema = '{"type":"object","required":["size"]}'
+      await r.db.transaction((tx) =>
+        r.datatypes.insert(tx, { id: newId<DatatypeId>(), message: newId<MessageId>(), validator: 'json', namespace: NS, name: 'widget', version: '1', hash: dataHash({ valueRaw: schema }), created: now(), value: schema, orderedAt: 0 }),
+      )
       written = []
-      const validator = new DataValidatorImpl(() => undefined)
+      const validator = new DataValidatorImpl(datatypeLookup(r.datatypes))
       receiver = new PrivateReceiver({ ...r, self: self1, arrived: () => expect.fail('no pins to walk for an unpinned batch'), unpinned: { blobs: r.blobs, validator, events: r.events, published: (w) => written.push(...w) } })
     })
 
     it('confirms each message of an unpinned batch on arrival, and rejects one whose data fails its datatype', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
       const good = unpinnedMessage(group.hash)
-      const bad = unpinnedMessage(group.hash, '{"a":1}', { name: 'nosuch', version: '1' })
+      const bad = unpinnedMessage(group.hash, '{"a":1}', { name: 'widget', version: '1' })
       const b = unpinnedBatch([good, bad], group.hash)
       await receiver.handle(from0, b)
       expect(r.messages.get(good.message.header.id)!.state).to.equal('confirmed')
@@ -151,6 +156,13 @@ describe('unpinned private messages', () => {
       // The same batch again changes nothing.
       await receiver.handle(from0, b)
       expect(written).to.have.length(2)
+      // A datatype not known here yet (its definition travels pinned, and may still be on its way): held back, not
+      // rejected, so this member does not refuse what the sender accepted.
+      const early = unpinnedMessage(group.hash, '{"a":1}', { name: 'later', version: '1' })
+      let code = ''
+      await receiver.handle(from0, unpinnedBatch([early], group.hash)).catch((err: unknown) => (code = isParleyError(err, 'UNAVAILABLE') ? 'UNAVAILABLE' : String(err)))
+      expect(code).to.equal('UNAVAILABLE')
+      expect(r.messages.get(early.message.header.id)).to.equal(undefined)
     })
 
     it('holds an unpinned batch back (UNAVAILABLE, sent again) while its group is not known here, and refuses one carrying pins or mixing txtypes', async () => {
