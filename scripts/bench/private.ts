@@ -15,7 +15,7 @@ const WARMUP_MESSAGES = 20
  */
 export const privateScenario: Scenario = {
   name: 'private',
-  describe: 'pinned private messages to a group of every member: delivered peer to peer, confirmed by every member',
+  describe: 'private messages to a group of every member, pinned then unpinned: delivered peer to peer, confirmed by every member',
   async run(ctx) {
     const { options: o, members, signal } = ctx
     const sender = members[0]!
@@ -23,9 +23,12 @@ export const privateScenario: Scenario = {
     const url = `${sender.api}/api/v1/namespaces/${NAMESPACE}/messages/private`
     const group = { name: `bench-${Date.now()}`, members: others.map((m) => ({ identity: m.org })) }
     const body: BodyMaker = (phase, i) => ({ header: { tag: `bench-private-${phase}` }, group, data: [{ value: { phase, i, note: 'parley bench', at: Date.now() } }] })
+    const unpinnedBody: BodyMaker = (phase, i) => ({ header: { tag: `bench-private-${phase}`, txtype: 'unpinned' }, group, data: [{ value: { phase, i, note: 'parley bench', at: Date.now() } }] })
     const watchers = members.map((m) => new ConfirmationWatcher(m.org, m.api, NAMESPACE))
     for (const w of watchers) w.start(o.timeoutSeconds * 1000, signal)
     const confirmedPerSec: { [org: string]: Json } = {}
+    const unpinnedConfirmedPerSec: { [org: string]: Json } = {}
+    let unpinnedAcceptedPerSec = NaN
     let acceptedPerSec = NaN
     let overall: Summary = summarize([])
     let messages = 0
@@ -73,6 +76,25 @@ export const privateScenario: Scenario = {
       }
       overall = summarize(all)
       ctx.log(`  202-to-confirmed on ${others.map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+
+      // Unpinned (txtype none): delivered at once, never pinned; the sender confirms on accepting, recipients on arrival.
+      ctx.log(`unpinned: ${o.messages} unpinned private messages from ${sender.org}, ${o.concurrency} concurrent`)
+      const unpinned = await sendConcurrent(url, 'unpinned', o.messages, o.concurrency, signal, unpinnedBody)
+      throwIfAborted(signal)
+      reportFailures(ctx, 'unpinned', unpinned)
+      const uIds = unpinned.sent.map((s) => s.id)
+      const uFirst = minOf(unpinned.sent.map((s) => s.acceptedMs))
+      unpinnedAcceptedPerSec = acceptRate(unpinned).perSec
+      ctx.log(`  accepted ${unpinned.sent.length}: ${unpinnedAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
+      const uMissing = await waitAll(ctx, watchers, uIds, 60_000 + o.messages * 50)
+      throwIfAborted(signal)
+      for (const w of watchers) {
+        const times = uIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
+        const rate = times.length / Math.max(1e-3, (maxOf(times) - uFirst) / 1000)
+        unpinnedConfirmedPerSec[w.org] = round(rate)
+        ctx.log(`  ${w.org} confirmed ${times.length}/${uIds.length}: ${rate.toFixed(1)} messages/s from the first 202`)
+        await explainMissing(ctx, members.find((m) => m.org === w.org)!, uMissing.get(w.org) ?? [])
+      }
     } finally {
       await Promise.all(watchers.map((w) => w.stop()))
     }
@@ -82,6 +104,7 @@ export const privateScenario: Scenario = {
       latencyMs: { p50: round(overall.p50), p95: round(overall.p95), p99: round(overall.p99) },
       messages,
       concurrency: o.concurrency,
+      unpinned: { acceptedPerSec: round(unpinnedAcceptedPerSec), confirmedPerSec: unpinnedConfirmedPerSec },
     }
   },
 }
