@@ -2,7 +2,7 @@ import { explainMissing, fmtSummary, waitAll } from './broadcast.js'
 import { fmtCpu, startCpu } from './cpu.js'
 import { acceptRate, reportFailures, sendConcurrent, sendPaced, type BodyMaker } from './send.js'
 import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
-import { throwIfAborted, type Json, type Scenario } from './types.js'
+import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 import { ConfirmationWatcher } from './watch.js'
 
 const NAMESPACE = 'default'
@@ -49,15 +49,7 @@ export const privateScenario: Scenario = {
       const first202 = minOf(burst.sent.map((s) => s.acceptedMs))
       acceptedPerSec = acceptRate(burst).perSec
       ctx.log(`  accepted ${burst.sent.length}: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}; bench process CPU ${fmtCpu(cpu.stop())}`)
-      const missing = await waitAll(ctx, watchers, ids, 60_000 + o.messages * 50)
-      throwIfAborted(signal)
-      for (const w of watchers) {
-        const times = ids.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
-        const rate = times.length / Math.max(1e-3, (maxOf(times) - first202) / 1000)
-        confirmedPerSec[w.org] = round(rate)
-        ctx.log(`  ${w.org} confirmed ${times.length}/${ids.length}: ${rate.toFixed(1)} messages/s from the first 202`)
-        await explainMissing(ctx, members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
-      }
+      Object.assign(confirmedPerSec, await confirmedRates(ctx, watchers, ids, first202))
       messages = burst.sent.length
 
       ctx.log(`latency: ${o.latencyMessages} private messages from ${sender.org} at ${o.rate}/s`)
@@ -86,15 +78,7 @@ export const privateScenario: Scenario = {
       const uFirst = minOf(unpinned.sent.map((s) => s.acceptedMs))
       unpinnedAcceptedPerSec = acceptRate(unpinned).perSec
       ctx.log(`  accepted ${unpinned.sent.length}: ${unpinnedAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      const uMissing = await waitAll(ctx, watchers, uIds, 60_000 + o.messages * 50)
-      throwIfAborted(signal)
-      for (const w of watchers) {
-        const times = uIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
-        const rate = times.length / Math.max(1e-3, (maxOf(times) - uFirst) / 1000)
-        unpinnedConfirmedPerSec[w.org] = round(rate)
-        ctx.log(`  ${w.org} confirmed ${times.length}/${uIds.length}: ${rate.toFixed(1)} messages/s from the first 202`)
-        await explainMissing(ctx, members.find((m) => m.org === w.org)!, uMissing.get(w.org) ?? [])
-      }
+      Object.assign(unpinnedConfirmedPerSec, await confirmedRates(ctx, watchers, uIds, uFirst))
     } finally {
       await Promise.all(watchers.map((w) => w.stop()))
     }
@@ -107,4 +91,19 @@ export const privateScenario: Scenario = {
       unpinned: { acceptedPerSec: round(unpinnedAcceptedPerSec), confirmedPerSec: unpinnedConfirmedPerSec },
     }
   },
+}
+
+/** Waits until every member has confirmed `ids`, then prints and answers each member's rate from the first 202. */
+async function confirmedRates(ctx: BenchContext, watchers: ConfirmationWatcher[], ids: string[], first202: number): Promise<{ [org: string]: Json }> {
+  const missing = await waitAll(ctx, watchers, ids, 60_000 + ids.length * 50)
+  throwIfAborted(ctx.signal)
+  const out: { [org: string]: Json } = {}
+  for (const w of watchers) {
+    const times = ids.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
+    const rate = times.length / Math.max(1e-3, (maxOf(times) - first202) / 1000)
+    out[w.org] = round(rate)
+    ctx.log(`  ${w.org} confirmed ${times.length}/${ids.length}: ${rate.toFixed(1)} messages/s from the first 202`)
+    await explainMissing(ctx, ctx.members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
+  }
+  return out
 }
