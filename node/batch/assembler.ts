@@ -59,13 +59,19 @@ export class Assembler {
   private sealFailureLogged = false
   /** The disk is full: the queue is cut once the database takes writes again. */
   private waitingForSpace = false
+  /** An unpinned cut due at the end of this event-loop turn. */
+  private turnCut: NodeJS.Immediate | undefined
 
   constructor(
     private readonly deps: AssemblerDeps,
     private readonly key: { type: BatchType; namespace: string; author: string; key: string; group?: Hash; txtype?: TxType },
   ) {}
 
-  /** Unpinned private messages (txtype none): sealed as they come (no batching wait), delivered, never pinned. */
+  /**
+   * Unpinned private messages (txtype none): sealed at the end of the turn they arrive in (no batching wait: every
+   * message that a group commit made durable together goes in one batch, rather than a batch and a delivery per
+   * peer each), delivered, never pinned.
+   */
   private get unpinned(): boolean {
     return this.key.txtype === 'none'
   }
@@ -76,8 +82,13 @@ export class Assembler {
     this.queue.push(a)
     this.queuedBytes += a.bytes
     const { size, payloadLimit, timeoutMs } = this.deps.config
-    if (this.queue.length >= size || this.queuedBytes >= payloadLimit || a.urgent || this.unpinned) this.cut()
-    else if (!this.timer) this.timer = setTimeout(() => this.onTimeout(), timeoutMs)
+    if (this.queue.length >= size || this.queuedBytes >= payloadLimit || a.urgent) this.cut()
+    else if (this.unpinned) {
+      this.turnCut ??= setImmediate(() => {
+        this.turnCut = undefined
+        this.cut()
+      })
+    } else if (!this.timer) this.timer = setTimeout(() => this.onTimeout(), timeoutMs)
   }
 
   /** A batch sealed by an earlier run, not yet pinned: dispatched in the order given. */
@@ -89,6 +100,8 @@ export class Assembler {
   async stop(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
+    if (this.turnCut) clearImmediate(this.turnCut)
+    this.turnCut = undefined
     await Promise.all(this.jobs)
   }
 
