@@ -31,8 +31,9 @@ function sampleRss(processes: { name: string; pid: number }[], everyMs = 100) {
 
 /**
  * A large blob end to end: streamed upload to one member, then one broadcast naming it, which publishes the blob
- * to shared storage and has every other member fetch and verify it before confirming. Prints MiB/s for each leg
- * and the peak RSS of the sender, one receiver and the IPFS process while the blob flows.
+ * to shared storage and has every other member fetch and verify it before confirming; then another of the same
+ * size sent privately to every other member over the exchange. Prints MiB/s for each leg and the peak RSS of the
+ * sender, one receiver and the IPFS process while the blob flows.
  */
 export const blobScenario: Scenario = {
   name: 'blob',
@@ -56,21 +57,7 @@ export const blobScenario: Scenario = {
     const res = await postJson(`${nsBase(sender!, NAMESPACE)}/messages/broadcast`, { header: { tag: 'bench-blob' }, data: [{ id: up.body.id }] })
     if (res.status !== 202) throw new Error(`broadcast answered ${res.status}: ${res.text}`)
     const id = (JSON.parse(res.text) as { header: { id: string } }).header.id
-    const confirmedSeconds: { [org: string]: number } = {}
-    while (Object.keys(confirmedSeconds).length < ctx.members.length) {
-      throwIfAborted(ctx.signal)
-      for (const m of ctx.members) {
-        if (confirmedSeconds[m.org] !== undefined) continue
-        // A receiver knows the message only once its batch has arrived: 404 until then.
-        const res = await get(`${nsBase(m, NAMESPACE)}/messages/${id}`, 30_000)
-        if (res.status === 404) continue
-        if (res.status !== 200) throw new Error(`${m.org}: GET message answered ${res.status}: ${res.text}`)
-        const msg = JSON.parse(res.text) as { state: string }
-        if (msg.state === 'confirmed') confirmedSeconds[m.org] = (Date.now() - t) / 1000
-        if (msg.state === 'rejected') throw new Error(`${m.org} rejected the blob message`)
-      }
-      await sleep(100, ctx.signal)
-    }
+    const confirmedSeconds = await confirmedEverywhere(ctx, id, t)
     const slowest = Math.max(...Object.values(confirmedSeconds))
     ctx.log(`broadcast: confirmed on every member ${slowest.toFixed(1)} s after the 202 = ${(ctx.options.blobMiB / slowest).toFixed(1)} MiB/s (${JSON.stringify(confirmedSeconds)})`)
 
@@ -82,6 +69,24 @@ export const blobScenario: Scenario = {
 
     const memory = rss.stop()
     for (const [name, m] of Object.entries(memory)) ctx.log(`rss ${name}: baseline ${m.baselineMiB} MiB, peak ${m.peakMiB} MiB`)
+    throwIfAborted(ctx.signal)
+
+    // Privately: another blob of the same size, sent to a group of every other member over the exchange (never IPFS).
+    const privateRss = sampleRss(ctx.processes.filter((p) => p.name === sender!.node || p.name === receiver!.node))
+    const other = patternBytes(size, 43)
+    const up2 = await uploadBlob(sender!, NAMESPACE, other.stream, { filename: 'bench-private.bin', autometa: true })
+    if (up2.status !== 200) throw new Error(`upload answered ${up2.status}: ${JSON.stringify(up2.body)}`)
+    t = Date.now()
+    const group = { members: ctx.members.slice(1).map((m) => ({ identity: m.org })) }
+    const sentPrivately = await postJson(`${nsBase(sender!, NAMESPACE)}/messages/private`, { header: { tag: 'bench-blob-private' }, group, data: [{ id: up2.body.id }] })
+    if (sentPrivately.status !== 202) throw new Error(`private send answered ${sentPrivately.status}: ${sentPrivately.text}`)
+    const privateConfirmed = await confirmedEverywhere(ctx, (JSON.parse(sentPrivately.text) as { header: { id: string } }).header.id, t)
+    const privateSlowest = Math.max(...Object.values(privateConfirmed))
+    const privateMemory = privateRss.stop()
+    ctx.log(
+      `private: confirmed on every member ${privateSlowest.toFixed(1)} s after the 202 = ${(ctx.options.blobMiB / privateSlowest).toFixed(1)} MiB/s (${JSON.stringify(privateConfirmed)}); ` +
+        Object.entries(privateMemory).map(([name, m]) => `rss ${name} baseline ${m.baselineMiB} MiB, peak ${m.peakMiB} MiB`).join('; '),
+    )
     return {
       sizeMiB: ctx.options.blobMiB,
       uploadMiBps: round(ctx.options.blobMiB / uploadSeconds, 1),
@@ -89,6 +94,27 @@ export const blobScenario: Scenario = {
       confirmedSeconds: Object.fromEntries(Object.entries(confirmedSeconds).map(([k, v]) => [k, round(v, 2)])),
       downloadMiBps: round(ctx.options.blobMiB / downloadSeconds, 1),
       rss: { sender: memory[sender!.node]!, receiver: memory[receiver!.node]!, ipfs: memory['ipfs'] ?? null },
+      privateMiBps: round(ctx.options.blobMiB / privateSlowest, 1),
+      privateRss: { sender: privateMemory[sender!.node]!, receiver: privateMemory[receiver!.node]! },
     }
   },
+}
+
+/** Seconds from `t0` until each member has confirmed the message (a receiver answers 404 until its batch is here). */
+async function confirmedEverywhere(ctx: BenchContext, id: string, t0: number): Promise<{ [org: string]: number }> {
+  const confirmedSeconds: { [org: string]: number } = {}
+  while (Object.keys(confirmedSeconds).length < ctx.members.length) {
+    throwIfAborted(ctx.signal)
+    for (const m of ctx.members) {
+      if (confirmedSeconds[m.org] !== undefined) continue
+      const res = await get(`${nsBase(m, NAMESPACE)}/messages/${id}`, 30_000)
+      if (res.status === 404) continue
+      if (res.status !== 200) throw new Error(`${m.org}: GET message answered ${res.status}: ${res.text}`)
+      const msg = JSON.parse(res.text) as { state: string }
+      if (msg.state === 'confirmed') confirmedSeconds[m.org] = (Date.now() - t0) / 1000
+      if (msg.state === 'rejected') throw new Error(`${m.org} rejected the blob message`)
+    }
+    await sleep(100, ctx.signal)
+  }
+  return confirmedSeconds
 }
