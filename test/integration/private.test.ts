@@ -25,7 +25,7 @@ describe('private messaging on a real 3-member network', function () {
   const { members } = t
   const run = runId()
   const ns = `priv-${run}`
-  const N = 20
+  const N = 100
   const sent: ApiMessage[] = []
   const topicOf = new Map<string, string>()
   let group: Hash
