@@ -119,9 +119,16 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       const org = n.parent ? identities.byId(n.parent) : undefined
       return profile && org ? [{ node: n.did, org: org.name, endpoint: profile.endpoint, cert: profile.cert }] : []
     })
+  // Read from the database only when a node identity is confirmed (and at start), not on every delivery attempt.
+  let peersByNode: Map<string, Peer> | undefined
+  const index = (list: Peer[]): Map<string, Peer> => (peersByNode = new Map(list.map((p) => [p.node, p])))
   // Who may connect: called at start and whenever an identity is confirmed.
-  const trustPeers = (): void => exchange.trust(peers())
-  const peerOf = (did: string): Peer | undefined => peers().find((p) => p.node === did)
+  const trustPeers = (): void => {
+    const list = peers()
+    index(list)
+    exchange.trust(list)
+  }
+  const peerOf = (did: string): Peer | undefined => (peersByNode ?? index(peers())).get(did)
 
   const aggregator = new Aggregator({
     db,

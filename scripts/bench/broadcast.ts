@@ -67,13 +67,30 @@ export function fmtSummary(s: Summary): string {
   return `p50 ${round(s.p50)} ms, p95 ${round(s.p95)} ms, p99 ${round(s.p99)} ms (min ${round(s.min)}, max ${round(s.max)}, n=${s.count})`
 }
 
+/**
+ * 202-to-confirmed of a paced run on each member, printed per member (the sender's apart: it is not in the figure)
+ * and summarized over the other members, which is what the figure is.
+ */
+export async function recipientLatency(ctx: BenchContext, watchers: ConfirmationWatcher[], paced: SendRun, sender: MemberDescription, missing: Map<string, string[]>): Promise<Summary> {
+  const all: number[] = []
+  for (const w of watchers) {
+    const lat = paced.sent.map((s) => (w.get(s.id)?.confirmedMs ?? NaN) - s.acceptedMs).filter((x) => Number.isFinite(x))
+    const isSender = w.org === sender.org
+    if (!isSender) for (const x of lat) all.push(x)
+    ctx.log(`  ${w.org}${isSender ? ' (sender, not in the figure)' : ''}: ${fmtSummary(summarize(lat))}`)
+    await explainMissing(ctx, ctx.members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
+  }
+  const overall = summarize(all)
+  ctx.log(`  202-to-confirmed on ${ctx.members.filter((m) => m.org !== sender.org).map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+  return overall
+}
+
 export const broadcastScenario: Scenario = {
   name: 'broadcast',
   describe: 'broadcast messages: accepted at one member, pinned, confirmed by every member',
   async run(ctx) {
     const { options: o, members, signal } = ctx
     const sender = members[0]!
-    const others = members.slice(1)
     const url = `${sender.api}/api/v1/namespaces/${NAMESPACE}/messages/broadcast`
     const watchers = members.map((m) => new ConfirmationWatcher(m.org, m.api, NAMESPACE))
     for (const w of watchers) w.start(o.timeoutSeconds * 1000, signal)
@@ -136,16 +153,7 @@ export const broadcastScenario: Scenario = {
       const pacedMissing = await waitAll(ctx, watchers, pacedIds, 60_000 + o.latencyMessages * 50)
       cpu.latency = latencyCpu.stop()
       throwIfAborted(signal)
-      const all: number[] = []
-      for (const w of watchers) {
-        const lat = paced.sent.map((s) => (w.get(s.id)?.confirmedMs ?? NaN) - s.acceptedMs).filter((x) => Number.isFinite(x))
-        const isSender = w.org === sender.org
-        if (!isSender) for (const x of lat) all.push(x)
-        ctx.log(`  ${w.org}${isSender ? ' (sender, not in the figure)' : ''}: ${fmtSummary(summarize(lat))}`)
-        await explainMissing(ctx, members.find((m) => m.org === w.org)!, pacedMissing.get(w.org) ?? [])
-      }
-      overall = summarize(all)
-      ctx.log(`  202-to-confirmed on ${others.map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+      overall = await recipientLatency(ctx, watchers, paced, sender, pacedMissing)
       ctx.log(`  bench process CPU from the first paced POST until every member confirmed: ${fmtCpu(cpu.latency)}`)
       for (const w of watchers) if (w.errors > 0) ctx.log(`  !! ${w.org}: ${w.errors} event polls failed; last: ${w.lastError}`)
     } finally {

@@ -1,4 +1,4 @@
-import { explainMissing, fmtSummary, waitAll } from './broadcast.js'
+import { explainMissing, recipientLatency, waitAll } from './broadcast.js'
 import { fmtCpu, startCpu } from './cpu.js'
 import { acceptRate, reportFailures, sendConcurrent, sendPaced, type BodyMaker } from './send.js'
 import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
@@ -41,16 +41,10 @@ export const privateScenario: Scenario = {
       throwIfAborted(signal)
 
       ctx.log(`throughput: ${o.messages} private messages from ${sender.org}, ${o.concurrency} concurrent`)
-      const cpu = startCpu()
-      const burst = await sendConcurrent(url, 'throughput', o.messages, o.concurrency, signal, body)
-      throwIfAborted(signal)
-      reportFailures(ctx, 'throughput', burst)
-      const ids = burst.sent.map((s) => s.id)
-      const first202 = minOf(burst.sent.map((s) => s.acceptedMs))
-      acceptedPerSec = acceptRate(burst).perSec
-      ctx.log(`  accepted ${burst.sent.length}: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}; bench process CPU ${fmtCpu(cpu.stop())}`)
-      Object.assign(confirmedPerSec, await confirmedRates(ctx, watchers, ids, first202))
-      messages = burst.sent.length
+      const pinned = await burst(ctx, watchers, url, 'throughput', body)
+      acceptedPerSec = pinned.acceptedPerSec
+      Object.assign(confirmedPerSec, pinned.confirmedPerSec)
+      messages = pinned.messages
 
       ctx.log(`latency: ${o.latencyMessages} private messages from ${sender.org} at ${o.rate}/s`)
       const paced = await sendPaced(url, 'latency', o.latencyMessages, o.rate, signal, body)
@@ -58,27 +52,13 @@ export const privateScenario: Scenario = {
       reportFailures(ctx, 'latency', paced)
       const pacedMissing = await waitAll(ctx, watchers, paced.sent.map((s) => s.id), 60_000 + o.latencyMessages * 50)
       throwIfAborted(signal)
-      const all: number[] = []
-      for (const w of watchers) {
-        const lat = paced.sent.map((s) => (w.get(s.id)?.confirmedMs ?? NaN) - s.acceptedMs).filter((x) => Number.isFinite(x))
-        const isSender = w.org === sender.org
-        if (!isSender) all.push(...lat)
-        ctx.log(`  ${w.org}${isSender ? ' (sender, not in the figure)' : ''}: ${fmtSummary(summarize(lat))}`)
-        await explainMissing(ctx, members.find((m) => m.org === w.org)!, pacedMissing.get(w.org) ?? [])
-      }
-      overall = summarize(all)
-      ctx.log(`  202-to-confirmed on ${others.map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+      overall = await recipientLatency(ctx, watchers, paced, sender, pacedMissing)
 
       // Unpinned (txtype none): delivered at once, never pinned; the sender confirms on accepting, recipients on arrival.
       ctx.log(`unpinned: ${o.messages} unpinned private messages from ${sender.org}, ${o.concurrency} concurrent`)
-      const unpinned = await sendConcurrent(url, 'unpinned', o.messages, o.concurrency, signal, unpinnedBody)
-      throwIfAborted(signal)
-      reportFailures(ctx, 'unpinned', unpinned)
-      const uIds = unpinned.sent.map((s) => s.id)
-      const uFirst = minOf(unpinned.sent.map((s) => s.acceptedMs))
-      unpinnedAcceptedPerSec = acceptRate(unpinned).perSec
-      ctx.log(`  accepted ${unpinned.sent.length}: ${unpinnedAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      Object.assign(unpinnedConfirmedPerSec, await confirmedRates(ctx, watchers, uIds, uFirst))
+      const unpinned = await burst(ctx, watchers, url, 'unpinned', unpinnedBody)
+      unpinnedAcceptedPerSec = unpinned.acceptedPerSec
+      Object.assign(unpinnedConfirmedPerSec, unpinned.confirmedPerSec)
     } finally {
       await Promise.all(watchers.map((w) => w.stop()))
     }
@@ -106,4 +86,17 @@ async function confirmedRates(ctx: BenchContext, watchers: ConfirmationWatcher[]
     await explainMissing(ctx, ctx.members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
   }
   return out
+}
+
+/** `--messages` POSTs at `--concurrency`, then every member's confirmation rate from the first 202. */
+async function burst(ctx: BenchContext, watchers: ConfirmationWatcher[], url: string, phase: string, body: BodyMaker): Promise<{ acceptedPerSec: number; confirmedPerSec: { [org: string]: Json }; messages: number }> {
+  const { options: o, signal } = ctx
+  const cpu = startCpu()
+  const run = await sendConcurrent(url, phase, o.messages, o.concurrency, signal, body)
+  throwIfAborted(signal)
+  reportFailures(ctx, phase, run)
+  const acceptedPerSec = acceptRate(run).perSec
+  ctx.log(`  accepted ${run.sent.length}: ${acceptedPerSec.toFixed(1)} messages/s at ${ctx.members[0]!.org}; bench process CPU ${fmtCpu(cpu.stop())}`)
+  const confirmedPerSec = await confirmedRates(ctx, watchers, run.sent.map((s) => s.id), minOf(run.sent.map((s) => s.acceptedMs)))
+  return { acceptedPerSec, confirmedPerSec, messages: run.sent.length }
 }

@@ -67,3 +67,23 @@ export async function registerOrg(db: Database, identities: IdentitiesRepo, name
     identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: key, created: now() })
   })
 }
+
+/**
+ * Registers `n` orgs `org<i>`, each with a node `node<i>`, straight into the identities table (no claims on chain):
+ * the members a group can be made of.
+ */
+export async function registerMembers(r: Repos, n: number): Promise<{ orgs: IdentityId[]; nodes: IdentityId[] }> {
+  const orgs: IdentityId[] = []
+  const nodes: IdentityId[] = []
+  await r.db.transaction((tx) => {
+    for (let i = 0; i < n; i++) {
+      const org = newId<IdentityId>()
+      const node = newId<IdentityId>()
+      r.identities.insert(tx, { id: org, did: `did:firefly:org/org${i}`, type: 'org', namespace: 'svc_system', name: `org${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      r.identities.insert(tx, { id: node, did: `did:firefly:node/node${i}`, type: 'node', parent: org, namespace: 'svc_system', name: `node${i}`, messages: { claim: newId<MessageId>() }, created: now() })
+      orgs.push(org)
+      nodes.push(node)
+    }
+  })
+  return { orgs, nodes }
+}

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, type Repos } from '../support/repos.js'
+import { openRepos, registerMembers, type Repos } from '../support/repos.js'
 import { DeliveriesRepo } from '../../node/db/repos/deliveries.js'
 import { NextPinsRepo } from '../../node/db/repos/nextpins.js'
 import { DeliveryQueue } from '../../node/messaging/delivery-queue.js'
@@ -22,22 +22,6 @@ const KEY0 = '0x00000000000000000000000000000000000000a0'
 const self0 = localIdentity('org0', 'node0', KEY0)
 const self1 = localIdentity('org1', 'node1', '0x00000000000000000000000000000000000000a1')
 const peer = (org: string, node: string): Peer => ({ node: `did:firefly:node/${node}`, org, endpoint: 'https://127.0.0.1:1', cert: '' })
-
-async function addIdentities(r: Repos, n: number): Promise<{ orgs: IdentityId[]; nodes: IdentityId[] }> {
-  const orgs: IdentityId[] = []
-  const nodes: IdentityId[] = []
-  await r.db.transaction((tx) => {
-    for (let i = 0; i < n; i++) {
-      const org = newId<IdentityId>()
-      const node = newId<IdentityId>()
-      r.identities.insert(tx, { id: org, did: `did:firefly:org/org${i}`, type: 'org', namespace: 'svc_system', name: `org${i}`, messages: { claim: newId<MessageId>() }, created: now() })
-      r.identities.insert(tx, { id: node, did: `did:firefly:node/node${i}`, type: 'node', parent: org, namespace: 'svc_system', name: `node${i}`, messages: { claim: newId<MessageId>() }, created: now() })
-      orgs.push(org)
-      nodes.push(node)
-    }
-  })
-  return { orgs, nodes }
-}
 
 function privateMessage(group: Hash, topics: string[], nonces: number[], value = '"v"'): { message: Message; data: Data } {
   const d: Data = { id: newId<DataId>(), validator: 'json', namespace: NS, hash: dataHash({ valueRaw: value }), created: now(), value }
@@ -74,7 +58,7 @@ describe('private messaging: units', () => {
 
   beforeEach(async () => {
     r = await openRepos(join(await temp.make('parley-private-'), 'db'))
-    ids = await addIdentities(r, 3)
+    ids = await registerMembers(r, 3)
     const sealed = sealGroup(NS, '', [
       { identity: self0.orgDid, node: ids.nodes[0]! },
       { identity: self1.orgDid, node: ids.nodes[1]! },

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
-import { openRepos, type Repos } from '../support/repos.js'
+import { openRepos, registerMembers, type Repos } from '../support/repos.js'
 import { BatchManager } from '../../node/batch/manager.js'
 import { PrivateDispatcher } from '../../node/batch/private-dispatcher.js'
 import type { BlobPublisher } from '../../node/batch/blob-publisher.js'
@@ -12,7 +12,7 @@ import { datatypeLookup } from '../../node/data/schema-cache.js'
 import { sealGroup } from '../../node/identity/group-resolver.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { isParleyError } from '../../node/core/errors.js'
-import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type IdentityId, type MessageId, type TxId } from '../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Chain, PinBatchRequest } from '../../node/chain/types.js'
 import type { SharedStorage } from '../../node/storage/shared-storage.js'
@@ -24,20 +24,6 @@ const KEY0 = '0x00000000000000000000000000000000000000a0'
 const self0 = localIdentity('org0', 'node0', KEY0)
 const self1 = localIdentity('org1', 'node1', '0x00000000000000000000000000000000000000a1')
 const from0: Peer = { node: self0.nodeDid, org: 'org0', endpoint: 'https://127.0.0.1:1', cert: '' }
-
-async function addIdentities(r: Repos, n: number): Promise<IdentityId[]> {
-  const nodes: IdentityId[] = []
-  await r.db.transaction((tx) => {
-    for (let i = 0; i < n; i++) {
-      const org = newId<IdentityId>()
-      const node = newId<IdentityId>()
-      r.identities.insert(tx, { id: org, did: `did:firefly:org/org${i}`, type: 'org', namespace: 'svc_system', name: `org${i}`, messages: { claim: newId<MessageId>() }, created: now() })
-      r.identities.insert(tx, { id: node, did: `did:firefly:node/node${i}`, type: 'node', parent: org, namespace: 'svc_system', name: `node${i}`, messages: { claim: newId<MessageId>() }, created: now() })
-      nodes.push(node)
-    }
-  })
-  return nodes
-}
 
 function unpinnedMessage(group: Hash, value = '"v"', datatype?: { name: string; version: string }): { message: Message; data: Data } {
   const d: Data = { id: newId<DataId>(), validator: 'json', namespace: NS, hash: dataHash({ valueRaw: value }), created: now(), value, ...(datatype ? { datatype } : {}) }
@@ -80,7 +66,7 @@ describe('unpinned private messages', () => {
 
   beforeEach(async () => {
     r = await openRepos(join(await temp.make('parley-unpinned-'), 'db'))
-    const nodes = await addIdentities(r, 3)
+    const nodes = (await registerMembers(r, 3)).nodes
     const sealed = sealGroup(NS, '', [
       { identity: self0.orgDid, node: nodes[0]! },
       { identity: self1.orgDid, node: nodes[1]! },
