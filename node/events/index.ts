@@ -2,4 +2,4 @@
 export { createEventStreams, type EventStreamsOptions } from './stream.js'
 export { Confirmations } from './confirmations.js'
 export type { NodeEvent } from '../model/index.js'
-export type { EventReader, EventStreamOptions, EventStreams, EventTransport, EventTransportContext } from './types.js'
+export type { EventEnricher, EventReader, EventRenderer, EventStreamOptions, EventStreams, EventTransport, EventTransportContext } from './types.js'

@@ -4,7 +4,8 @@
  * an iterator of events, never the database or the aggregator; the aggregator sees one `published()` call.
  * FireFly splits it the same way (`event_poller.go` reads the log, `websockets.go` delivers), without its poll.
  */
-import type { NodeEvent } from '../model/index.js'
+import type { EnrichedEvent, NodeEvent } from '../model/index.js'
+import type { GoJsonValue } from '../core/json.js'
 
 /**
  * How a stream reads the log: events of `namespace` with sequence > `afterSeq`, oldest first, at most `limit`.
@@ -79,3 +80,13 @@ export interface EventTransport {
   /** Ends its streams and connections; resolves when it will deliver nothing more. Never rejects. */
   stop(): Promise<void>
 }
+
+/**
+ * Reads the objects a page of events refers to (FireFly's `event_enrich.go`), with one query per kind of object for
+ * the whole page, never one per event. Events come back in the order given; an event whose object is missing comes
+ * back with empty `refs`.
+ */
+export type EventEnricher = (events: readonly NodeEvent[]) => EnrichedEvent[]
+
+/** An enriched event in the API's JSON shape (FireFly's `EventDelivery` without `subscription`). */
+export type EventRenderer = (e: EnrichedEvent) => { [key: string]: GoJsonValue }
