@@ -9,6 +9,7 @@ import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
+import { eventSocketPath } from '../events/index.js'
 
 export interface ApiServer {
   url: string
@@ -16,7 +17,14 @@ export interface ApiServer {
 }
 
 /** The member's REST API on its own port: every route under /api/v1, errors as `{"error": "<CODE>: <message>"}`. */
-export async function startApiServer(opts: { host: string; port: number; services: NodeServices; log: (line: string) => void }): Promise<ApiServer> {
+export async function startApiServer(opts: {
+  host: string
+  port: number
+  services: NodeServices
+  log: (line: string) => void
+  /** WebSocket upgrades (the event socket); without it every upgrade is refused. */
+  onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void
+}): Promise<ApiServer> {
   const app = new Koa()
   app.proxy = false
   // Koa's default would print stack traces to stderr for every 4xx; errorMiddleware already answers and logs.
@@ -24,6 +32,7 @@ export async function startApiServer(opts: { host: string; port: number; service
   app.use(errorMiddleware(opts.log))
   const limits = opts.services.config.limits
   app.use(urlLengthMiddleware(limits.urlBytes))
+  app.use(eventSocketWithoutUpgrade)
   app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
 
   const api = new ApiRouter(opts.services)
@@ -48,11 +57,23 @@ export async function startApiServer(opts: { host: string; port: number; service
     res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
     res.end(body)
   })
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (opts.onUpgrade) opts.onUpgrade(req, socket, head)
+    else writeRaw(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', 'this server takes no WebSocket connections'))
+  })
   await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,
     close: () => closeServer(server),
   }
+}
+
+/** The event socket's paths asked without an upgrade: say what they are rather than 404. */
+async function eventSocketWithoutUpgrade(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  if (eventSocketPath(ctx.path)) {
+    throw new ParleyError('BAD_REQUEST', `${ctx.path} is the WebSocket event endpoint: connect with a WebSocket client (ws://${ctx.host}${ctx.path}?namespace=default&ephemeral)`)
+  }
+  await next()
 }
 
 /** A request target longer than the member accepts is refused before routing (a 414 naming the limit). */

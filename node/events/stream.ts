@@ -1,6 +1,6 @@
 import { ParleyError } from '../core/errors.js'
 import type { NodeEvent } from '../model/index.js'
-import type { EventReader, EventStreamOptions, EventStreams } from './types.js'
+import type { EventPageStream, EventReader, EventStreamOptions, EventStreams } from './types.js'
 
 const DEFAULT_PAGE_SIZE = 200
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
@@ -100,7 +100,7 @@ interface StreamHost {
   leave(namespace: string, stream: EventStream): void
 }
 
-class EventStream implements AsyncIterableIterator<NodeEvent> {
+class EventStream implements EventPageStream {
   private readonly channel: Channel
   private cursor: number
   private page: NodeEvent[] = []
@@ -163,14 +163,34 @@ class EventStream implements AsyncIterableIterator<NodeEvent> {
     }
   }
 
+  nextPage(): Promise<readonly NodeEvent[] | undefined> {
+    const result = this.tail.then(() => this.pullPage())
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    return result
+  }
+
   private async pull(): Promise<IteratorResult<NodeEvent, undefined>> {
+    const e = await this.available(1)
+    return e ? { done: false, value: e[0]! } : DONE
+  }
+
+  private pullPage(): Promise<readonly NodeEvent[] | undefined> {
+    return this.available(Number.POSITIVE_INFINITY)
+  }
+
+  /** Up to `max` events of the buffered page, reading or waiting until there is one; undefined once ended. */
+  private async available(max: number): Promise<readonly NodeEvent[] | undefined> {
     for (;;) {
-      if (this.ended) return DONE
-      const e = this.page[this.index]
-      if (e) {
-        this.index++
-        this.cursor = e.sequence
-        return { done: false, value: e }
+      if (this.ended) return undefined
+      if (this.index < this.page.length) {
+        const end = Math.min(this.page.length, this.index + max)
+        const out = this.index === 0 && end === this.page.length ? this.page : this.page.slice(this.index, end)
+        this.index = end
+        this.cursor = out[out.length - 1]!.sequence
+        return out
       }
       if (this.more || this.readGeneration !== this.channel.generation) {
         try {

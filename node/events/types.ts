@@ -24,6 +24,15 @@ export interface EventStreamOptions {
   pageSize?: number
 }
 
+/**
+ * A stream read one event at a time (`for await`) or a page at a time (`nextPage`, for readers that look events'
+ * objects up per page). Mixing the two is fine: both take from the same buffer, in order.
+ */
+export interface EventPageStream extends AsyncIterableIterator<NodeEvent> {
+  /** Every buffered event not yet returned (at least one, waiting as `next()` does); undefined once the stream ended. */
+  nextPage(): Promise<readonly NodeEvent[] | undefined>
+}
+
 export interface EventStreams {
   /**
    * Wakes the streams waiting on the namespaces of `events`. Call it only once the transaction that inserted them
@@ -50,7 +59,7 @@ export interface EventStreams {
    * generation is unchanged since that read and the page was not full, so events published between the read and
    * the wait are read at once instead of waiting for the next publish.
    */
-  stream(opts: EventStreamOptions): AsyncIterableIterator<NodeEvent>
+  stream(opts: EventStreamOptions): EventPageStream
   /**
    * Ends every open stream (pending `next()` calls resolve done); streams opened later are done at once. Once it
    * resolves the reader is never called again, so the database can be closed after it.

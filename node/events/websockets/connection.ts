@@ -1,0 +1,194 @@
+import type { WebSocket } from 'ws'
+import { ParleyError, errorMessage, isParleyError } from '../../core/errors.js'
+import { newId, type Uuid } from '../../core/ids.js'
+import type { Consumer, Dispatcher } from '../delivery/dispatcher.js'
+import type { DurableAttachment } from '../delivery/durable.js'
+import { parseClientFrame, type AckFrame, type StartFrame } from './frames.js'
+
+/**
+ * Bytes sent and not yet handed to the kernel past which a connection takes no more frames: a client that stops
+ * reading holds this much of the node's memory, plus one page of events per subscription, and no more.
+ */
+export const SEND_HIGH_WATER = 1 << 20
+
+/** What a connection asks of the transport to begin delivering. */
+export interface ConnectionHost {
+  /** Starts an ephemeral subscription for the connection; throws a ParleyError for a bad filter or options. */
+  ephemeral(namespace: string, frame: StartFrame, consumer: Consumer): Dispatcher
+  durable(namespace: string, name: string, consumer: Consumer): DurableAttachment
+  closed(c: Connection): void
+  log: (line: string) => void
+}
+
+type Started =
+  | { kind: 'durable'; namespace: string; name: string; attachment: DurableAttachment }
+  | { kind: 'ephemeral'; namespace: string; dispatcher: Dispatcher }
+
+/**
+ * One application's event socket (FireFly's `websocketConnection`): its starts, its acknowledgements and its
+ * back-pressure. Any frame it cannot act on gets a `protocol_error` and the connection is closed, as FireFly does.
+ */
+export class Connection implements Consumer {
+  readonly id = newId<Uuid>()
+  private autoackChosen: boolean | undefined
+  private pendingBytes = 0
+  private readonly started: Started[] = []
+  private closed = false
+  alive = true
+
+  constructor(
+    private readonly ws: WebSocket,
+    /** The namespace of `/api/v1/namespaces/{ns}/ws`; undefined on `/ws`. */
+    private readonly scope: string | undefined,
+    private readonly host: ConnectionHost,
+  ) {
+    ws.on('message', (data, isBinary) => this.received(isBinary ? undefined : data.toString()))
+    ws.on('close', () => this.cleanUp())
+    ws.on('error', () => this.cleanUp())
+    ws.on('pong', () => (this.alive = true))
+  }
+
+  get autoack(): boolean {
+    return this.autoackChosen ?? false
+  }
+
+  ready(): boolean {
+    return !this.closed && this.pendingBytes < SEND_HIGH_WATER
+  }
+
+  send(frame: string): void {
+    if (this.closed) return
+    const bytes = frame.length
+    this.pendingBytes += bytes
+    this.ws.send(frame, () => {
+      const wasFull = this.pendingBytes >= SEND_HIGH_WATER
+      this.pendingBytes -= bytes
+      if (wasFull && this.pendingBytes < SEND_HIGH_WATER) this.drained()
+    })
+  }
+
+  /** Handles a start asked for by the connection's query, as if it were its first frame. */
+  start(frame: StartFrame): void {
+    this.act(() => this.onStart(frame))
+  }
+
+  /** Refuses what the connection asked before any frame (its query): `protocol_error`, then closed. */
+  fail(err: unknown): void {
+    this.protocolError(err)
+  }
+
+  /** Ends the connection from the server's side (the node stopping). */
+  close(code: number, reason: string): void {
+    this.ws.close(code, reason)
+    this.cleanUp()
+  }
+
+  /** Heartbeat: a connection that has not answered the last ping is gone. */
+  ping(): void {
+    if (!this.alive) {
+      this.ws.terminate()
+      this.cleanUp()
+      return
+    }
+    this.alive = false
+    try {
+      this.ws.ping()
+    } catch {
+      this.cleanUp()
+    }
+  }
+
+  private received(text: string | undefined): void {
+    if (this.closed) return
+    this.act(() => {
+      if (text === undefined) throw new ParleyError('BAD_REQUEST', 'invalid frame: binary frames are not understood; send JSON text')
+      const frame = parseClientFrame(text)
+      if (frame.type === 'start') this.onStart(frame)
+      else this.onAck(frame)
+    })
+  }
+
+  private act(fn: () => void): void {
+    try {
+      fn()
+    } catch (err) {
+      this.protocolError(err)
+    }
+  }
+
+  private protocolError(err: unknown): void {
+    const error = isParleyError(err) ? `${err.code}: ${err.message}` : `INTERNAL: ${errorMessage(err)}`
+    if (!isParleyError(err)) this.host.log(`events: websocket ${this.id}: ${errorMessage(err)}`)
+    if (!this.closed) this.ws.send(JSON.stringify({ type: 'protocol_error', error }) + '\n')
+    this.ws.close(1008, 'protocol error')
+    this.cleanUp()
+  }
+
+  private onStart(frame: StartFrame): void {
+    const namespace = frame.namespace ?? this.scope
+    if (namespace === undefined) throw new ParleyError('BAD_REQUEST', 'invalid start: "namespace" is required on /ws')
+    if (this.scope !== undefined && namespace !== this.scope) {
+      throw new ParleyError('BAD_REQUEST', `invalid start: namespace ${JSON.stringify(namespace)} on a socket opened for namespace ${JSON.stringify(this.scope)}`)
+    }
+    if (!frame.name && !frame.ephemeral) throw new ParleyError('BAD_REQUEST', 'invalid start: give the "name" of a durable subscription, or "ephemeral": true')
+    const autoack = frame.autoack ?? false
+    if (this.autoackChosen !== undefined && frame.autoack !== undefined && autoack !== this.autoackChosen) {
+      throw new ParleyError('BAD_REQUEST', `invalid start: autoack must be the same for every start on a connection (it is ${this.autoackChosen})`)
+    }
+    this.autoackChosen ??= autoack
+    if (frame.ephemeral) {
+      this.started.push({ kind: 'ephemeral', namespace, dispatcher: this.host.ephemeral(namespace, frame, this) })
+      return
+    }
+    const name = frame.name!
+    // A client that reconnects re-sends its starts; a repeat on one connection changes nothing.
+    if (this.started.some((s) => s.kind === 'durable' && s.namespace === namespace && s.name === name)) return
+    this.started.push({ kind: 'durable', namespace, name, attachment: this.host.durable(namespace, name, this) })
+  }
+
+  private onAck(frame: AckFrame): void {
+    if (this.autoack) throw new ParleyError('BAD_REQUEST', 'invalid ack: this connection started with autoack, so it must not acknowledge')
+    const candidates = frame.subscription ? this.started.filter((s) => names(s, frame.subscription!)) : this.started
+    if (frame.subscription && candidates.length === 0) {
+      throw new ParleyError('BAD_REQUEST', `invalid ack: this connection has not started subscription ${JSON.stringify(frame.subscription)}`)
+    }
+    const running = candidates.map(dispatcherOf)
+    // A durable subscription deleted or restarted under the connection: what it had sent is void, not an error.
+    const stale = running.some((d) => d === undefined)
+    const live = running.filter((d): d is Dispatcher => d !== undefined)
+    let target: Dispatcher | undefined
+    if (frame.id !== undefined) target = live.find((d) => d.holds(this, frame.id!))
+    else if (live.length === 1) target = live[0]
+    else if (live.length > 1) throw new ParleyError('BAD_REQUEST', 'invalid ack: this connection has several subscriptions started; name one in "subscription" or give the event "id"')
+    if (target && target.ack(this, frame.id) === 'acked') return
+    if (stale) return
+    throw new ParleyError('BAD_REQUEST', frame.id !== undefined ? `invalid ack: no event or batch ${JSON.stringify(frame.id).slice(0, 80)} is awaiting acknowledgement on this connection` : 'invalid ack: nothing is awaiting acknowledgement on this connection')
+  }
+
+  private drained(): void {
+    for (const s of this.started) dispatcherOf(s)?.consumerReady()
+  }
+
+  private cleanUp(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const s of this.started) {
+      if (s.kind === 'durable') s.attachment.detach()
+      else s.dispatcher.stop()
+    }
+    this.started.length = 0
+    this.host.closed(this)
+  }
+}
+
+function dispatcherOf(s: Started): Dispatcher | undefined {
+  return s.kind === 'durable' ? s.attachment.dispatcher() : s.dispatcher
+}
+
+function names(s: Started, ref: { id?: string; namespace?: string; name?: string }): boolean {
+  const d = dispatcherOf(s)
+  if (ref.id !== undefined && d?.ref.id === ref.id) return true
+  if (ref.name === undefined) return false
+  const name = s.kind === 'durable' ? s.name : d?.ref.name
+  return name === ref.name && (ref.namespace === undefined || ref.namespace === s.namespace)
+}

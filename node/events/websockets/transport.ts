@@ -1,0 +1,160 @@
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { ParleyError } from '../../core/errors.js'
+import { newId, type SubscriptionId } from '../../core/ids.js'
+import type { Subscription, SubscriptionRef } from '../../model/index.js'
+import type { EventEnricher, EventRenderer, EventStreams, EventTransport } from '../types.js'
+import { Dispatcher, type Consumer } from '../delivery/dispatcher.js'
+import { DurableDispatchers, type SubscriptionDirectory } from '../delivery/durable.js'
+import { deliveryShape, startOffset } from '../delivery/shape.js'
+import { compileFilter } from '../filter.js'
+import { parseSubscriptionFilter, parseSubscriptionOptions } from '../subscription-input.js'
+import { Connection, type ConnectionHost } from './connection.js'
+import type { StartFrame } from './frames.js'
+import { eventSocketPath, validNamespace } from './paths.js'
+import { startFromQuery } from './query.js'
+
+/** Client frames are starts and acks: a few hundred bytes. Anything near this is not one. */
+const MAX_CLIENT_FRAME = 64 * 1024
+/** Open event sockets per node; past it an upgrade is refused with 503 rather than letting sockets exhaust the process. */
+const MAX_CONNECTIONS = 1_000
+/** Pings every interval; a connection that has not answered the previous one is dropped (FireFly's SDK pings every 30 s). */
+const HEARTBEAT_MS = 30_000
+
+export interface WebSocketTransportOptions {
+  streams: EventStreams
+  enrich: EventEnricher
+  render: EventRenderer
+  directory: SubscriptionDirectory
+  /** Stores a durable subscription's offset; resolves once durable. */
+  saveOffset(id: SubscriptionId, offset: number): Promise<void>
+  /** The event log's last sequence: where an ephemeral listener starts by default (`newest`). */
+  lastSequence(): number
+  log: (line: string) => void
+}
+
+/**
+ * Events over WebSockets (reference 6): `/ws` and `/api/v1/namespaces/{ns}/ws` on the API's port, ephemeral
+ * listeners and durable subscriptions, acknowledgements, batches. It attaches to the API server's upgrades; the
+ * delivery itself (offsets, read-ahead, redelivery) is the dispatchers'.
+ */
+export class WebSocketTransport implements EventTransport {
+  readonly name = 'websockets'
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME, perMessageDeflate: false, clientTracking: false })
+  private readonly connections = new Set<Connection>()
+  private readonly durable: DurableDispatchers
+  private heartbeat: NodeJS.Timeout | undefined
+  private stopped = false
+  private readonly host: ConnectionHost
+
+  constructor(private readonly o: WebSocketTransportOptions) {
+    this.durable = new DurableDispatchers({
+      directory: o.directory,
+      start: (sub, offset, offsetMoved, failed) => this.dispatcher(refOf(sub), sub.filter, sub.options, offset, offsetMoved, failed),
+      reconfigure: (d, sub) => d.reconfigure(compileFilter(sub.filter), deliveryShape(sub.options)),
+      saveOffset: o.saveOffset,
+      log: o.log,
+    })
+    this.host = {
+      ephemeral: (namespace, frame, consumer) => this.ephemeral(namespace, frame, consumer),
+      durable: (namespace, name, consumer) => this.durable.attach(namespace, name, consumer),
+      closed: (c) => this.connections.delete(c),
+      log: o.log,
+    }
+  }
+
+  start(): void {
+    this.heartbeat = setInterval(() => {
+      for (const c of this.connections) c.ping()
+    }, HEARTBEAT_MS)
+    this.heartbeat.unref()
+  }
+
+  /** The offset last made durable for a subscription being delivered; undefined: the stored one is current. */
+  durableOffset(id: SubscriptionId): number | undefined {
+    return this.durable.durableOffset(id)
+  }
+
+  /** The API server's `upgrade` event. Paths other than the event socket's are answered 404. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const path = eventSocketPath(url.pathname)
+    if (!path) return refuse(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 200)}; events are at /ws and /api/v1/namespaces/{ns}/ws`))
+    if (path.namespace !== undefined && !validNamespace(path.namespace)) {
+      return refuse(socket, 400, 'Bad Request', new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-': ${JSON.stringify(path.namespace).slice(0, 80)}`))
+    }
+    if (this.stopped) return refuse(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', 'the node is stopping'))
+    if (this.connections.size >= MAX_CONNECTIONS) {
+      return refuse(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', `this node already has ${MAX_CONNECTIONS} event sockets open`))
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      if (this.stopped) {
+        ws.close(1001, 'node stopping')
+        return
+      }
+      const c = new Connection(ws, path.namespace, this.host)
+      this.connections.add(c)
+      let start: StartFrame | undefined
+      try {
+        start = startFromQuery(url.searchParams)
+      } catch (err) {
+        // A bad filter in the query: the same protocol_error a bad start frame gets.
+        c.fail(err)
+        return
+      }
+      if (start) c.start(start)
+    })
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.heartbeat)
+    for (const c of [...this.connections]) c.close(1001, 'node stopping')
+    this.connections.clear()
+    await this.durable.stop()
+    this.wss.close()
+  }
+
+  private ephemeral(namespace: string, frame: StartFrame, consumer: Consumer): Dispatcher {
+    const filter = parseSubscriptionFilter(frame.filter ?? {})
+    const options = parseSubscriptionOptions(frame.options ?? {})
+    const id = newId<SubscriptionId>()
+    const after = startOffset(options.firstEvent, this.o.lastSequence())
+    const d = this.dispatcher({ id, namespace, name: id }, filter, options, after)
+    d.attach(consumer)
+    return d
+  }
+
+  private dispatcher(
+    ref: SubscriptionRef,
+    filter: Subscription['filter'],
+    options: Subscription['options'],
+    after: number,
+    offsetMoved?: (offset: number) => void,
+    failed?: () => void,
+  ): Dispatcher {
+    return new Dispatcher({
+      ref,
+      after,
+      matcher: compileFilter(filter),
+      ...deliveryShape(options),
+      streams: this.o.streams,
+      enrich: this.o.enrich,
+      render: this.o.render,
+      ...(offsetMoved ? { offsetMoved } : {}),
+      ...(failed ? { failed } : {}),
+      log: this.o.log,
+    })
+  }
+}
+
+function refOf(sub: Subscription): SubscriptionRef {
+  return { id: sub.id, namespace: sub.namespace, name: sub.name }
+}
+
+/** An upgrade refused before any WebSocket exists: a plain HTTP answer with the API's error body. */
+function refuse(socket: Duplex, status: number, reason: string, err: ParleyError): void {
+  const body = JSON.stringify(err.toJSON())
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}
