@@ -3,9 +3,9 @@ import type { NetworkDescription } from './description.js'
 /** The table of URLs printed once the network is ready. */
 export function formatTable(d: NetworkDescription): string {
   const rows = [
-    // No WebSocket or console columns yet: the nodes do not serve /ws or /ui (see MemberDescription).
-    ['member', 'API', 'p2p', 'key'],
-    ...d.members.map((m) => [`${m.org}/${m.node}`, m.api, m.p2p, m.key]),
+    // No console column yet: the nodes do not serve /ui (see MemberDescription).
+    ['member', 'API', 'events', 'p2p', 'key'],
+    ...d.members.map((m) => [`${m.org}/${m.node}`, m.api, m.ws, m.p2p, m.key]),
   ]
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
   const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()

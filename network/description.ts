@@ -13,12 +13,12 @@ export interface MemberDescription {
   node: string
   did: string
   api: string
+  /** Events over WebSockets: `ws://host:port/ws` (the namespace comes with each start or as `?namespace=`). */
+  ws: string
   /**
-   * Events over WebSockets (`ws://host:port/ws`) and the web console (`http://host:port/ui`). Written only
-   * once the node serves them; today's nodes do not, so network.json leaves them out rather than list URLs
-   * that answer 404.
+   * The web console (`http://host:port/ui`). Written only once the node serves it; today's nodes do not, so
+   * network.json leaves it out rather than list a URL that answers 404.
    */
-  ws?: string
   ui?: string
   p2p: string
   /** The member's signing address (lowercase), as FireFly calls an org's key. */

@@ -418,6 +418,7 @@ function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
     node: cfg.node,
     did: `did:firefly:org/${cfg.org}`,
     api: `http://${host}:${cfg.api.port}`,
+    ws: `ws://${host}:${cfg.api.port}/ws`,
     p2p: `https://${cfg.p2p.host ?? '127.0.0.1'}:${cfg.p2p.port}`,
     key,
   }

@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import WebSocket from 'ws'
 import { createHash, randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { Wallet } from 'ethers'
@@ -41,15 +42,23 @@ describe('a 3-member network', function () {
     expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
 
-  it('writes network.json with the chain, IPFS and every member', () => {
+  it('writes network.json with the chain, IPFS and every member', async () => {
     const d = JSON.parse(readFileSync(layout(t.dir).networkJson, 'utf8')) as typeof t.net.description
     expect(d.chain.chainId).to.equal(31337)
     expect(d.chain.contract).to.match(/^0x[0-9a-f]{40}$/)
     expect(d.members.map((m) => m.org)).to.deep.equal(['org0', 'org1', 'org2'])
     for (const m of d.members) {
       expect(m.did).to.equal(`did:firefly:org/${m.org}`)
-      // Nodes do not serve /ws or /ui yet: network.json must not promise URLs that answer 404.
-      expect(m).not.to.have.property('ws')
+      // Every URL it prints answers: the event socket opens; /ui is not served yet, so it is not promised.
+      expect(m.ws).to.equal(`${m.api.replace(/^http/, 'ws')}/ws`)
+      await new Promise<void>((resolve, reject) => {
+        const ws = new WebSocket(`${m.ws}?namespace=default&ephemeral`)
+        ws.once('open', () => {
+          ws.close()
+          resolve()
+        })
+        ws.once('error', reject)
+      })
       expect(m).not.to.have.property('ui')
       expect(m.p2p).to.match(/^https:\/\/127\.0\.0\.1:\d+$/)
       expect(m.key).to.match(/^0x[0-9a-f]{40}$/)
