@@ -56,7 +56,8 @@ import { BlobFetcher } from './data/blob-fetcher.js'
 import { DataValidatorImpl } from './data/validator.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { DataUploader } from './data/upload.js'
-import { Confirmations, createEventStreams } from './events/index.js'
+import { Confirmations, createEventStreams, SubscriptionManager } from './events/index.js'
+import { SubscriptionsRepo } from './db/repos/subscriptions.js'
 import { claimPendingBefore } from './identity/pending.js'
 
 export interface RunningNode {
@@ -229,6 +230,9 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateGroups: { resolver: new GroupResolver({ identities, groups, self }), repo: groups },
   })
 
+  // Durable subscriptions: `newest` locks in the log's last sequence at creation.
+  const subscriptions = new SubscriptionManager({ db, repo: new SubscriptionsRepo(db), lastSequence: () => events.lastSequence(), log })
+
   // Read-only views for the API: each collection's query functions, never a repository's writes.
   const query: NodeQueries = {
     messages,
@@ -248,6 +252,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     sender,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
+    subscriptions,
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

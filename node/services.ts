@@ -5,6 +5,7 @@ import type { SharedStorageStatus } from './storage/shared-storage.js'
 import type { MessageSender } from './messaging/sender.js'
 import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
+import type { SubscriptionManager } from './events/index.js'
 import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
 import type {
@@ -80,4 +81,6 @@ export interface NodeServices {
   sender: MessageSender
   datatypeDefiner: DatatypeDefiner
   uploader: DataUploader
+  /** Durable subscriptions: create, replace, read and delete them, and read their offsets. */
+  subscriptions: SubscriptionManager
 }
