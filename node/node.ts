@@ -172,7 +172,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
-    onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
+    onEvents: pinIngest({ db, state, blockchainEvents, pins, events, published: (written) => eventStreams.published(written), fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
   const receiver = new PrivateReceiver({
     db,
