@@ -207,6 +207,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     batches,
     storage,
     chain,
+    events,
+    published: (written) => eventStreams.published(written),
     self,
     config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch },
     blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
