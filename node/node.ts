@@ -58,6 +58,8 @@ import { datatypeLookup } from './data/schema-cache.js'
 import { DataUploader } from './data/upload.js'
 import { Confirmations, createEventStreams } from './events/index.js'
 import { claimPendingBefore } from './identity/pending.js'
+import { TransactionsRepo } from './db/repos/transactions.js'
+import { createEventEnricher } from './events/index.js'
 
 export interface RunningNode {
   api: string
@@ -205,10 +207,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     messages,
     data,
     batches,
-    storage,
-    chain,
     events,
     published: (written) => eventStreams.published(written),
+    storage,
+    chain,
     self,
     config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch },
     blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
@@ -231,12 +233,15 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateGroups: { resolver: new GroupResolver({ identities, groups, self }), repo: groups },
   })
 
+  // Events with the objects they refer to, one query per kind for a whole page (the API's fetchreferences).
+  const enrichEvents = createEventEnricher({ messages, datatypes, identities, transactions: new TransactionsRepo(db), blockchainEvents })
+
   // Read-only views for the API: each collection's query functions, never a repository's writes.
   const query: NodeQueries = {
     messages,
     data,
     datatypes,
-    events,
+    events: { list: (q) => events.list(q), enrich: enrichEvents },
     batches,
     identities,
     blockchainEvents,

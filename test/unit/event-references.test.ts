@@ -1,12 +1,19 @@
 import { expect } from 'chai'
+import http from 'node:http'
 import { join } from 'node:path'
 import { TempDirs } from '../db/helpers.js'
 import { openRepos, registerOrg, type Repos } from '../support/repos.js'
 import { createEventEnricher } from '../../node/events/index.js'
+import { eventRenderer, presentBlockchainEvent, presentDatatype, presentEvent, presentIdentity, presentMessage } from '../../node/api/present.js'
+import { startApiServer, type ApiServer } from '../../node/api/server.js'
+import type { NodeServices } from '../../node/services.js'
+import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
+import { freePort } from '../../network/process.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type Address, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
+import { goJson, type GoJsonValue } from '../../node/core/json.js'
 import {
   BATCH_PIN_ACTION,
   SYSTEM_NAMESPACE,
@@ -26,7 +33,10 @@ const NS = 'default'
 const KEY = '0x' + 'aa'.repeat(20)
 const CONTRACT = '0x' + 'c0'.repeat(20)
 
-/** Events with the objects they refer to: the enricher over a real (temporary) database. */
+/**
+ * Events with the objects they refer to: the enricher over a real (temporary) database, the API's rendering of
+ * them, and `GET events?fetchreferences=true` through the real server.
+ */
 describe('event references', () => {
   const temp = new TempDirs()
   let r: Repos
@@ -175,6 +185,77 @@ describe('event references', () => {
       reads = 0
       enrich(big.slice(list.length))
       expect(reads).to.equal(1)
+    })
+  })
+
+  describe('the renderer', () => {
+    it("gives FireFly's EventDelivery shape without subscription: the event's fields and the object its type refers to", async () => {
+      const { pinned, unpinned, m, dt, identity, list } = await onePerKind()
+      const render = eventRenderer({ contract: CONTRACT })
+      const [msg, missing, datatypeRef, identityRef, tx, unpinnedTx, chainEvent, unknownTx] = enrich(list).map(render)
+      const keys = (o: object) => Object.keys(o).filter((k) => !(k in presentEvent(list[0]!)))
+      expect(msg).to.deep.equal({ ...presentEvent(list[0]!), message: presentMessage(m, { topicAlias: true, batchIdAlias: true }) })
+      // The spec's spellings beside FireFly's: `topic` in the header, `batchID` beside `batch`.
+      expect((msg!.message as { header: { topic?: string[] } }).header.topic).to.deep.equal(['t1'])
+      expect((msg!.message as { batchID?: string }).batchID).to.equal(pinned.id)
+      expect(missing).to.deep.equal(presentEvent(list[1]!))
+      expect(datatypeRef).to.deep.equal({ ...presentEvent(list[2]!), datatype: presentDatatype(dt) })
+      expect(identityRef).to.deep.equal({ ...presentEvent(list[3]!), identity: presentIdentity(identity) })
+      expect(tx).to.deep.equal({ ...presentEvent(list[4]!), transaction: { id: pinned.txId, namespace: NS, type: 'batch_pin', created: pinned.created, blockchainIds: pinned.txHashes } })
+      expect((unpinnedTx!.transaction as { type: string }).type).to.equal('unpinned')
+      const stored = r.blockchainEvents.byIds([pinned.logIds[1]!]).get(pinned.logIds[1]!)!
+      // A blockchain event inside an event is shown in the event's namespace.
+      expect(chainEvent).to.deep.equal({ ...presentEvent(list[6]!), blockchainEvent: presentBlockchainEvent(stored, SYSTEM_NAMESPACE, CONTRACT) })
+      expect(chainEvent!.blockchainEvent).to.deep.include({ namespace: SYSTEM_NAMESPACE, name: 'BatchPin', batch: pinned.id, tx: { type: 'batch_pin', id: pinned.txId, blockchainId: pinned.txHashes[1] } })
+      expect((chainEvent!.blockchainEvent as { info: { address: string } }).info.address).to.equal(CONTRACT)
+      expect(unknownTx).to.deep.equal(presentEvent(list[7]!))
+      expect([msg, datatypeRef, identityRef, tx, chainEvent].map((o) => keys(o!))).to.deep.equal([['message'], ['datatype'], ['identity'], ['transaction'], ['blockchainEvent']])
+    })
+  })
+
+  describe('GET events', () => {
+    let api: ApiServer
+    let port: number
+    const logs: string[] = []
+
+    beforeEach(async () => {
+      const events: NodeServices['query']['events'] = { list: (q) => r.events.list(q), enrich }
+      const services = { config: { limits: DEFAULT_REQUEST_LIMITS, chain: { contract: CONTRACT } }, query: { events } } as unknown as NodeServices
+      port = await freePort()
+      api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
+    })
+    afterEach(async () => {
+      await api.close()
+      expect(logs, 'nothing here is a server error').to.deep.equal([])
+    })
+
+    function get(path: string): Promise<unknown> {
+      return new Promise((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path }, (res) => {
+            const chunks: Buffer[] = []
+            res.on('data', (c: Buffer) => chunks.push(c))
+            res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))) : reject(new Error(`${res.statusCode}: ${Buffer.concat(chunks).toString('utf8')}`))))
+          })
+          .on('error', reject)
+      })
+    }
+
+    it('with fetchreferences, each event with its object as the renderer gives it; without, the events alone', async () => {
+      const { list } = await onePerKind()
+      const render = eventRenderer({ contract: CONTRACT })
+      const inDefault = list.filter((e) => e.namespace === NS)
+      const inSystem = list.filter((e) => e.namespace === SYSTEM_NAMESPACE)
+      // As the route writes it (goJson writes a datatype's schema as the exact text stored).
+      const roundTrip = (v: GoJsonValue) => JSON.parse(goJson(v)) as unknown
+      expect(await get(`/api/v1/namespaces/${NS}/events?sort=sequence&fetchreferences=true`)).to.deep.equal(roundTrip(enrich(inDefault).map(render)))
+      expect(await get(`/api/v1/namespaces/${SYSTEM_NAMESPACE}/events?sort=sequence&fetchreferences`)).to.deep.equal(roundTrip(enrich(inSystem).map(render)))
+      expect(await get(`/api/v1/namespaces/${NS}/events?sort=sequence`)).to.deep.equal(roundTrip(inDefault.map(presentEvent)))
+      expect(await get(`/api/v1/namespaces/${NS}/events?sort=sequence&fetchreferences=false`)).to.deep.equal(roundTrip(inDefault.map(presentEvent)))
+      // One read for the page and one per kind of object in it: not one per event.
+      reads = 0
+      await get(`/api/v1/namespaces/${NS}/events?fetchreferences=true`)
+      expect(reads).to.equal(1 + 3)
     })
   })
 })
