@@ -30,6 +30,9 @@ export interface SubscriptionManagerDeps {
 export class SubscriptionManager {
   private readonly listeners = new Set<(c: SubscriptionChange) => void>()
 
+  /** Set by the delivery engine, which is made after this (it reads subscriptions from here). */
+  durable: ((id: SubscriptionId) => number | undefined) | undefined
+
   constructor(private readonly deps: SubscriptionManagerDeps) {}
 
   /** POST: a new subscription; CONFLICT (409) if the name is taken in the namespace. */
@@ -96,6 +99,16 @@ export class SubscriptionManager {
   /** The stored offset: every event up to it is acknowledged. NOT_FOUND once the subscription is deleted. */
   currentOffset(id: SubscriptionId): number {
     const offset = this.deps.repo.offset(id)
+    if (offset === undefined) throw new ParleyError('NOT_FOUND', `subscription ${id} not found`)
+    return offset
+  }
+
+  /**
+   * The offset a restart would resume from, for `?fetchstatus`: what delivery has made durable when it is running
+   * (the table may already hold a later one whose commit is still being synced), else the stored one.
+   */
+  durableOffset(id: SubscriptionId): number {
+    const offset = this.durable?.(id) ?? this.deps.repo.offset(id)
     if (offset === undefined) throw new ParleyError('NOT_FOUND', `subscription ${id} not found`)
     return offset
   }

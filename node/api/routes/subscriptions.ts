@@ -29,7 +29,7 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
     '/subscriptions/:id',
     (ctx, s, ns, q) => {
       const sub = found(s.subscriptions.get(ns, ctx.params.id ?? ''), ns, ctx.params.id)
-      const status = (boolParam(q, 'fetchstatus') ?? false) ? { currentOffset: s.subscriptions.currentOffset(sub.id) } : undefined
+      const status = (boolParam(q, 'fetchstatus') ?? false) ? { currentOffset: s.subscriptions.durableOffset(sub.id) } : undefined
       sendJson(ctx, 200, presentSubscription(sub, status))
     },
     spec,
