@@ -246,9 +246,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     enrich: enrichEvents,
     render: eventRenderer({ contract: cfg.chain.contract }),
     directory: subscriptions,
-    saveOffset: async (id, offset) => {
-      await subscriptions.setOffset(id, offset)
-    },
+    saveOffset: (id, offset) => subscriptions.setOffset(id, offset),
     lastSequence: () => events.lastSequence(),
     log,
   })
