@@ -238,26 +238,102 @@ describe('events over WebSockets on a real 3-member network', function () {
       expect(b.events).to.have.length(8)
     })
 
-    it('events acknowledged just before a clean close are not delivered again to a connection made at once after it', async () => {
+    it('events acknowledged just before a clean close are not delivered again to a connection made at once after it (three rounds)', async () => {
       const [org0, org1] = [org(0), org(1)]
       const ns = `ackclose-${run}`
       await createSubscription(org1, ns, { name: 'quick', options: { readAhead: 4 } })
-      const sent = await sendMany(org0, ns, `q-${run}`, 8)
+      // The race this looks for (acknowledgements still being stored when the next connection reads the offset) is
+      // narrow: three rounds give it three chances. Every round must hold exactly.
+      let seen = 0
+      for (let round = 0; round < 3; round++) {
+        const sent = await sendMany(org0, ns, `q-${run}`, 8)
+        await waitConfirmedAll(org1, ns, sent.map((m) => m.header.id))
+        const log = (await eventLog(org1, ns)).slice(seen)
+        expect(log).to.have.length(8)
+        seen += 8
+
+        const a = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=quick`))
+        await a.untilEvents(5)
+        expect(ids(a.events)).to.deep.equal(ids(log.slice(0, 5)))
+        for (const e of a.events.slice(0, 3)) a.sendAck(e.id, e.subscription)
+        // The acks go before the close on the same socket, so the server reads them first.
+        a.close()
+        await a.closed
+        const b = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=quick`), { ack: true })
+        await b.untilEvents(5)
+        await waitOffset(org1, ns, 'quick', log[7]!.sequence)
+        await sleep(QUIET_MS)
+        // Named by their place in this round's log (0-7; 0-2 were acknowledged on the first connection).
+        const at = (es: readonly DeliveredEvent[]): string[] => es.map((e) => `log[${log.findIndex((x) => x.id === e.id)}] seq ${e.sequence}`)
+        expect(at(b.events.filter((e) => a.acked.includes(e.id))), `round ${round}: acknowledged events delivered again to the next connection`).to.deep.equal([])
+        expect(at(b.events), `round ${round}: everything after the three acknowledged, once`).to.deep.equal(at(log.slice(3)))
+        b.close()
+        await b.closed
+      }
+    })
+
+    it('events in flight on a connection that drops go to the other connection of the subscription, each acknowledged once', async () => {
+      const [org0, org1] = [org(0), org(1)]
+      const ns = `handoff-${run}`
+      await createSubscription(org1, ns, { name: 'handoff', options: { readAhead: 3 } })
+      // `holder` never acknowledges: the subscription's window (readAhead 3: four unacknowledged) fills with its events.
+      const holder = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=handoff`))
+      const acker = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=handoff`), { ack: true })
+      await sleep(200)
+      const sent = await sendMany(org0, ns, `h-${run}`, 10)
       await waitConfirmedAll(org1, ns, sent.map((m) => m.header.id))
       const log = await eventLog(org1, ns)
-      expect(log).to.have.length(8)
-
-      const a = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=quick`))
-      await a.untilEvents(5)
-      for (const e of a.events.slice(0, 3)) a.sendAck(e.id, e.subscription)
-      // The acks go before the close on the same socket, so the server reads them first.
-      a.close()
-      await a.closed
-      const b = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=quick`), { ack: true })
-      await b.untilEvents(5)
-      await waitOffset(org1, ns, 'quick', log[7]!.sequence)
+      expect(log).to.have.length(10)
+      await holder.untilEvents(1)
       await sleep(QUIET_MS)
-      expect(ids(b.events), 'everything after the three acknowledged, once').to.deep.equal(ids(log.slice(3)))
+      const held = ids(holder.events)
+      expect(held.length, 'the window is the subscription\'s: the holder holds at most readAhead+1').to.be.within(1, 4)
+      expect(acker.events.length + held.length, 'delivery stops while the holder holds the window').to.be.lessThan(10)
+      expect(ids(acker.events), 'never an event the holder has').not.to.include.members(held.slice(0, 1))
+
+      holder.terminate()
+      await holder.closed
+      await waitOffset(org1, ns, 'handoff', log[9]!.sequence)
+      await sleep(QUIET_MS)
+      expectNoRepeats(ids(acker.events), 'the remaining connection')
+      expect(ids(acker.events).sort(), 'every event, once, on the connection that acknowledges').to.deep.equal(ids(log).sort())
+      expect(ids(acker.events), 'the held events went to it').to.include.members(held)
+    })
+
+    it('one connection can start several durable subscriptions and acknowledge each by its subscription', async () => {
+      const [org0, org1] = [org(0), org(1)]
+      const ns = `multi-${run}`
+      const x = await createSubscription(org1, ns, { name: 'x', filter: { topic: `mx-${run}` } })
+      const y = await createSubscription(org1, ns, { name: 'y', filter: { topic: `my-${run}` } })
+      const s = await EventSocket.open(rootWs(org1, ''), { ack: true })
+      s.send({ type: 'start', namespace: ns, name: 'x' })
+      s.send({ type: 'start', namespace: ns, name: 'y' })
+      await sleep(200)
+      const mx = await sendMany(org0, ns, `mx-${run}`, 3)
+      const my = await sendMany(org0, ns, `my-${run}`, 3)
+      await waitConfirmedAll(org1, ns, [...mx, ...my].map((m) => m.header.id))
+      const log = await eventLog(org1, ns)
+      await waitOffset(org1, ns, 'x', log[log.length - 1]!.sequence)
+      await waitOffset(org1, ns, 'y', log[log.length - 1]!.sequence)
+      expect(refs(s.events.filter((e) => e.subscription.id === x.id))).to.deep.equal(mx.map((m) => m.header.id))
+      expect(refs(s.events.filter((e) => e.subscription.id === y.id))).to.deep.equal(my.map((m) => m.header.id))
+      expect(s.events).to.have.length(6)
+      expect(s.frames.filter((f) => f.type === 'protocol_error')).to.deep.equal([])
+    })
+
+    it('a start by the name of a subscription not created yet waits for it, without error', async () => {
+      const [org0, org1] = [org(0), org(1)]
+      const ns = `later-${run}`
+      const s = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=later`), { ack: true })
+      const early = await send(org0, ns, `l-${run}`, 'before it exists')
+      await waitConfirmedAll(org1, ns, [early.header.id])
+      await sleep(QUIET_MS)
+      expect(s.frames, 'nothing, and no error').to.deep.equal([])
+      expect(s.closeCode, 'still open').to.equal(undefined)
+      await createSubscription(org1, ns, { name: 'later' })
+      const m = await send(org0, ns, `l-${run}`, 'after')
+      await s.eventFor(m.header.id)
+      expect(refs(s.events), 'from the newest event at its creation').to.deep.equal([m.header.id])
     })
   })
 
@@ -558,6 +634,13 @@ describe('events over WebSockets on a real 3-member network', function () {
       expect(code).to.equal(1008)
     })
 
+    it('the server answers pings (the SDK reconnects when it does not)', async () => {
+      const s = await EventSocket.open(rootWs(org(2), 'namespace=default&ephemeral&autoack'))
+      const pong = new Promise<string>((resolve) => s.ws.once('pong', (d: Buffer) => resolve(d.toString())))
+      s.ws.ping('are you there')
+      expect(await pong).to.equal('are you there')
+    })
+
     it('an upgrade on any other path is refused with 404', async () => {
       let status: number | undefined
       try {
@@ -601,6 +684,11 @@ describe('events over WebSockets on a real 3-member network', function () {
       expect(two.body.namespace).to.equal(ns)
       expect(two.body.transport, 'websockets by default').to.equal('websockets')
       expect((await request('POST', prefixed, { filter: {} })).status, 'no name').to.equal(400)
+      for (const options of [{ firstEvent: 'bogus' }, { firstEvent: '-2' }, { readAhead: -1 }, { readAhead: 'ten' }, { withData: true }]) {
+        const bad = await request<{ error?: string }>('POST', prefixed, { name: 'bad-options', options })
+        expect(bad.status, `${JSON.stringify(options)}: ${JSON.stringify(bad.body)}`).to.equal(400)
+      }
+      expect((await request('POST', prefixed, { name: 'bad-transport', transport: 'webhooks' })).status, 'websockets only').to.equal(400)
 
       for (const base of [prefixed, unprefixed]) {
         const list = await get<ApiSubscription[]>(base)
