@@ -276,7 +276,8 @@ describe('events over WebSockets on a real 3-member network', function () {
       const [org0, org1] = [org(0), org(1)]
       const ns = `handoff-${run}`
       await createSubscription(org1, ns, { name: 'handoff', options: { readAhead: 3 } })
-      // `holder` never acknowledges: the subscription's window (readAhead 3: four unacknowledged) fills with its events.
+      // `holder` never acknowledges: it holds what it was sent (at most readAhead+1, the subscription's window), while
+      // `acker` acknowledges everything it gets. How the events split between them is the node's choice.
       const holder = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=handoff`))
       const acker = await EventSocket.open(rootWs(org1, `namespace=${ns}&name=handoff`), { ack: true })
       await sleep(200)
@@ -288,8 +289,7 @@ describe('events over WebSockets on a real 3-member network', function () {
       await sleep(QUIET_MS)
       const held = ids(holder.events)
       expect(held.length, 'the window is the subscription\'s: the holder holds at most readAhead+1').to.be.within(1, 4)
-      expect(acker.events.length + held.length, 'delivery stops while the holder holds the window').to.be.lessThan(10)
-      expect(ids(acker.events), 'never an event the holder has').not.to.include.members(held.slice(0, 1))
+      for (const id of held) expect(ids(acker.events), 'never an event the holder has, while it is connected').not.to.include(id)
 
       holder.terminate()
       await holder.closed
