@@ -1,4 +1,4 @@
-import { readFileSync, existsSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
 /** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in the README). */
@@ -44,4 +44,55 @@ export interface PidFile {
 export function readPids(file: string): PidFile {
   if (!existsSync(file)) return { processes: [] }
   return JSON.parse(readFileSync(file, 'utf8')) as PidFile
+}
+
+const LOCK_STALE_MS = 10_000
+const sleeper = new Int32Array(new SharedArrayBuffer(4))
+
+/**
+ * Changes the PID file under a lock (`pids.json.lock`, created exclusively): several processes write it, e.g. a
+ * foreground `network:up` and a `network -- restart org1` in another terminal, and a read-modify-write of one must
+ * not lose the other's change. A lock left by a process that died (or older than 10 s) is taken over.
+ */
+export function updatePids(file: string, change: (pids: PidFile) => PidFile): PidFile {
+  const lock = `${file}.lock`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    let fd: number | undefined
+    try {
+      fd = openSync(lock, 'wx')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    if (fd !== undefined) {
+      try {
+        writeSync(fd, String(process.pid))
+        closeSync(fd)
+        const next = change(readPids(file))
+        writeJsonAtomic(file, next)
+        return next
+      } finally {
+        rmSync(lock, { force: true })
+      }
+    }
+    if (lockIsStale(lock)) rmSync(lock, { force: true })
+    else if (Date.now() > deadline) throw new Error(`${lock} has been held for 30 s; remove it if no network command is running`)
+    else Atomics.wait(sleeper, 0, 0, 5)
+  }
+}
+
+function lockIsStale(lock: string): boolean {
+  try {
+    const owner = Number(readFileSync(lock, 'utf8'))
+    if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) return true
+    if (!Number.isInteger(owner) || owner <= 0) return false
+    try {
+      process.kill(owner, 0)
+      return false
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ESRCH'
+    }
+  } catch {
+    return false
+  }
 }

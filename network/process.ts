@@ -49,13 +49,36 @@ export function spawnLogged(opts: {
   return { name: opts.name, pid: child.pid, logFile: opts.logFile, exited }
 }
 
+/**
+ * Whether the process is still there. A zombie (exited, not yet reaped: its parent is gone and the reaper of this
+ * container may never collect it) counts as gone.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
+  return processState(pid) !== 'Z'
+}
+
+/**
+ * The process's state letter from /proc (Linux): `R` running, `S` sleeping, `T` stopped (SIGSTOP: a paused member),
+ * `Z` zombie...; undefined when the process is gone or /proc cannot tell.
+ */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether the process is stopped by a signal (SIGSTOP), as `pause` leaves a member. */
+export function isPaused(pid: number): boolean {
+  const s = processState(pid)
+  return s === 'T' || s === 't'
 }
 
 /** Sends `signal` to the process, ignoring a process that has already gone. */
@@ -67,10 +90,12 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the PID is gone. */
+/** SIGTERM (and SIGCONT, for a paused process), then SIGKILL after `graceMs`; resolves once the PID is gone. */
 export async function stopPid(pid: number, graceMs = 5000): Promise<void> {
   if (!isAlive(pid)) return
   signalPid(pid, 'SIGTERM')
+  // A paused (SIGSTOPped) process handles SIGTERM only once it runs again: stopping undoes a pause.
+  signalPid(pid, 'SIGCONT')
   const deadline = Date.now() + graceMs
   while (isAlive(pid) && Date.now() < deadline) await sleep(25)
   if (isAlive(pid)) {
