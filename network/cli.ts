@@ -1,16 +1,48 @@
 import { parseArgs } from 'node:util'
 import { startNetwork, stopNetwork, recordOrchestrator, type RunningNetwork } from './network.js'
 import { formatTable, LiveStatus } from './console-status.js'
+import { runVerb, VERBS } from './cli-verbs.js'
 
 const USAGE = `usage:
   npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--detach]
   npm run network:down -- [--dir PATH]
+  npm run network      -- <verb> [arguments] [--dir PATH]
 
   --members N     members (orgs) to run; an existing network grows to N (default: 3 for a new network, as many
                   as it has for an existing one)
   --dir PATH      state folder (default .network); running up again on it resumes that network
   --base-port P   chain on P, IPFS API P+1, gateway P+2, member i API P+10+2i, p2p P+11+2i (default 5100)
   --detach        return once the network is ready and leave it running (stop it with network:down)
+
+verbs, on the running network in --dir (a member is named by org: org1, or org1/node1):
+  status                                  each process (running, paused, down), the chain's mining, each member's controls
+  pause <member>|chain|ipfs               stop the process (SIGSTOP): nothing answers or moves, nothing is lost
+  resume <member>|chain|ipfs              let it run again (SIGCONT); it carries on where it stopped
+  kill <member>|chain|ipfs [--signal S]   SIGKILL (or S): a crash
+  restart <member>|chain|ipfs             start it again on its folder and ports (stopped first if it runs)
+  hold <from> <to> [--message ID | --batch ID]
+                                          <from>'s private deliveries to <to> wait (all, or one message's or batch's)
+  release <from> <to> [--message ID | --batch ID]
+                                          held deliveries go out now
+  drop <from> <to> [--message ID | --batch ID]
+                                          discard them, never retried while <from> runs: their topics stay blocked
+  hold <member> chain|ipfs                the member stops reading the chain's pins / fetching from IPFS
+  release <member> chain|ipfs             it reads again and catches up
+  mining off|on                           the chain stops mining (transactions wait) / mines again
+  mine [N]                                mine N blocks (default 1); the first holds every waiting transaction
+  trace <message id> [--namespace NS] [--json]
+                                          the message's timeline on every member, merged, and what it waits for
+  verify [--namespace NS]... [--allow-behind] [--json]
+                                          every member's confirmation order per topic equals the chain's pin order,
+                                          nothing confirmed twice, the same hashes everywhere (exit 1 if not)
+  wait <message id> [--members org0,org1] [--namespace NS] [--timeout S]
+                                          until confirmed (or rejected) on those members (default: its receivers)
+  wait idle [--timeout S]                 until nothing moves: nothing to mine, pending or undelivered
+  confirmed <member> <topic> [--namespace NS] [--json]
+                                          the member's confirmed messages on a topic, in its confirmation order
+
+Every control is undone by network:down and by starting the network again; a member's own controls (hold, release,
+drop) also by its restart.
 `
 
 const DEFAULT_DIR = '.network'
@@ -60,7 +92,7 @@ async function up(argv: string[]): Promise<void> {
   }
 
   recordOrchestrator(dir, process.pid)
-  const live = new LiveStatus(net.description, process.stdout)
+  const live = new LiveStatus(net.description, process.stdout, (org) => net.processes.some((p) => p.org === org && p.state === 'paused'))
   live.start()
   let stopping = false
   const shutdown = async (signal: string): Promise<void> => {
@@ -98,10 +130,21 @@ function wholeNumber(raw: string, name: string, min: number, max: number): numbe
   return n
 }
 
+// Output piped into a reader that stops early (`| head`) is not an error of the command.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0)
+  throw err
+})
+
 const [command, ...rest] = process.argv.slice(2)
-const run = command === 'up' ? up : command === 'down' ? down : undefined
+const run = command === 'up' ? up : command === 'down' ? down : command !== undefined && VERBS.has(command) ? (argv: string[]) => verb(command, argv) : undefined
 if (!run) usage(command ? `unknown command: ${command}` : undefined)
 run(rest).catch((err: unknown) => {
   process.stderr.write(`network: ${(err as Error).message}\n`)
   process.exit(1)
 })
+
+async function verb(name: string, argv: string[]): Promise<void> {
+  const code = await runVerb(name, argv, { defaultDir: DEFAULT_DIR, out: say, err: (l) => process.stderr.write(`${l}\n`), usage })
+  process.exit(code)
+}

@@ -35,6 +35,8 @@ export class LiveStatus {
   constructor(
     private readonly d: NetworkDescription,
     private readonly out: NodeJS.WriteStream,
+    /** Whether a member's process is paused (network -- pause): shown as such rather than as not answering. */
+    private readonly paused: (org: string) => boolean = () => false,
   ) {}
 
   start(): void {
@@ -53,6 +55,7 @@ export class LiveStatus {
   private async render(): Promise<void> {
     const lines = await Promise.all(
       this.d.members.map(async (m) => {
+        if (this.paused(m.org)) return `  ${m.org.padEnd(8)} PAUSED (npm run network -- resume ${m.org})`
         try {
           const res = await fetch(`${m.api}/api/v1/status`, { signal: AbortSignal.timeout(1500) })
           const s = (await res.json()) as MemberStatus

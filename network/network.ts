@@ -4,17 +4,19 @@ import { relative, resolve } from 'node:path'
 import { Wallet } from 'ethers'
 import { layout, type Layout } from './layout.js'
 import { planPorts } from './ports.js'
-import { readDescription, readPids, writeJsonAtomic, type MemberDescription, type NetworkDescription, type PidFile } from './description.js'
-import { assertPortFree, isAlive, projectRoot, signalPid, spawnLogged, stopPid, waitFor, type SpawnedProcess } from './process.js'
-import { ensureBuild, type Build, type EntryName } from './build.js'
+import { readDescription, readPids, updatePids, writeJsonAtomic, type MemberDescription, type NetworkDescription } from './description.js'
+import { assertPortFree, isAlive, projectRoot, stopPid, waitFor, type SpawnedProcess } from './process.js'
+import { ensureBuild, type Build } from './build.js'
 import { createNodeCertificate } from './tls.js'
 import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployment } from './chain/deploy.js'
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { bytesUnder, readyTimeoutMs } from './readiness.js'
-import { rpcCall, tailLog } from './probe.js'
+import { rpcCall } from './probe.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
+import { chainSpec, ipfsSpec, nodeSpec, spawnProgram, waitProcessReady, type ProgramSpec } from './specs.js'
+import { NetworkControls, type NetworkControlMethods, type ProcessInfo } from './controls.js'
 
 export interface StartNetworkOptions {
   /** State folder; created when missing, resumed when it holds a network. */
@@ -29,26 +31,32 @@ export interface StartNetworkOptions {
   readyTimeoutMs?: number
 }
 
-export interface RunningNetwork {
+/**
+ * A running network. Beside `stop`, it has the test controls of network/controls.ts (the same implementation as
+ * `npm run network -- <verb>`): processes are named `chain`, `ipfs`, or a member by org (`org1`), `org1/node1` or node
+ * name (`node1`).
+ */
+export interface RunningNetwork extends NetworkControlMethods {
   dir: string
   description: NetworkDescription
-  processes: { name: string; pid: number; logFile: string }[]
+  /** The processes pids.json names now (a process restarted from another terminal included), with their state. */
+  processes: ProcessInfo[]
   /** Seconds from the call to ready. */
   startupSeconds: number
-  /** Stops every process this network started, by PID (nodes first, chain last). */
+  /** The controls themselves, for what the handle does not repeat (processes, pendingTransactions, isMining...). */
+  controls: NetworkControls
+  /**
+   * Stops every process of the network by PID (nodes first, chain last): those it started and those pids.json
+   * names now, so a member restarted from another terminal is stopped too.
+   */
   stop(): Promise<void>
-  /** Sends a signal to one process (`chain`, `ipfs` or a node name), e.g. SIGKILL to test recovery. */
+  /**
+   * Sends a signal to one process (SIGKILL unless told), e.g. to test recovery; for SIGKILL, SIGTERM and SIGINT,
+   * waits until it has gone.
+   */
   kill(name: string, signal?: NodeJS.Signals): Promise<void>
-  /** Starts a stopped process again with the same arguments and waits until it is ready. */
+  /** Starts a process again with the same arguments (stopping it first if it runs) and waits until it is ready. */
   restart(name: string): Promise<void>
-}
-
-/** A process of the network: which compiled program it runs, with which arguments, logging where. */
-interface ProgramSpec {
-  name: string
-  program: EntryName
-  args: string[]
-  logFile: string
 }
 
 interface MemberPlan {
@@ -109,21 +117,20 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   }
 
   const started: SpawnedProcess[] = []
-  /** How each process is started again and known ready; `stateDirs`: what it replays at start-up (the wait scales with it). */
-  const readiness = new Map<string, { spec: ProgramSpec; what: string; check: () => Promise<boolean>; stateDirs: string[] }>()
-  const savePids = (): void => writeJsonAtomic(L.pidsJson, { processes: started.map((p) => ({ name: p.name, pid: p.pid })) } satisfies PidFile)
-  const launch = (from: Build, spec: ProgramSpec, what: string, check: () => Promise<boolean>, stateDirs: string[] = []): SpawnedProcess => {
-    const p = spawnLogged({ name: spec.name, command: process.execPath, args: from.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
+  const launch = (from: Build, spec: ProgramSpec): SpawnedProcess => {
+    const p = spawnProgram(from, spec)
     const i = started.findIndex((s) => s.name === spec.name)
     if (i >= 0) started[i] = p
     else started.push(p)
-    readiness.set(spec.name, { spec, what, check, stateDirs })
-    savePids()
+    updatePids(L.pidsJson, () => ({ processes: started.map((x) => ({ name: x.name, pid: x.pid })) }))
     return p
   }
+  // What pids.json names is the record: a process restarted by `network -- restart` (another process) is only there.
   const stopAll = async (): Promise<void> => {
-    for (const p of [...started].reverse()) await stopPid(p.pid)
-    writeJsonAtomic(L.pidsJson, { processes: [] })
+    const recorded = readPids(L.pidsJson).processes
+    const all = [...recorded, ...started.filter((p) => !recorded.some((r) => r.pid === p.pid))]
+    for (const p of all.reverse()) await stopPid(p.pid)
+    updatePids(L.pidsJson, (pids) => ({ ...pids, processes: [] }))
   }
 
   // The programs run compiled (network/build.ts); compiled now if a source changed since the last build.
@@ -154,19 +161,10 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     const rpc = `http://127.0.0.1:${chainPort}`
     const ipfs = { api: `http://127.0.0.1:${ipfsApiPort}`, gateway: `http://127.0.0.1:${ipfsGatewayPort}` }
     log(`starting chain on ${rpc}; IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
-    const chain = launch(
-      build,
-      { name: 'chain', program: 'chain', args: ['--dir', L.chainDir, '--port', String(chainPort)], logFile: L.log('chain') },
-      'the chain',
-      async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
-      [L.chainDir],
-    )
-    const ipfsProc = launch(
-      build,
-      { name: 'ipfs', program: 'ipfs', args: ['--dir', L.ipfsDir, '--api-port', String(ipfsApiPort), '--gateway-port', String(ipfsGatewayPort)], logFile: L.log('ipfs') },
-      'IPFS',
-      async () => (await fetch(`${ipfs.api}/api/v0/version`, { method: 'POST' })).ok,
-    )
+    const chainProgram = chainSpec(L, chainPort)
+    const ipfsProgram = ipfsSpec(L, ipfsApiPort, ipfsGatewayPort)
+    const chain = launch(build, chainProgram)
+    const ipfsProc = launch(build, ipfsProgram)
 
     // 2. New members: a signing key, TLS material and a config file each.
     const createMembers = async (at: { contract: string; firstBlock: number }): Promise<void> => {
@@ -177,11 +175,8 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       if (plans.length === 0) return
       log(`starting ${plans.length} member node${plans.length === 1 ? '' : 's'} (${plans.map((m) => m.org).join(', ')})`)
       const launched = plans.map((m) => {
-        const what = `member ${m.org}`
-        const api = describeMember(m.cfg!, L).api
-        const check = async (): Promise<boolean> => (await fetch(`${api}/api/v1/status`)).ok
-        const stateDirs = [resolve(L.member(m.org).dir, m.cfg!.dataDir, 'db')]
-        return { m, what, check, stateDirs, p: launch(build, { name: m.node, program: 'node', args: ['--config', L.member(m.org).config], logFile: L.log(m.node) }, what, check, stateDirs) }
+        const { what, check, stateDirs, ...spec } = nodeSpec(L, m.cfg!)
+        return { m, what, check, stateDirs, p: launch(build, { what, check, stateDirs, ...spec }) }
       })
       for (const { m, what, check, stateDirs, p } of launched) {
         const wait = readyTimeoutMs(timeout, stateDirs)
@@ -199,8 +194,8 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     }
     // Polled from here on rather than from their spawn: every process is started first (the first poll loads fetch,
     // a tenth of a second of this process's CPU that the children need more).
-    const chainReady = watch(waitProcessReady(chain, 'the chain', readyTimeoutMs(timeout, [L.chainDir]), readiness.get('chain')!.check).then(() => log('chain ready')))
-    const ipfsReady = watch(waitProcessReady(ipfsProc, 'IPFS', timeout, readiness.get('ipfs')!.check).then(() => log('IPFS ready')))
+    const chainReady = watch(waitProcessReady(chain, chainProgram.what, readyTimeoutMs(timeout, chainProgram.stateDirs), chainProgram.check).then(() => log('chain ready')))
+    const ipfsReady = watch(waitProcessReady(ipfsProc, ipfsProgram.what, timeout, ipfsProgram.check).then(() => log('IPFS ready')))
 
     // 4. Once the chain answers: new members funded, then the contract deployed (a new network: checked against the
     //    prediction) or found (an existing one).
@@ -245,29 +240,31 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     writeJsonAtomic(L.networkJson, description)
     const startupSeconds = (Date.now() - t0) / 1000
     log(`network ready in ${startupSeconds.toFixed(1)} s`)
+    const controls = new NetworkControls(L.root, { description, readyTimeoutMs: timeout })
     return {
       dir: L.root,
       description,
       get processes() {
-        return started.map((p) => ({ name: p.name, pid: p.pid, logFile: p.logFile }))
+        return controls.processes()
       },
       startupSeconds,
+      controls,
       stop: stopAll,
-      async kill(name, signal = 'SIGKILL') {
-        const p = started.find((s) => s.name === name)
-        if (!p) throw new Error(`no process named ${name} in this network`)
-        signalPid(p.pid, signal)
-        await p.exited
-      },
-      async restart(name) {
-        const r = readiness.get(name)
-        const old = started.find((s) => s.name === name)
-        if (!r || !old) throw new Error(`no process named ${name} in this network`)
-        if (isAlive(old.pid)) throw new Error(`${name} (pid ${old.pid}) is still running`)
-        // From the newest build, as a restart under tsx ran the sources as they are now.
-        const p = launch(await ensureBuild(), r.spec, r.what, r.check, r.stateDirs)
-        await waitProcessReady(p, r.what, readyTimeoutMs(timeout, r.stateDirs), r.check)
-      },
+      pause: (name) => controls.pause(name),
+      resume: (name) => controls.resume(name),
+      kill: (name, signal) => controls.kill(name, signal),
+      // From the newest build, as a restart under tsx ran the sources as they are now.
+      restart: (name) => controls.restart(name),
+      hold: (sel) => controls.hold(sel),
+      release: (sel) => controls.release(sel),
+      drop: (sel) => controls.drop(sel),
+      holdReading: (member, source) => controls.holdReading(member, source),
+      releaseReading: (member, source) => controls.releaseReading(member, source),
+      controlsOf: (member) => controls.controlsOf(member),
+      mining: (on) => controls.mining(on),
+      mine: (blocks) => controls.mine(blocks),
+      trace: (id, opts) => controls.trace(id, opts),
+      verify: (opts) => controls.verify(opts),
     }
   } catch (err) {
     await stopAll()
@@ -291,7 +288,7 @@ export async function stopNetwork(dir: string, log: (line: string) => void = () 
       stopped++
     }
   }
-  if (existsSync(L.pidsJson)) writeJsonAtomic(L.pidsJson, { processes: [] })
+  if (existsSync(L.pidsJson)) updatePids(L.pidsJson, () => ({ processes: [] }))
   return stopped
 }
 
@@ -308,9 +305,7 @@ export async function stopUntilNoneLeft(dir: string): Promise<void> {
 }
 
 export function recordOrchestrator(dir: string, pid: number | undefined): void {
-  const L = layout(dir)
-  const pids = readPids(L.pidsJson)
-  writeJsonAtomic(L.pidsJson, pid === undefined ? { processes: pids.processes } : { ...pids, orchestrator: pid })
+  updatePids(layout(dir).pidsJson, (pids) => (pid === undefined ? { processes: pids.processes } : { ...pids, orchestrator: pid }))
 }
 
 async function ensureContract(
@@ -423,21 +418,3 @@ function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
     key,
   }
 }
-
-/** Waits for `check`, failing at once (with the end of its log) if the process exits first. */
-async function waitProcessReady(p: SpawnedProcess, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
-  let exitCode: number | null | undefined
-  void p.exited.then((c) => {
-    exitCode = c
-  })
-  try {
-    await waitFor(what, async () => {
-      if (exitCode !== undefined) throw new ExitedError(`${what} exited (code ${exitCode})`)
-      return check()
-    }, { timeoutMs, intervalMs: 100 })
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\n--- last lines of ${p.logFile} ---\n${tailLog(p.logFile, 15)}`)
-  }
-}
-
-class ExitedError extends Error {}

@@ -1,0 +1,86 @@
+import { resolve } from 'node:path'
+import type { Build, EntryName } from './build.js'
+import type { Layout } from './layout.js'
+import type { NodeConfigFile } from '../node/config.js'
+import { rpcCall, tailLog } from './probe.js'
+import { spawnLogged, waitFor, type SpawnedProcess } from './process.js'
+
+/**
+ * How each process of a network is started and known ready: one definition, used by `startNetwork` and by the
+ * controls that restart a process later (from the same handle or from another terminal), so a restarted process
+ * runs with exactly the arguments, log file and readiness check it first had.
+ */
+export interface ProgramSpec {
+  /** The process's name in pids.json: `chain`, `ipfs` or a node name. */
+  name: string
+  program: EntryName
+  args: string[]
+  logFile: string
+  /** What the error messages call it. */
+  what: string
+  /** True once it answers. */
+  check: () => Promise<boolean>
+  /** What it replays at start-up: the wait for it to be ready scales with their size. */
+  stateDirs: string[]
+}
+
+export function chainSpec(L: Layout, port: number): ProgramSpec {
+  const rpc = `http://127.0.0.1:${port}`
+  return {
+    name: 'chain',
+    program: 'chain',
+    args: ['--dir', L.chainDir, '--port', String(port)],
+    logFile: L.log('chain'),
+    what: 'the chain',
+    check: async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
+    stateDirs: [L.chainDir],
+  }
+}
+
+export function ipfsSpec(L: Layout, apiPort: number, gatewayPort: number): ProgramSpec {
+  return {
+    name: 'ipfs',
+    program: 'ipfs',
+    args: ['--dir', L.ipfsDir, '--api-port', String(apiPort), '--gateway-port', String(gatewayPort)],
+    logFile: L.log('ipfs'),
+    what: 'IPFS',
+    check: async () => (await fetch(`http://127.0.0.1:${apiPort}/api/v0/version`, { method: 'POST' })).ok,
+    stateDirs: [],
+  }
+}
+
+export function nodeSpec(L: Layout, cfg: NodeConfigFile): ProgramSpec {
+  const api = `http://${cfg.api.host ?? '127.0.0.1'}:${cfg.api.port}`
+  return {
+    name: cfg.node,
+    program: 'node',
+    args: ['--config', L.member(cfg.org).config],
+    logFile: L.log(cfg.node),
+    what: `member ${cfg.org}`,
+    check: async () => (await fetch(`${api}/api/v1/status`, { signal: AbortSignal.timeout(2000) })).ok,
+    stateDirs: [resolve(L.member(cfg.org).dir, cfg.dataDir, 'db')],
+  }
+}
+
+/** Starts the program of `spec` from a build, detached (it outlives the caller), logging to its log file. */
+export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
+  return spawnLogged({ name: spec.name, command: process.execPath, args: build.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
+}
+
+/** Waits for `check`, failing at once (with the end of its log) if the process exits first. */
+export async function waitProcessReady(p: SpawnedProcess, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+  let exitCode: number | null | undefined
+  void p.exited.then((c) => {
+    exitCode = c
+  })
+  try {
+    await waitFor(what, async () => {
+      if (exitCode !== undefined) throw new ExitedError(`${what} exited (code ${exitCode})`)
+      return check()
+    }, { timeoutMs, intervalMs: 100 })
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- last lines of ${p.logFile} ---\n${tailLog(p.logFile, 15)}`)
+  }
+}
+
+class ExitedError extends Error {}

@@ -1,0 +1,377 @@
+/**
+ * `network -- verify`: checks that the members of a running network agree with each other and with the chain.
+ *
+ * What must hold (spec section 3): on every topic, each member confirms messages in the order their pins are on the
+ * chain, so every member that receives a topic confirms it in the same order; a private topic (a topic within a
+ * group) is received by the group's members only. No member confirms a message twice, and every member holds the
+ * same message (header hash) and data (ids and hashes) for it.
+ *
+ * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
+ * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts
+ * are tested on fabricated views (test/unit/verify.test.ts) as well as on real networks.
+ */
+import type { MemberDescription, NetworkDescription } from './description.js'
+import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
+
+/** What verify knows of one message, as one member holds it. */
+export interface MessageView {
+  id: string
+  namespace: string
+  type: string
+  txtype: string
+  author: string
+  topics: string[]
+  group?: string
+  batch?: string
+  hash: string
+  datahash: string
+  data: { id: string; hash: string }[]
+  state: string
+}
+
+export interface MemberView {
+  org: string
+  node: string
+  did: string
+  /** Its message_confirmed / message_rejected events in its own order (event sequence), every namespace merged. */
+  settled: { id: string; outcome: 'confirmed' | 'rejected'; sequence: number }[]
+  /** Every message it holds that verify looked at: the settled ones and the pending ones. */
+  messages: Map<string, MessageView>
+  /** Set when the member could not be read: nothing else about it is compared. */
+  unreachable?: string
+}
+
+export interface VerifyInput {
+  /** BatchPin logs in chain order. */
+  pins: readonly Pick<ChainPin, 'batch' | 'block' | 'logIndex'>[]
+  /** Message ids of each batch, in manifest order. */
+  manifests: ReadonlyMap<string, readonly string[]>
+  /** Each group's member orgs. */
+  groups: ReadonlyMap<string, readonly string[]>
+  members: readonly MemberView[]
+}
+
+export type DifferenceKind = 'order' | 'behind' | 'duplicate' | 'hash' | 'outcome' | 'not-pinned' | 'outsider' | 'unreachable'
+
+export interface Difference {
+  kind: DifferenceKind
+  member?: string
+  /** The topic it concerns, when it concerns one. */
+  topic?: TopicKey
+  message?: string
+  detail: string
+}
+
+export interface TopicKey {
+  namespace: string
+  topic: string
+  /** Set for a private topic: the ordering context is the topic within the group. */
+  group?: string
+}
+
+export interface TopicSummary extends TopicKey {
+  /** Members that receive the topic. */
+  members: string[]
+  /** Pinned messages on the topic, in chain order. */
+  messages: number
+}
+
+export interface VerifyReport {
+  /** False when any difference counts (with `allowBehind`, members that are only behind do not). */
+  ok: boolean
+  members: string[]
+  namespaces: string[]
+  topics: TopicSummary[]
+  /** Distinct settled messages across the members. */
+  messages: number
+  /** BatchPin logs on the chain. */
+  pins: number
+  differences: Difference[]
+  /** Differences that do not count (members behind, with `allowBehind`). */
+  notes: Difference[]
+}
+
+export interface VerifyOptions {
+  /** Members known to be unable to answer (paused, not running), by org: reported as unreachable without asking. */
+  unavailable?: Record<string, string>
+  /** Namespaces to look at besides `default`, `svc_system` and those found from the chain's pins. */
+  namespaces?: string[]
+  /** A member that has confirmed a prefix of a topic is reported in `notes` rather than as a difference. */
+  allowBehind?: boolean
+}
+
+const BROADCAST_TYPES = new Set(['broadcast', 'definition'])
+
+export const keyText = (k: TopicKey): string => `${k.namespace}/${k.topic}${k.group ? ` (group ${short(k.group)})` : ''}`
+const keyId = (k: TopicKey): string => JSON.stringify([k.namespace, k.group ?? '', k.topic])
+export const short = (id: string): string => (id.length > 12 ? id.slice(0, 8) : id)
+
+/** The verdict on what was read; pure. */
+export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehind'> = {}): Omit<VerifyReport, 'namespaces' | 'pins'> {
+  const differences: Difference[] = []
+  const notes: Difference[] = []
+  const live = input.members.filter((m) => m.unreachable === undefined)
+  for (const m of input.members) {
+    if (m.unreachable !== undefined) differences.push({ kind: 'unreachable', member: m.org, detail: `${m.org} could not be read: ${m.unreachable}` })
+  }
+
+  // Where each batch is on the chain: its first pin (a batch pinned again later keeps its first place).
+  const batchPlace = new Map<string, number>()
+  input.pins.forEach((p, i) => {
+    if (!batchPlace.has(p.batch)) batchPlace.set(p.batch, i)
+  })
+  const position = (msg: MessageView): [number, number] | undefined => {
+    if (msg.batch === undefined) return undefined
+    const at = batchPlace.get(msg.batch)
+    if (at === undefined) return undefined
+    const index = input.manifests.get(msg.batch)?.indexOf(msg.id) ?? -1
+    return index < 0 ? undefined : [at, index]
+  }
+
+  // Every message some member holds, as the first member holding it has it.
+  const known = new Map<string, MessageView>()
+  for (const m of live) for (const [id, msg] of m.messages) if (!known.has(id)) known.set(id, msg)
+
+  // No message settled twice by one member; settled the same way (confirmed or rejected) everywhere.
+  const outcomes = new Map<string, Map<string, string>>()
+  for (const m of live) {
+    const seen = new Set<string>()
+    for (const s of m.settled) {
+      if (seen.has(s.id)) {
+        differences.push({ kind: 'duplicate', member: m.org, message: s.id, detail: `${m.org} settled message ${s.id} more than once (event sequence ${s.sequence})` })
+        continue
+      }
+      seen.add(s.id)
+      const o = outcomes.get(s.id) ?? new Map<string, string>()
+      o.set(m.org, s.outcome)
+      outcomes.set(s.id, o)
+    }
+  }
+  for (const [id, byMember] of outcomes) {
+    if (new Set(byMember.values()).size > 1) {
+      differences.push({ kind: 'outcome', message: id, detail: `message ${id} is ${[...byMember].map(([org, o]) => `${o} on ${org}`).join(', ')}` })
+    }
+  }
+
+  // The same message and data on every member that settled it.
+  for (const [id, byMember] of outcomes) {
+    const versions = new Map<string, string[]>()
+    for (const m of live) {
+      const msg = m.messages.get(id)
+      if (!msg || !byMember.has(m.org)) continue
+      const fingerprint = JSON.stringify({ hash: msg.hash, datahash: msg.datahash, data: msg.data })
+      versions.set(fingerprint, [...(versions.get(fingerprint) ?? []), m.org])
+    }
+    if (versions.size > 1) {
+      const parts = [...versions].map(([f, orgs]) => {
+        const v = JSON.parse(f) as { hash: string; datahash: string; data: { id: string; hash: string }[] }
+        return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}`).join(' ')}`
+      })
+      differences.push({ kind: 'hash', message: id, detail: `message ${id} differs between members: ${parts.join('; ')}` })
+    }
+  }
+
+  // Topics: which pinned messages are on each, in chain order, and who receives them.
+  const topics = new Map<string, { key: TopicKey; receivers: string[]; chain: string[] }>()
+  const placed = new Map<string, [number, number]>()
+  for (const msg of known.values()) {
+    if (msg.txtype === 'none') continue
+    const pos = position(msg)
+    if (pos === undefined) continue
+    placed.set(msg.id, pos)
+    const isPrivate = !BROADCAST_TYPES.has(msg.type)
+    for (const topic of msg.topics) {
+      const key: TopicKey = { namespace: msg.namespace, topic, ...(isPrivate && msg.group ? { group: msg.group } : {}) }
+      const id = keyId(key)
+      let t = topics.get(id)
+      if (!t) {
+        const receivers = key.group ? receiversOf(key.group, input, live) : input.members.map((m) => m.org)
+        t = { key, receivers, chain: [] }
+        topics.set(id, t)
+      }
+      t.chain.push(msg.id)
+    }
+  }
+  const byPlace = (a: string, b: string): number => {
+    const [pa, pb] = [placed.get(a)!, placed.get(b)!]
+    return pa[0] - pb[0] || pa[1] - pb[1]
+  }
+  for (const t of topics.values()) t.chain.sort(byPlace)
+
+  // A pinned message settled by a member before its pin is on the chain cannot have been ordered by it.
+  for (const m of live) {
+    for (const s of m.settled) {
+      const msg = m.messages.get(s.id) ?? known.get(s.id)
+      if (!msg || msg.txtype === 'none' || placed.has(s.id)) continue
+      const why = msg.batch === undefined ? 'it has no batch' : batchPlace.has(msg.batch) ? `its batch ${msg.batch} does not list it` : `its batch ${msg.batch} is not pinned on the chain`
+      differences.push({ kind: 'not-pinned', member: m.org, message: s.id, detail: `${m.org} ${s.outcome} message ${s.id} (${msg.type}, ${msg.txtype}) but ${why}` })
+    }
+  }
+
+  // Each receiver's order on each topic against the chain's.
+  const summaries: TopicSummary[] = []
+  for (const t of [...topics.values()].sort((a, b) => keyText(a.key).localeCompare(keyText(b.key)))) {
+    summaries.push({ ...t.key, members: t.receivers, messages: t.chain.length })
+    const onTopic = new Set(t.chain)
+    for (const m of live) {
+      const mine: string[] = []
+      const seen = new Set<string>()
+      for (const s of m.settled) {
+        if (!onTopic.has(s.id) || seen.has(s.id)) continue
+        seen.add(s.id)
+        mine.push(s.id)
+      }
+      if (!t.receivers.includes(m.org)) {
+        if (mine.length > 0) differences.push({ kind: 'outsider', member: m.org, topic: t.key, detail: `${m.org} is not in the group but settled ${mine.length} of its messages on ${keyText(t.key)}` })
+        continue
+      }
+      const agree = mine.every((id, i) => t.chain[i] === id)
+      if (agree && mine.length === t.chain.length) continue
+      if (agree) {
+        const next = known.get(t.chain[mine.length]!)
+        const d: Difference = {
+          kind: 'behind',
+          member: m.org,
+          topic: t.key,
+          message: t.chain[mine.length]!,
+          detail: `${m.org} has settled ${mine.length} of the ${t.chain.length} messages pinned on ${keyText(t.key)}, in chain order; next on the chain: ${t.chain[mine.length]}${next ? ` from ${orgOf(next.author)}` : ''}`,
+        }
+        if (opts.allowBehind) notes.push(d)
+        else differences.push(d)
+        continue
+      }
+      const i = mine.findIndex((id, j) => t.chain[j] !== id)
+      differences.push({
+        kind: 'order',
+        member: m.org,
+        topic: t.key,
+        message: mine[i]!,
+        detail:
+          `${m.org} settled ${keyText(t.key)} out of chain order: at position ${i + 1} it has ${mine[i]} where the chain has ${t.chain[i] ?? '(nothing)'}` +
+          `\n      chain:   ${listIds(t.chain, i)}\n      ${m.org.padEnd(8)} ${listIds(mine, i)}`,
+      })
+    }
+  }
+
+  return {
+    ok: differences.length === 0,
+    members: input.members.map((m) => m.org),
+    topics: summaries,
+    messages: outcomes.size,
+    differences,
+    notes,
+  }
+}
+
+/** A group's receiving orgs: as the group lists them, or else the members holding any of its messages. */
+function receiversOf(group: string, input: VerifyInput, live: readonly MemberView[]): string[] {
+  const listed = input.groups.get(group)
+  if (listed) return input.members.map((m) => m.org).filter((org) => listed.includes(org))
+  return live.filter((m) => [...m.messages.values()].some((x) => x.group === group)).map((m) => m.org)
+}
+
+const orgOf = (did: string): string => did.replace(/^did:firefly:org\//, '')
+
+/** Ids around position i, the differing one marked. */
+function listIds(ids: readonly string[], i: number): string {
+  const from = Math.max(0, i - 2)
+  const shown = ids.slice(from, i + 3).map((id, j) => (from + j === i ? `[${short(id)}]` : short(id)))
+  return `${from > 0 ? '… ' : ''}${shown.join(' ')}${i + 3 < ids.length ? ' …' : ''}`
+}
+
+/** Reads the network: every member first, then the chain (pins only grow, so nothing a member settled is missed). */
+export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): Promise<{ input: VerifyInput; namespaces: string[] }> {
+  // Namespaces are found from the pins on chain; the pins read for that come before the members' events, so a
+  // batch pinned in between is found by the second read of the chain below, or not needed.
+  const early = await chainPins(d)
+  const unavailable = opts.unavailable ?? {}
+  const asked = d.members.filter((m) => unavailable[m.org] === undefined)
+  const found = await discoverNamespaces(d, early.pins, opts.namespaces ?? [], asked)
+  const members = await Promise.all(d.members.map((m) => readMember(m, found.namespaces, unavailable[m.org] ?? found.unreachable.get(m.org))))
+  const { pins } = await chainPins(d)
+
+  const manifests = new Map<string, string[]>()
+  const record = (b: ApiBatch): void => {
+    if (!manifests.has(b.id)) manifests.set(b.id, b.manifest.messages.map((x) => x.id))
+  }
+  for (const b of found.batches.values()) record(b)
+  // Batches sealed or received after the namespaces were listed.
+  const missing = new Set<string>()
+  for (const m of members) for (const msg of m.messages.values()) if (msg.batch && !manifests.has(msg.batch)) missing.add(msg.batch)
+  for (const id of missing) {
+    for (const m of d.members) {
+      const b = await memberGet<ApiBatch>(m, `/api/v1/batches/${id}`).catch(() => undefined)
+      if (b) {
+        record(b)
+        break
+      }
+    }
+  }
+
+  const groups = new Map<string, string[]>()
+  for (const view of members) {
+    const member = d.members.find((x) => x.org === view.org)!
+    for (const msg of view.messages.values()) {
+      if (!msg.group || groups.has(msg.group)) continue
+      const g = await memberGet<{ members: { identity: string }[] }>(member, `${nsPath(msg.namespace)}/groups/${msg.group}`).catch(() => undefined)
+      if (g) groups.set(msg.group, g.members.map((x) => orgOf(x.identity)))
+    }
+  }
+  return { input: { pins, manifests, groups, members }, namespaces: found.namespaces }
+}
+
+async function readMember(m: MemberDescription, namespaces: readonly string[], unreachable: string | undefined): Promise<MemberView> {
+  const view: MemberView = { org: m.org, node: m.node, did: m.did, settled: [], messages: new Map() }
+  if (unreachable !== undefined) return { ...view, unreachable }
+  try {
+    for (const ns of namespaces) {
+      for (const e of await settledEvents(m, ns)) {
+        view.settled.push({ id: e.reference, outcome: e.type === 'message_rejected' ? 'rejected' : 'confirmed', sequence: e.sequence })
+        if (e.message) view.messages.set(e.reference, messageView(e.message))
+      }
+      for (const msg of await pendingMessages(m, ns)) if (!view.messages.has(msg.header.id)) view.messages.set(msg.header.id, messageView(msg))
+    }
+  } catch (err) {
+    return { ...view, settled: [], messages: new Map(), unreachable: (err as Error).message }
+  }
+  view.settled.sort((a, b) => a.sequence - b.sequence)
+  return view
+}
+
+export function messageView(msg: ApiMessage): MessageView {
+  return {
+    id: msg.header.id,
+    namespace: msg.header.namespace,
+    type: msg.header.type,
+    txtype: msg.header.txtype,
+    author: msg.header.author,
+    topics: msg.header.topics,
+    ...(msg.header.group ? { group: msg.header.group } : {}),
+    ...(msg.batch ? { batch: msg.batch } : {}),
+    hash: msg.hash,
+    datahash: msg.header.datahash,
+    data: msg.data.map((x) => ({ id: x.id, hash: x.hash })),
+    state: msg.state,
+  }
+}
+
+/** Reads the network and compares. */
+export async function verifyNetwork(d: NetworkDescription, opts: VerifyOptions = {}): Promise<VerifyReport> {
+  const { input, namespaces } = await collect(d, opts)
+  return { ...compare(input, opts), namespaces, pins: input.pins.length }
+}
+
+/** The report in words: one summary line, then every difference. */
+export function formatVerify(r: VerifyReport): string {
+  const lines: string[] = []
+  const privateTopics = r.topics.filter((t) => t.group).length
+  lines.push(
+    `verify: ${r.members.length} members (${r.members.join(', ')}); namespaces ${r.namespaces.join(', ')}; ` +
+      `${r.topics.length} topics (${r.topics.length - privateTopics} broadcast, ${privateTopics} private); ${r.messages} settled messages; ${r.pins} pins on chain`,
+  )
+  if (r.ok) lines.push(r.notes.length === 0 ? 'OK: every member agrees with the chain' : `OK, but ${r.notes.length} note${r.notes.length === 1 ? '' : 's'}:`)
+  else lines.push(`DIFFERS: ${r.differences.length} difference${r.differences.length === 1 ? '' : 's'}`)
+  for (const d of r.differences) lines.push(`  ${d.kind.padEnd(11)} ${d.detail}`)
+  for (const d of r.notes) lines.push(`  ${d.kind.padEnd(11)} ${d.detail}`)
+  return lines.join('\n')
+}
