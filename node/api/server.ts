@@ -6,6 +6,7 @@ import Koa from 'koa'
 import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
 import { API_ROUTES } from './routes/index.js'
+import { adminRoutes } from './routes/admin.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
@@ -38,6 +39,8 @@ export async function startApiServer(opts: {
 
   const api = new ApiRouter(opts.services)
   for (const register of API_ROUTES) register(api)
+  // Test controls only where the config turns them on (the local network does): elsewhere, 404 like any unknown path.
+  if (opts.services.config.admin) adminRoutes(api)
   app.use(api.router.routes())
 
   const server = http.createServer({ maxHeaderSize: limits.headerBytes }, app.callback())
