@@ -3,7 +3,7 @@
  * same methods). `parseVerb` only reads the arguments; `runVerb` runs the parsed command on the network in `--dir`.
  */
 import { parseArgs } from 'node:util'
-import { ControlError, NetworkControls, type DeliverySelector, type MemberControls, type ReadingSource } from './controls.js'
+import { ControlError, describeControls, NetworkControls, ruleText, type DeliverySelector, type ReadingSource } from './controls.js'
 import { formatTrace } from './trace.js'
 import { formatVerify } from './verify.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from './suite.js'
@@ -238,7 +238,7 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
         say(
           r.dropped.length === 0
             ? `${from} had no delivery${which} to ${to} to drop${which ? '; one queued later for it will be dropped' : ''}`
-            : `${from} dropped ${r.dropped.length} deliver${r.dropped.length === 1 ? 'y' : 'ies'} to ${to}: ${r.dropped.map((x) => `batch ${x.batch}`).join(', ')} (never retried while ${from} runs)`,
+            : `${from} dropped its deliveries to ${to}${r.dropped.map(ruleText).join(',')} (never sent while ${from} runs; a restart of ${from} sends them)`,
         )
         return 0
       }
@@ -289,13 +289,4 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
       return 0
     }
   }
-}
-
-export function describeControls(c: MemberControls): string {
-  const parts: string[] = []
-  for (const h of c.exchange.held) parts.push(`holds deliveries to ${h.to}${h.message ? ` of message ${h.message}` : h.batch ? ` of batch ${h.batch}` : ''}`)
-  for (const d of c.exchange.dropped) parts.push(`dropped batch ${d.batch} to ${d.to}`)
-  if (c.chain.held) parts.push('not reading the chain')
-  if (c.ipfs.held) parts.push('not reading IPFS')
-  return parts.length === 0 ? 'no controls in force' : parts.join('; ')
 }

@@ -39,9 +39,16 @@ export interface DeliverySelector {
   batch?: string
 }
 
+/** Deliveries a control applies to: all to an org, or those of one message or batch. */
+export interface DeliveryRule {
+  to: string
+  message?: string
+  batch?: string
+}
+
 /** A member's controls, as `GET /admin/v1/controls` answers them. */
 export interface MemberControls {
-  exchange: { held: { to: string; message?: string; batch?: string }[]; dropped: { to: string; batch: string }[] }
+  exchange: { held: DeliveryRule[]; dropped: DeliveryRule[] }
   chain: { held: boolean }
   ipfs: { held: boolean }
 }
@@ -65,7 +72,7 @@ export interface NetworkControlMethods {
   restart(name: string): Promise<void>
   hold(sel: DeliverySelector): Promise<MemberControls>
   release(sel: DeliverySelector): Promise<MemberControls>
-  drop(sel: DeliverySelector): Promise<{ dropped: { to: string; batch: string }[] }>
+  drop(sel: DeliverySelector): Promise<{ dropped: DeliveryRule[] }>
   holdReading(member: string, source: ReadingSource): Promise<MemberControls>
   releaseReading(member: string, source: ReadingSource): Promise<MemberControls>
   controlsOf(member: string): Promise<MemberControls>
@@ -215,7 +222,7 @@ export class NetworkControls implements NetworkControlMethods {
     return this.exchange('release', sel)
   }
 
-  drop(sel: DeliverySelector): Promise<{ dropped: { to: string; batch: string }[] }> {
+  drop(sel: DeliverySelector): Promise<{ dropped: DeliveryRule[] }> {
     return this.exchange('drop', sel)
   }
 
@@ -342,3 +349,19 @@ async function until(done: () => boolean, timeoutMs: number, what?: string): Pro
     await sleep(10)
   }
 }
+
+export const NO_CONTROLS = 'no controls in force'
+
+/** A member's controls in words. */
+export function describeControls(c: MemberControls): string {
+  const parts: string[] = []
+  for (const h of c.exchange.held) parts.push(`holds deliveries to ${h.to}${ruleText(h)}`)
+  for (const d of c.exchange.dropped) parts.push(`dropped deliveries to ${d.to}${ruleText(d)}`)
+  if (c.chain.held) parts.push('not reading the chain')
+  if (c.ipfs.held) parts.push('not reading IPFS')
+  return parts.length === 0 ? NO_CONTROLS : parts.join('; ')
+}
+
+/** Which deliveries a rule names, as words to append ("" for all of them). */
+export const ruleText = (r: { message?: string; batch?: string }): string =>
+  r.message && r.batch ? ` of message ${r.message} (batch ${r.batch})` : r.message ? ` of message ${r.message}` : r.batch ? ` of batch ${r.batch}` : ''

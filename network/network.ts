@@ -101,7 +101,15 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   const ipfsApiPort = previous ? Number(new URL(previous.ipfs.api).port) : plan.ipfsApi
   const ipfsGatewayPort = previous ? Number(new URL(previous.ipfs.gateway).port) : plan.ipfsGateway
 
-  // Members already in the folder keep their keys, ports and data; new ones are added after them.
+  // Members already in the folder keep their keys, ports and data; new ones are added after them. A folder created
+  // before members had test controls gets them now: the local network serves its members' admin routes (see
+  // network/controls.ts); a config that says `"admin": false` is left as it is.
+  for (const cfg of existing) {
+    if (cfg.admin === undefined) {
+      cfg.admin = true
+      writeJsonAtomic(L.member(cfg.org).config, cfg)
+    }
+  }
   const memberPlans: MemberPlan[] = existing.map((cfg) => ({ org: cfg.org, node: cfg.node, ports: { api: cfg.api.port, p2p: cfg.p2p.port }, cfg }))
   for (let i = memberPlans.length; i < wanted; i++) {
     memberPlans.push({ org: `org${i}`, node: `node${i}`, ports: await plan.member(i) })

@@ -11,7 +11,7 @@
  * from `npm run network -- wait <id> | wait idle | confirmed <member> <topic>` (see network/cli.ts).
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
-import { ControlError, NetworkControls } from './controls.js'
+import { ControlError, NetworkControls, describeControls, NO_CONTROLS, type MemberControls } from './controls.js'
 import { errorText, memberGet, memberRequest, nsPath, settledEvents, type ApiMessage } from './inspect.js'
 import { formatTrace, namespaceOf, traceMessage, type NetworkTrace } from './trace.js'
 import { collect, compare, type Difference } from './verify.js'
@@ -213,19 +213,10 @@ async function idleRound(d: NetworkDescription, namespaces: string[]): Promise<{
 async function heldControls(c: NetworkControls): Promise<string> {
   const lines: string[] = []
   for (const m of c.description.members) {
-    const r = await memberRequest<{ exchange?: { held?: { to: string; message?: string; batch?: string }[]; dropped?: { to: string; batch: string }[] }; chain?: { held?: boolean }; ipfs?: { held?: boolean } }>(
-      m,
-      'GET',
-      '/admin/v1/controls',
-      undefined,
-      2000,
-    ).catch(() => undefined)
+    const r = await memberRequest<MemberControls>(m, 'GET', '/admin/v1/controls', undefined, 2000).catch(() => undefined)
     if (r?.status !== 200) continue
     const b = r.body
-    for (const h of b.exchange?.held ?? []) lines.push(`${m.org} holds its deliveries to ${h.to}${h.message ? ` of message ${h.message}` : h.batch ? ` of batch ${h.batch}` : ''}`)
-    for (const x of b.exchange?.dropped ?? []) lines.push(`${m.org} dropped its delivery of batch ${x.batch} to ${x.to}`)
-    if (b.chain?.held) lines.push(`${m.org} holds its reading of the chain`)
-    if (b.ipfs?.held) lines.push(`${m.org} holds its reading of IPFS`)
+    if (describeControls(b) !== NO_CONTROLS) lines.push(`${m.org}: ${describeControls(b)}`)
   }
   return lines.length > 0 ? `\ncontrols in force:\n  ${lines.join('\n  ')}` : ''
 }
