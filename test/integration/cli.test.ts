@@ -59,6 +59,26 @@ describe('the network command', function () {
     expect(r.stderr()).to.contain('--members N')
   })
 
+  it('prints the usage for a verb\'s mistakes (exit 2), and names a folder without a network (exit 1)', async () => {
+    const r = cli(['hold', 'org0'])
+    expect(await r.exit).to.equal(2)
+    expect(r.stderr()).to.contain('hold takes <from> <to> [--message ID | --batch ID], or <member> chain|ipfs')
+    expect(r.stderr()).to.contain('usage:')
+    expect(r.stderr()).to.contain('mining off|on')
+    const mining = cli(['mining', 'maybe'])
+    expect(await mining.exit).to.equal(2)
+    expect(mining.stderr()).to.contain('mining takes off or on (got maybe)')
+    const verb = cli(['frobnicate'])
+    expect(await verb.exit).to.equal(2)
+    expect(verb.stderr()).to.contain('unknown command: frobnicate')
+    const help = cli(['trace', '--help'])
+    expect(await help.exit).to.equal(2)
+    expect(help.stderr()).to.contain('trace <message id> [--namespace NS] [--json]')
+    const none = cli(['pause', 'org1', '--dir', dir])
+    expect(await none.exit).to.equal(1)
+    expect(none.stderr()).to.contain(`no network in ${dir} (no network.json): start one with npm run network:up`)
+  })
+
   it('names a busy port and starts nothing', async () => {
     const base = await freeBase()
     const blocker = createServer().listen(base + 1, '127.0.0.1')
@@ -104,5 +124,39 @@ describe('the network command', function () {
     expect(await down.exit).to.equal(0)
     expect(down.stdout()).to.contain('stopped 4 processes')
     expect(pids.filter((p) => isAlive(p.pid))).to.deep.equal([])
+
+    const stopped = cli(['kill', 'org1', '--dir', dir])
+    expect(await stopped.exit).to.equal(1)
+    expect(stopped.stderr()).to.contain(`the network in ${dir} is not running: start it with npm run network:up`)
+  })
+
+  it('under a foreground network:up, a member killed and restarted from another terminal is not fatal, and Ctrl-C stops it (and a paused one)', async () => {
+    const up = cli(['up', '--dir', dir])
+    children.push(up.child)
+    await waitFor('the live status', () => /org1\s+up\s+chain ok/.test(up.stdout()), { timeoutMs: 120_000 })
+    const before = readPids(layout(dir).pidsJson)
+    expect(before.orchestrator).to.equal(up.child.pid)
+
+    const kill = cli(['kill', 'org1', '--dir', dir])
+    expect(await kill.exit, kill.stderr()).to.equal(0)
+    const restart = cli(['restart', 'org1', '--dir', dir])
+    expect(await restart.exit, restart.stderr()).to.equal(0)
+    expect(restart.stdout()).to.match(/restarted org1: pid \d+, ready/)
+    const after = readPids(layout(dir).pidsJson)
+    const oldPid = before.processes.find((p) => p.name === 'node1')!.pid
+    const newPid = after.processes.find((p) => p.name === 'node1')!.pid
+    expect(newPid).to.not.equal(oldPid)
+    expect(after.orchestrator, 'the orchestrator is still the record holder').to.equal(up.child.pid)
+    expect(isAlive(up.child.pid!), 'the orchestrator carries on').to.equal(true)
+    expect(after.processes.map((p) => p.name)).to.deep.equal(['chain', 'ipfs', 'node0', 'node1'])
+
+    const pause = cli(['pause', 'org0', '--dir', dir])
+    expect(await pause.exit, pause.stderr()).to.equal(0)
+    await waitFor('the live status to show org0 paused', () => /org0\s+PAUSED/.test(up.stdout()), { timeoutMs: 10_000 })
+
+    up.child.kill('SIGINT')
+    expect(await up.exit).to.equal(0)
+    expect(after.processes.filter((p) => isAlive(p.pid)), 'the restarted node1 and the paused node0 stopped too').to.deep.equal([])
+    expect(readPids(layout(dir).pidsJson)).to.deep.equal({ processes: [] })
   })
 })
