@@ -59,6 +59,7 @@ async function memberTrace(m: MemberDescription, ns: string, id: string): Promis
   try {
     const r = await memberRequest<MemberTrace>(m, 'GET', `${nsPath(ns)}/messages/${encodeURIComponent(id)}/trace`)
     if (r.status === 200) return { ...base, status: 'ok', trace: r.body }
+    if (r.status === 404 && /no route for/i.test(errorText(r.body))) return { ...base, status: 'unreachable', error: `${m.org} serves no trace route (${errorText(r.body)})` }
     if (r.status === 404) return { ...base, status: 'unknown', error: errorText(r.body) }
     return { ...base, status: 'unreachable', error: `answered ${r.status} ${errorText(r.body)}` }
   } catch (err) {

@@ -39,6 +39,15 @@ describe('test controls on a real 3-member network', function () {
     const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
     return r.status === 200 ? r.body.state : undefined
   }
+  /** Waits until org0 has sealed the message into a batch: what it sends next goes in another batch. */
+  async function sealed(id: string): Promise<string> {
+    let batch: string | undefined
+    await waitFor(`org0 to seal ${id} into a batch`, async () => {
+      batch = (await get<ApiMessage>(`${nsBase(org(0), ns)}/messages/${id}`)).body.batch
+      return batch !== undefined
+    }, { timeoutMs: 30_000, intervalMs: 50 })
+    return batch!
+  }
   const ids = async (member: string, topic: string): Promise<string[]> => (await confirmedOnTopic(t.net, member, topic, ns)).map((m) => m.header.id)
   /** The trace of `id` as org1 has it, once it says it waits blocked (the pin may take a moment to be read). */
   async function blockedOnOrg1(id: string): Promise<NetworkTrace> {
@@ -59,12 +68,21 @@ describe('test controls on a real 3-member network', function () {
 
   let m1: string, m2: string, m3: string
 
+  it('org0 and org1 share a group: its first message (which carries the group definition) is confirmed on org1', async () => {
+    // Without it, m1's batch would carry the group's definition, and org1 would refuse every later batch of the
+    // group (503, retried) while m1's is held: U would wait too, for a reason this test is not about.
+    const first = await sendPrivate(`g-${run}`, 'group')
+    await waitConfirmed(t.net, first, { namespace: ns })
+  })
+
   it('org0\'s delivery of m1 to org1 held: org1 confirms m3 (topic U) but not m2 (T, behind m1); org1\'s trace of m2 names m1', async () => {
     m1 = await sendPrivate(T, 'm1')
     // Held right after the 202: the batch holding m1 is sealed 500 ms later at the earliest, and its delivery asks
     // the gate first. (A hold of every delivery to org1 would hold m2 and m3 as well.)
     const held = await t.net.hold({ from: 'org0', to: 'org1', message: m1 })
     expect(held.exchange.held.map((r) => [r.to, r.message])).to.deep.equal([['org1', m1]])
+    // m2 and m3 go in a later batch than m1's (a hold names deliveries, and a delivery is a batch).
+    await sealed(m1)
     m2 = await sendPrivate(T, 'm2')
     m3 = await sendPrivate(U, 'm3')
 
@@ -110,6 +128,7 @@ describe('test controls on a real 3-member network', function () {
     m4 = await sendPrivate(T, 'm4')
     const dropped = await t.net.drop({ from: 'org0', to: 'org1', message: m4 })
     expect(dropped.dropped.map((r) => r.message)).to.deep.equal([m4])
+    await sealed(m4)
     m5 = await sendPrivate(T, 'm5')
     const m6 = await sendPrivate(U, 'm6')
     await waitConfirmed(t.net, m6, { namespace: ns, members: ['org1'] })
