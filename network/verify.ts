@@ -367,11 +367,13 @@ export function formatVerify(r: VerifyReport): string {
   const privateTopics = r.topics.filter((t) => t.group).length
   lines.push(
     `verify: ${r.members.length} members (${r.members.join(', ')}); namespaces ${r.namespaces.join(', ')}; ` +
-      `${r.topics.length} topics (${r.topics.length - privateTopics} broadcast, ${privateTopics} private); ${r.messages} settled messages; ${r.pins} pins on chain`,
+      `${plural(r.topics.length, 'topic')} (${r.topics.length - privateTopics} broadcast, ${privateTopics} private); ${plural(r.messages, 'settled message')}; ${plural(r.pins, 'pin')} on chain`,
   )
-  if (r.ok) lines.push(r.notes.length === 0 ? 'OK: every member agrees with the chain' : `OK, but ${r.notes.length} note${r.notes.length === 1 ? '' : 's'}:`)
-  else lines.push(`DIFFERS: ${r.differences.length} difference${r.differences.length === 1 ? '' : 's'}`)
+  if (r.ok) lines.push(r.notes.length === 0 ? 'OK: every member agrees with the chain' : `OK, but ${plural(r.notes.length, 'note')}:`)
+  else lines.push(`DIFFERS: ${plural(r.differences.length, 'difference')}`)
   for (const d of r.differences) lines.push(`  ${d.kind.padEnd(11)} ${d.detail}`)
   for (const d of r.notes) lines.push(`  ${d.kind.padEnd(11)} ${d.detail}`)
   return lines.join('\n')
 }
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
