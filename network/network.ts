@@ -286,8 +286,11 @@ export async function stopNetwork(dir: string, log: (line: string) => void = () 
   const { orchestrator, processes } = readPids(L.pidsJson)
   let stopped = 0
   if (orchestrator !== undefined && orchestrator !== process.pid && isAlive(orchestrator)) {
-    // A foreground `network:up` stops its own children on SIGTERM.
+    // A foreground `network:up` stops its children on SIGTERM (those pids.json names, a restarted one included).
+    const alive = processes.filter((p) => isAlive(p.pid)).length
+    log(`stopping the network:up that runs it (pid ${orchestrator})`)
     await stopPid(orchestrator, 15_000)
+    stopped += alive - processes.filter((p) => isAlive(p.pid)).length
   }
   for (const p of [...processes].reverse()) {
     if (isAlive(p.pid)) {

@@ -71,8 +71,13 @@ export async function waitConfirmed(net: NetworkRef, messageId: string, opts: Wa
   let namespace = opts.namespace
   let members = opts.members?.map((name) => c.member(name))
   let states: Record<string, MemberMessageState> = {}
+  let searched = 0
   for (;;) {
-    if (namespace === undefined) namespace = await namespaceOf(d, messageId).catch(() => undefined)
+    // The namespace search reads the chain and the members' batches: not more than once a second.
+    if (namespace === undefined && Date.now() - searched > 1000) {
+      searched = Date.now()
+      namespace = await namespaceOf(d, messageId).catch(() => undefined)
+    }
     if (namespace !== undefined) {
       const answers = await Promise.all(d.members.map(async (m) => [m, await messageOn(m, namespace!, messageId)] as const))
       states = Object.fromEntries(answers.map(([m, msg]) => [m.org, stateOf(m, msg)]))
