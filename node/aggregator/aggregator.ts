@@ -1,7 +1,7 @@
 import { errorMessage } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
-import type { BatchId } from '../core/ids.js'
-import { now } from '../core/time.js'
+import type { BatchId, MessageId } from '../core/ids.js'
+import { now, type Timestamp } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
@@ -11,7 +11,7 @@ import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import type { Message, NodeEvent, Pin } from '../model/index.js'
+import type { Message, NodeEvent, Pin, Wait } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { ContextQueues } from './context-queues.js'
@@ -75,6 +75,12 @@ export class Aggregator {
   /** Ends a wait for the disk to have room when the aggregator stops. */
   private readonly abort = new AbortController()
   private readonly queues = new ContextQueues()
+  /**
+   * Why each message the passes could not decide waits, as the last pass that walked it found (messages whose batch
+   * is here: others are not walked), and when: what a message trace shows. Memory only, like the queues: a start walks
+   * every waiting pin whose batch is here, which finds each reason again.
+   */
+  private readonly waits = new Map<MessageId, { wait: Wait; at: Timestamp }>()
 
   constructor(private readonly deps: AggregatorDeps) {}
 
@@ -140,6 +146,14 @@ export class Aggregator {
     return this.queues.size
   }
 
+  /**
+   * Why the message waits, as the last pass that walked it decided, and when; undefined for a message no pass found
+   * waiting (not walked yet, or decided). Read-only: it runs no check again.
+   */
+  waitOf(id: string): { wait: Wait; at: Timestamp } | undefined {
+    return this.waits.get(id as MessageId)
+  }
+
   /** Resolves once no pass is running (tests and shutdown). */
   whenIdle(): Promise<void> {
     return this.running ? this.idle : Promise.resolve()
@@ -203,6 +217,9 @@ export class Aggregator {
       this.deps.log('aggregator: passes succeed again')
       this.failures.reset()
     }
+    for (const [id, wait] of result.waits) this.waits.set(id, { wait, at })
+    for (const m of result.confirmed) this.waits.delete(m.header.id)
+    for (const r of result.rejected) this.waits.delete(r.message.header.id)
     for (const f of result.afterCommit) f()
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
     return result
