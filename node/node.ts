@@ -62,6 +62,7 @@ import { claimPendingBefore } from './identity/pending.js'
 import { TransactionsRepo } from './db/repos/transactions.js'
 import { createEventEnricher, WebSocketTransport } from './events/index.js'
 import { eventRenderer } from './api/present.js'
+import { MessageTracer } from './trace/trace.js'
 
 export interface RunningNode {
   api: string
@@ -272,6 +273,12 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
     subscriptions,
+    // Message traces: the stored timeline, the aggregator's reasons, the sender's batches on their way.
+    tracer: new MessageTracer({
+      ...{ messages, batches, pins, blockchainEvents, identities, groups, data, blobs, refs: blobRefs, deliveries, events, self },
+      waitOf: (id) => aggregator.waitOf(id),
+      progress: (id) => batchManager.progress.of(id),
+    }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

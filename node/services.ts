@@ -21,6 +21,7 @@ import type {
   IdentityType,
   MessageQuery,
   Message,
+  MessageTrace,
   NodeEvent,
   StoredBlockchainEvent,
   Verifier,
@@ -88,4 +89,6 @@ export interface NodeServices {
   uploader: DataUploader
   /** Durable subscriptions: create, replace, read and delete them, and read their offsets. */
   subscriptions: SubscriptionManager
+  /** A message's timeline on this member and why it waits (node/trace/trace.ts); undefined for a message not held here. */
+  tracer: { trace(namespace: string, id: string): MessageTrace | undefined }
 }
