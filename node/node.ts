@@ -275,8 +275,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     subscriptions,
     // Message traces: the stored timeline, the aggregator's reasons, the sender's batches on their way.
     tracer: new MessageTracer({
-      ...{ messages, batches, pins, blockchainEvents, identities, groups, data, blobs, refs: blobRefs, deliveries, events, self },
-      waitOf: (id) => aggregator.waitOf(id),
+      messages, batches, pins, blockchainEvents, identities, groups, data, blobs, refs: blobRefs, deliveries, events, self,
+      explain: (message, batch) => aggregator.explain(message, batch),
       progress: (id) => batchManager.progress.of(id),
     }),
     async status(ns): Promise<NodeStatus> {

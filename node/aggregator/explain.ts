@@ -6,6 +6,7 @@ import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BlockchainEventsRepo } from '../db/repos/blockchain-events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
+import type { Timestamp } from '../core/time.js'
 import type { BatchRecord, Blocker, Message, Pin, Wait, Waiting } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
 
@@ -16,13 +17,13 @@ export interface ExplainDeps {
   blockchainEvents: BlockchainEventsRepo
   identities: IdentitiesRepo
   groups: GroupsRepo
-  /** The aggregator's own reason for another message (a blocker that waits itself), if a pass found one. */
-  waitOf: (id: string) => { wait: Wait } | undefined
+  /** The aggregator's own reason for a message of a batch stored here (Aggregator.explain), if something holds it. */
+  explain: (message: Message, batch: BatchRecord) => { wait: Wait; at?: Timestamp } | undefined
 }
 
 /**
- * Words and fields for a reason the aggregator's checks gave for not deciding a message (a Wait, kept by the
- * aggregator: see Aggregator.waitOf), with what the message waits behind named as far as this member knows it: the
+ * Words and fields for a reason the aggregator's checks give for not deciding a message (a Wait: see
+ * Aggregator.explain), with what the message waits behind named as far as this member knows it: the
  * blocking message (by id once its batch is here, else by its batch once its pin was read), and where what is
  * missing comes from (shared storage, or which peer). It only reads: the rules are the checks' (pass.ts,
  * private-check.ts, the definition handlers), and nothing here decides anything again.
@@ -95,7 +96,7 @@ class Explainer {
     const from = this.memberNode(group, author)
     const peer = from ? { peer: from.peer, org: from.org } : {}
     const sender = from ? ` from ${from.peer} (${from.org})` : ''
-    if (pin) return { reason: 'blocked', topic, blockedBy, ...peer, detail: `${head}: its pin was read${this.blockOf(pin)} (batch ${pin.batchId}), but its batch has not been delivered here${sender} yet` }
+    if (pin) return { reason: 'blocked', topic, blockedBy, ...peer, detail: `${head}: its pin was read (batch ${pin.batchId}${this.blockOf(pin, ', ')}), but its batch has not been delivered here${sender} yet` }
     return { reason: 'blocked', topic, blockedBy, ...peer, detail: `${head}: neither its batch${sender} nor its pin has reached this member yet` }
   }
 
@@ -112,7 +113,7 @@ class Explainer {
   /** The blocking message's own reason, when it waits itself and a pass found why. */
   private ownWait(message: Message, batch: BatchRecord | undefined, nested: boolean): string {
     if (message.state === 'confirmed' || message.state === 'rejected') return `, which is ${message.state} now: the aggregator decides this message at its next walk`
-    const own = nested ? this.deps.waitOf(message.header.id) : undefined
+    const own = nested && batch ? this.deps.explain(message, batch) : undefined
     return own ? `, which waits itself (${this.explain(own.wait, batch, false).detail})` : ''
   }
 
@@ -125,9 +126,11 @@ class Explainer {
     return message ? { batch, message } : { batch }
   }
 
-  private blockOf(pin: Pin): string {
+  /** Where the pin's BatchPin log was: ` (block N, log L)`, or `, block N, log L` after `sep`; nothing if not stored. */
+  private blockOf(pin: Pin, sep?: string): string {
     const ev = this.deps.blockchainEvents.byIds([pin.eventId]).get(pin.eventId)
-    return ev ? ` (block ${ev.blockNumber}, log ${ev.logIndex})` : ''
+    if (!ev) return ''
+    return sep ? `${sep}block ${ev.blockNumber}, log ${ev.logIndex}` : ` (block ${ev.blockNumber}, log ${ev.logIndex})`
   }
 
   private didOfKey(key: string): string {

@@ -5,6 +5,7 @@ import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { ContextQueues } from './context-queues.js'
+import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
 import { StepAllowance } from '../data/validation-budget.js'
@@ -20,7 +21,10 @@ export interface PassResult {
    * datatype, a group) or a private nonce moving on (the next nonce's pin may have landed first, and been read).
    */
   rewindWaiting: boolean
-  /** Why each message the pass could not decide waits (the last check that held it; settled ones are not here). */
+  /**
+   * Why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
+   * here). A message its ordering holds back (ordering.ts) is not noted: that check is cheap to run again, read-only.
+   */
   waits: Map<MessageId, Wait>
 }
 
@@ -100,38 +104,12 @@ export class Pass {
     }
     let firstSeq = pin.seq
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
-    let decision: Decision
-    let advance: ((tx: Tx) => void) | undefined
-    if (batchTypeOf(message) !== view.record.type) {
-      // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
-      // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
-      decision = { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${view.record.type} batch` }
-    } else if (batchTypeOf(message) === 'private') {
-      // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
-      const checks = this.deps.privateChecks
-      if (!checks) return undefined
-      const chainPins: (Pin | undefined)[] = []
-      for (let i = range.from; i <= range.to; i++) chainPins.push(view.pins.get(i))
-      const pc = checks.check(this.tx, message, view.record, chainPins)
-      if (pc.kind === 'wait') return this.waits(message, pc.wait)
-      if (pc.kind === 'reject') decision = pc
-      else {
-        advance = pc.advance
-        decision = this.decide(pin, view, message, undefined, message.header.topics[place.topic], firstSeq)
-      }
-    } else {
-      // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
-      const contexts = message.header.topics.map((t) => broadcastContext(t))
-      const held = contexts.findIndex((c) => this.queues.earlierWaiting(c, firstSeq))
-      if (held >= 0) return this.waits(message, { reason: 'blocked', by: 'topic', topic: message.header.topics[held]!, context: contexts[held]!, blocker: this.queues.first(contexts[held]!)! })
-      // Pinned as private (no payload reference), its pins are not in the queues, so it could not hold its topics:
-      // it cannot be ordered with them, and every member refuses it alike.
-      let masked = false
-      for (let i = range.from; i <= range.to; i++) masked ||= view.pins.get(i)?.masked === true
-      decision = masked
-        ? { kind: 'reject', reason: 'its batch was pinned on chain as a private batch (no payload reference)' }
-        : this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
-    }
+    // First its place in the chain's order (ordering.ts: nothing overtakes on a topic), then its own checks (decide).
+    // An ordering wait is not kept (a trace runs that check again, read-only); its own checks' reason is.
+    const ordering = orderingOf(message, view.record, view.pins, range, firstSeq, this.queues, this.deps.privateChecks, this.tx)
+    if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
+    const advance = ordering.kind === 'open' ? ordering.advance : undefined
+    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(pin, view, message, ordering.contexts?.[place.topic], message.header.topics[place.topic], firstSeq)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
@@ -261,7 +239,7 @@ export class Pass {
     return view
   }
 
-  /** The message cannot be decided yet: why, for its trace (the last check that held it in this pass counts). */
+  /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
   private waits(message: Message, wait: Wait): undefined {
     this.result.waits.set(message.header.id, wait)
     return undefined

@@ -26,8 +26,8 @@ export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind:
 export class PrivateChecks {
   constructor(private readonly deps: { nextpins: NextPinsRepo; groups: GroupsRepo; identities: IdentitiesRepo }) {}
 
-  /** `chainPins[i]`: the pin on chain for the message's i-th topic. */
-  check(tx: Tx, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
+  /** `chainPins[i]`: the pin on chain for the message's i-th topic. Reads only, inside `tx` when given. */
+  check(tx: Tx | undefined, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
     const h = message.header
     const group = h.group as Hash | undefined
     if (!group) return { kind: 'reject', reason: `private message ${h.id} names no group` }

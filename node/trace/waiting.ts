@@ -1,15 +1,12 @@
 import type { BatchId } from '../core/ids.js'
-import type { Timestamp } from '../core/time.js'
 import type { DeliveriesRepo } from '../db/repos/deliveries.js'
 import { explainWait, type ExplainDeps } from '../aggregator/explain.js'
 import type { BatchProgress } from '../batch/progress.js'
-import type { BatchRecord, Wait, Waiting } from '../model/index.js'
+import type { BatchRecord, Waiting } from '../model/index.js'
 import type { MessagePlace } from './timeline.js'
 
 export interface WaitingDeps extends ExplainDeps {
   deliveries: DeliveriesRepo
-  /** The aggregator's reason for a message it walked and could not decide, and when (Aggregator.waitOf). */
-  waitOf: (id: string) => { wait: Wait; at: Timestamp } | undefined
   progress: (batchId: BatchId) => BatchProgress | undefined
   deliveryControl?: (batchId: BatchId, peer: string) => 'held' | 'dropped' | undefined
   orgOfNode: (nodeDid: string) => string
@@ -20,17 +17,17 @@ export interface WaitingDeps extends ExplainDeps {
  * look at it, so the answer is where the message is on its way to the chain: on the member that sent it, not sealed
  * yet, or sealed and being uploaded (or its deliveries queued), or its pin transaction sent and not mined (or mined
  * and not read yet); on another member, its batch is here but its pin is not read. Once its pin is read and its batch
- * is here, the answer is the aggregator's own: the reason the last pass that walked it could not decide it (see
- * explainWait), never a check run again here.
+ * is here, the answer is the aggregator's own (Aggregator.explain: its ordering checks, run again read-only, then the
+ * reason its own checks gave at the last pass), worded by explainWait; no rule is restated here.
  */
 export function waitingOf(deps: WaitingDeps, place: MessagePlace): Waiting | undefined {
   const { message, batch, pinEvent } = place
   if (message.state === 'confirmed' || message.state === 'rejected') return undefined
   if (!batch) return { reason: 'pin', sealed: false, sent: false, detail: 'accepted here and not sealed into a batch yet: its pin is sent once its batch is sealed and made available' }
   if (!pinEvent) return batch.local ? senderWaiting(deps, batch) : { reason: 'pin', detail: `its batch ${batch.id} is here, but its pin has not been read from the chain here yet` }
-  const recorded = deps.waitOf(message.header.id)
-  if (recorded) return { ...explainWait(deps, recorded.wait, batch), since: recorded.at }
-  return { reason: 'pin', detail: `its pin was read (block ${pinEvent.blockNumber}) and its batch is here; the aggregator has not walked it since (it is about to)` }
+  const held = deps.explain(message, batch)
+  if (held) return { ...explainWait(deps, held.wait, batch), ...(held.at ? { since: held.at } : {}) }
+  return { reason: 'pin', detail: `its pin was read (block ${pinEvent.blockNumber}) and its batch is here; nothing holds it back, and the aggregator decides it at its next walk` }
 }
 
 /** The sender's side of a pin on its way: sealed, made available, its pin transaction sent, mined, read. */
