@@ -65,6 +65,7 @@ import { claimPendingBefore } from './identity/pending.js'
 import { TransactionsRepo } from './db/repos/transactions.js'
 import { createEventEnricher, WebSocketTransport } from './events/index.js'
 import { eventRenderer } from './api/present.js'
+import { MessageTracer } from './trace/trace.js'
 
 export interface RunningNode {
   api: string
@@ -292,6 +293,17 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       identities,
       messages,
       batches,
+    }),
+    // Message traces: the stored timeline, the aggregator's reasons, the sender's batches on their way.
+    tracer: new MessageTracer({
+      messages, batches, pins, blockchainEvents, identities, groups, data, blobs, refs: blobRefs, deliveries, events, self,
+      explain: (message, batch) => aggregator.explain(message, batch),
+      progress: (id) => batchManager.progress.of(id),
+      deliveryControl: (batchId, peer) => {
+        const org = peerOf(peer)?.org
+        const verdict = org ? deliveryGate.verdict(batchId, org) : 'open'
+        return verdict === 'open' ? undefined : verdict
+      },
     }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock

@@ -22,6 +22,7 @@ import type {
   IdentityType,
   MessageQuery,
   Message,
+  MessageTrace,
   NodeEvent,
   StoredBlockchainEvent,
   Verifier,
@@ -91,4 +92,6 @@ export interface NodeServices {
   subscriptions: SubscriptionManager
   /** Test controls (holds and drops of deliveries, chain and IPFS read holds), served only when `config.admin`. */
   controls: Controls
+  /** A message's timeline on this member and why it waits (node/trace/trace.ts); undefined for a message not held here. */
+  tracer: { trace(namespace: string, id: string): MessageTrace | undefined }
 }

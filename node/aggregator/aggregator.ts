@@ -1,7 +1,7 @@
 import { errorMessage } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
-import type { BatchId } from '../core/ids.js'
-import { now } from '../core/time.js'
+import type { BatchId, MessageId } from '../core/ids.js'
+import { now, type Timestamp } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
@@ -11,12 +11,14 @@ import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import type { Message, NodeEvent, Pin } from '../model/index.js'
+import type { BatchRecord, Message, NodeEvent, Pin, Wait } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { ContextQueues } from './context-queues.js'
 import type { PrivateChecks } from './private-check.js'
 import { Pass, type PassResult } from './pass.js'
+import { IndexedManifest } from './manifest.js'
+import { orderingOf } from './ordering.js'
 
 export interface AggregatorDeps {
   db: Database
@@ -75,6 +77,13 @@ export class Aggregator {
   /** Ends a wait for the disk to have room when the aggregator stops. */
   private readonly abort = new AbortController()
   private readonly queues = new ContextQueues()
+  /**
+   * Why each message its own checks could not decide waits (a blob, a datatype, an identity...), as the last pass that
+   * walked it found, and when: what a message trace shows. Only messages that passed their ordering checks, so at most
+   * one per topic is held back here; those behind them are not noted (explain runs the ordering checks again). Memory
+   * only, like the queues: a start walks every waiting pin whose batch is here, which finds each reason again.
+   */
+  private readonly waits = new Map<MessageId, { wait: Wait; at: Timestamp }>()
 
   constructor(private readonly deps: AggregatorDeps) {}
 
@@ -140,6 +149,34 @@ export class Aggregator {
     return this.queues.size
   }
 
+  /**
+   * Why the aggregator cannot decide `message` (of `batch`, stored here) now, read-only: first its ordering checks, run
+   * again on its pins as they stand against the live context queues and nonces (ordering.ts, the code a pass runs
+   * first); then the reason its own checks gave at the last pass that walked it, with when. Undefined while none of
+   * its pins is read (nothing orders it yet), once it is decided, or when nothing holds it back (a pass is due).
+   */
+  explain(message: Message, batch: BatchRecord): { wait: Wait; at?: Timestamp } | undefined {
+    if (message.state === 'confirmed' || message.state === 'rejected' || batch.state === 'refused') return undefined
+    const entry = new IndexedManifest(batch.manifest).entries.find((e) => e.id === message.header.id)
+    if (!entry) return undefined
+    const pins = new Map(this.deps.pins.ofBatch(batch.id).map((p) => [p.index, p]))
+    const range = { from: entry.firstPin, to: entry.firstPin + entry.topics - 1 }
+    let firstSeq: number | undefined
+    for (let i = range.from; i <= range.to; i++) {
+      const p = pins.get(i)
+      if (p && p.batchHash === batch.hash) firstSeq = Math.min(firstSeq ?? p.seq, p.seq)
+    }
+    if (firstSeq === undefined) return undefined
+    const ordering = orderingOf(message, batch, pins, range, firstSeq, this.queues, this.deps.privateChecks)
+    if (ordering.kind === 'wait') return { wait: ordering.wait }
+    return this.waits.get(message.header.id)
+  }
+
+  /** How many messages' own-check reasons are noted (for tests and diagnostics: at most about one per held topic). */
+  get notedWaits(): number {
+    return this.waits.size
+  }
+
   /** Resolves once no pass is running (tests and shutdown). */
   whenIdle(): Promise<void> {
     return this.running ? this.idle : Promise.resolve()
@@ -202,6 +239,11 @@ export class Aggregator {
     if (this.failures.retrying) {
       this.deps.log('aggregator: passes succeed again')
       this.failures.reset()
+    }
+    for (const [id, wait] of result.waits) this.waits.set(id, { wait, at })
+    if (this.waits.size > 0) {
+      for (const m of result.confirmed) this.waits.delete(m.header.id)
+      for (const r of result.rejected) this.waits.delete(r.message.header.id)
     }
     for (const f of result.afterCommit) f()
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })

@@ -56,6 +56,12 @@ export class ContextQueues {
     return q !== undefined && q.head < q.seqs.length && q.seqs[q.head]! < seq
   }
 
+  /** The sequence of the first pin of `hash` still waiting, if any (what holds later pins of the context back). */
+  first(hash: Hash): number | undefined {
+    const q = this.queues.get(hash)
+    return q !== undefined && q.head < q.seqs.length ? q.seqs[q.head] : undefined
+  }
+
   private advance(hash: Hash, q: { seqs: number[]; head: number }): void {
     while (q.head < q.seqs.length && this.left.has(q.seqs[q.head]!)) this.left.delete(q.seqs[q.head++]!)
     if (q.head === q.seqs.length) this.queues.delete(hash)

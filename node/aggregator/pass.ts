@@ -3,8 +3,9 @@ import { errorMessage, isParleyError } from '../core/errors.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin } from '../model/index.js'
+import { batchTypeOf, datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { ContextQueues } from './context-queues.js'
+import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
 import { StepAllowance } from '../data/validation-budget.js'
@@ -20,6 +21,11 @@ export interface PassResult {
    * datatype, a group) or a private nonce moving on (the next nonce's pin may have landed first, and been read).
    */
   rewindWaiting: boolean
+  /**
+   * Why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
+   * here). A message its ordering holds back (ordering.ts) is not noted: that check is cheap to run again, read-only.
+   */
+  waits: Map<MessageId, Wait>
 }
 
 /** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
@@ -41,7 +47,7 @@ type Decision =
   | { kind: 'confirm'; afterCommit?: () => void }
   | { kind: 'reject'; reason: string }
   /** Not decidable yet; the reason is what a trace shows. */
-  | { kind: 'wait'; reason: string }
+  | { kind: 'wait'; wait: Wait }
 
 /**
  * One page of pins in one transaction. Per batch it reads the batch, its pins, its messages and its data once;
@@ -60,7 +66,7 @@ export class Pass {
   private readonly pendingConfirms = new Map<BatchId, { txId: TxId; ids: MessageId[] }>()
   /** What this pass may spend on data checks on the main thread; costlier checks go to the validation worker. */
   private readonly allowance = new StepAllowance()
-  readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], rewindWaiting: false }
+  readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], rewindWaiting: false, waits: new Map() }
 
   constructor(
     private readonly deps: AggregatorDeps,
@@ -98,41 +104,17 @@ export class Pass {
     }
     let firstSeq = pin.seq
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
-    let decision: Decision
-    let advance: ((tx: Tx) => void) | undefined
-    if (batchTypeOf(message) !== view.record.type) {
-      // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
-      // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
-      decision = { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${view.record.type} batch` }
-    } else if (batchTypeOf(message) === 'private') {
-      // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
-      const checks = this.deps.privateChecks
-      if (!checks) return undefined
-      const chainPins: (Pin | undefined)[] = []
-      for (let i = range.from; i <= range.to; i++) chainPins.push(view.pins.get(i))
-      const pc = checks.check(this.tx, message, view.record, chainPins)
-      if (pc.kind === 'wait') return undefined
-      if (pc.kind === 'reject') decision = pc
-      else {
-        advance = pc.advance
-        decision = this.decide(pin, view, message, undefined, message.header.topics[place.topic], firstSeq)
-      }
-    } else {
-      // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
-      const contexts = message.header.topics.map((t) => broadcastContext(t))
-      if (contexts.some((c) => this.queues.earlierWaiting(c, firstSeq))) return undefined
-      // Pinned as private (no payload reference), its pins are not in the queues, so it could not hold its topics:
-      // it cannot be ordered with them, and every member refuses it alike.
-      let masked = false
-      for (let i = range.from; i <= range.to; i++) masked ||= view.pins.get(i)?.masked === true
-      decision = masked
-        ? { kind: 'reject', reason: 'its batch was pinned on chain as a private batch (no payload reference)' }
-        : this.decide(pin, view, message, contexts[place.topic], message.header.topics[place.topic], firstSeq)
-    }
-    if (decision.kind === 'wait') return undefined
+    // First its place in the chain's order (ordering.ts: nothing overtakes on a topic), then its own checks (decide).
+    // An ordering wait is not kept (a trace runs that check again, read-only); its own checks' reason is.
+    const ordering = orderingOf(message, view.record, view.pins, range, firstSeq, this.queues, this.deps.privateChecks, this.tx)
+    if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
+    const advance = ordering.kind === 'open' ? ordering.advance : undefined
+    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(pin, view, message, ordering.contexts?.[place.topic], message.header.topics[place.topic], firstSeq)
+    if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
     this.settled.add(message.header.id)
+    this.result.waits.delete(message.header.id)
     this.leave(view, range)
     const { record } = view
     const common = { namespace: message.header.namespace, reference: message.header.id, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
@@ -161,13 +143,13 @@ export class Pass {
     if (batchTypeOf(message) === 'broadcast' && pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
     if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
-    if (data.length !== message.data.length) return { kind: 'wait', reason: 'its data is not all here' }
+    if (data.length !== message.data.length) return { kind: 'wait', wait: { reason: 'batch', detail: 'its data is not all here' } }
     if (message.header.type === 'definition' || message.header.type === 'groupinit') return this.decideDefinition(pin, message, data, firstSeq)
 
     const signer = this.signerOf(pin.signer)
     if (!signer) {
       // An unknown key may belong to an org whose claim, ordered earlier, is not applied yet: only then wait.
-      if (this.claimPending(message.header.author, firstSeq)) return { kind: 'wait', reason: `the claim of ${message.header.author} is not applied yet` }
+      if (this.claimPending(message.header.author, firstSeq)) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author } }
       return { kind: 'reject', reason: `key ${pin.signer} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message` }
     }
     if (signer.did !== message.header.author) return { kind: 'reject', reason: `author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})` }
@@ -177,26 +159,26 @@ export class Pass {
           // A broadcast blob counts once its announced reference is verified, whatever this node already holds.
           if (!d.blob.public) return { kind: 'reject', reason: `data ${d.id}: blob ${d.blob.hash} has no shared-storage reference` }
           const verdict = this.deps.refs.verdict({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }, this.tx)
-          if (!verdict) return { kind: 'wait', reason: `blob ${d.blob.hash} at ${d.blob.public} is not checked yet` }
+          if (!verdict) return { kind: 'wait', wait: { reason: 'blob', blob: d.blob.hash, cid: d.blob.public } }
           if (!verdict.ok) return { kind: 'reject', reason: `data ${d.id}: ${verdict.reason}` }
         }
-        if (!this.deps.blobs.has(d.blob.hash, this.tx)) return { kind: 'wait', reason: `blob ${d.blob.hash} is not held yet` }
+        if (!this.deps.blobs.has(d.blob.hash, this.tx)) return { kind: 'wait', wait: { reason: 'blob', blob: d.blob.hash } }
       }
       try {
         // Only datatypes whose definition was ordered before this message count, whatever arrived first here.
         const later = this.deps.validator.validateOnReceipt(message.header.namespace, d, firstSeq, this.allowance)
         if (later) {
           this.prefetch(view)
-          return { kind: 'wait', reason: later }
+          return { kind: 'wait', wait: { reason: 'datatype', ...(d.datatype ? { datatype: d.datatype } : {}), detail: later } }
         }
       } catch (err) {
         // The datatype may be defined by a definition ordered earlier whose batch has not been applied yet.
         if (isParleyError(err, 'UNKNOWN_DATATYPE') && this.queues.earlierWaiting(broadcastContext(datatypeDefinitionTopic(message.header.namespace)), firstSeq)) {
-          return { kind: 'wait', reason: `a datatype definition ordered before it is not applied yet` }
+          return { kind: 'wait', wait: { reason: 'datatype', ...(d.datatype ? { datatype: d.datatype } : {}), detail: 'a datatype definition ordered before it is not applied yet' } }
         }
         // Only a verdict about the data rejects it; this member's own trouble (a worker or compile failing) must not
         // decide what every member decides: the message waits, and is checked again at the next wake-up.
-        if (!isVerdict(err)) return { kind: 'wait', reason: `data ${d.id} could not be checked here yet: ${errorMessage(err)}` }
+        if (!isVerdict(err)) return { kind: 'wait', wait: { reason: 'datatype', ...(d.datatype ? { datatype: d.datatype } : {}), detail: `data ${d.id} could not be checked here yet: ${errorMessage(err)}` } }
         return { kind: 'reject', reason: `data ${d.id}: ${errorMessage(err)}` }
       }
     }
@@ -255,6 +237,12 @@ export class Pass {
     }
     this.views.set(batchId, view)
     return view
+  }
+
+  /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
+  private waits(message: Message, wait: Wait): undefined {
+    this.result.waits.set(message.header.id, wait)
+    return undefined
   }
 
   private signerOf(key: string): Identity | undefined {

@@ -5,7 +5,7 @@ import type { Tx } from '../db/database.js'
 import type { NextPinsRepo } from '../db/repos/nextpins.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
-import type { BatchRecord, Message, Pin } from '../model/index.js'
+import type { BatchRecord, Message, Pin, Wait } from '../model/index.js'
 
 /**
  * What the masked-pin check says of a private message (or groupinit): its pins are the next expected ones, so the
@@ -13,7 +13,7 @@ import type { BatchRecord, Message, Pin } from '../model/index.js'
  * wait (an earlier nonce of its author on one of its topics in its group is not settled, or its group is not known
  * here yet); or it is refused (its pins contradict the chain or its own nonces, or its author is not in its group).
  */
-export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind: 'reject'; reason: string } | { kind: 'wait'; reason: string }
+export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind: 'reject'; reason: string } | { kind: 'wait'; wait: Wait }
 
 /**
  * FireFly's masked ordering (aggregator.go `checkMaskedContextReady`, nextpins), per (context, author): a private
@@ -26,8 +26,8 @@ export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind:
 export class PrivateChecks {
   constructor(private readonly deps: { nextpins: NextPinsRepo; groups: GroupsRepo; identities: IdentitiesRepo }) {}
 
-  /** `chainPins[i]`: the pin on chain for the message's i-th topic. */
-  check(tx: Tx, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
+  /** `chainPins[i]`: the pin on chain for the message's i-th topic. Reads only, inside `tx` when given. */
+  check(tx: Tx | undefined, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
     const h = message.header
     const group = h.group as Hash | undefined
     if (!group) return { kind: 'reject', reason: `private message ${h.id} names no group` }
@@ -44,18 +44,20 @@ export class PrivateChecks {
       const expected = privatePin(topic, group, h.author, pin.nonce)
       if (pin.hash !== expected) return { kind: 'reject', reason: `pin ${i} (${pin.hash}) is not the pin of topic ${topic} at nonce ${pin.nonce} for ${h.author} in its group` }
       const onChain = chainPins[i]
-      if (!onChain) return { kind: 'wait', reason: `its pin for topic ${topic} is not on chain here yet` }
+      if (!onChain) return { kind: 'wait', wait: { reason: 'pin', topic } }
       if (onChain.hash !== expected) return { kind: 'reject', reason: `the pin on chain for topic ${topic} (${onChain.hash}) is not the message's pin ${expected}` }
       const context = privateContext(topic, group)
       const next = this.deps.nextpins.next(context, h.author, tx)
       if (pin.nonce < next) return { kind: 'reject', reason: `nonce ${pin.nonce} on topic ${topic} was already used by ${h.author} in this group (next is ${next})` }
-      if (pin.nonce > next) return { kind: 'wait', reason: `an earlier message of ${h.author} on topic ${topic} in this group (nonce ${next}) is not here or not settled yet` }
+      // An earlier message of the author on this topic in this group (nonce `next`) is not here or not settled yet.
+      if (pin.nonce > next) return { kind: 'wait', wait: { reason: 'blocked', by: 'nonce', topic, group, author: h.author, nonce: next } }
       advance.push({ context, nonce: pin.nonce })
     }
     // The groupinit defines its group (its handler checks and stores it); any other message needs the group here.
     if (h.type !== 'groupinit') {
       const g = this.deps.groups.byHash(group, tx)
-      if (!g) return { kind: 'wait', reason: `its group ${group} is not known here yet (its groupinit is not confirmed)` }
+      // Its group is not known here yet: its groupinit is not confirmed.
+      if (!g) return { kind: 'wait', wait: { reason: 'blocked', by: 'group', group } }
       const node = batch.node ? this.deps.identities.byDid(batch.node, tx) : undefined
       if (!g.members.some((m) => m.identity === h.author && (node === undefined || m.node === node.id))) {
         return { kind: 'reject', reason: `its author ${h.author}${batch.node ? ` on ${batch.node}` : ''} is not a member of group ${group}` }

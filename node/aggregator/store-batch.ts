@@ -2,11 +2,12 @@ import type { Tx } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
+import { now } from '../core/time.js'
 import type { BatchPayload } from '../model/index.js'
 
 /**
  * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
- * batch as `received`, its data, and its messages as `pending`, in the caller's transaction. Answers why it cannot be
+ * batch as `received` (with when), its data, and its messages as `pending` (with their batch), in the caller's transaction. Answers why it cannot be
  * stored (an id this node holds with other content), or undefined once stored; storing the same batch again is a
  * no-op (every insert skips what is there).
  */
@@ -43,6 +44,7 @@ export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: Messa
     payloadRef,
     state: 'received',
     local: false,
+    received: now(),
   })
   deps.data.insertMany(
     tx,
@@ -50,7 +52,8 @@ export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: Messa
   )
   deps.messages.insertMany(
     tx,
-    b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, ...(m.pins ? { pins: m.pins } : {}) })),
+    // With the batch that brought them, as FireFly's validateBatchMessage does (a trace finds a pending message's batch).
+    b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) })),
     false,
   )
   return undefined

@@ -1,7 +1,7 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
 import { batchHeaderJson, blobJson, dataJson, headerJson } from '../model/wire.js'
-import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type StoredBlockchainEvent } from '../model/index.js'
+import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type MessageTrace, type StoredBlockchainEvent } from '../model/index.js'
 import type { EventRenderer } from '../events/index.js'
 
 type Obj = { [key: string]: GoJsonValue }
@@ -155,4 +155,25 @@ export function eventRenderer(opts: { contract: string }): EventRenderer {
     ...(refs.transaction ? { transaction: presentTransaction(refs.transaction) } : {}),
     ...(refs.blockchainEvent ? { blockchainEvent: presentBlockchainEvent(refs.blockchainEvent, event.namespace, opts.contract) } : {}),
   })
+}
+
+/**
+ * A message trace (node/trace) as built: the message, this member, its state, its timeline oldest first, and `waiting`
+ * only while the message is neither confirmed nor rejected. Each step and the waiting reason carry only the fields that
+ * apply (all plain values).
+ */
+export function presentTrace(t: MessageTrace): Obj {
+  return {
+    message: t.message,
+    org: t.org,
+    node: t.node,
+    state: t.state,
+    timeline: t.timeline.map(plainObject),
+    ...(t.waiting ? { waiting: plainObject(t.waiting) } : {}),
+  }
+}
+
+/** An object of JSON values (strings, numbers, booleans, and objects of them) without its undefined fields. */
+function plainObject(o: object): Obj {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Obj
 }

@@ -12,6 +12,7 @@ import { batchMessage, batchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
+import type { DispatchProgress } from './progress.js'
 
 /** A message accepted for batching, with its data items (as resolved at send) and its payload estimate. */
 export interface Accepted {
@@ -36,6 +37,8 @@ interface AssemblerDeps {
   log: (line: string) => void
   signal: AbortSignal
   stopped: () => boolean
+  /** Where a pinned batch's upload and pin sending are noted until its pin is recorded (for traces). */
+  progress?: DispatchProgress
 }
 
 const RETRY_MIN_MS = 500
@@ -238,6 +241,7 @@ export class Assembler {
         if (!this.deps.stopped()) this.deps.log(`batch ${batch.record.id}: ${errorMessage(err)}; left for the next start`)
       })
       .finally(() => {
+        this.deps.progress?.forget(batch.record.id)
         this.jobs.delete(job)
         this.inFlight--
         if (this.inFlight === 0 && this.queue.length > 0 && !this.timer) this.cut()
@@ -279,7 +283,9 @@ export class Assembler {
     for (;;) {
       if (this.deps.stopped()) return undefined
       try {
-        return await this.deps.dispatcher.prepare(batch, this.deps.signal)
+        const ref = await this.deps.dispatcher.prepare(batch, this.deps.signal)
+        if (!this.unpinned) this.deps.progress?.uploaded(batch.record.id, ref)
+        return ref
       } catch (err) {
         if (!this.failed(batch, backoff, err)) return undefined
         await sleep(backoff.next(), this.deps.signal)
@@ -296,7 +302,7 @@ export class Assembler {
       if (this.deps.stopped()) return undefined
       const attempt = this.deps.chain.submitPinBatch(this.pinRequest(batch, payloadRef), this.deps.signal)
       try {
-        await attempt.sent
+        this.deps.progress?.sent(batch.record.id, await attempt.sent)
         return { pin: attempt }
       } catch (err) {
         if (!this.failed(batch, backoff, err)) return undefined
@@ -340,7 +346,9 @@ export class Assembler {
     const { db } = this.deps
     for (;;) {
       try {
-        await db.transaction((tx) => this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef))
+        const noted = this.deps.progress?.of(batch.record.id)
+        const times = { ...(noted?.uploaded ? { uploaded: noted.uploaded.at } : {}), ...(noted?.sent ? { pinSent: noted.sent.at } : {}) }
+        await db.transaction((tx) => this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef, times))
         return
       } catch (err) {
         if (!db.diskFull || !this.failed(batch, backoff, err)) throw err

@@ -16,6 +16,7 @@ import type { BlobPublisher } from './blob-publisher.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
 import { BroadcastDispatcher } from './broadcast-dispatcher.js'
 import { Assembler, type Accepted } from './assembler.js'
+import { DispatchProgress } from './progress.js'
 
 export interface BatchManagerDeps {
   db: Database
@@ -48,6 +49,8 @@ export class BatchManager implements MessageSink {
   private readonly assemblers = new Map<string, Assembler>()
   private readonly dispatchers = new Map<BatchType, Dispatcher>()
   private stopped = false
+  /** This member's pinned batches on their way: uploaded yet, pin sent yet (what a trace shows before the pin is mined). */
+  readonly progress = new DispatchProgress()
   /** Aborts retry waits, uploads and pin submissions in flight when the manager stops. */
   private readonly abort = new AbortController()
 
@@ -102,7 +105,7 @@ export class BatchManager implements MessageSink {
     if (!a) {
       const dispatcher = this.dispatchers.get(type)
       if (!dispatcher) throw new Error(`no dispatcher for ${type} batches`)
-      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped }, { type, namespace, author, key, ...(group ? { group } : {}), txtype })
+      a = new Assembler({ ...this.deps, dispatcher, signal: this.abort.signal, stopped: () => this.stopped, progress: this.progress }, { type, namespace, author, key, ...(group ? { group } : {}), txtype })
       this.assemblers.set(k, a)
     }
     return a

@@ -54,7 +54,7 @@ export function datatypeDefinitionHandler(deps: {
       // The author's org claim may be ordered earlier on its own topic and not be applied yet; a stranger's never is.
       const org = deps.identities.byVerifier('ethereum_address', signer, tx)
       if (!org) {
-        if (deps.claimPending(tx, message.header.author, pinSeq)) return { kind: 'wait', reason: `the claim of ${message.header.author} is not applied yet` }
+        if (deps.claimPending(tx, message.header.author, pinSeq)) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author } }
         return reject(`signer ${signer} is not a registered org, and no claim for ${message.header.author} was ordered before this definition`)
       }
       if (org.did !== message.header.author) return reject(`author ${message.header.author} does not own key ${signer} (it belongs to ${org.did})`)

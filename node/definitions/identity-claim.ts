@@ -69,7 +69,7 @@ export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed
         if (!NAME_RE.test(name) || did !== nodeDid(name)) return { kind: 'reject', reason: `node claim: ${did} is not did:firefly:node/${name}` }
         const parentId = field('parent')
         const parent = parentId ? identities.byId(parentId, tx) : undefined
-        if (!parent) return { kind: 'wait', reason: `parent ${parentId ?? '(none)'} of ${did} is not confirmed yet` }
+        if (!parent) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author, detail: `parent ${parentId ?? '(none)'} of ${did} is not confirmed yet` } }
         if (parent.type !== 'org') return { kind: 'reject', reason: `parent of node ${did} is not an org` }
         if (message.header.author !== parent.did) return { kind: 'reject', reason: `node claim for ${did} is authored by ${message.header.author}, not its parent ${parent.did}` }
         const parentKey = identities.byVerifier('ethereum_address', signer, tx)

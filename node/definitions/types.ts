@@ -1,5 +1,5 @@
 import type { Tx } from '../db/database.js'
-import { type Data, type Message, type NewEvent } from '../model/index.js'
+import { type Data, type Message, type NewEvent, type Wait } from '../model/index.js'
 
 /**
  * What a definition (a system message such as an identity claim or a datatype) does when it is its turn in the
@@ -8,8 +8,8 @@ import { type Data, type Message, type NewEvent } from '../model/index.js'
 export type DefinitionOutcome =
   | { kind: 'confirm'; events: NewEvent[]; afterCommit?: () => void }
   | { kind: 'reject'; reason: string }
-  /** Not yet decidable (e.g. the parent identity is not confirmed yet); the message waits. */
-  | { kind: 'wait'; reason: string }
+  /** Not yet decidable (e.g. the parent identity is not confirmed yet); the message waits, for the reason given. */
+  | { kind: 'wait'; wait: Wait }
 
 export interface DefinitionHandler {
   tag: string

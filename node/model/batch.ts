@@ -52,6 +52,12 @@ export interface BatchRecord {
   local: boolean
   chainTx?: string
   reason?: string
+  /** This member's batch: when it was made available (uploaded; private: deliveries queued), recorded with its pin. */
+  uploaded?: Timestamp
+  /** This member's batch: when the chain took its pin transaction, recorded with its pin. */
+  pinSent?: Timestamp
+  /** Another member's batch: when this member stored it. */
+  received?: Timestamp
 }
 
 /** A batch as it travels: the JSON written to shared storage (broadcast) or sent peer to peer (private). */

@@ -20,6 +20,7 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [7, '8e5281251b1b4bcfc3f6ca7105eafa70c9e3d8ad1dbf3eb37088fc40a4846c57'],
   [8, 'bdd6080806f47ab0e659bed9f65ab6dc77398e092bff7246d566a1a3833352fb'],
   [9, '6a70f6a55c3c989fa765a1d6f7a4ecb238ec0bafbe7f41fecfbfed463c0dc00b'],
+  [10, '72f649fd1236862d13601836a13b621249c88ecc5ba3f5f44711d1d86129c34d'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

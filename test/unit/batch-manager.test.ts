@@ -26,7 +26,7 @@ import { ParleyError } from '../../node/core/errors.js'
 import { broadcastContext, dataHash } from '../../node/core/hashes.js'
 import { newId, type DataId } from '../../node/core/ids.js'
 import { parseJsonRaw } from '../../node/core/json.js'
-import { now } from '../../node/core/time.js'
+import { now, timestampSortKey } from '../../node/core/time.js'
 import { localIdentity, type BatchRecord, type LocalIdentity, type Message, type NodeEvent } from '../../node/model/index.js'
 import { openRepos, registerOrg } from '../support/repos.js'
 import { MemoryStorage, type Upload } from '../support/storage.js'
@@ -297,6 +297,25 @@ describe('batch manager', () => {
     }
     expect(storage.uploads.map((u) => u.name)).to.deep.equal(['batch.json', 'batch.json'])
     expect(logs).to.deep.equal([])
+  })
+
+  it('notes a batch uploaded and its pin sent while the pin is on its way, then records both times with the mined pin', async () => {
+    chain.hold()
+    const m = manager({ size: 1 })
+    const [sent] = await sendAll(sender(m), 1)
+    await until('the pin sent', () => chain.calls.length === 1)
+    const id = batchOf(sent!)!
+    await until('the send noted', () => m.progress.of(id)?.sent !== undefined)
+    const noted = m.progress.of(id)!
+    expect(noted.uploaded!.payloadRef).to.equal(chain.calls[0]!.req.payloadRef)
+    expect(noted.sent!.chainTx).to.equal('sent')
+    expect(batches.get(id)).to.include({ state: 'sealed' })
+    chain.release()
+    await until('the pin recorded', () => allPinned([sent!]))
+    const b = batch(sent!)
+    expect(b).to.include({ uploaded: noted.uploaded!.at, pinSent: noted.sent!.at })
+    expect([b.created, b.uploaded!, b.pinSent!].map(timestampSortKey)).to.deep.equal([b.created, b.uploaded!, b.pinSent!].map(timestampSortKey).sort())
+    await until('the note dropped', () => m.progress.of(id) === undefined)
   })
 
   it('keeps each (namespace, author) in batches of its own', async () => {

@@ -4,7 +4,7 @@ import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { parseFilter } from '../filters.js'
-import { presentData, presentMessage } from '../present.js'
+import { presentData, presentMessage, presentTrace } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { parseMessageInput } from '../../messaging/input.js'
 import { parseUuid } from '../../core/ids.js'
@@ -46,6 +46,14 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/messages/:id', (ctx, s, ns, q) => {
     const m = messageIn(s, ns, ctx.params.id)
     sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+  })
+
+  // What happened to the message on this member, and why it waits (node/trace).
+  r.get('/messages/:id/trace', (ctx, s, ns) => {
+    const id = parseUuid(ctx.params.id, 'message id')
+    const trace = s.tracer.trace(ns, id)
+    if (!trace) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
+    sendJson(ctx, 200, presentTrace(trace))
   })
 
   r.get('/messages/:id/data', (ctx, s, ns) => {

@@ -24,16 +24,21 @@ interface Row {
   local: number
   chain_tx: string | null
   reason: string | null
+  uploaded: string | null
+  pin_sent: string | null
+  received: string | null
   [k: string]: string | number | null
 }
 
 export class BatchesRepo {
   constructor(private readonly db: Database) {}
 
+  /** `received` (schema v10) is written only when given: a batch of this member's has none. */
   insert(tx: Tx, b: BatchRecord): void {
+    const received = b.received !== undefined
     tx.run(
-      `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason${received ? ', received' : ''})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${received ? ', ?' : ''}) ON CONFLICT (id) DO NOTHING`,
       [
         b.id,
         b.type,
@@ -51,12 +56,22 @@ export class BatchesRepo {
         b.local ? 1 : 0,
         b.chainTx ?? null,
         b.reason ?? null,
+        ...(received ? [b.received!] : []),
       ],
     )
   }
 
   get(id: string, tx?: Tx): BatchRecord | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ?', [id])
+    return r && fromRow(r)
+  }
+
+  /**
+   * The received batch whose manifest names message `id`, newest first: for a pending message stored before messages
+   * kept the batch that brought them (a trace only; it reads manifests until it finds one).
+   */
+  receivedWith(id: string): BatchRecord | undefined {
+    const r = this.db.get<Row>("SELECT * FROM batches WHERE local = 0 AND state = 'received' AND instr(manifest, ?) > 0 ORDER BY seq DESC LIMIT 1", [`"${id}"`])
     return r && fromRow(r)
   }
 
@@ -70,9 +85,12 @@ export class BatchesRepo {
     tx.run("UPDATE batches SET state = 'sent' WHERE id = ?", [id])
   }
 
-  /** The pin was mined: what it referred to (the payload's content address) is recorded with it. */
-  setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string): void {
-    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ? WHERE id = ?", [chainTx, payloadRef, id])
+  /**
+   * The pin was mined: what it referred to (the payload's content address) is recorded with it, and when the batch was
+   * made available and the chain took the pin, where known (for traces).
+   */
+  setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string, times: { uploaded?: Timestamp; pinSent?: Timestamp } = {}): void {
+    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ?, uploaded = ?, pin_sent = ? WHERE id = ?", [chainTx, payloadRef, times.uploaded ?? null, times.pinSent ?? null, id])
   }
 
   /** Newest first. */
@@ -102,5 +120,8 @@ function fromRow(r: Row): BatchRecord {
     local: r.local === 1,
     ...(r.chain_tx ? { chainTx: r.chain_tx } : {}),
     ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.uploaded ? { uploaded: r.uploaded as Timestamp } : {}),
+    ...(r.pin_sent ? { pinSent: r.pin_sent as Timestamp } : {}),
+    ...(r.received ? { received: r.received as Timestamp } : {}),
   }
 }

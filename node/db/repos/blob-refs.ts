@@ -35,6 +35,14 @@ export class BlobRefsRepo {
     return this.db.get<{ public: string }>('SELECT public FROM blob_refs WHERE hash = ? AND size = ? AND ok = 1 ORDER BY seq LIMIT 1', [hash, size])?.public
   }
 
+  /** The verdict on the reference with when it was reached (published here, or fetched and checked); undefined before. */
+  settled(ref: AnnouncedBlob): (BlobRefVerdict & { at: Timestamp }) | undefined {
+    const r = this.db.get<Row & { created: string }>('SELECT ok, reason, created FROM blob_refs WHERE hash = ? AND size = ? AND public = ?', [ref.hash, ref.size, ref.public])
+    if (!r) return undefined
+    const at = r.created as Timestamp
+    return r.ok ? { ok: true, at } : { ok: false, reason: r.reason ?? 'the published content does not match', at }
+  }
+
   /** Undefined while the reference has not been checked yet. */
   verdict(ref: AnnouncedBlob, tx?: Tx): BlobRefVerdict | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT ok, reason FROM blob_refs WHERE hash = ? AND size = ? AND public = ?', [ref.hash, ref.size, ref.public])

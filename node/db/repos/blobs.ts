@@ -10,6 +10,11 @@ export class BlobsRepo {
     tx.run('INSERT INTO blobs (hash, size, created) VALUES (?, ?, ?) ON CONFLICT (hash) DO NOTHING', [b.hash, b.size, b.created])
   }
 
+  /** When this node came to hold the blob (received, fetched or uploaded here), if it does. */
+  heldSince(hash: Hash): Timestamp | undefined {
+    return this.db.get<{ created: string }>('SELECT created FROM blobs WHERE hash = ?', [hash])?.created as Timestamp | undefined
+  }
+
   has(hash: Hash, tx?: Tx): boolean {
     return (tx ?? this.db).get('SELECT 1 AS x FROM blobs WHERE hash = ?', [hash]) !== undefined
   }

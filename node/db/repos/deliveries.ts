@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
-import type { Timestamp } from '../../core/time.js'
+import { now, type Timestamp } from '../../core/time.js'
 
 export type DeliveryState = 'pending' | 'done' | 'failed'
 
@@ -13,6 +13,9 @@ export interface Delivery {
   /** When the next attempt is due (epoch ms). */
   nextAt: number
   reason?: string
+  /** When it was queued, and when the peer acknowledged or refused it (schema v10; absent on rows settled before). */
+  created: Timestamp
+  settled?: Timestamp
 }
 
 interface Row {
@@ -22,6 +25,8 @@ interface Row {
   attempts: number
   next_at: number
   reason: string | null
+  created: string
+  settled: string | null
   [k: string]: string | number | null
 }
 
@@ -45,12 +50,14 @@ export class DeliveriesRepo {
     return this.db.all<Row>("SELECT * FROM deliveries WHERE state = 'pending' ORDER BY created, batch_id, peer").map(fromRow)
   }
 
-  done(tx: Tx, batchId: BatchId, peer: string): void {
-    tx.run("UPDATE deliveries SET state = 'done', attempts = attempts + 1, reason = NULL WHERE batch_id = ? AND peer = ?", [batchId, peer])
+  /** The peer acknowledged the batch (at `at`, by default now). */
+  done(tx: Tx, batchId: BatchId, peer: string, at: Timestamp = now()): void {
+    tx.run("UPDATE deliveries SET state = 'done', attempts = attempts + 1, reason = NULL, settled = ? WHERE batch_id = ? AND peer = ?", [at, batchId, peer])
   }
 
-  failed(tx: Tx, batchId: BatchId, peer: string, reason: string): void {
-    tx.run("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, reason = ? WHERE batch_id = ? AND peer = ?", [reason, batchId, peer])
+  /** The peer refused the batch for good (at `at`, by default now). */
+  failed(tx: Tx, batchId: BatchId, peer: string, reason: string, at: Timestamp = now()): void {
+    tx.run("UPDATE deliveries SET state = 'failed', attempts = attempts + 1, reason = ?, settled = ? WHERE batch_id = ? AND peer = ?", [reason, at, batchId, peer])
   }
 
   /** Whether the peer node acknowledged the blob (schema v8): it is stored there, so no delivery sends it again. */
@@ -77,5 +84,7 @@ function fromRow(r: Row): Delivery {
     attempts: Number(r.attempts),
     nextAt: Number(r.next_at),
     ...(r.reason ? { reason: r.reason } : {}),
+    created: r.created as Timestamp,
+    ...(r.settled ? { settled: r.settled as Timestamp } : {}),
   }
 }

@@ -115,6 +115,13 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
+  /** The private message (or groupinit) of `group` held here that carries the masked pin `pin` (its hash), if any. */
+  withPin(group: string, pin: Hash): Message | undefined {
+    // Pins are stored as JSON ["<hex>:<nonce>", ...] (a peer's may say 0x<hex>); a hex hash holds no LIKE wildcard.
+    const r = this.db.get<Row>("SELECT * FROM messages WHERE grp = ? AND type IN ('private', 'groupinit') AND pins LIKE ? LIMIT 1", [group, `%${pin}:%`])
+    return r && fromRow(r)
+  }
+
   /** Records a private message's pins (allocated when its batch is sealed). */
   setPins(tx: Tx, id: MessageId, pins: readonly string[]): void {
     tx.run('UPDATE messages SET pins = ? WHERE id = ?', [JSON.stringify(pins), id])

@@ -61,6 +61,18 @@ export class PinsRepo {
     return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
   }
 
+  /** One pin by its sequence (a trace naming the pin that holds a context back). */
+  bySeq(seq: number): Pin | undefined {
+    const r = this.db.get<Row>('SELECT * FROM pins WHERE seq = ?', [seq])
+    return r && fromRow(r)
+  }
+
+  /** The first pin read with this context hash (a private pin is unique to its message: its pin, if read here). */
+  firstOfHash(hash: Hash): Pin | undefined {
+    const r = this.db.get<Row>('SELECT * FROM pins WHERE hash = ? ORDER BY seq LIMIT 1', [hash])
+    return r && fromRow(r)
+  }
+
   ofBatch(batchId: string, tx?: Tx): Pin[] {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
   }

@@ -1,0 +1,64 @@
+import { broadcastContext } from '../core/hashes.js'
+import type { Hash } from '../core/ids.js'
+import type { Tx } from '../db/database.js'
+import { batchTypeOf, type BatchRecord, type Message, type Pin, type Wait } from '../model/index.js'
+import type { ContextQueues } from './context-queues.js'
+import type { PrivateChecks } from './private-check.js'
+
+/**
+ * Where the ordering checks leave a message: free to be decided by its own checks (`open`; a broadcast's contexts, a
+ * private message's `advance` of its nonces), held back by an earlier message (`wait`), never orderable (`reject`),
+ * or not orderable on this node at all (`unordered`: a private message where private messaging is not set up).
+ */
+export type Ordering =
+  | { kind: 'open'; contexts?: Hash[]; advance?: (tx: Tx) => void }
+  | { kind: 'wait'; wait: Wait }
+  | { kind: 'reject'; reason: string }
+  | { kind: 'unordered' }
+
+/**
+ * The checks that place a message in the chain's order, which a pass runs before the message's own (Pass.decide):
+ * nothing overtakes on a topic. A broadcast waits while an earlier pin of one of its contexts waits (the context
+ * queues, in memory); a private message while its pins are not the next nonces of its author on its topics in its
+ * group, or its group is not known (PrivateChecks). A message in a batch of the other type, or a broadcast pinned as
+ * private, can never be ordered with the others and is refused alike everywhere.
+ *
+ * It only reads: a pass runs it inside its transaction (`tx`); a trace runs it between passes (no `tx`), against the
+ * same queues and tables, so a trace's "blocked behind" is this very check, not a copy of it. `pins`: the batch's
+ * pins by index; `range`: the message's; `firstSeq`: the sequence of its first pin, which orders it.
+ */
+export function orderingOf(
+  message: Message,
+  batch: BatchRecord,
+  pins: ReadonlyMap<number, Pin>,
+  range: { from: number; to: number },
+  firstSeq: number,
+  queues: ContextQueues,
+  checks: PrivateChecks | undefined,
+  tx?: Tx,
+): Ordering {
+  const type = batchTypeOf(message)
+  if (type !== batch.type) {
+    // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
+    // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
+    return { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${batch.type} batch` }
+  }
+  if (type === 'private') {
+    // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
+    if (!checks) return { kind: 'unordered' }
+    const chainPins: (Pin | undefined)[] = []
+    for (let i = range.from; i <= range.to; i++) chainPins.push(pins.get(i))
+    const pc = checks.check(tx, message, batch, chainPins)
+    return pc.kind === 'ok' ? { kind: 'open', advance: pc.advance } : pc
+  }
+  // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
+  const contexts = message.header.topics.map((t) => broadcastContext(t))
+  const held = contexts.findIndex((c) => queues.earlierWaiting(c, firstSeq))
+  if (held >= 0) return { kind: 'wait', wait: { reason: 'blocked', by: 'topic', topic: message.header.topics[held]!, context: contexts[held]!, blocker: queues.first(contexts[held]!)! } }
+  // Pinned as private (no payload reference), its pins are not in the queues, so it could not hold its topics:
+  // it cannot be ordered with them, and every member refuses it alike.
+  let masked = false
+  for (let i = range.from; i <= range.to; i++) masked ||= pins.get(i)?.masked === true
+  if (masked) return { kind: 'reject', reason: 'its batch was pinned on chain as a private batch (no payload reference)' }
+  return { kind: 'open', contexts }
+}
