@@ -308,7 +308,7 @@ export class NetworkControls implements NetworkControlMethods {
 
   trace(messageId: string, opts: { namespace?: string } = {}): Promise<NetworkTrace> {
     this.assertRunning()
-    return traceMessage(this.description, messageId, opts)
+    return traceMessage(this.description, messageId, { ...opts, unavailable: this.unavailableMembers() })
   }
 
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {

@@ -13,7 +13,7 @@
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { ControlError, NetworkControls, describeControls, NO_CONTROLS, type MemberControls } from './controls.js'
 import { errorText, memberGet, memberRequest, nsPath, settledEvents, type ApiMessage } from './inspect.js'
-import { formatTrace, namespaceOf, traceMessage, type NetworkTrace } from './trace.js'
+import { formatTrace, namespaceOf, type NetworkTrace } from './trace.js'
 import { collect, compare, type Difference } from './verify.js'
 import { rpcCall } from './probe.js'
 import { sleep } from './process.js'
@@ -76,11 +76,17 @@ export async function waitConfirmed(net: NetworkRef, messageId: string, opts: Wa
     // The namespace search reads the chain and the members' batches: not more than once a second.
     if (namespace === undefined && Date.now() - searched > 1000) {
       searched = Date.now()
-      namespace = await namespaceOf(d, messageId).catch(() => undefined)
+      namespace = await namespaceOf(d, messageId, c.unavailableMembers()).catch(() => undefined)
     }
     if (namespace !== undefined) {
-      const answers = await Promise.all(d.members.map(async (m) => [m, await messageOn(m, namespace!, messageId)] as const))
-      states = Object.fromEntries(answers.map(([m, msg]) => [m.org, stateOf(m, msg)]))
+      // The members waited for (all, until the message says who receives it); a paused or stopped one is not asked.
+      const unavailable = c.unavailableMembers()
+      const asked = (members ?? d.members).filter((m) => unavailable[m.org] === undefined)
+      const answers = await Promise.all(asked.map(async (m) => [m, await messageOn(m, namespace!, messageId)] as const))
+      states = Object.fromEntries([
+        ...(members ?? d.members).filter((m) => unavailable[m.org] !== undefined).map((m) => [m.org, { org: m.org, state: unavailable[m.org]! }]),
+        ...answers.map(([m, msg]) => [m.org, stateOf(m, msg)]),
+      ])
       if (members === undefined) members = await receivers(d, namespace, answers)
       if (members !== undefined && members.every((m) => SETTLED.has(states[m.org]!.state))) {
         return Object.fromEntries(members.map((m) => [m.org, states[m.org]!]))
@@ -93,7 +99,7 @@ export async function waitConfirmed(net: NetworkRef, messageId: string, opts: Wa
   let trace: NetworkTrace | undefined
   let traceText = ''
   if (namespace !== undefined) {
-    trace = await traceMessage(d, messageId, { namespace }).catch(() => undefined)
+    trace = await c.trace(messageId, { namespace }).catch(() => undefined)
     if (trace) traceText = `\n${formatTrace(trace)}`
   }
   const where = waitingFor.map((m) => `${m.org}: ${states[m.org]?.state ?? 'unknown'}`).join(', ')
@@ -164,7 +170,7 @@ export async function waitIdle(net: NetworkRef, opts: IdleOptions = {}): Promise
   }
   let detail = ''
   if (firstPending) {
-    const t = await traceMessage(d, firstPending.id, { namespace: firstPending.namespace }).catch(() => undefined)
+    const t = await c.trace(firstPending.id, { namespace: firstPending.namespace }).catch(() => undefined)
     if (t) detail = `\n${formatTrace(t)}`
   }
   const held = await heldControls(c)

@@ -13,10 +13,24 @@ export interface TraceStep {
   [field: string]: unknown
 }
 
+/** The message a waiting one is behind, as the member knows it (`message` absent while it does not hold it). */
+export interface TraceBlocker {
+  message?: string
+  author: string
+  nonce?: number
+  topic: string
+  batch?: string
+  /**
+   * Set by the network trace when the member does not hold the blocker but another member holds its batch: the
+   * member that named `message` (by topic and nonce in that batch's messages).
+   */
+  namedBy?: string
+}
+
 export interface TraceWaiting {
   reason: string
   detail: string
-  blockedBy?: { message: string; author: string; nonce?: number | string; topic: string }
+  blockedBy?: TraceBlocker
   [field: string]: unknown
 }
 
@@ -40,9 +54,12 @@ export interface NetworkTrace {
 }
 
 /** Reads the message's trace from every member at once and merges them. */
-export async function traceMessage(d: NetworkDescription, id: string, opts: { namespace?: string } = {}): Promise<NetworkTrace> {
-  const namespace = opts.namespace ?? (await namespaceOf(d, id))
-  const members = await Promise.all(d.members.map((m) => memberTrace(m, namespace, id)))
+export async function traceMessage(d: NetworkDescription, id: string, opts: { namespace?: string; unavailable?: Record<string, string> } = {}): Promise<NetworkTrace> {
+  const unavailable = opts.unavailable ?? {}
+  const namespace = opts.namespace ?? (await namespaceOf(d, id, unavailable))
+  const members: NetworkTrace['members'] = await Promise.all(
+    d.members.map((m): Promise<NetworkTrace['members'][number]> | NetworkTrace['members'][number] => (unavailable[m.org] !== undefined ? { org: m.org, node: m.node, status: 'unreachable' as const, error: unavailable[m.org]! } : memberTrace(m, namespace, id))),
+  )
   if (members.every((m) => m.status !== 'ok')) {
     const unknown = members.every((m) => m.status === 'unknown')
     throw new Error(
@@ -51,7 +68,45 @@ export async function traceMessage(d: NetworkDescription, id: string, opts: { na
         : `no member answered the trace of ${id}: ${members.map((m) => `${m.org}: ${m.error ?? m.status}`).join('; ')}`,
     )
   }
+  await nameBlockers(d, namespace, members, unavailable)
   return { message: id, namespace, members, timeline: mergeTimelines(members.flatMap((m) => (m.trace ? [m.trace] : []))) }
+}
+
+/**
+ * A member blocked behind a message it does not hold (a private batch not delivered to it, a broadcast not
+ * downloaded yet) knows the blocker's author, topic, nonce and, once its pin was read, its batch; another member that
+ * holds that batch (its sender, at least) names the message: the one of the batch on that topic, with that nonce for a
+ * private message, the first on the topic for a broadcast.
+ */
+async function nameBlockers(d: NetworkDescription, ns: string, members: NetworkTrace['members'], unavailable: Record<string, string>): Promise<void> {
+  for (const m of members) {
+    const b = m.trace?.waiting?.blockedBy
+    if (!b || b.message !== undefined || b.batch === undefined) continue
+    for (const holder of d.members) {
+      if (holder.org === m.org || unavailable[holder.org] !== undefined) continue
+      const named = await blockerIn(holder, ns, b).catch(() => undefined)
+      if (named) {
+        b.message = named
+        b.namedBy = holder.org
+        break
+      }
+    }
+  }
+}
+
+async function blockerIn(holder: MemberDescription, ns: string, b: TraceBlocker): Promise<string | undefined> {
+  const batch = await memberRequest<{ namespace: string; manifest: { messages: { id: string }[] } }>(holder, 'GET', `/api/v1/batches/${b.batch}`)
+  if (batch.status !== 200) return undefined
+  for (const entry of batch.body.manifest.messages) {
+    const r = await memberRequest<{ header: { topics: string[]; author: string }; pins?: string[] }>(holder, 'GET', `${nsPath(batch.body.namespace ?? ns)}/messages/${entry.id}`)
+    if (r.status !== 200 || r.body.header.author !== b.author) continue
+    const i = r.body.header.topics.indexOf(b.topic)
+    if (i < 0) continue
+    if (b.nonce === undefined) return entry.id
+    const pin = r.body.pins?.[i]
+    if (pin !== undefined && Number(pin.split(':')[1]) === Number(b.nonce)) return entry.id
+  }
+  return undefined
 }
 
 async function memberTrace(m: MemberDescription, ns: string, id: string): Promise<NetworkTrace['members'][number]> {
@@ -71,14 +126,15 @@ async function memberTrace(m: MemberDescription, ns: string, id: string): Promis
  * The namespace a message is in: `default` when some member holds it there; otherwise the namespace of the batch
  * that lists it, among the batches pinned on the chain; otherwise each namespace found from the pins is tried.
  */
-export async function namespaceOf(d: NetworkDescription, id: string): Promise<string> {
+export async function namespaceOf(d: NetworkDescription, id: string, unavailable: Record<string, string> = {}): Promise<string> {
+  const asked = d.members.filter((m) => unavailable[m.org] === undefined)
   const held = async (ns: string): Promise<boolean> => {
-    const answers = await Promise.all(d.members.map((m) => memberRequest(m, 'GET', `${nsPath(ns)}/messages/${encodeURIComponent(id)}`).catch(() => undefined)))
+    const answers = await Promise.all(asked.map((m) => memberRequest(m, 'GET', `${nsPath(ns)}/messages/${encodeURIComponent(id)}`).catch(() => undefined)))
     return answers.some((r) => r?.status === 200)
   }
   if (await held('default')) return 'default'
   const { pins } = await chainPins(d)
-  const found = await discoverNamespaces(d, pins)
+  const found = await discoverNamespaces(d, pins, [], asked)
   for (const b of found.batches.values()) if (b.manifest.messages.some((x) => x.id === id)) return b.namespace
   for (const ns of found.namespaces) if (ns !== 'default' && (await held(ns))) return ns
   throw new Error(`no member holds message ${id} in default or in any namespace with a batch on the chain (${found.namespaces.join(', ')}); name its namespace`)
@@ -114,7 +170,10 @@ export function formatTrace(t: NetworkTrace): string {
   }
   if (t.timeline.length === 0) return lines.join('\n')
   const dates = new Set(t.timeline.map((s) => s.at.slice(0, 10)))
-  const when = (at: string): string => (dates.size === 1 ? at.slice(11).replace(/Z$/, '') : at)
+  const when = (at: string): string => {
+    const t = at.replace(/(\.\d{1,2})Z$/, (_, f: string) => `${f.padEnd(4, '0')}Z`).replace(/:(\d\d)Z$/, ':$1.000Z')
+    return dates.size === 1 ? t.slice(11).replace(/Z$/, '') : t
+  }
   lines.push('', dates.size === 1 ? `timeline (UTC, ${[...dates][0]}):` : 'timeline:')
   const whenWidth = Math.max(...t.timeline.map((s) => when(s.at).length))
   const orgWidth = Math.max(...t.timeline.map((s) => s.org.length))
@@ -128,7 +187,8 @@ export function formatTrace(t: NetworkTrace): string {
 function stepText(s: TraceStep): string {
   const detail = typeof s.detail === 'string' ? s.detail : ''
   const fields = Object.keys(s)
-    .filter((k) => !['at', 'step', 'detail', 'org', 'node'].includes(k) && s[k] !== undefined && s[k] !== null && s[k] !== '')
+    // The batch's FireFly transaction id says little here (the JSON form has it).
+    .filter((k) => !['at', 'step', 'detail', 'org', 'node', 'tx'].includes(k) && s[k] !== undefined && s[k] !== null && s[k] !== '')
     .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b))
     .filter((k) => !detail.includes(String(s[k])))
     .map((k) => `${k} ${typeof s[k] === 'object' ? JSON.stringify(s[k]) : String(s[k])}`)
@@ -143,6 +203,7 @@ const rank = (k: string): number => {
 /** Why a message waits, in one line. */
 export function waitingText(w: TraceWaiting): string {
   const b = w.blockedBy
-  const blocked = b ? ` [blocked by message ${b.message} from ${b.author.replace(/^did:firefly:org\//, '')}${b.nonce !== undefined ? `, nonce ${b.nonce}` : ''}, on topic ${b.topic}]` : ''
-  return `waiting for ${w.reason}: ${w.detail}${blocked}`
+  const detail = w.detail || (b ? `blocked behind the message of ${b.author} on topic ${b.topic}` : '')
+  const named = b?.message !== undefined && !detail.includes(b.message) ? ` [the blocker is message ${b.message}${b.namedBy ? `, named by ${b.namedBy}, which holds its batch` : ''}]` : ''
+  return `waiting (${w.reason}): ${detail}${named}`
 }

@@ -22,7 +22,7 @@ describe('network trace: merging members\' timelines', () => {
     timeline: [
       { at: '2026-01-01T10:00:00.100Z', step: 'accepted', detail: 'accepted by the API' },
       { at: '2026-01-01T10:00:00.300Z', step: 'sealed', detail: 'sealed in a batch', batch: 'b-1' },
-      { at: '2026-01-01T10:00:00.900Z', step: 'mined', detail: 'pin mined', block: 12, logIndex: 0 },
+      { at: '2026-01-01T10:00:00.9Z', step: 'mined', detail: 'pin mined', block: 12, logIndex: 0, tx: 'ff-tx' },
     ],
   }
   const receiver: MemberTrace = {
@@ -50,12 +50,17 @@ describe('network trace: merging members\' timelines', () => {
       ],
       timeline: mergeTimelines([sender, receiver]),
     })
-    expect(text).to.contain('org1/node1  pending: waiting for blocked: an earlier message on topic T has not arrived [blocked by message m1 from org0, nonce 0, on topic T]')
+    expect(text).to.contain('org1/node1  pending: waiting (blocked): an earlier message on topic T has not arrived [the blocker is message m1]')
     expect(text).to.contain('org2/node2  not known here')
     expect(text).to.contain('timeline (UTC, 2026-01-01):')
     expect(text).to.match(/10:00:00\.300 {2}org0 {2}sealed {4}sealed in a batch \(batch b-1\)/)
     expect(text).to.match(/10:00:00\.900 {2}org0 {2}mined {5}pin mined \(block 12, logIndex 0\)/)
-    expect(waitingText({ reason: 'pin', detail: 'its pin is not mined yet' })).to.equal('waiting for pin: its pin is not mined yet')
+    expect(waitingText({ reason: 'pin', detail: 'its pin is not mined yet' })).to.equal('waiting (pin): its pin is not mined yet')
+    expect(waitingText({ reason: 'blocked', detail: 'behind nonce 3', blockedBy: { author: 'did:firefly:org/org0', topic: 'T', nonce: 3 } })).to.equal('waiting (blocked): behind nonce 3')
+    expect(waitingText({ reason: 'blocked', detail: 'behind m1', blockedBy: { message: 'm1', author: 'did:firefly:org/org0', topic: 'T' } })).to.equal('waiting (blocked): behind m1')
+    expect(waitingText({ reason: 'blocked', detail: 'd', blockedBy: { message: 'm1', namedBy: 'org0', author: 'did:firefly:org/org0', topic: 'T' } })).to.equal(
+      'waiting (blocked): d [the blocker is message m1, named by org0, which holds its batch]',
+    )
   })
 })
 
