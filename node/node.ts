@@ -56,8 +56,12 @@ import { BlobFetcher } from './data/blob-fetcher.js'
 import { DataValidatorImpl } from './data/validator.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { DataUploader } from './data/upload.js'
-import { Confirmations, createEventStreams } from './events/index.js'
+import { Confirmations, createEventStreams, SubscriptionManager } from './events/index.js'
+import { SubscriptionsRepo } from './db/repos/subscriptions.js'
 import { claimPendingBefore } from './identity/pending.js'
+import { TransactionsRepo } from './db/repos/transactions.js'
+import { createEventEnricher, WebSocketTransport } from './events/index.js'
+import { eventRenderer } from './api/present.js'
 
 export interface RunningNode {
   api: string
@@ -172,7 +176,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
-    onEvents: pinIngest({ db, state, blockchainEvents, pins, fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
+    onEvents: pinIngest({ db, state, blockchainEvents, pins, events, published: (written) => eventStreams.published(written), fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
   const receiver = new PrivateReceiver({
     db,
@@ -205,6 +209,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     messages,
     data,
     batches,
+    events,
+    published: (written) => eventStreams.published(written),
     storage,
     chain,
     self,
@@ -229,12 +235,31 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateGroups: { resolver: new GroupResolver({ identities, groups, self }), repo: groups },
   })
 
+  // Durable subscriptions: `newest` locks in the log's last sequence at creation.
+  const subscriptions = new SubscriptionManager({ db, repo: new SubscriptionsRepo(db), lastSequence: () => events.lastSequence(), log })
+
+  // Events with the objects they refer to, one query per kind for a whole page (the API's fetchreferences).
+  const enrichEvents = createEventEnricher({ messages, datatypes, identities, transactions: new TransactionsRepo(db), blockchainEvents })
+  // Events over WebSockets on the API's port: ephemeral listeners and the durable subscriptions above.
+  const eventSockets = new WebSocketTransport({
+    streams: eventStreams,
+    enrich: enrichEvents,
+    render: eventRenderer({ contract: cfg.chain.contract }),
+    directory: subscriptions,
+    saveOffset: async (id, offset) => {
+      await subscriptions.setOffset(id, offset)
+    },
+    lastSequence: () => events.lastSequence(),
+    log,
+  })
+  subscriptions.durable = (id) => eventSockets.durableOffset(id)
+
   // Read-only views for the API: each collection's query functions, never a repository's writes.
   const query: NodeQueries = {
     messages,
     data,
     datatypes,
-    events,
+    events: { list: (q) => events.list(q), enrich: enrichEvents },
     batches,
     identities,
     blockchainEvents,
@@ -248,6 +273,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     sender,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
+    subscriptions,
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)
@@ -311,10 +337,12 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     {
       name: 'api',
       start: async () => {
-        api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log })
+        api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log, onUpgrade: (req, socket, head) => eventSockets.handleUpgrade(req, socket, head) })
       },
       stop: async () => api?.close(),
     },
+    // Listed after the API so that it stops first: its sockets close before the server waits for its connections.
+    { name: 'event sockets', start: () => eventSockets.start(), stop: () => eventSockets.stop() },
     {
       name: 'registration',
       start: () => {

@@ -5,8 +5,10 @@ import type { SharedStorageStatus } from './storage/shared-storage.js'
 import type { MessageSender } from './messaging/sender.js'
 import type { DatatypeDefiner } from './definitions/define-datatype.js'
 import type { DataUploader } from './data/upload.js'
+import type { SubscriptionManager } from './events/index.js'
 import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
+import type { EventEnricher } from './events/index.js'
 import type {
   BatchRecord,
   BlockchainEventQuery,
@@ -56,7 +58,11 @@ export interface NodeQueries {
     valueBytes(ids: readonly string[]): number
   }
   datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
-  events: { list(q: EventQuery): NodeEvent[] }
+  events: {
+    list(q: EventQuery): NodeEvent[]
+    /** The objects a page of events refers to, one query per kind for the whole page. */
+    enrich: EventEnricher
+  }
   batches: { get(id: string): BatchRecord | undefined; list(namespace: string, q: CollectionQuery): BatchRecord[] }
   identities: {
     byId(id: string): Identity | undefined
@@ -80,4 +86,6 @@ export interface NodeServices {
   sender: MessageSender
   datatypeDefiner: DatatypeDefiner
   uploader: DataUploader
+  /** Durable subscriptions: create, replace, read and delete them, and read their offsets. */
+  subscriptions: SubscriptionManager
 }

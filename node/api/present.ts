@@ -1,7 +1,8 @@
 import { RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
 import { batchHeaderJson, blobJson, dataJson, headerJson } from '../model/wire.js'
-import { type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype } from '../model/index.js'
+import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type StoredBlockchainEvent } from '../model/index.js'
+import type { EventRenderer } from '../events/index.js'
 
 type Obj = { [key: string]: GoJsonValue }
 
@@ -99,4 +100,59 @@ export function presentDatatype(d: Datatype): Obj {
     created: d.created,
     value: new RawJson(d.value, true),
   }
+}
+
+/**
+ * A BatchPin log in FireFly's blockchain event shape. A log names no namespace (the contract serves them all), so it
+ * is shown in `ns`: the namespace it was asked for, or the event's that announced it.
+ */
+export function presentBlockchainEvent(e: StoredBlockchainEvent, ns: string, contract: string): Obj {
+  return {
+    id: e.id,
+    sequence: e.seq,
+    source: 'ethereum',
+    namespace: ns,
+    name: BATCH_PIN_EVENT_NAME,
+    protocolId: e.protocolId,
+    output: {
+      author: e.author,
+      timestamp: String(e.timestamp),
+      action: e.action,
+      uuids: '0x' + e.txId.replace(/-/g, '') + e.batchId.replace(/-/g, ''),
+      batchHash: '0x' + e.batchHash,
+      payloadRef: e.payloadRef,
+      contexts: e.contexts.map((c) => '0x' + c),
+    },
+    info: {
+      address: contract,
+      blockNumber: String(e.blockNumber),
+      transactionIndex: '0x' + e.txIndex.toString(16),
+      logIndex: String(e.logIndex),
+      transactionHash: e.txHash,
+      signature: 'BatchPin(address,uint256,string,bytes32,bytes32,string,bytes32[])',
+    },
+    timestamp: e.received,
+    tx: { type: 'batch_pin', id: e.txId, blockchainId: e.txHash },
+    batch: e.batchId,
+  }
+}
+
+/** A transaction as an event carries it (FireFly's Transaction). */
+export function presentTransaction(t: EventTransaction): Obj {
+  return { id: t.id, namespace: t.namespace, type: t.type, created: t.created, blockchainIds: [...t.blockchainIds] }
+}
+
+/**
+ * Events with the objects they refer to, as FireFly delivers them (`EventDelivery` without `subscription`) and as
+ * `GET events?fetchreferences=true` lists them: the event's fields, then the one object its type refers to, if held.
+ */
+export function eventRenderer(opts: { contract: string }): EventRenderer {
+  return ({ event, refs }) => ({
+    ...presentEvent(event),
+    ...(refs.message ? { message: presentMessage(refs.message, { topicAlias: true, batchIdAlias: true }) } : {}),
+    ...(refs.datatype ? { datatype: presentDatatype(refs.datatype) } : {}),
+    ...(refs.identity ? { identity: presentIdentity(refs.identity) } : {}),
+    ...(refs.transaction ? { transaction: presentTransaction(refs.transaction) } : {}),
+    ...(refs.blockchainEvent ? { blockchainEvent: presentBlockchainEvent(refs.blockchainEvent, event.namespace, opts.contract) } : {}),
+  })
 }

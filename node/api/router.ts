@@ -10,6 +10,12 @@ export const DEFAULT_NAMESPACE = 'default'
 /** A route's handler: the query string comes parsed into an object without a prototype (see parseQuery). */
 export type Handler<S> = (ctx: Context, services: S, ns: string, query: ParsedUrlQuery) => Promise<void> | void
 
+/** How a route is also reached: the spec writes some routes without the `/api/v1` prefix (4.8, subscriptions). */
+export interface RouteOptions {
+  /** Also serve `/namespaces/{ns}<path>`, the spec's form, beside the two `/api/v1` forms. */
+  unprefixed?: boolean
+}
+
 /**
  * Routes of the v1 API. A namespaced route is served both at `/api/v1/namespaces/{ns}/<path>` and, for the
  * default namespace, at `/api/v1/<path>`, as FireFly does.
@@ -20,15 +26,23 @@ export class ApiRouter<S> {
     this.router.on(RouterEvents.NotFound, refuseUnrouted)
   }
 
-  get(path: string, handler: Handler<S>): this {
-    return this.add('get', path, handler)
+  get(path: string, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('get', path, handler, opts)
   }
-  post(path: string, handler: Handler<S>): this {
-    return this.add('post', path, handler)
+  post(path: string, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('post', path, handler, opts)
   }
-  private add(method: 'get' | 'post', path: string, handler: Handler<S>): this {
-    this.router[method](`/api/v1/namespaces/:ns${path}`, (ctx) => handler(ctx, this.services, parseNamespace(ctx.params.ns), parseQuery(ctx.querystring)))
+  put(path: string, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('put', path, handler, opts)
+  }
+  delete(path: string, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('delete', path, handler, opts)
+  }
+  private add(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>, opts: RouteOptions = {}): this {
+    const namespaced = (ctx: RouterContext) => handler(ctx, this.services, parseNamespace(ctx.params.ns), parseQuery(ctx.querystring))
+    this.router[method](`/api/v1/namespaces/:ns${path}`, namespaced)
     this.router[method](`/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE, parseQuery(ctx.querystring)))
+    if (opts.unprefixed) this.router[method](`/namespaces/:ns${path}`, namespaced)
     return this
   }
 }

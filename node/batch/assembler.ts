@@ -5,8 +5,9 @@ import { Backoff, sleep } from '../core/backoff.js'
 import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
+import type { EventsRepo } from '../db/repos/events.js'
 import type { Chain, PinBatchRequest, PinSubmission } from '../chain/index.js'
-import type { BatchRecord, BatchType, Data, LocalIdentity, Message, TxType } from '../model/index.js'
+import type { BatchRecord, BatchTxType, BatchType, Data, LocalIdentity, Message, NodeEvent, TxType } from '../model/index.js'
 import { batchMessage, batchPayload } from './payload.js'
 import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
@@ -25,6 +26,9 @@ interface AssemblerDeps {
   db: Database
   messages: MessagesRepo
   batches: BatchesRepo
+  events: EventsRepo
+  /** Told of the events a seal wrote, once it is durable. */
+  published: (events: readonly NodeEvent[]) => void
   chain: Chain
   self: LocalIdentity
   config: BatchConfig
@@ -156,7 +160,8 @@ export class Assembler {
     const txId = newId<TxId>()
     const data = dedupe(take.flatMap((a) => a.data))
     // The manifest covers message hashes, not pins: it can be computed before the dispatcher's seal gives the pins.
-    const { manifest, hash } = sealManifest({ id, tx: { type: this.unpinned ? 'unpinned' : 'batch_pin', id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
+    const txType: BatchTxType = this.unpinned ? 'unpinned' : 'batch_pin'
+    const { manifest, hash } = sealManifest({ id, tx: { type: txType, id: txId }, messages: take.map((a) => batchMessage(a.message)), data })
     const record: BatchRecord = {
       id,
       type: this.key.type,
@@ -173,6 +178,7 @@ export class Assembler {
       local: true,
     }
     let sealedMessages: Message[] = take.map((a) => a.message)
+    let written: NodeEvent[] = []
     // The transaction runs now, so batches are sealed (and their pins later submitted) in the order they were cut.
     const durable = db.transaction((tx) => {
       // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one.
@@ -185,14 +191,21 @@ export class Assembler {
         id,
         txId,
       )
+      // The pin's transaction is created with its batch, as FireFly does; an unpinned batch submits none.
+      if (txType === 'batch_pin') written = this.deps.events.insertMany(tx, [{ type: 'transaction_submitted', namespace: record.namespace, reference: txId, tx: txId, topic: txType }], record.created)
       this.broken = false
     })
-    durable.catch((err: unknown) => {
-      if (this.sealFailureLogged) return
-      this.broken = true
-      this.sealFailureLogged = true
-      log(`batch: ${this.key.namespace}/${this.key.author}: sealing failed, no more batches until the next start (their messages stay accepted): ${errorMessage(err)}`)
-    })
+    durable.then(
+      () => {
+        if (written.length > 0) this.deps.published(written)
+      },
+      (err: unknown) => {
+        if (this.sealFailureLogged) return
+        this.broken = true
+        this.sealFailureLogged = true
+        log(`batch: ${this.key.namespace}/${this.key.author}: sealing failed, no more batches until the next start (their messages stay accepted): ${errorMessage(err)}`)
+      },
+    )
     this.dispatch({ record, payload: batchPayload(record, sealedMessages, data) }, durable)
   }
 

@@ -3,9 +3,10 @@ import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
+import type { EventsRepo } from '../db/repos/events.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message, type TxType } from '../model/index.js'
+import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message, type NodeEvent, type TxType } from '../model/index.js'
 import type { Hash } from '../core/ids.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
@@ -21,6 +22,10 @@ export interface BatchManagerDeps {
   messages: MessagesRepo
   data: DataRepo
   batches: BatchesRepo
+  /** Sealing a pinned batch writes its `transaction_submitted` event here, in the seal's transaction. */
+  events: EventsRepo
+  /** Told of the events a seal wrote, once it is durable. */
+  published: (events: readonly NodeEvent[]) => void
   storage: SharedStorage
   chain: Chain
   self: LocalIdentity

@@ -145,3 +145,19 @@ export const GROUP_FIELDS: QueryFields = {
   members: { column: 'members', kind: 'text' },
   created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
 }
+
+/**
+ * FireFly's SubscriptionQueryFactory (`id name transport events filters options created`), plus `updated`. `events`
+ * compares with the filter's event-type expression (empty when it has none), `filters` and `options` with their
+ * stored JSON text (`filters=@"tag"` finds the subscriptions filtering on a tag).
+ */
+export const SUBSCRIPTION_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  name: { column: 'name', kind: 'text' },
+  transport: { column: 'transport', kind: 'text' },
+  events: { column: `COALESCE(json_extract(filter, '$.events'), '')`, kind: 'text' },
+  filters: { column: 'filter', kind: 'text' },
+  options: { column: 'options', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+  updated: { column: TRIMMED_TIME_KEY('updated'), kind: 'time' },
+}

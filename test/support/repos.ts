@@ -13,6 +13,7 @@ import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
 import { GroupsRepo } from '../../node/db/repos/groups.js'
 import { NoncesRepo } from '../../node/db/repos/nonces.js'
+import { TransactionsRepo } from '../../node/db/repos/transactions.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 
@@ -32,6 +33,7 @@ export interface Repos {
   datatypes: DatatypesRepo
   groups: GroupsRepo
   nonces: NoncesRepo
+  transactions: TransactionsRepo
 }
 
 /** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
@@ -56,6 +58,7 @@ export function reposOver(db: Database): Repos {
     datatypes: new DatatypesRepo(db),
     groups: new GroupsRepo(db),
     nonces: new NoncesRepo(db),
+    transactions: new TransactionsRepo(db),
   }
 }
 

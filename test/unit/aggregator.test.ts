@@ -45,7 +45,13 @@ describe('aggregator', () => {
   })
 
   /** A received batch of messages (one per topic list), stored as the fetcher would store it. */
-  function makeBatch(author: string, key: string, topicLists: string[][], dataOf: (i: number) => Pick<Data, 'blob' | 'datatype'> = () => ({})): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
+  function makeBatch(
+    author: string,
+    key: string,
+    topicLists: string[][],
+    dataOf: (i: number) => Pick<Data, 'blob' | 'datatype'> = () => ({}),
+    headerOf: (i: number) => Partial<Pick<Header, 'type' | 'tag' | 'cid'>> = () => ({}),
+  ): { id: BatchId; hash: string; messages: Message[]; data: Data[]; txId: TxId } {
     const id = newId<BatchId>()
     const txId = newId<TxId>()
     const data: Data[] = []
@@ -54,7 +60,7 @@ describe('aggregator', () => {
       const extra = dataOf(i)
       const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw, ...(extra.blob ? { blobHash: extra.blob.hash } : {}) }), created: now(), value: valueRaw, ...extra }
       data.push(d)
-      const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', topics, datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
+      const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', topics, datahash: dataRefsHash([{ id: d.id, hash: d.hash }]), ...headerOf(i) }
       return { header, hash: messageHash(header), state: 'pending' as const, data: [{ id: d.id, hash: d.hash }] }
     })
     const { hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data })
@@ -145,6 +151,33 @@ describe('aggregator', () => {
     expect(confirmedOrder()).to.deep.equal([next.messages[0]!.header.id])
     const rejected = repos.events.list({ namespace: 'default', type: 'message_rejected', limit: 10, skip: 0 })
     expect(rejected.map((e) => e.reference)).to.deep.equal([forged.messages[0]!.header.id])
+  })
+
+  it('writes message_confirmed or message_rejected, with its batch tx, first topic and cid, for broadcasts and definitions alike', async () => {
+    await registerOrg(db, repos.identities, 'orgB', KEY_B)
+    agg = new Aggregator({
+      ...repos,
+      validator: new DataValidatorImpl(() => undefined),
+      definitions: [{ tag: 'test_def', handle: () => ({ kind: 'confirm', events: [] }) }],
+      log: (l) => logs.push(l),
+      onOutcome: () => {},
+    })
+    const cid = newId<MessageId>()
+    const kinds = [{}, { cid }, { type: 'definition', tag: 'test_def' }, { type: 'definition', tag: 'no_such_handler' }] as const
+    const good = makeBatch('did:firefly:org/orgA', KEY_A, [['a', 'b'], ['c'], ['d'], ['e']], () => ({}), (i) => kinds[i]!)
+    const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['f']])
+    await arrive([good, KEY_A], [forged, KEY_B])
+    agg.start()
+    await agg.whenIdle()
+    const events = repos.events.list({ namespace: 'default', limit: 10, skip: 0, ascending: true })
+    const [m0, m1, def, unknown] = good.messages.map((m) => m.header.id)
+    expect(events.map((e) => [e.type, e.reference, e.tx, e.topic, e.correlator])).to.deep.equal([
+      ['message_confirmed', m0, good.txId, 'a', undefined],
+      ['message_confirmed', m1, good.txId, 'c', cid],
+      ['message_confirmed', def, good.txId, 'd', undefined],
+      ['message_rejected', unknown, good.txId, 'e', undefined],
+      ['message_rejected', forged.messages[0]!.header.id, forged.txId, 'f', undefined],
+    ])
   })
 
   it('rejects an author that does not own the signing key', async () => {

@@ -10,6 +10,7 @@ import type { BatchesRepo } from '../../node/db/repos/batches.js'
 import type { BlobsRepo } from '../../node/db/repos/blobs.js'
 import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import type { EventsRepo } from '../../node/db/repos/events.js'
 import { BlobStore } from '../../node/data/blob-store.js'
 import { BatchManager } from '../../node/batch/manager.js'
 import { BlobPublisher } from '../../node/batch/blob-publisher.js'
@@ -26,7 +27,7 @@ import { broadcastContext, dataHash } from '../../node/core/hashes.js'
 import { newId, type DataId } from '../../node/core/ids.js'
 import { parseJsonRaw } from '../../node/core/json.js'
 import { now } from '../../node/core/time.js'
-import { localIdentity, type BatchRecord, type LocalIdentity, type Message } from '../../node/model/index.js'
+import { localIdentity, type BatchRecord, type LocalIdentity, type Message, type NodeEvent } from '../../node/model/index.js'
 import { openRepos, registerOrg } from '../support/repos.js'
 import { MemoryStorage, type Upload } from '../support/storage.js'
 
@@ -136,6 +137,9 @@ describe('batch manager', () => {
   let blobs: BlobsRepo
   let refs: BlobRefsRepo
   let identities: IdentitiesRepo
+  let events: EventsRepo
+  /** What the managers published, in order. */
+  let published: NodeEvent[]
   let blobStore: BlobStore
   let storage: FakeStorage
   let chain: FakeChain
@@ -145,7 +149,8 @@ describe('batch manager', () => {
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-batchmgr-'))
-    ;({ db, messages, data, batches, blobs, refs, identities } = await openRepos(join(dir, 'db')))
+    ;({ db, messages, data, batches, blobs, refs, identities, events } = await openRepos(join(dir, 'db')))
+    published = []
     blobStore = await BlobStore.open(join(dir, 'blobs'))
     storage = new FakeStorage()
     chain = new FakeChain()
@@ -168,6 +173,8 @@ describe('batch manager', () => {
       messages,
       data,
       batches,
+      events,
+      published: (written) => published.push(...written),
       storage,
       chain,
       self,
@@ -388,6 +395,22 @@ describe('batch manager', () => {
     await until('all pinned', () => allPinned([first!, ...more]))
     expect(chain.calls.map((c) => c.req.batchId)).to.deep.equal([batchOf(first!), batchOf(more[0]!)])
     expect(manifestIds(batch(more[0]!))).to.deep.equal(more.map((x) => x.header.id))
+  })
+
+  it('writes one transaction_submitted per sealed pinned batch, in the batch namespace, and publishes it once durable', async () => {
+    const s = sender(manager({ size: 2 }))
+    const sent = [await send(s, { namespace: 'ns1' }), await send(s, { namespace: 'ns1' }), await send(s, { namespace: 'ns2' }), await send(s, { namespace: 'ns2' })]
+    await until('both batches pinned', () => allPinned(sent))
+    const [b1, b2] = [batch(sent[0]!), batch(sent[2]!)]
+    const submitted = (ns: string) => events.list({ namespace: ns, type: 'transaction_submitted', limit: 10, skip: 0, ascending: true })
+    for (const [ns, b] of [['ns1', b1], ['ns2', b2]] as const) {
+      const list = submitted(ns)
+      expect(list.map((e) => ({ reference: e.reference, tx: e.tx, topic: e.topic, created: e.created }))).to.deep.equal([{ reference: b.txId, tx: b.txId, topic: 'batch_pin', created: b.created }])
+    }
+    // Nothing else is written by sealing: the messages' own events come when they are confirmed.
+    expect(events.list({ namespace: 'ns1', limit: 10, skip: 0 }).map((e) => e.type)).to.deep.equal(['transaction_submitted'])
+    expect(published.map((e) => e.reference).sort()).to.deep.equal([b1.txId, b2.txId].sort())
+    expect(published.map((e) => e.sequence).sort()).to.deep.equal([...submitted('ns1'), ...submitted('ns2')].map((e) => e.sequence).sort())
   })
 
   it('seals a definition at once, without waiting for the timeout', async () => {

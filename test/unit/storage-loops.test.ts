@@ -156,6 +156,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
     const blobStore = await BlobStore.open(join(dir, 'blobs'))
     const manager = new BatchManager({
       ...repos,
+      published: () => {},
       storage,
       chain,
       self: localIdentity('org0', 'node0', KEY),

@@ -15,6 +15,7 @@ import { isParleyError } from '../../node/core/errors.js'
 import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Chain, PinBatchRequest } from '../../node/chain/types.js'
+import { pinSubmission } from '../../node/chain/pin-submission.js'
 import type { SharedStorage } from '../../node/storage/shared-storage.js'
 import { localIdentity, type BatchPayload, type Data, type Group, type Header, type Message, type NodeEvent } from '../../node/model/index.js'
 import type { Peer } from '../../node/exchange/index.js'
@@ -79,10 +80,12 @@ describe('unpinned private messages', () => {
   it('the batch manager seals an unpinned message at once, apart from pinned ones, delivers it without pins and never submits a pin', async () => {
     await r.db.transaction((tx) => r.groups.insert(tx, group))
     const pinCalls: PinBatchRequest[] = []
+    const published: NodeEvent[] = []
     const chain = { submitPinBatch: (req: PinBatchRequest) => (pinCalls.push(req), undefined) } as unknown as Chain
     const delivered: BatchPayload[] = []
     const manager = new BatchManager({
       ...r,
+      published: (written) => published.push(...written),
       storage: {} as SharedStorage,
       chain,
       self: self0,
@@ -112,6 +115,43 @@ describe('unpinned private messages', () => {
     // The pinned message waits for its batch timeout, in a batch of its own kind; nothing went to the chain.
     expect(r.messages.get(pinned.message.header.id)!.batch).to.equal(undefined)
     expect(pinCalls).to.have.length(0)
+    // No transaction to submit: sealing the unpinned batch wrote no transaction_submitted, and published nothing.
+    expect(r.events.list({ namespace: NS, type: 'transaction_submitted', limit: 10, skip: 0 })).to.deep.equal([])
+    expect(published).to.deep.equal([])
+  })
+
+  it('a pinned private batch, by contrast, writes its transaction_submitted when sealed and publishes it', async () => {
+    await r.db.transaction((tx) => r.groups.insert(tx, group))
+    const published: NodeEvent[] = []
+    const chain = { submitPinBatch: () => pinSubmission(Promise.resolve('sent'), Promise.resolve({ txHash: '0x' + '11'.repeat(32), blockNumber: 1 })) } as unknown as Chain
+    const manager = new BatchManager({
+      ...r,
+      published: (written) => published.push(...written),
+      storage: {} as SharedStorage,
+      chain,
+      self: self0,
+      config: { size: 1, payloadLimit: 800_000, timeoutMs: 1_000_000_000 },
+      blobs: {} as BlobPublisher,
+      log: () => {},
+      dispatchers: [new PrivateDispatcher({ ...r, self: self0, delivery: { enqueue: async () => {} } })],
+    })
+    const p = unpinnedMessage(group.hash)
+    p.message = { ...p.message, header: { ...p.message.header, txtype: 'batch_pin' } }
+    p.message.hash = messageHash(p.message.header)
+    await r.db.transaction((tx) => {
+      r.data.insertMany(tx, [p.data])
+      r.messages.insertMany(tx, [p.message], true)
+    })
+    manager.accepted(p.message, [p.data], 1000)
+    await until('the private batch pinned', () => {
+      const b = r.messages.get(p.message.header.id)?.batch
+      return b !== undefined && r.batches.get(b)?.state === 'pinned'
+    })
+    await manager.stop()
+    const b = r.batches.get(r.messages.get(p.message.header.id)!.batch!)!
+    const submitted = r.events.list({ namespace: NS, type: 'transaction_submitted', limit: 10, skip: 0 })
+    expect(submitted.map((e) => [e.reference, e.tx, e.topic])).to.deep.equal([[b.txId, b.txId, 'batch_pin']])
+    expect(published.map((e) => e.id)).to.deep.equal(submitted.map((e) => e.id))
   })
 
   describe('a recipient', () => {

@@ -2,7 +2,7 @@ import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging, single } from '../query.js'
-import { presentBatch, presentDatatype, presentEvent, presentMessage } from '../present.js'
+import { eventRenderer, presentBatch, presentEvent } from '../present.js'
 import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
@@ -15,20 +15,9 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
     const ascending = boolParam(q, 'ascending') ?? (sort === 'sequence' || sort === '+sequence')
     const filter = parseFilter(q)
     const events = s.query.events.list({ namespace: ns, ...(filter ? { filter } : {}), ...paging, ascending })
-    const enrich = boolParam(q, 'fetchreferences') ?? false
-    sendJson(
-      ctx,
-      200,
-      events.map((e) => {
-        const m = enrich && e.type.startsWith('message_') ? s.query.messages.get(e.reference) : undefined
-        const dt = enrich && e.type === 'datatype_confirmed' ? s.query.datatypes.byId(e.reference) : undefined
-        return {
-          ...presentEvent(e),
-          ...(m ? { message: presentMessage(m, { topicAlias: true, batchIdAlias: true }) } : {}),
-          ...(dt ? { datatype: presentDatatype(dt) } : {}),
-        }
-      }),
-    )
+    // The referred objects of the whole page are read with one query per kind, not one read per event.
+    if (boolParam(q, 'fetchreferences') ?? false) sendJson(ctx, 200, s.query.events.enrich(events).map(eventRenderer({ contract: s.config.chain.contract })))
+    else sendJson(ctx, 200, events.map(presentEvent))
   })
 
   r.get('/batches', (ctx, s, ns, q) => {

@@ -8,6 +8,7 @@ import { eventRoutes } from './events.js'
 import { dataRoutes } from './data.js'
 import { datatypeRoutes } from './datatypes.js'
 import { groupRoutes } from './groups.js'
+import { subscriptionRoutes } from './subscriptions.js'
 
 /** Every route group of the API, registered in this order: the server and the fuzz suite's route list share it. */
 export const API_ROUTES: readonly ((r: ApiRouter<NodeServices>) => void)[] = [
@@ -19,4 +20,5 @@ export const API_ROUTES: readonly ((r: ApiRouter<NodeServices>) => void)[] = [
   dataRoutes,
   datatypeRoutes,
   groupRoutes,
+  subscriptionRoutes,
 ]

@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { BLOCKCHAIN_EVENT_FIELDS } from '../query-fields.js'
+import { IN_LIST, inList } from '../in-list.js'
 import { newId, type Hash } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import type { BatchPinEvent, BlockchainEventQuery, StoredBlockchainEvent } from '../../model/index.js'
@@ -60,6 +61,14 @@ export class BlockchainEventsRepo {
       ],
     )
     return r.changes === 1 ? id : undefined
+  }
+
+  /** The stored events among `ids`, by id, with one query whatever the number of ids. */
+  byIds(ids: readonly string[], tx?: Tx): Map<string, StoredBlockchainEvent> {
+    const out = new Map<string, StoredBlockchainEvent>()
+    if (ids.length === 0) return out
+    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM blockchain_events WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
+    return out
   }
 
   /** Newest first. */

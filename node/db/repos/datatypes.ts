@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATATYPE_FIELDS } from '../query-fields.js'
+import { IN_LIST, inList } from '../in-list.js'
 import type { DatatypeId, Hash, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import type { CollectionQuery, Datatype } from '../../model/index.js'
@@ -49,6 +50,14 @@ export class DatatypesRepo {
   byId(id: string, tx?: Tx): Datatype | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM datatypes WHERE id = ?', [id])
     return r && fromRow(r)
+  }
+
+  /** The datatypes among `ids` that are held here, by id, with one query whatever the number of ids. */
+  byIds(ids: readonly string[], tx?: Tx): Map<string, Datatype> {
+    const out = new Map<string, Datatype>()
+    if (ids.length === 0) return out
+    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM datatypes WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
+    return out
   }
 
   /** Newest first. */

@@ -1,6 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { IDENTITY_FIELDS } from '../query-fields.js'
+import { IN_LIST, inList } from '../in-list.js'
 import type { IdentityId, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type Identity, type IdentityType, type Verifier, type VerifierType, type CollectionQuery } from '../../model/index.js'
@@ -44,6 +45,14 @@ export class IdentitiesRepo {
   byId(id: string, tx?: Tx): Identity | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM identities WHERE id = ?', [id])
     return r && fromRow(r)
+  }
+
+  /** The identities among `ids` that are held here, by id, with one query whatever the number of ids. */
+  byIds(ids: readonly string[], tx?: Tx): Map<string, Identity> {
+    const out = new Map<string, Identity>()
+    if (ids.length === 0) return out
+    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM identities WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
+    return out
   }
 
   /** The identity a verifier (e.g. a signing address) belongs to. */

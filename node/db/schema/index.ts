@@ -6,6 +6,7 @@ import { v5Groups } from './v5-groups.js'
 import { v6Private } from './v6-private.js'
 import { v7HeldPins } from './v7-held-pins.js'
 import { v8DeliveryBlobs } from './v8-delivery-blobs.js'
+import { v9Subscriptions } from './v9-subscriptions.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions]

@@ -77,10 +77,17 @@ export class Connection implements Consumer {
     this.protocolError(err)
   }
 
-  /** Ends the connection from the server's side (the node stopping). */
-  close(code: number, reason: string): void {
+  /** Ends the connection from the server's side (the node stopping); resolves once its socket is closed. */
+  close(code: number, reason: string, graceMs: number): Promise<void> {
+    const closed = new Promise<void>((resolve) => {
+      if (this.ws.readyState === this.ws.CLOSED) resolve()
+      else this.ws.once('close', () => resolve())
+    })
     this.ws.close(code, reason)
     this.cleanUp()
+    // A client that does not answer the close handshake is cut off rather than holding the node's stop.
+    const timer = setTimeout(() => this.ws.terminate(), graceMs)
+    return closed.finally(() => clearTimeout(timer))
   }
 
   /** Heartbeat: a connection that has not answered the last ping is gone. */

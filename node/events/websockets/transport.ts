@@ -21,6 +21,8 @@ const MAX_CLIENT_FRAME = 64 * 1024
 const MAX_CONNECTIONS = 1_000
 /** Pings every interval; a connection that has not answered the previous one is dropped (FireFly's SDK pings every 30 s). */
 const HEARTBEAT_MS = 30_000
+/** How long a stopping node waits for a client to answer its close before cutting the socket. */
+const CLOSE_GRACE_MS = 1_000
 
 export interface WebSocketTransportOptions {
   streams: EventStreams
@@ -110,9 +112,9 @@ export class WebSocketTransport implements EventTransport {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.heartbeat)
-    for (const c of [...this.connections]) c.close(1001, 'node stopping')
+    const closing = [...this.connections].map((c) => c.close(1001, 'node stopping', CLOSE_GRACE_MS))
     this.connections.clear()
-    await this.durable.stop()
+    await Promise.all([this.durable.stop(), ...closing])
     this.wss.close()
   }
 
