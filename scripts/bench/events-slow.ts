@@ -1,11 +1,13 @@
 /**
  * What event sockets that stop reading cost a member (issue 11: "a client that stops reading for a minute while
- * 100,000 events occur costs the node no more than a few MiB"). Two phases of the same broadcasts on one member's
- * log: a control without event sockets, then the same with a durable subscriber (readAhead 50) and an ephemeral
- * autoack listener that connect and stop reading at once. The member's node RSS is read before, during and after
- * each phase; the stalled clients' cost is the second phase's growth less the control's. The two ends of each
- * stalled connection are followed in /proc/net/tcp: what the kernel holds in its socket buffers (not the node's
- * memory), and when the node gives up on the connection.
+ * 100,000 events occur costs the node no more than a few MiB"). Broadcasts from one member, read on another (whose
+ * node takes no POSTs) in three phases after an unmeasured pre-load: a control of N/2 without event sockets, N
+ * with a durable subscriber (readAhead 50) and an ephemeral autoack listener that connect and stop reading at once,
+ * then another control of N/2 once they are gone. The node's RSS is read between the phases (no checkpoint
+ * running) and every second; the stalled clients' cost is the stalled phase's growth less the two controls'
+ * together, which bracket it so that a drift over the run cancels, and whose difference shows how far RSS moves
+ * between like phases anyway. Both ends of each stalled connection are followed in /proc/net/tcp: what the kernel
+ * holds in its socket buffers (not the node's memory), and when the node gives up on the connection.
  */
 import { readFileSync } from 'node:fs'
 import type { MemberDescription } from '../../network/description.js'
@@ -26,8 +28,11 @@ const SAMPLE_EVERY_MS = 1000
 const READ_AHEAD = 50
 /** How long a reading waits for a checkpoint to finish (its worker holds a copy of the database meanwhile). */
 const CHECKPOINT_WAIT_MS = 120_000
+/** Broadcasts sent before the control phase (at most --slow-messages), so that it does not carry the node's start-up growth. */
+const PRELOAD_MESSAGES = 20_000
+const CHECKPOINT_MARGIN_MS = 5_000
 
-type Phase = 'idle' | 'control' | 'stalled' | 'after'
+type Phase = 'idle' | 'control1' | 'stalled' | 'control2'
 
 interface RssSample {
   atMs: number
@@ -69,16 +74,22 @@ function tcpSockets(): Map<string, TcpEnd> {
 
 const TCP_STATES: Record<string, string> = { '01': 'ESTABLISHED', '04': 'FIN_WAIT1', '05': 'FIN_WAIT2', '06': 'TIME_WAIT', '07': 'CLOSE', '08': 'CLOSE_WAIT', '09': 'LAST_ACK', '0B': 'CLOSING' }
 
-/** One stalled connection as the kernel sees it, both ends. */
+/** One stalled connection as the kernel sees it, both ends, followed until the client reads again. */
 class Stall {
   readonly openedMs = Date.now()
-  /** When the node's end first left ESTABLISHED (it closed the connection), ms after opening. */
+  /** When the node's end first left ESTABLISHED (the node closed the connection), ms after opening. */
   droppedAfterMs: number | undefined
   droppedState: string | undefined
   maxClientRx = 0
   maxNodeTx = 0
+  /** The kernel's queues when the client read again: what it then received beyond them came from the node's memory. */
+  clientRxAtResume = 0
+  nodeTxAtResume = 0
   framesBeforeResume = 0
   framesAfterResume = 0
+  bytesAfterResume = 0
+  private bytesBeforeResume = 0
+  private watching = true
 
   constructor(
     readonly label: string,
@@ -87,14 +98,32 @@ class Stall {
   ) {}
 
   observe(sockets: Map<string, TcpEnd>): void {
+    if (!this.watching) return
     const mine = sockets.get(`${this.client.localPort}>${this.apiPort}`)
     const node = sockets.get(`${this.apiPort}>${this.client.localPort}`)
-    if (mine) this.maxClientRx = Math.max(this.maxClientRx, mine.rxQueue)
-    if (node) this.maxNodeTx = Math.max(this.maxNodeTx, node.txQueue)
+    this.clientRxAtResume = mine?.rxQueue ?? 0
+    this.nodeTxAtResume = node?.txQueue ?? 0
+    this.maxClientRx = Math.max(this.maxClientRx, this.clientRxAtResume)
+    this.maxNodeTx = Math.max(this.maxNodeTx, this.nodeTxAtResume)
     if (this.droppedAfterMs === undefined && (node === undefined || node.state !== '01')) {
       this.droppedAfterMs = Date.now() - this.openedMs
       this.droppedState = node ? (TCP_STATES[node.state] ?? node.state) : 'gone'
     }
+  }
+
+  /** Reads the kernel's queues one last time, then lets the client read. */
+  resume(): void {
+    this.observe(tcpSockets())
+    this.watching = false
+    this.framesBeforeResume = this.client.frames
+    this.bytesBeforeResume = this.client.bytes
+    this.client.resume()
+  }
+
+  /** Once the client has read what it could: what reached it. */
+  settle(): void {
+    this.framesAfterResume = this.client.frames - this.framesBeforeResume
+    this.bytesAfterResume = this.client.bytes - this.bytesBeforeResume
   }
 
   get open(): boolean {
@@ -102,10 +131,11 @@ class Stall {
   }
 
   describe(): string {
-    const dropped = this.droppedAfterMs === undefined ? 'still open on the node at the end' : `closed by the node ${(this.droppedAfterMs / 1000).toFixed(0)} s after it connected (node end ${this.droppedState})`
+    const dropped = this.droppedAfterMs === undefined ? 'still open when it read again' : `closed by the node ${(this.droppedAfterMs / 1000).toFixed(0)} s after it connected (node end ${this.droppedState})`
     return (
-      `${this.label}: ${dropped}; at most ${(this.maxClientRx / 1024).toFixed(0)} KiB waiting in the client's receive buffer and ${(this.maxNodeTx / 1024).toFixed(0)} KiB in the node's send buffer (kernel memory); ` +
-      `${this.framesBeforeResume} frames read before it stopped reading, ${this.framesAfterResume} more once it read again`
+      `${this.label}: ${dropped}; kernel buffers at most ${(this.maxClientRx / 1024).toFixed(0)} KiB on the client's side and ${(this.maxNodeTx / 1024).toFixed(0)} KiB on the node's (kernel memory); ` +
+      `${this.framesBeforeResume} frames read before it stopped reading; once it read again ${this.framesAfterResume} frames (${(this.bytesAfterResume / 1024).toFixed(0)} KiB: ` +
+      `the kernel's ${((this.clientRxAtResume + this.nodeTxAtResume) / 1024).toFixed(0)} KiB, then what the node held and what it read from the log since)`
     )
   }
 }
@@ -130,7 +160,7 @@ const signed = (n: number, d = 1): string => (Number.isFinite(n) ? `${n >= 0 ? '
 
 export const eventsSlowScenario: Scenario = {
   name: 'events-slow',
-  describe: "a member's RSS while a durable subscriber and an ephemeral autoack listener stop reading, against the same load without them",
+  describe: "a member's RSS while a durable subscriber and an ephemeral autoack listener stop reading, against controls of the same load without them",
   optIn: true,
   async run(ctx) {
     const { options: o, members, signal } = ctx
@@ -164,8 +194,10 @@ export const eventsSlowScenario: Scenario = {
     })()
     const sampleLoop = (async () => {
       while (!loopSignal.aborted) {
-        const sockets = stalls.length > 0 ? tcpSockets() : undefined
-        if (sockets) for (const s of stalls) s.observe(sockets)
+        if (stalls.length > 0) {
+          const sockets = tcpSockets()
+          for (const s of stalls) s.observe(sockets)
+        }
         samples.push({
           atMs: Date.now(),
           phase,
@@ -193,59 +225,73 @@ export const eventsSlowScenario: Scenario = {
       return median(xs)
     }
 
-    /** N broadcasts from the sender, confirmed on the target member. */
-    const load = async (label: string): Promise<{ seconds: number; accepted: number }> => {
+    /** Broadcasts from the sender, confirmed on the target member. */
+    const load = async (label: string, count: number): Promise<number> => {
       const t0 = Date.now()
-      const run = await sendConcurrent(url, `events-slow-${label}`, o.slowMessages, o.concurrency, signal)
+      const run = await sendConcurrent(url, `events-slow-${label}`, count, o.concurrency, signal)
       throwIfAborted(signal)
       reportFailures(ctx, label, run)
-      const missing = (await waitAll(ctx, [watcher], run.sent.map((s) => s.id), 60_000 + o.slowMessages * 50)).get(target.org) ?? []
+      const missing = (await waitAll(ctx, [watcher], run.sent.map((s) => s.id), 60_000 + count * 50)).get(target.org) ?? []
       throwIfAborted(signal)
       if (missing.length > 0) ctx.log(`  !! ${target.org}: ${missing.length} messages not confirmed in time`)
       const seconds = (Date.now() - t0) / 1000
       ctx.log(`  ${run.sent.length} broadcasts accepted at ${acceptRate(run).perSec.toFixed(0)}/s, confirmed on ${target.org} in ${seconds.toFixed(1)} s (${(run.sent.length / seconds).toFixed(0)}/s)`)
-      return { seconds, accepted: run.sent.length }
+      return run.sent.length
     }
 
-    const rss: { [k: string]: number } = {}
+    const half = Math.floor(o.slowMessages / 2)
+    const rss = { start: NaN, beforeStalled: NaN, stalled: NaN, afterClose: NaN, end: NaN }
+    const sent = { control1: 0, stalled: 0, control2: 0 }
+    let stalledSeconds = NaN
     let subId: string | undefined
-    let control = { seconds: NaN, accepted: 0 }
-    let stalled = { seconds: NaN, accepted: 0 }
     try {
       await warmUp(ctx, url, sender, [watcher])
-      rss.beforeControl = await settledRss()
-      ctx.log(`control: ${o.slowMessages} broadcasts from ${sender.org}, ${o.concurrency} concurrent, no event sockets; ${target.org}'s node RSS ${fmt(rss.beforeControl)} MiB`)
-      phase = 'control'
-      control = await load('control')
+      // A node's heap grows over its first minutes whatever it does: that growth belongs to no phase.
+      const preload = Math.min(o.slowMessages, PRELOAD_MESSAGES)
+      ctx.log(`pre-load (not measured): ${preload} broadcasts from ${sender.org}`)
+      await load('preload', preload)
+
+      rss.start = await settledRss()
+      ctx.log(`control 1: ${half} broadcasts from ${sender.org}, ${o.concurrency} concurrent, no event sockets on ${target.org}; its node's RSS ${fmt(rss.start)} MiB`)
+      phase = 'control1'
+      sent.control1 = await load('control1', half)
       phase = 'idle'
-      rss.afterControl = await settledRss()
-      ctx.log(`  ${target.org}'s node RSS ${fmt(rss.afterControl)} MiB`)
 
       const name = `bench-events-slow-${Date.now()}`
       subId = await createSubscription(target, name, { firstEvent: 'newest', readAhead: READ_AHEAD })
       stalls.push(new Stall(`durable subscriber (readAhead ${READ_AHEAD})`, await openStalled(target.ws, { type: 'start', namespace: NAMESPACE, name }), apiPort))
       stalls.push(new Stall('ephemeral autoack listener', await openStalled(target.ws, { type: 'start', namespace: NAMESPACE, ephemeral: true, autoack: true }), apiPort))
       rss.beforeStalled = await settledRss()
-      ctx.log(`stalled: the same ${o.slowMessages} broadcasts with a durable subscriber and an ephemeral autoack listener on ${target.org} that stopped reading at once; ${target.org}'s node RSS ${fmt(rss.beforeStalled)} MiB`)
+      ctx.log(`stalled: ${o.slowMessages} broadcasts with a durable subscriber and an ephemeral autoack listener on ${target.org} that stopped reading at once; its node's RSS ${fmt(rss.beforeStalled)} MiB`)
       phase = 'stalled'
-      stalled = await load('stalled')
+      const t0 = Date.now()
+      sent.stalled = await load('stalled', o.slowMessages)
+      stalledSeconds = (Date.now() - t0) / 1000
       phase = 'idle'
-      rss.afterStalled = await settledRss()
-      ctx.log(`  ${target.org}'s node RSS ${fmt(rss.afterStalled)} MiB`)
+      rss.stalled = await settledRss()
+      ctx.log(`  ${target.org}'s node RSS ${fmt(rss.stalled)} MiB with the stalled sockets ${stalls.every((s) => s.open) ? 'still open' : 'closed by the node meanwhile'}`)
 
-      // The clients read again: what reaches them is what the kernel and the node had buffered for them.
-      phase = 'after'
-      for (const s of stalls) s.framesBeforeResume = s.client.frames
-      for (const s of stalls) s.client.resume()
-      for (let i = 0; i < 50 && stalls.some((s) => !s.client.closed); i++) await sleep(100, signal)
+      // The clients read again: first what the kernel held for them, then what the node held and reads since.
+      for (const s of stalls) s.resume()
+      // Until each has read all there was: closed by the node, or nothing new for a second.
+      for (let i = 0, quiet = 0, seen = -1; i < 300 && quiet < 10 && stalls.some((s) => !s.client.closed); i++) {
+        await sleep(100, signal)
+        const now = stalls.reduce((a, s) => a + s.client.frames, 0)
+        quiet = now === seen ? quiet + 1 : 0
+        seen = now
+      }
       for (const s of stalls) {
-        s.observe(tcpSockets())
-        s.framesAfterResume = s.client.frames - s.framesBeforeResume
+        s.settle()
         s.client.close()
       }
       await deleteSubscription(ctx, target, subId)
       subId = undefined
       rss.afterClose = await settledRss()
+      ctx.log(`control 2: ${half} broadcasts, the stalled sockets gone; ${target.org}'s node RSS ${fmt(rss.afterClose)} MiB`)
+      phase = 'control2'
+      sent.control2 = await load('control2', half)
+      phase = 'idle'
+      rss.end = await settledRss()
     } finally {
       stop.abort()
       await Promise.all([statusLoop, sampleLoop])
@@ -255,30 +301,42 @@ export const eventsSlowScenario: Scenario = {
     }
     const benchCpu = cpu.stop()
 
-    const n = o.slowMessages
-    const controlGrowth = rss.afterControl! - rss.beforeControl!
-    const stalledGrowth = rss.afterStalled! - rss.beforeStalled!
-    const attributable = stalledGrowth - controlGrowth
-    // RSS against messages confirmed inside each phase, leaving out readings taken while a checkpoint ran.
+    // Each phase's growth between the readings that bracket it (control 1's includes the stalled sockets' connecting).
+    const growth = {
+      control1: rss.beforeStalled - rss.start,
+      stalled: rss.stalled - rss.beforeStalled,
+      closing: rss.afterClose - rss.stalled,
+      control2: rss.end - rss.afterClose,
+    }
+    const controls = growth.control1 + growth.control2
+    const attributable = growth.stalled - controls
+    const perMsg = (mib: number, n: number): string => `${fmt((mib * 1024) / Math.max(1, n), 2)} KiB per message`
+    // A checkpoint's worker holds a copy of the database for a while: readings within a few seconds of one are left
+    // out of the fits and the peak (/status shows a checkpoint a reading or two late).
+    const nearCheckpoint = (x: RssSample): boolean => samples.some((c) => c.checkpointRunning && Math.abs(c.atMs - x.atMs) <= CHECKPOINT_MARGIN_MS)
+    // RSS against messages confirmed inside each phase.
     const fit = (keep: (s: RssSample) => boolean): { kibPerMessage: number; points: number } => {
-      const pts = samples.filter((s) => keep(s) && !s.checkpointRunning && s.rssMiB !== null).map((s) => ({ x: s.confirmed, y: s.rssMiB! }))
+      const pts = samples.filter((s) => keep(s) && s.rssMiB !== null && !nearCheckpoint(s)).map((s) => ({ x: s.confirmed, y: s.rssMiB! }))
       return { kibPerMessage: slope(pts) * 1024, points: pts.length }
     }
-    const controlFit = fit((s) => s.phase === 'control')
-    const stalledOpenFit = fit((s) => s.phase === 'stalled' && s.stalledOpen)
-    const stalledFit = fit((s) => s.phase === 'stalled')
-    const during = samples.filter((s) => s.phase === 'stalled' && s.stalledOpen && s.rssMiB !== null)
-    const maxDuring = during.reduce((a, s) => Math.max(a, s.rssMiB!), -Infinity)
-    const controlMax = samples.filter((s) => s.phase === 'control' && s.rssMiB !== null).reduce((a, s) => Math.max(a, s.rssMiB!), -Infinity)
-    const checkpointSamples = samples.filter((s) => s.checkpointRunning).length
+    const fits = {
+      control: fit((s) => s.phase === 'control1' || s.phase === 'control2'),
+      stalled: fit((s) => s.phase === 'stalled'),
+      stalledWhileOpen: fit((s) => s.phase === 'stalled' && s.stalledOpen),
+    }
+    const peak = (keep: (s: RssSample) => boolean): number =>
+      samples.filter((s) => keep(s) && s.rssMiB !== null && !nearCheckpoint(s)).reduce((a, s) => Math.max(a, s.rssMiB!), -Infinity)
+    const peakWhileOpen = peak((s) => s.phase === 'stalled' && s.stalledOpen)
+    const checkpointSamples = samples.filter(nearCheckpoint).length
 
-    ctx.log(`${target.org}'s node RSS, MiB (each the median of five readings with no checkpoint running):`)
-    ctx.log(`  control: ${fmt(rss.beforeControl!)} -> ${fmt(rss.afterControl!)} (${signed(controlGrowth)} over ${control.accepted} messages, ${fmt((controlGrowth * 1024) / n, 2)} KiB each; peak while sending ${fmt(controlMax)})`)
-    ctx.log(`  stalled: ${fmt(rss.beforeStalled!)} -> ${fmt(rss.afterStalled!)} (${signed(stalledGrowth)} over ${stalled.accepted} messages, ${fmt((stalledGrowth * 1024) / n, 2)} KiB each; peak while both stalled sockets were open ${fmt(maxDuring)})`)
-    ctx.log(`  after closing the stalled sockets: ${fmt(rss.afterClose!)}`)
-    ctx.log(`  growth attributable to the stalled clients (stalled phase less control): ${signed(attributable)} MiB`)
+    ctx.log(`${target.org}'s node RSS, MiB (between phases: the median of five readings with no checkpoint running):`)
+    ctx.log(`  control 1: ${fmt(rss.start)} -> ${fmt(rss.beforeStalled)} (${signed(growth.control1)} over ${sent.control1} messages, ${perMsg(growth.control1, sent.control1)}; the stalled sockets connected just before the second reading)`)
+    ctx.log(`  stalled:   ${fmt(rss.beforeStalled)} -> ${fmt(rss.stalled)} (${signed(growth.stalled)} over ${sent.stalled} messages, ${perMsg(growth.stalled, sent.stalled)}; peak of the 1 s readings while both stalled sockets were open, none near a checkpoint, ${fmt(peakWhileOpen)})`)
+    ctx.log(`  the stalled sockets read again and closed: ${fmt(rss.stalled)} -> ${fmt(rss.afterClose)} (${signed(growth.closing)})`)
+    ctx.log(`  control 2: ${fmt(rss.afterClose)} -> ${fmt(rss.end)} (${signed(growth.control2)} over ${sent.control2} messages, ${perMsg(growth.control2, sent.control2)})`)
+    ctx.log(`  growth attributable to the stalled clients (stalled phase less both controls, as many messages): ${signed(attributable)} MiB; the two controls differ by ${fmt(Math.abs(growth.control1 - growth.control2))} MiB, RSS's own spread between like phases`)
     ctx.log(
-      `  fitted over the 1 s readings (without checkpoints): control ${fmt(controlFit.kibPerMessage, 2)} KiB per message (${controlFit.points} readings), stalled ${fmt(stalledFit.kibPerMessage, 2)} (${stalledFit.points}), while both stalled sockets were open ${fmt(stalledOpenFit.kibPerMessage, 2)} (${stalledOpenFit.points}); ${checkpointSamples} readings left out for a checkpoint`,
+      `  fitted over the 1 s readings (none near a checkpoint): controls ${fmt(fits.control.kibPerMessage, 2)} KiB per message (${fits.control.points} readings), stalled ${fmt(fits.stalled.kibPerMessage, 2)} (${fits.stalled.points}), while both stalled sockets were open ${fmt(fits.stalledWhileOpen.kibPerMessage, 2)} (${fits.stalledWhileOpen.points}); ${checkpointSamples} readings left out near a checkpoint`,
     )
     for (const s of stalls) ctx.log(`  ${s.describe()}`)
     ctx.log(`  bench process CPU over the run: ${fmtCpu(benchCpu)}`)
@@ -291,19 +349,20 @@ export const eventsSlowScenario: Scenario = {
       maxNodeSendQueueKiB: round(s.maxNodeTx / 1024, 0),
       framesBeforeStopping: s.framesBeforeResume,
       framesAfterResuming: s.framesAfterResume,
+      kibAfterResuming: round(s.bytesAfterResume / 1024, 0),
     })
     return {
       member: target.org,
-      messagesPerPhase: n,
+      stalledMessages: sent.stalled,
+      controlMessages: sent.control1 + sent.control2,
       readAhead: READ_AHEAD,
-      controlSeconds: round(control.seconds, 1),
-      stalledSeconds: round(stalled.seconds, 1),
+      stalledSeconds: round(stalledSeconds, 1),
       rssMiB: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, round(v, 1)])),
-      controlGrowthMiB: round(controlGrowth, 1),
-      stalledGrowthMiB: round(stalledGrowth, 1),
+      growthMiB: Object.fromEntries(Object.entries(growth).map(([k, v]) => [k, round(v, 1)])),
       attributableMiB: round(attributable, 1),
-      peakRssWhileStalledMiB: round(maxDuring, 1),
-      kibPerMessage: { control: round(controlFit.kibPerMessage, 2), stalled: round(stalledFit.kibPerMessage, 2), stalledWhileOpen: round(stalledOpenFit.kibPerMessage, 2) },
+      controlsDifferByMiB: round(Math.abs(growth.control1 - growth.control2), 1),
+      peakRssWhileStalledMiB: round(peakWhileOpen, 1),
+      kibPerMessage: Object.fromEntries(Object.entries(fits).map(([k, v]) => [k, round(v.kibPerMessage, 2)])),
       durable: stalls[0] ? stallJson(stalls[0]) : null,
       ephemeral: stalls[1] ? stallJson(stalls[1]) : null,
       benchCpuPct: round(benchCpu.pctOfCore),

@@ -24,7 +24,7 @@ const READ_AHEAD = 50
 const WARMUP_EVENTS = 1000
 const PAGE = 1000
 /** Runs of each bare mode; the median is the figure. */
-const BARE_RUNS = 3
+const BARE_RUNS = 5
 /** The events-per-second target to one client, and the share of the bare server's rate (issue 11, item 6). */
 const TARGET_PER_SEC = 5000
 const TARGET_VS_BARE = 0.5

@@ -154,8 +154,9 @@ export interface StalledClient {
   ws: WebSocket
   /** The client's local port, to find both ends of the connection in /proc/net/tcp. */
   localPort: number
-  /** Frames that reached this process before it stopped reading, or after `resume()`. */
+  /** Frames that reached this process before it stopped reading, or after `resume()`, and their text bytes. */
   frames: number
+  bytes: number
   closed: boolean
   resume(): void
   close(): void
@@ -173,11 +174,15 @@ export function openStalled(url: string, start: object | undefined, timeoutMs = 
       ws,
       localPort: 0,
       frames: 0,
+      bytes: 0,
       closed: false,
       resume: () => ws.resume(),
       close: () => ws.terminate(),
     }
-    ws.on('message', () => c.frames++)
+    ws.on('message', (data: Buffer) => {
+      c.frames++
+      c.bytes += data.length
+    })
     ws.on('close', () => (c.closed = true))
     ws.once('error', (err) => {
       clearTimeout(timer)
