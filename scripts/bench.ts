@@ -43,7 +43,7 @@ const options = parsed
 // A soak lasts as long as it is told to: the whole-run limit grows to fit it, with room for the start and the drain.
 if (options.only.includes('soak')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.soakMinutes * 60 + 300)
 // So do the events runs, by the broadcasts they send (the network confirms ~1,000 a second or more).
-if (options.only.includes('events-slow')) options.timeoutSeconds = Math.max(options.timeoutSeconds, (2 * options.slowMessages) / 500 + 300)
+if (options.only.includes('events-slow')) options.timeoutSeconds = Math.max(options.timeoutSeconds, (2 * options.slowMessages + 20_000) / 500 + 300)
 if (options.only.length === 0 || options.only.includes('events')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.eventBacklog / 100 + 300)
 const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
 if (unknown.length > 0) {

@@ -31,7 +31,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --minutes N           how long the soak run lasts (default ${DEFAULTS.soakMinutes})
   --soak-rate R         requests per second in the soak run, over every member (default ${DEFAULTS.soakRate})
   --event-backlog N     events in the log the events run delivers; topped up with broadcasts (default ${DEFAULTS.eventBacklog})
-  --slow-messages N     broadcasts in each of the events-slow run's two phases (default ${DEFAULTS.slowMessages})
+  --slow-messages N     broadcasts in the events-slow run's stalled phase, and as many over its two controls
+                        (default ${DEFAULTS.slowMessages})
   --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, events, capacity, soak,
                         events-slow); without it, broadcast, private, blob and events: capacity (a member's database
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
@@ -51,8 +52,8 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--capacity-messages': { key: 'capacityMessages', min: 1, max: 1_000_000, integer: true },
   '--minutes': { key: 'soakMinutes', min: 0.5, max: 1440, integer: false },
   '--soak-rate': { key: 'soakRate', min: 1, max: 10_000, integer: false },
-  '--event-backlog': { key: 'eventBacklog', min: 1000, max: 400_000, integer: true },
-  // Two phases of this many each: past ~200,000 a member's in-memory database nears its limit.
+  '--event-backlog': { key: 'eventBacklog', min: 2000, max: 400_000, integer: true },
+  // Twice this many in all, plus a pre-load: past ~200,000 a member's in-memory database nears its limit.
   '--slow-messages': { key: 'slowMessages', min: 1000, max: 200_000, integer: true },
 }
 

@@ -173,7 +173,6 @@ export const eventsScenario: Scenario = {
     const m = ctx.members[0]!
     const nodePid = nodePids(ctx).get(m.node)
     if (nodePid === undefined) throw new Error(`no PID for ${m.node}`)
-    const base = `${m.api}/api/v1/namespaces/${NAMESPACE}`
 
     // 1. The backlog: whatever earlier scenarios left in the log, topped up to --event-backlog with broadcasts.
     const had = (await listEvents(m.api)).length

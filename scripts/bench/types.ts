@@ -27,7 +27,7 @@ export interface BenchOptions {
   soakRate: number
   /** Events in the log the events run delivers (topped up with broadcasts to this many). */
   eventBacklog: number
-  /** Broadcasts the events-slow run sends in each of its two phases (without, then with stalled clients). */
+  /** Broadcasts the events-slow run sends with stalled clients, and as many over its two controls without them. */
   slowMessages: number
   /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
