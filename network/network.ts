@@ -393,6 +393,7 @@ async function createMember(
     api: { host: '127.0.0.1', port: ports.api },
     p2p: { host: '127.0.0.1', port: ports.p2p, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
     dataDir: 'data',
+    admin: true,
   }
   writeJsonAtomic(M.config, cfg)
   return cfg

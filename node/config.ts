@@ -24,6 +24,12 @@ export interface NodeConfig {
   batch: Partial<BatchConfig>
   /** What this member accepts from its own API clients; defaults in node/core/limits.ts. */
   limits: RequestLimits
+  /**
+   * Serves the admin routes under `/admin/v1` (node/api/routes/admin.ts): test controls that hold, release and drop
+   * this member's private deliveries and hold its reading of the chain and of IPFS. Off unless the file says so; the
+   * local network turns it on. Without it no `/admin/v1` route exists.
+   */
+  admin: boolean
 }
 
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
@@ -38,6 +44,7 @@ export interface NodeConfigFile {
   dataDir: string
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
   limits?: Partial<RequestLimits>
+  admin?: boolean
 }
 
 export class ConfigError extends Error {
@@ -120,6 +127,7 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     dataDir: at(str(c.dataDir, 'dataDir')),
     batch: parseBatchConfig(c.batch, fail),
     limits: parseRequestLimits(c.limits, fail),
+    admin: c.admin === undefined || c.admin === null ? false : typeof c.admin === 'boolean' ? c.admin : fail('admin must be true or false'),
   }
 }
 

@@ -29,6 +29,9 @@ import { parseBatch, serializeBatch } from './batch/payload.js'
 import { DeliveriesRepo } from './db/repos/deliveries.js'
 import { NextPinsRepo } from './db/repos/nextpins.js'
 import { DeliveryQueue } from './messaging/delivery-queue.js'
+import { DeliveryGate } from './messaging/delivery-gate.js'
+import { Gate } from './core/gate.js'
+import { Controls } from './admin/controls.js'
 import { PrivateReceiver } from './aggregator/private-receiver.js'
 import { PrivateDispatcher } from './batch/private-dispatcher.js'
 import { BatchManager, rebuildSealed } from './batch/manager.js'
@@ -107,6 +110,11 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const cert = readFileSync(cfg.p2p.cert, 'utf8')
   const p2pUrl = `https://${cfg.p2p.host}:${cfg.p2p.port}`
 
+  // The test controls' switches (served through the admin routes when cfg.admin): in memory, open at every start.
+  const deliveryGate = new DeliveryGate()
+  const chainReads = new Gate()
+  const ipfsReads = new Gate()
+
   const confirmations = new Confirmations()
   // Readers of the event log (WebSocket deliveries, the console) wake when the aggregator's events are durable.
   const eventStreams = createEventStreams((ns, after, limit) => events.after(ns, after, limit), { durableThrough: events.lastSequence() })
@@ -158,7 +166,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       eventStreams.published(written)
     },
   })
-  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.blobSettled() })
+  const blobFetcher = new BlobFetcher({ db, data, blobs, refs: blobRefs, blobStore, storage, log, settled: () => aggregator.blobSettled(), reads: ipfsReads })
   const batchFetcher = new BatchFetcher({
     db,
     batches,
@@ -169,6 +177,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     log,
     arrived: (id) => aggregator.batchArrived(id),
     announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
+    reads: ipfsReads,
   })
   const chain = createChain({
     rpc: cfg.chain.rpc,
@@ -176,6 +185,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     privateKey: cfg.signingKey,
     fromBlock: state.chainCursor() ?? cfg.chain.firstBlock,
     log,
+    readGate: chainReads,
     onEvents: pinIngest({ db, state, blockchainEvents, pins, events, published: (written) => eventStreams.published(written), fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() }),
   })
   const receiver = new PrivateReceiver({
@@ -203,6 +213,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
       return b ? rebuildSealed({ messages, data }, b).payload : undefined
     },
     log,
+    gate: deliveryGate,
   })
   const batchManager = new BatchManager({
     db,
@@ -246,9 +257,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     enrich: enrichEvents,
     render: eventRenderer({ contract: cfg.chain.contract }),
     directory: subscriptions,
-    saveOffset: async (id, offset) => {
-      await subscriptions.setOffset(id, offset)
-    },
+    saveOffset: (id, offset) => subscriptions.setOffset(id, offset),
     lastSequence: () => events.lastSequence(),
     log,
   })
@@ -274,6 +283,16 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
     subscriptions,
+    controls: new Controls({
+      org: cfg.org,
+      deliveries: deliveryGate,
+      pendingTo: (org) => deliveryQueue.pendingTo(org),
+      chain: chainReads,
+      ipfs: ipfsReads,
+      identities,
+      messages,
+      batches,
+    }),
     async status(ns): Promise<NodeStatus> {
       const cursor = state.chainCursor() ?? cfg.chain.firstBlock
       const org = identities.byDid(self.orgDid)

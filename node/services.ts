@@ -9,6 +9,7 @@ import type { SubscriptionManager } from './events/index.js'
 import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
 import type { EventEnricher } from './events/index.js'
+import type { Controls } from './admin/controls.js'
 import type {
   BatchRecord,
   BlockchainEventQuery,
@@ -88,4 +89,6 @@ export interface NodeServices {
   uploader: DataUploader
   /** Durable subscriptions: create, replace, read and delete them, and read their offsets. */
   subscriptions: SubscriptionManager
+  /** Test controls (holds and drops of deliveries, chain and IPFS read holds), served only when `config.admin`. */
+  controls: Controls
 }

@@ -16,7 +16,7 @@ export interface ChainGenesis {
   hash: string
 }
 
-/** One mined block: its number, timestamp, hash (to verify the replay) and its signed transactions. */
+/** One mined block: its number, timestamp, hash (to verify the replay) and its signed transactions, in block order. */
 export interface JournalBlock {
   n: number
   t: number
@@ -24,10 +24,24 @@ export interface JournalBlock {
   txs: string[]
 }
 
+/**
+ * A signed transaction the chain accepted (its hash was answered) but did not mine at once: mining was off, or its
+ * nonce has a gap. A later block line holds it once it is mined; one that no block line holds is sent again at the
+ * next start. Journals written before this record existed hold block lines only, and read the same.
+ */
+export interface JournalPending {
+  pending: string
+}
+
+export type JournalRecord = JournalBlock | JournalPending
+
 const GENESIS_FILE = 'chain-genesis.json'
 const JOURNAL_FILE = 'chain-journal.jsonl'
 
-/** Whether the chain in `dir` has mined anything (false for a folder with no journal, or a genesis record only). */
+/**
+ * Whether the chain in `dir` has mined or accepted anything (false for a folder with no journal, or a genesis record
+ * only). A journal of pending transactions only is a chain too: its start mines them.
+ */
 export function journalHasBlocks(dir: string): boolean {
   const file = join(dir, JOURNAL_FILE)
   return existsSync(file) && statSync(file).size > 0
@@ -35,8 +49,9 @@ export function journalHasBlocks(dir: string): boolean {
 
 /**
  * The chain's durable history in `<dir>`: the genesis parameters, and an append-only file with one JSON line
- * per mined block. Each append is fsynced before the caller answers the RPC request that mined the block, so
- * anything a client was told about survives a SIGKILL.
+ * per mined block (`{n, t, h, txs}`) or per transaction accepted without being mined (`{pending}`). Each append
+ * is fsynced before the caller answers the RPC request that mined the block or accepted the transaction, so
+ * anything a client was told about (a block, a transaction hash) survives a SIGKILL.
  */
 export class ChainJournal {
   private fd: number | undefined
@@ -62,13 +77,14 @@ export class ChainJournal {
   }
 
   /**
-   * Every recorded block, in order. A last line without its newline is the remains of a write that was cut
-   * short by a crash: its RPC request was never answered, so it is dropped (and cut from the file). Damage
-   * anywhere else is not something to guess about.
+   * Every recorded block, in order, and every transaction recorded as pending, in the order the chain accepted them
+   * (mined since or not). A last line without its newline is the remains of a write that was cut short by a crash:
+   * its RPC request was never answered, so it is dropped (and cut from the file). Damage anywhere else is not
+   * something to guess about.
    */
-  readBlocks(): { blocks: JournalBlock[]; droppedTornTail: boolean } {
+  read(): { blocks: JournalBlock[]; pending: string[]; droppedTornTail: boolean } {
     const file = join(this.dir, JOURNAL_FILE)
-    if (!existsSync(file)) return { blocks: [], droppedTornTail: false }
+    if (!existsSync(file)) return { blocks: [], pending: [], droppedTornTail: false }
     const text = readFileSync(file, 'utf8')
     const lastNewline = text.lastIndexOf('\n')
     const complete = text.slice(0, lastNewline + 1)
@@ -82,23 +98,27 @@ export class ChainJournal {
         closeSync(fd)
       }
     }
-    const blocks = complete
-      .split('\n')
-      .filter((line) => line.length > 0)
-      .map((line, i) => parseBlock(line, `${file}:${i + 1}`))
-    return { blocks, droppedTornTail }
+    const blocks: JournalBlock[] = []
+    const pending: string[] = []
+    for (const [i, line] of complete.split('\n').entries()) {
+      if (line.length === 0) continue
+      const record = parseRecord(line, `${file}:${i + 1}`)
+      if ('pending' in record) pending.push(record.pending)
+      else blocks.push(record)
+    }
+    return { blocks, pending, droppedTornTail }
   }
 
-  /** Appends and fsyncs; returns only once the block is on disk. */
-  append(blocks: JournalBlock[]): void {
-    if (blocks.length === 0) return
+  /** Appends and fsyncs, in one write; returns only once every record is on disk. */
+  append(records: JournalRecord[]): void {
+    if (records.length === 0) return
     if (this.fd === undefined) {
       const existed = existsSync(join(this.dir, JOURNAL_FILE))
       this.fd = openSync(join(this.dir, JOURNAL_FILE), 'a')
       // A new file's directory entry must be durable too, or the whole journal could vanish on power loss.
       if (!existed) fsyncDirSync(this.dir)
     }
-    writeSync(this.fd, blocks.map((b) => JSON.stringify(b) + '\n').join(''))
+    writeSync(this.fd, records.map((r) => JSON.stringify(r) + '\n').join(''))
     fsyncSync(this.fd)
   }
 
@@ -108,16 +128,21 @@ export class ChainJournal {
   }
 }
 
-function parseBlock(line: string, where: string): JournalBlock {
-  let b: Partial<JournalBlock>
+const isRawTx = (tx: unknown): tx is string => typeof tx === 'string' && /^0x[0-9a-f]*$/i.test(tx)
+
+function parseRecord(line: string, where: string): JournalRecord {
+  let r: Partial<JournalBlock> & Partial<JournalPending>
   try {
-    b = JSON.parse(line) as Partial<JournalBlock>
+    r = JSON.parse(line) as Partial<JournalBlock> & Partial<JournalPending>
   } catch {
     throw new Error(`${where}: the chain journal is damaged (not JSON)`)
   }
-  if (typeof b.n !== 'number' || typeof b.t !== 'number' || typeof b.h !== 'string' || !Array.isArray(b.txs) ||
-    !b.txs.every((tx) => typeof tx === 'string' && /^0x[0-9a-f]*$/i.test(tx))) {
+  if (r.pending !== undefined) {
+    if (!isRawTx(r.pending)) throw new Error(`${where}: the chain journal is damaged (not a pending transaction record)`)
+    return { pending: r.pending }
+  }
+  if (typeof r.n !== 'number' || typeof r.t !== 'number' || typeof r.h !== 'string' || !Array.isArray(r.txs) || !r.txs.every(isRawTx)) {
     throw new Error(`${where}: the chain journal is damaged (not a block record)`)
   }
-  return b as JournalBlock
+  return r as JournalBlock
 }

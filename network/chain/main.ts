@@ -6,16 +6,19 @@
  * A Hardhat network (chain id 31337, automine) served over HTTP and WebSocket JSON-RPC on 127.0.0.1:P, as
  * `hardhat node` serves it. Hardhat keeps its chain in memory only; this process makes it durable with a
  * journal in D (see journal.ts): the same genesis on every start, and every mined block replayed before the
- * port opens, so a restarted chain has the same blocks, logs and contract as before.
+ * port opens, so a restarted chain has the same blocks, logs and contract as before. Mining can be switched
+ * off and blocks mined on demand (see journaled-provider.ts); a start always automines again, after mining
+ * the transactions that were still pending when the chain stopped.
  */
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { keccak256 } from 'ethers'
 import { errorMessage } from '../../node/core/errors.js'
 import { assertPortFree, PortBusyError, sleep } from '../process.js'
 import { CHAIN_ID, loadHardhat } from './hardhat.js'
 import { ChainJournal } from './journal.js'
 import { JournaledProvider } from './journaled-provider.js'
-import { replayJournal } from './replay.js'
+import { replayJournal, resendPending } from './replay.js'
 
 const HOST = '127.0.0.1'
 
@@ -45,8 +48,8 @@ async function main(): Promise<void> {
 
   const journal = new ChainJournal(dir)
   const genesis = journal.readGenesis()
-  const { blocks, droppedTornTail } = journal.readBlocks()
-  if (genesis === undefined && blocks.length > 0) fail(`${dir} has a chain journal but no genesis record`)
+  const { blocks, pending, droppedTornTail } = journal.read()
+  if (genesis === undefined && (blocks.length > 0 || pending.length > 0)) fail(`${dir} has a chain journal but no genesis record`)
   if (droppedTornTail) console.log('chain: dropped a journal entry cut short by a crash (its request was never answered)')
 
   const hh = await loadHardhat({
@@ -78,13 +81,36 @@ async function main(): Promise<void> {
   const behind = Math.floor(Date.now() / 1000) - Number(latest.timestamp)
   if (behind > 0) await request('evm_increaseTime', [behind])
 
+  // Accepted, answered with their hash, and not mined before the stop: sent again and mined now, so no client's
+  // transaction is lost. Then mining is on again, whatever it was: every mining control ends with the process.
+  const seen = new Set<string>()
+  const unmined = pending.filter((raw) => {
+    const hash = keccak256(raw)
+    if (replayed.mined.has(hash) || seen.has(hash)) return false
+    seen.add(hash)
+    return true
+  })
   const served = new JournaledProvider(hh.provider, journal, (err) => {
     journal.close()
     fail(`${err.message}; exiting so that a restart replays the journal`)
-  })
+  }, unmined)
+  if (unmined.length > 0) {
+    const r = await resendPending(served, unmined).catch((err: unknown) => fail(`sending pending transactions again: ${errorMessage(err)}`))
+    // Replaced transactions stay in the journal as pending records: alone they are not news at every start.
+    if (r.resent > 0 || r.failed.length > 0) {
+      console.log(
+        `chain: ${unmined.length} transaction(s) were pending when the chain stopped: ${r.mined} mined now in ${r.blocks} block(s)` +
+          (r.waiting > 0 ? `, ${r.waiting} still pending (an earlier nonce missing, or too low a fee)` : '') +
+          (r.replaced > 0 ? `, ${r.replaced} replaced by a transaction of the same nonce` : '') +
+          (r.failed.length > 0 ? `, ${r.failed.length} refused (${r.failed.map((f) => `${f.hash}: ${f.error}`).join('; ')})` : ''),
+      )
+    }
+  }
+  await served.request({ method: 'evm_setAutomine', params: [true] })
+  const head = Number(await request('eth_blockNumber'))
   const server = await hh.createServer(HOST, port, served)
   await server.listen()
-  console.log(`chain ready rpc=http://${HOST}:${port} blocks=${Number(latest.number)}`)
+  console.log(`chain ready rpc=http://${HOST}:${port} blocks=${head}`)
 
   let stopping = false
   const stop = async (): Promise<void> => {

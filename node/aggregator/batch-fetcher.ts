@@ -1,6 +1,7 @@
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
 import type { BatchId } from '../core/ids.js'
+import type { Gate } from '../core/gate.js'
 import type { Database } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { PinsRepo } from '../db/repos/pins.js'
@@ -48,6 +49,11 @@ export class BatchFetcher {
       arrived: (batchId: BatchId) => void
       /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */
       announced: (blobs: AnnouncedBlob[]) => void
+      /**
+       * While held, no batch is downloaded (downloads under way finish): each waits, without a retry or a log line,
+       * and goes on at once when it is released. (The admin routes' IPFS hold.)
+       */
+      reads?: Gate
     },
   ) {}
 
@@ -99,6 +105,10 @@ export class BatchFetcher {
     if (!this.deps.storage.validRef(p.payloadRef)) return { ok: false, reason: `payload reference ${JSON.stringify(p.payloadRef)} is not a shared-storage reference` }
     for (;;) {
       if (this.stopped) return undefined
+      if (this.deps.reads?.held) {
+        await this.deps.reads.whenOpen(this.abort.signal)
+        continue
+      }
       let text: string
       try {
         text = await this.download(p.payloadRef)

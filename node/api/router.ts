@@ -38,6 +38,11 @@ export class ApiRouter<S> {
   delete(path: string, handler: Handler<S>, opts?: RouteOptions): this {
     return this.add('delete', path, handler, opts)
   }
+  /** A route at exactly `path`, outside `/api/v1` and namespaces: the admin routes, under `/admin/v1`. */
+  at(method: 'get' | 'post', path: string, handler: (ctx: Context, services: S) => Promise<void> | void): this {
+    this.router[method](path, (ctx) => handler(ctx, this.services))
+    return this
+  }
   private add(method: 'get' | 'post' | 'put' | 'delete', path: string, handler: Handler<S>, opts: RouteOptions = {}): this {
     const namespaced = (ctx: RouterContext) => handler(ctx, this.services, parseNamespace(ctx.params.ns), parseQuery(ctx.querystring))
     this.router[method](`/api/v1/namespaces/:ns${path}`, namespaced)

@@ -1,10 +1,12 @@
 import http from 'node:http'
 import { ParleyError } from '../core/errors.js'
 import type { Duplex } from 'node:stream'
+import type { Socket } from 'node:net'
 import Koa from 'koa'
 import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
 import { API_ROUTES } from './routes/index.js'
+import { adminRoutes } from './routes/admin.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
@@ -37,6 +39,8 @@ export async function startApiServer(opts: {
 
   const api = new ApiRouter(opts.services)
   for (const register of API_ROUTES) register(api)
+  // Test controls only where the config turns them on (the local network does): elsewhere, 404 like any unknown path.
+  if (opts.services.config.admin) adminRoutes(api)
   app.use(api.router.routes())
 
   const server = http.createServer({ maxHeaderSize: limits.headerBytes }, app.callback())
@@ -50,6 +54,7 @@ export async function startApiServer(opts: {
   server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => answerClientError(err, socket, limits.headerBytes))
   // Without these listeners Node drops a CONNECT without a byte and answers an unknown Expect with an empty 417.
   server.on('connect', (_req: http.IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy())
     writeRaw(socket, 405, 'Method Not Allowed', new ParleyError('METHOD_NOT_ALLOWED', 'this API does not tunnel: CONNECT is not served'), { Allow: 'GET, HEAD, POST, OPTIONS' })
   })
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -57,7 +62,12 @@ export async function startApiServer(opts: {
     res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
     res.end(body)
   })
+  const handle = app.callback()
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy())
+    // Only WebSocket upgrades are taken; any other (curl --http2 offers `h2c`) is an ordinary request, answered
+    // over HTTP/1.1 as a server that does not know the protocol would.
+    if (String(req.headers.upgrade).toLowerCase() !== 'websocket') return serveWithoutUpgrade(handle, req, socket as Socket, head)
     if (opts.onUpgrade) opts.onUpgrade(req, socket, head)
     else writeRaw(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', 'this server takes no WebSocket connections'))
   })
@@ -107,9 +117,30 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex, heade
   writeRaw(socket, status, reason, new ParleyError(code, detail))
 }
 
-/** An answer written straight to a socket no request object owns, then the connection closed. */
+/**
+ * A request Node handed over as an upgrade, served by the app as a plain request on a response bound to its socket;
+ * the connection closes after the answer. Bytes that came after the head are put back for the body to read.
+ */
+function serveWithoutUpgrade(handle: (req: http.IncomingMessage, res: http.ServerResponse) => unknown, req: http.IncomingMessage, socket: Socket, head: Buffer): void {
+  if (head.length > 0) socket.unshift(head)
+  const res = new http.ServerResponse(req)
+  res.shouldKeepAlive = false
+  res.assignSocket(socket)
+  res.once('finish', () => {
+    res.detachSocket(socket)
+    socket.once('finish', () => socket.destroy())
+    socket.end()
+  })
+  void handle(req, res)
+}
+
+/**
+ * An answer written straight to a socket no request object owns, then the connection closed; destroyed once
+ * written, since nothing else times such a socket out.
+ */
 function writeRaw(socket: Duplex, status: number, reason: string, err: ParleyError, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(err.toJSON())
   const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  socket.once('finish', () => socket.destroy())
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
 }

@@ -46,6 +46,8 @@ class EthereumChain implements Chain {
   /** Waiters for the next block, for verification, or for stop. */
   private readonly headWaiters = new Set<() => void>()
   private readonly readyWaiters = new Set<{ resolve: (chainId: bigint) => void; reject: (err: Error) => void }>()
+  /** Aborted by stop(): ends a wait at a held read gate. */
+  private readonly stopping = new AbortController()
 
   constructor(private readonly opts: ChainOptions) {
     this.rpc = new JsonRpcClient(opts.rpc)
@@ -93,6 +95,7 @@ class EthereumChain implements Chain {
 
   async stop(): Promise<void> {
     this.stopped = true
+    this.stopping.abort()
     this.heads.stop()
     this.wake()
     for (const w of this.readyWaiters) w.reject(new ParleyError('UNAVAILABLE', 'the chain connection was stopped'))
@@ -109,7 +112,13 @@ class EthereumChain implements Chain {
       this.wakePending = false
       try {
         if (this.verified === undefined) await this.verify()
-        await this.follower.catchUp(() => this.stopped)
+        const gate = this.opts.readGate
+        if (gate?.held) {
+          // Held: no log is read until the release, which wakes this wait; then the follower goes on from its cursor.
+          await gate.whenOpen(this.stopping.signal)
+          continue
+        }
+        await this.follower.catchUp(() => this.stopped || gate?.held === true)
         this.reportBehind()
         this.lastError = undefined
         this.problems.clear('follow', 'chain: storing events works again')

@@ -3,6 +3,7 @@
  * Small on purpose: the node's managers see events and a submit call, never ethers or JSON-RPC, and a test
  * (or a production user) can point it at any Ethereum JSON-RPC endpoint.
  */
+import type { Gate } from '../core/gate.js'
 import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { BatchPinEvent } from '../model/index.js'
 import type { PinSubmission } from './pin-submission.js'
@@ -67,4 +68,10 @@ export interface ChainOptions {
   chunkSize?: number
   /** The fallback poll, in case a new-block notification is lost (default 5000 ms). */
   pollIntervalMs?: number
+  /**
+   * While held, no BatchPin log is read: the range in flight is handed over, then the follower waits, its cursor where
+   * it stood, and the member falls behind the chain. Released, it catches up from that cursor at once, so nothing is
+   * lost or repeated. Submitting pins goes on meanwhile. (The admin routes' chain hold.)
+   */
+  readGate?: Gate
 }

@@ -1,6 +1,7 @@
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
 import type { Hash } from '../core/ids.js'
+import type { Gate } from '../core/gate.js'
 import { now } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
@@ -33,6 +34,8 @@ export class BlobFetcher {
   private readonly wanted = new Set<string>()
   private readonly timers = new Set<NodeJS.Timeout>()
   private active = 0
+  /** Whether the queue waits for the reads gate to open. */
+  private waitingForReads = false
   private stopped = false
   private readonly abort = new AbortController()
   /** The fetcher's last storage problem (a full disk), logged once; cleared (and said) when a blob is stored again. */
@@ -49,6 +52,11 @@ export class BlobFetcher {
       log: (line: string) => void
       /** A blob is now held (or known never to be obtainable): messages waiting on it can move. */
       settled: (hash: Hash) => void
+      /**
+       * While held, no blob is downloaded (downloads under way finish): the wanted blobs wait in the queue, without a
+       * retry or a log line, and the queue moves again at once when it is released. (The admin routes' IPFS hold.)
+       */
+      reads?: Gate
     },
   ) {}
 
@@ -78,6 +86,19 @@ export class BlobFetcher {
   }
 
   private pump(): void {
+    if (this.stopped) return
+    const reads = this.deps.reads
+    if (reads?.held && this.queue.length > 0) {
+      // One wait for the whole queue: the release pumps it.
+      if (!this.waitingForReads) {
+        this.waitingForReads = true
+        void reads.whenOpen(this.abort.signal).then(() => {
+          this.waitingForReads = false
+          this.pump()
+        })
+      }
+      return
+    }
     while (!this.stopped && this.active < CONCURRENCY && this.queue.length > 0) {
       const a = this.queue.shift()!
       this.active++

@@ -69,10 +69,10 @@ describe('chain process: journal and resume', function () {
     for (const [method, params] of [
       ['evm_snapshot', []],
       ['evm_revert', ['0x1']],
-      ['hardhat_mine', ['0x2']],
       ['hardhat_reset', []],
       ['hardhat_setBalance', [member.address, '0x1']],
-      ['evm_setAutomine', [false]],
+      ['evm_setIntervalMining', [1000]],
+      ['hardhat_dropTransaction', ['0x' + '00'.repeat(32)]],
     ] as const) {
       const err = await rpc.call(method, [...params]).then(() => undefined, (e: unknown) => e)
       expect(err, method).to.be.instanceOf(RpcError)

@@ -19,7 +19,7 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [6, 'ab8dcdb9e1feed23cbe4bf5f77b800cf8fa3497794c9a6b0e5434d0df5d01a48'],
   [7, '8e5281251b1b4bcfc3f6ca7105eafa70c9e3d8ad1dbf3eb37088fc40a4846c57'],
   [8, 'bdd6080806f47ab0e659bed9f65ab6dc77398e092bff7246d566a1a3833352fb'],
-  [9, '79095cc5a215f977b60615b9609cdd0564994aed50ce3c99472e4d8c8d06e1f1'],
+  [9, '6a70f6a55c3c989fa765a1d6f7a4ecb238ec0bafbe7f41fecfbfed463c0dc00b'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

@@ -44,6 +44,12 @@ describe('member node config', () => {
     expect(cfg.limits).to.deep.equal({ ...DEFAULT_REQUEST_LIMITS, dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 })
   })
 
+  it('serves no admin routes unless the file says admin: true', () => {
+    expect(loadNodeConfig(write(good)).admin).to.equal(false)
+    expect(loadNodeConfig(write({ ...good, admin: true })).admin).to.equal(true)
+    expect(loadNodeConfig(write({ ...good, admin: false })).admin).to.equal(false)
+  })
+
   const bad: [string, unknown, RegExp][] = [
     ['a bad org name', { ...good, org: 'org 0' }, /org "org 0"/],
     ['a contract that is not an address', { ...good, chain: { ...good.chain, contract: '0x12' } }, /chain.contract is not an address/],
@@ -53,6 +59,7 @@ describe('member node config', () => {
     ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
     ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
     ['a payload limit receivers could be handed more than they read', { ...good, batch: { payloadLimit: 16 * 1024 * 1024 + 1 } }, /batch.payloadLimit must be at most 16777216 bytes \(members refuse batches over 67108864\)/],
+    ['an admin flag that is not a boolean', { ...good, admin: 'yes' }, /admin must be true or false/],
     ['an unknown limit', { ...good, limits: { bodyBytes: 5 } }, /limits.bodyBytes is not a limit; known: jsonBodyBytes, /],
     ['a limit that is not a whole number', { ...good, limits: { valueBytes: 1.5 } }, /limits.valueBytes must be a whole number of at least 1/],
     ['more data items than other members take', { ...good, limits: { dataPerMessage: 1001 } }, /limits.dataPerMessage must be at most 1000 \(other members reject a message with more\)/],

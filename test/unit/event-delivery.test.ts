@@ -5,6 +5,7 @@ import { createEventStreams } from '../../node/events/stream.js'
 import type { EventStreams } from '../../node/events/types.js'
 import { Dispatcher, type Consumer, type EventMatcher } from '../../node/events/delivery/dispatcher.js'
 import { OffsetTracker } from '../../node/events/delivery/offset-tracker.js'
+import { DurableDispatchers } from '../../node/events/delivery/durable.js'
 import { deliveryShape, startOffset } from '../../node/events/delivery/shape.js'
 import type { EnrichedEvent, EventType, NodeEvent } from '../../node/model/index.js'
 
@@ -21,6 +22,10 @@ class Recorder implements Consumer {
   constructor(readonly autoack = false) {}
   ready(): boolean {
     return !this.full
+  }
+  aborted: string | undefined
+  abort(reason: string): void {
+    this.aborted = reason
   }
   send(frame: string): void {
     expect(frame.endsWith('\n')).to.equal(true)
@@ -60,11 +65,60 @@ describe('event delivery', () => {
       expect(t.offset).to.equal(3)
     })
 
+    it('keeps its place over a long run of filtered-out events behind one unacknowledged', () => {
+      const t = new OffsetTracker(0)
+      t.deliver(1)
+      for (let s = 2; s <= 100_000; s++) t.pass(s)
+      t.deliver(100_001)
+      for (let s = 100_002; s <= 100_010; s++) t.pass(s)
+      t.settle(1)
+      expect(t.offset).to.equal(100_000)
+      t.settle(100_001)
+      expect(t.offset).to.equal(100_010)
+    })
+
     it('refuses sequences out of order', () => {
       const t = new OffsetTracker(5)
       expect(() => t.deliver(5)).to.throw(/sequence order/)
       t.deliver(7)
       expect(() => t.pass(6)).to.throw(/sequence order/)
+    })
+  })
+
+  describe('durable dispatchers', () => {
+    it('resume after the offset still being written when the last connection leaves and another comes at once', async () => {
+      const log: NodeEvent[] = []
+      const streams = createEventStreams((_ns, after, limit) => log.filter((e) => e.sequence > after).slice(0, limit), { durableThrough: 0 })
+      const sub = { id: newId<SubscriptionId>(), namespace: 'default', name: 'quick', transport: 'websockets' as const, filter: {}, options: { readAhead: 4 }, created: '2026-11-23T00:00:00Z' as Timestamp }
+      let stored = 0
+      const releases: (() => void)[] = []
+      const registry = new DurableDispatchers({
+        directory: { byName: () => sub, currentOffset: () => stored, onChange: () => () => {} },
+        start: (s, offset, offsetMoved, failed) =>
+          new Dispatcher({ ref: { id: s.id, namespace: s.namespace, name: s.name }, after: offset, readAhead: 4, matcher: () => true, streams, enrich: (p) => p.map((event) => ({ event, refs: {} })), render: (e) => ({ id: e.event.id, sequence: e.event.sequence }), offsetMoved, failed, log: () => {} }),
+        reconfigure: () => {},
+        // Writes are slow: each waits until the test lets it through.
+        saveOffset: (_id, offset) => new Promise<boolean>((resolve) => releases.push(() => ((stored = offset), resolve(true)))),
+        log: () => {},
+      })
+      const events = Array.from({ length: 5 }, (_, i): NodeEvent => ({ id: newId<EventId>(), sequence: i + 1, type: 'message_confirmed', namespace: 'default', reference: 'r', created: '2026-11-23T00:00:00Z' as Timestamp }))
+      log.push(...events)
+      streams.published(events)
+      const a = new Recorder()
+      const attachment = registry.attach('default', 'quick', a)
+      await settle()
+      for (const id of a.ids().slice(0, 3)) attachment.dispatcher()!.ack(a, id)
+      attachment.detach()
+      const b = new Recorder()
+      registry.attach('default', 'quick', b)
+      await settle()
+      expect(b.seqs()).to.deep.equal([4, 5])
+      for (const r of releases.splice(0)) r()
+      await settle()
+      for (const r of releases.splice(0)) r()
+      await registry.stop()
+      await streams.stop()
+      expect(stored).to.equal(3)
     })
   })
 
@@ -298,6 +352,61 @@ describe('event delivery', () => {
       await new Promise((r) => setTimeout(r, 40))
       await settle()
       expect((c.frames[2]! as { events: unknown[] }).events).to.have.length(1)
+    })
+
+    it('in batch mode, fills a waiting batch from events that arrive before its timeout', async () => {
+      const c = new Recorder()
+      const d = dispatcher({ batch: { size: 5, timeoutMs: 10_000 } })
+      d.attach(c)
+      publish(2)
+      await settle()
+      expect(c.frames).to.have.length(0)
+      publish(3)
+      await settle()
+      expect((c.frames[0]! as { events: { sequence: number }[] }).events.map((e) => e.sequence)).to.deep.equal([1, 2, 3, 4, 5])
+      d.stop()
+    })
+
+    it('in batch mode, batches larger than a page of the log fill from the backlog at once', async () => {
+      const c = new Recorder()
+      const d = dispatcher({ batch: { size: 500, timeoutMs: 10_000 } })
+      d.attach(c)
+      publish(1_000)
+      await settle()
+      expect((c.frames[0]! as { events: unknown[] }).events).to.have.length(500)
+      d.stop()
+    })
+
+    it('aborts its consumers when the log cannot be read', async () => {
+      const c = new Recorder()
+      const failing = createEventStreams(() => {
+        throw new Error('the database is closed')
+      })
+      const d = new Dispatcher({ ref, after: 0, readAhead: 0, matcher: () => true, streams: failing, enrich: () => [], render: () => ({}), log: () => {} })
+      dispatchers.push(d)
+      d.attach(c)
+      failing.published([{ id: newId<EventId>(), sequence: 1, type: 'message_confirmed', namespace: NS, reference: 'x', created: '2026-11-23T00:00:00Z' as Timestamp }])
+      await settle()
+      expect(c.aborted).to.match(/could not be read/)
+    })
+
+    it('applies a replaced filter to events waiting to be sent again', async () => {
+      const a = new Recorder()
+      const b = new Recorder()
+      const d = dispatcher({ readAhead: 3 })
+      d.attach(a)
+      publish(2)
+      publish(2, 'message_rejected')
+      await settle()
+      expect(a.seqs()).to.deep.equal([1, 2, 3, 4])
+      d.detach(a)
+      d.reconfigure((e) => e.event.type === 'message_rejected', { readAhead: 3 })
+      d.attach(b)
+      await settle()
+      expect(b.seqs()).to.deep.equal([3, 4])
+      d.ack(b)
+      d.ack(b)
+      expect(d.offset).to.equal(4)
     })
 
     it('applies a replaced filter to events not yet sent', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { connect, type AddressInfo } from 'node:net'
 import WebSocket from 'ws'
 import { newId, type EventId, type SubscriptionId } from '../../node/core/ids.js'
 import type { Timestamp } from '../../node/core/time.js'
@@ -65,6 +65,7 @@ describe('event socket (WebSocket transport over a real server)', () => {
   let subs: Map<string, Subscription>
   let offsets: Map<string, number>
   let listeners: ((c: { kind: 'upsert' | 'delete'; subscription: Subscription }) => void)[]
+  let broken: boolean
   const clients: Client[] = []
 
   const directory: SubscriptionDirectory = {
@@ -107,7 +108,14 @@ describe('event socket (WebSocket transport over a real server)', () => {
     subs = new Map()
     offsets = new Map()
     listeners = []
-    streams = createEventStreams((ns, after, limit) => log.filter((e) => e.namespace === ns && e.sequence > after).slice(0, limit), { durableThrough: 0 })
+    broken = false
+    streams = createEventStreams(
+      (ns, after, limit) => {
+        if (broken) throw new Error('the database is closed')
+        return log.filter((e) => e.namespace === ns && e.sequence > after).slice(0, limit)
+      },
+      { durableThrough: 0 },
+    )
     transport = new WebSocketTransport({
       streams,
       enrich: (page) => page.map((event): EnrichedEvent => ({ event, refs: {} })),
@@ -115,6 +123,7 @@ describe('event socket (WebSocket transport over a real server)', () => {
       directory,
       saveOffset: async (id, offset) => {
         offsets.set(id, offset)
+        return true
       },
       lastSequence: () => log.length,
       log: () => {},
@@ -264,6 +273,41 @@ describe('event socket (WebSocket transport over a real server)', () => {
       (e: Error) => e,
     )
     expect(err?.message).to.match(/404/)
+  })
+
+  /** Raw bytes to the server; resolves with what came back once the server closed the socket. */
+  function raw(request: string, reset = false): Promise<string> {
+    return new Promise((resolve) => {
+      const socket = connect(Number(new URL(base.replace('ws:', 'http:')).port), '127.0.0.1', () => {
+        socket.write(request)
+        if (reset) socket.resetAndDestroy()
+      })
+      const chunks: Buffer[] = []
+      socket.on('data', (c: Buffer) => chunks.push(c))
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))
+      socket.on('error', () => resolve(''))
+    })
+  }
+  const upgrade = (target: string): string =>
+    `GET ${target} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`
+
+  it('answers an upgrade whose target is not a URL with 400, and lives on', async () => {
+    expect(await raw(upgrade('http://[/ws'))).to.match(/^HTTP\/1\.1 400 /)
+    expect((await open('/ws')).ws.readyState).to.equal(WebSocket.OPEN)
+  })
+
+  it('survives clients that reset the connection while being refused, and closes refused sockets itself', async () => {
+    await Promise.all(Array.from({ length: 50 }, () => raw(upgrade('/nope'), true)))
+    // The client keeps its side open: the answer arrives and the server closes the socket.
+    expect(await raw(upgrade('/nope'))).to.match(/^HTTP\/1\.1 404 /)
+    expect((await open('/ws')).ws.readyState).to.equal(WebSocket.OPEN)
+  })
+
+  it('ends a connection whose subscription can no longer read the log, so that its client reconnects', async () => {
+    const c = await open('/ws?namespace=default&ephemeral&autoack')
+    broken = true
+    publish(1)
+    expect(await c.closed).to.equal(1011)
   })
 
   it('answers pings', async () => {

@@ -28,7 +28,6 @@ export class TransactionsRepo {
   byIds(ids: readonly string[], tx?: Tx): Map<string, EventTransaction> {
     const out = new Map<string, EventTransaction>()
     if (ids.length === 0) return out
-    // batches.tx_id has no index: this scans the batches (one scan per call, not per id).
     const rows = (tx ?? this.db).all<Row>(
       `SELECT b.tx_id, b.namespace, b.created, json_extract(b.manifest, '$.tx.type') AS tx_type,
          (SELECT json_group_array(h) FROM (

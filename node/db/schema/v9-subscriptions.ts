@@ -7,10 +7,11 @@
  * - `offsets`: per subscription, `current` = the highest event sequence up to which every event the subscription
  *   matched has been acknowledged (FireFly's `offsets` table, type `subscription`). Delivery resumes after it.
  *   Written with the subscription and deleted with it; a replaced (PUT) subscription keeps its row.
+ * - `batches_tx`: events delivered with their transaction look batches up by transaction id, a page at a time.
  */
 export const v9Subscriptions = {
   version: 9,
-  name: 'subscriptions: durable subscriptions and their offsets',
+  name: 'subscriptions: durable subscriptions and their offsets; batches by transaction',
   up: `
     CREATE TABLE subscriptions (
       seq       INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -30,5 +31,7 @@ export const v9Subscriptions = {
       subscription TEXT PRIMARY KEY,
       current      INTEGER NOT NULL
     );
+
+    CREATE INDEX batches_tx ON batches (tx_id);
   `,
 }

@@ -21,6 +21,8 @@ export interface Consumer {
   ready(): boolean
   /** Sends one frame (JSON text). */
   send(frame: string): void
+  /** Delivery cannot go on (the log could not be read): the consumer should end, so that its client reconnects. */
+  abort(reason: string): void
 }
 
 export interface DeliveryShape {
@@ -40,7 +42,7 @@ export interface DispatcherOptions extends DeliveryShape {
   render: EventRenderer
   /** Called whenever the offset moves (a durable subscription stores it); never awaited. */
   offsetMoved?: (offset: number) => void
-  /** The stream failed (the database closed under it): the dispatcher has stopped. */
+  /** The stream failed (the database closed under it): the dispatcher has stopped and aborted its consumers. */
   failed?: (err: unknown) => void
   log: (line: string) => void
 }
@@ -53,24 +55,22 @@ interface Sent {
   events: EnrichedEvent[]
 }
 
-/** Events read ahead of sending: a page of the log at most, so a subscriber that does not ack costs one page. */
-const READ_AHEAD_PAGE = 200
-
 /**
  * Delivers one subscription's events in sequence order to its consumers (FireFly's `eventDispatcher`): it reads the
  * log a page at a time (woken on insert, never polling), enriches each page with one query per kind of object,
  * filters, and hands events to a ready consumer while fewer than readAhead+1 are unacknowledged. The offset advances
  * over contiguously settled events only, so whatever was sent and not acknowledged is delivered again: to another
- * consumer when its consumer leaves, or after a restart from the stored offset.
+ * consumer when its consumer leaves, or after a restart from the stored offset. It holds at most one batch (or one
+ * event) plus one page of read events, its unacknowledged events and what a departed consumer left: a subscriber
+ * that stops acknowledging stops the reading.
  */
 export class Dispatcher {
   private readonly tracker: OffsetTracker
   private readonly stream: EventPageStream
   /** Read, matched, not yet sent, in sequence order. */
-  private queue: EnrichedEvent[] = []
-  private queueHead = 0
+  private readonly queue = new EventQueue()
   /** Sent to a consumer that left before acknowledging them: sent again before anything newer, lowest first. */
-  private redeliver: EnrichedEvent[] = []
+  private redeliver = new EventQueue()
   /** Unacknowledged frames by the id they are acknowledged with (the event id, or the batch id). */
   private readonly sent = new Map<string, Sent>()
   private unacked = 0
@@ -107,7 +107,7 @@ export class Dispatcher {
   }
 
   attach(c: Consumer): void {
-    if (this.consumers.includes(c)) return
+    if (this.stopped || this.consumers.includes(c)) return
     this.consumers.push(c)
     this.kick()
   }
@@ -124,9 +124,7 @@ export class Dispatcher {
       this.unacked -= s.events.length
       back.push(...s.events)
     }
-    if (back.length > 0) {
-      this.redeliver = [...this.redeliver, ...back].sort((a, b) => a.event.sequence - b.event.sequence)
-    }
+    if (back.length > 0) this.redeliver = EventQueue.merged(this.redeliver.drain(), back)
     this.kick()
   }
 
@@ -163,15 +161,18 @@ export class Dispatcher {
     return this.sent.get(id)?.consumer === c
   }
 
-  /** A replaced definition: the new filter applies to every event not yet sent, the new shape to the next frame. */
+  /**
+   * A replaced definition: the new filter applies to every event not yet sent (also those waiting to be sent
+   * again), the new shape to the next frame.
+   */
   reconfigure(matcher: EventMatcher, shape: DeliveryShape): void {
     this.matcher = matcher
     this.shape = { readAhead: shape.readAhead, ...(shape.batch ? { batch: shape.batch } : {}) }
-    const keep: EnrichedEvent[] = []
     const dropped: EnrichedEvent[] = []
-    for (let i = this.queueHead; i < this.queue.length; i++) (this.safeMatch(this.queue[i]!) ? keep : dropped).push(this.queue[i]!)
-    this.queue = keep
-    this.queueHead = 0
+    for (const q of [this.queue, this.redeliver]) {
+      const keep = q.drain().filter((e) => this.safeMatch(e) || (dropped.push(e), false))
+      q.push(keep)
+    }
     this.settle(dropped)
     this.kick()
   }
@@ -183,10 +184,19 @@ export class Dispatcher {
     clearTimeout(this.batchTimer)
     void this.stream.return?.()
     this.sent.clear()
-    this.queue = []
-    this.redeliver = []
+    this.queue.drain()
+    this.redeliver.drain()
     this.consumers.length = 0
     this.kick()
+  }
+
+  private fail(err: unknown, what: string): void {
+    if (this.stopped) return
+    this.o.log(`events: subscription ${this.o.ref.namespace}/${this.o.ref.name} stopped: ${what}: ${errorMessage(err)}`)
+    const consumers = [...this.consumers]
+    this.stop()
+    for (const c of consumers) c.abort(`delivery stopped: ${what}`)
+    this.o.failed?.(err)
   }
 
   private settle(events: readonly EnrichedEvent[]): void {
@@ -195,48 +205,52 @@ export class Dispatcher {
     if (moved) this.o.offsetMoved?.(this.tracker.offset)
   }
 
+  /** Events the sender wants queued before it can send: a whole batch in batch mode, else one. */
+  private wanted(): number {
+    return this.shape.batch?.size ?? 1
+  }
+
   private kick(): void {
     const w = this.wake
     this.wake = undefined
     w?.()
     const r = this.readerWake
-    if (r && (this.stopped || this.queueHead >= this.queue.length)) {
+    if (r && (this.stopped || this.queue.length < this.wanted())) {
       this.readerWake = undefined
       r()
     }
   }
 
-  /** Reads a page whenever the queue is empty, so at most one page waits in memory whatever the consumers do. */
+  /**
+   * Reads a page whenever fewer events are queued than the sender needs, so a pending batch fills from events that
+   * arrive while it waits, and at most one page beyond that waits in memory whatever the consumers do.
+   */
   private async read(): Promise<void> {
     try {
       while (!this.stopped) {
-        if (this.queueHead < this.queue.length) {
+        if (this.queue.length >= this.wanted()) {
           await new Promise<void>((resolve) => (this.readerWake = resolve))
           continue
         }
         const page = await this.stream.nextPage()
         if (!page || this.stopped) return
         const enriched = this.o.enrich(page)
-        const queue: EnrichedEvent[] = []
         let moved = false
+        let matched = 0
         for (const e of enriched) {
           if (this.safeMatch(e)) {
             this.tracker.deliver(e.event.sequence)
-            queue.push(e)
+            this.queue.push1(e)
+            matched++
           } else moved = this.tracker.pass(e.event.sequence) || moved
         }
-        this.queue = queue
-        this.queueHead = 0
         if (moved) this.o.offsetMoved?.(this.tracker.offset)
         this.kick()
         // Long runs of filtered-out events yield now and then, so one subscription cannot hold the loop.
-        if (queue.length === 0) await new Promise<void>((resolve) => setImmediate(resolve))
+        if (matched === 0) await new Promise<void>((resolve) => setImmediate(resolve))
       }
     } catch (err) {
-      if (this.stopped) return
-      this.o.log(`events: subscription ${this.o.ref.namespace}/${this.o.ref.name} stopped reading the event log: ${errorMessage(err)}`)
-      this.stop()
-      this.o.failed?.(err)
+      this.fail(err, 'the event log could not be read')
     }
   }
 
@@ -250,13 +264,20 @@ export class Dispatcher {
 
   private async send(): Promise<void> {
     while (!this.stopped) {
-      if (!this.sendOne()) await new Promise<void>((resolve) => (this.wake = resolve))
+      let sent: boolean
+      try {
+        sent = this.sendOne()
+      } catch (err) {
+        this.fail(err, 'an event could not be sent')
+        return
+      }
+      if (!sent) await new Promise<void>((resolve) => (this.wake = resolve))
     }
   }
 
   /** Sends one frame if it can; false when it must wait for an ack, a ready consumer, events or the batch timer. */
   private sendOne(): boolean {
-    const available = this.redeliver.length + this.queue.length - this.queueHead
+    const available = this.redeliver.length + this.queue.length
     if (available === 0) return false
     const batch = this.shape.batch
     const consumer = this.nextReady()
@@ -265,11 +286,11 @@ export class Dispatcher {
     // sent is settled as it is sent, so only its socket's back-pressure (`ready()`) holds it back.
     if (!consumer.autoack && (batch ? this.unacked > 0 : this.unacked > this.shape.readAhead)) return false
     if (batch && available < batch.size) {
-      const now = Date.now()
-      if (this.batchDeadline === undefined) this.batchDeadline = now + batch.timeoutMs
+      const now = performance.now()
+      this.batchDeadline ??= now + batch.timeoutMs
       if (now < this.batchDeadline) {
         clearTimeout(this.batchTimer)
-        this.batchTimer = setTimeout(() => this.kick(), this.batchDeadline - now)
+        this.batchTimer = setTimeout(() => this.kick(), Math.ceil(this.batchDeadline - now))
         return false
       }
     }
@@ -290,14 +311,9 @@ export class Dispatcher {
   }
 
   private take(n: number): EnrichedEvent[] {
-    const out: EnrichedEvent[] = []
-    while (out.length < n && this.redeliver.length > 0) out.push(this.redeliver.shift()!)
-    while (out.length < n && this.queueHead < this.queue.length) out.push(this.queue[this.queueHead++]!)
-    if (this.queueHead >= this.queue.length) {
-      this.queue = []
-      this.queueHead = 0
-      this.kick()
-    }
+    const out = this.redeliver.take(n)
+    if (out.length < n) out.push(...this.queue.take(n - out.length))
+    this.kick()
     return out
   }
 
@@ -314,10 +330,78 @@ export class Dispatcher {
   }
 
   private eventFrame(e: EnrichedEvent): string {
-    return goJson({ ...this.o.render(e), subscription: this.o.ref }) + '\n'
+    try {
+      return goJson({ ...this.o.render(e), subscription: this.o.ref }) + '\n'
+    } catch (err) {
+      return goJson({ ...this.bare(e, err), subscription: this.o.ref }) + '\n'
+    }
   }
 
   private batchFrame(id: string, events: EnrichedEvent[]): string {
-    return goJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => ({ ...this.o.render(e), subscription: this.o.ref })) }) + '\n'
+    const frame = (render: (e: EnrichedEvent) => ReturnType<EventRenderer>): string =>
+      goJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => ({ ...render(e), subscription: this.o.ref })) }) + '\n'
+    try {
+      return frame(this.o.render)
+    } catch {
+      // Find the events that do not encode, one by one, only on this rare path.
+      return frame((e) => {
+        try {
+          const out = this.o.render(e)
+          goJson(out)
+          return out
+        } catch (err) {
+          return this.bare(e, err)
+        }
+      })
+    }
+  }
+
+  /**
+   * An event whose referred object does not render (cannot be encoded) goes without it rather than wedging the
+   * subscription on it; the application can still fetch the object by `reference`.
+   */
+  private bare(e: EnrichedEvent, err: unknown): ReturnType<EventRenderer> {
+    this.o.log(`events: event ${e.event.id} (sequence ${e.event.sequence}) is delivered without its ${Object.keys(e.refs).join(', ') || 'object'}: ${errorMessage(err)}`)
+    return this.o.render({ event: e.event, refs: {} })
+  }
+}
+
+/** Events in sequence order, taken from the front in O(1). */
+class EventQueue {
+  private items: EnrichedEvent[] = []
+  private head = 0
+
+  static merged(a: EnrichedEvent[], b: EnrichedEvent[]): EventQueue {
+    const q = new EventQueue()
+    q.items = [...a, ...b].sort((x, y) => x.event.sequence - y.event.sequence)
+    return q
+  }
+
+  get length(): number {
+    return this.items.length - this.head
+  }
+
+  push1(e: EnrichedEvent): void {
+    this.items.push(e)
+  }
+
+  push(list: readonly EnrichedEvent[]): void {
+    for (const e of list) this.items.push(e)
+  }
+
+  take(n: number): EnrichedEvent[] {
+    const end = Math.min(this.items.length, this.head + n)
+    const out = this.items.slice(this.head, end)
+    this.head = end
+    if (this.head === this.items.length) {
+      this.items = []
+      this.head = 0
+    }
+    return out
+  }
+
+  /** Everything queued, emptying it. */
+  drain(): EnrichedEvent[] {
+    return this.take(this.length)
   }
 }

@@ -17,8 +17,8 @@ export interface DurableDispatchersOptions {
   start(sub: Subscription, offset: number, offsetMoved: (offset: number) => void, failed: () => void): Dispatcher
   /** Applies a replaced definition to a running dispatcher. */
   reconfigure(dispatcher: Dispatcher, sub: Subscription): void
-  /** Stores an offset; resolves once it is durable. */
-  saveOffset(id: SubscriptionId, offset: number): Promise<void>
+  /** Stores an offset; resolves once it is durable, false when the subscription no longer exists. */
+  saveOffset(id: SubscriptionId, offset: number): Promise<boolean>
   log: (line: string) => void
 }
 
@@ -33,7 +33,7 @@ interface Entry {
   namespace: string
   name: string
   consumers: Set<Consumer>
-  running?: { sub: Subscription; dispatcher: Dispatcher; writer: OffsetWriter }
+  running?: { sub: Subscription; dispatcher: Dispatcher }
 }
 
 /**
@@ -45,9 +45,11 @@ interface Entry {
  */
 export class DurableDispatchers {
   private readonly entries = new Map<string, Entry>()
-  /** Offsets known durable, by subscription, for `?fetchstatus` (a read of the table may see a commit not yet synced). */
-  private readonly durable = new Map<SubscriptionId, number>()
-  private readonly writers = new Set<OffsetWriter>()
+  /**
+   * One writer per subscription, kept while it has a write pending even after its dispatcher stopped: a dispatcher
+   * started again meanwhile resumes from the offset being written, not from the older one in the table.
+   */
+  private readonly writers = new Map<SubscriptionId, OffsetWriter>()
   private readonly unlisten: () => void
   private stopped = false
 
@@ -77,7 +79,7 @@ export class DurableDispatchers {
 
   /** The offset last made durable for a running or recently run subscription; undefined: read the table. */
   durableOffset(id: SubscriptionId): number | undefined {
-    return this.durable.get(id)
+    return this.writers.get(id)?.durable
   }
 
   /** Stops every dispatcher and waits for the offsets they reached to be written. */
@@ -86,7 +88,7 @@ export class DurableDispatchers {
     this.unlisten()
     for (const entry of this.entries.values()) if (entry.running) this.halt(entry)
     this.entries.clear()
-    await Promise.all([...this.writers].map((w) => w.flushed()))
+    await Promise.all([...this.writers.values()].map((w) => w.stop()))
   }
 
   private detach(entry: Entry, key: string, consumer: Consumer): void {
@@ -99,14 +101,11 @@ export class DurableDispatchers {
 
   private changed(kind: 'upsert' | 'delete', sub: Subscription): void {
     if (this.stopped) return
+    if (kind === 'delete') this.forget(sub.id)
     const entry = this.entries.get(keyOf(sub.namespace, sub.name))
-    if (!entry) {
-      if (kind === 'delete') this.durable.delete(sub.id)
-      return
-    }
+    if (!entry) return
     if (kind === 'delete') {
       if (entry.running?.sub.id === sub.id) this.halt(entry)
-      this.durable.delete(sub.id)
       return
     }
     if (entry.running && entry.running.sub.id === sub.id) {
@@ -119,18 +118,24 @@ export class DurableDispatchers {
   }
 
   private run(entry: Entry, sub: Subscription): void {
-    const writer = new OffsetWriter(sub.id, this.o.saveOffset, this.durable, this.o.log)
-    this.writers.add(writer)
+    let writer = this.writers.get(sub.id)
+    if (!writer) {
+      writer = new OffsetWriter(sub.id, this.o.saveOffset, this.o.log)
+      this.writers.set(sub.id, writer)
+    }
+    const w = writer
+    const stored = this.o.directory.currentOffset(sub.id)
     const dispatcher = this.o.start(
       sub,
-      this.o.directory.currentOffset(sub.id),
-      (offset) => writer.write(offset),
+      Math.max(stored, w.latest ?? stored),
+      (offset) => w.write(offset),
       () => {
-        // The log could not be read (the database closing): its connections will find a fresh one on reconnect.
+        // The log could not be read (the database closing): the dispatcher closed its connections, whose clients
+        // reconnect to a fresh one.
         if (entry.running?.dispatcher === dispatcher) this.halt(entry)
       },
     )
-    entry.running = { sub, dispatcher, writer }
+    entry.running = { sub, dispatcher }
     for (const c of entry.consumers) dispatcher.attach(c)
   }
 
@@ -139,7 +144,23 @@ export class DurableDispatchers {
     if (!running) return
     entry.running = undefined
     running.dispatcher.stop()
-    void running.writer.flushed().then(() => this.writers.delete(running.writer))
+    const w = this.writers.get(running.sub.id)
+    // Dropped once idle unless a dispatcher for it is running again by then.
+    void w?.flushed().then(() => {
+      if (this.writers.get(running.sub.id) === w && !w.busy && !this.isRunning(running.sub.id)) this.writers.delete(running.sub.id)
+    })
+  }
+
+  private isRunning(id: SubscriptionId): boolean {
+    for (const e of this.entries.values()) if (e.running?.sub.id === id) return true
+    return false
+  }
+
+  /** A deleted subscription: nothing more is written for it. */
+  private forget(id: SubscriptionId): void {
+    const w = this.writers.get(id)
+    this.writers.delete(id)
+    void w?.stop()
   }
 }
 
@@ -147,21 +168,35 @@ function keyOf(namespace: string, name: string): string {
   return `${namespace}\u0000${name}`
 }
 
-/** Writes one subscription's offset as it moves: one write in flight, then the latest value, never an older one. */
+/**
+ * Writes one subscription's offset as it moves: one write in flight, then the latest value, never an older one.
+ * A failed write is retried with a growing pause until it succeeds or the writer stops.
+ */
 class OffsetWriter {
-  private latest: number | undefined
+  /** The newest offset asked for, once asked; what a restarted dispatcher resumes from. */
+  latest: number | undefined
+  /** The newest offset known durable. */
+  durable: number | undefined
+  private pending: number | undefined
   private writing: Promise<void> | undefined
+  private stopped = false
   private failures = 0
+  private pause: { timer: NodeJS.Timeout; resolve: () => void } | undefined
 
   constructor(
     private readonly id: SubscriptionId,
-    private readonly save: (id: SubscriptionId, offset: number) => Promise<void>,
-    private readonly durable: Map<SubscriptionId, number>,
+    private readonly save: (id: SubscriptionId, offset: number) => Promise<boolean>,
     private readonly log: (line: string) => void,
   ) {}
 
+  get busy(): boolean {
+    return this.writing !== undefined
+  }
+
   write(offset: number): void {
+    if (this.stopped) return
     this.latest = offset
+    this.pending = offset
     this.writing ??= this.drain().finally(() => (this.writing = undefined))
   }
 
@@ -170,20 +205,34 @@ class OffsetWriter {
     while (this.writing) await this.writing
   }
 
+  /** Makes one last attempt at what is pending (no more pauses), then writes nothing more. */
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.pause) {
+      clearTimeout(this.pause.timer)
+      this.pause.resolve()
+    }
+    await this.flushed()
+    if (this.pending !== undefined) this.log(`events: subscription ${this.id}: offset ${this.pending} was not stored; its events after ${this.durable ?? 'the stored offset'} will be delivered again`)
+  }
+
   private async drain(): Promise<void> {
-    while (this.latest !== undefined) {
-      const offset = this.latest
-      this.latest = undefined
+    while (this.pending !== undefined) {
+      const offset = this.pending
+      this.pending = undefined
       try {
-        await this.save(this.id, offset)
-        this.durable.set(this.id, offset)
+        // False: the subscription is gone; nothing to keep.
+        if (await this.save(this.id, offset)) this.durable = offset
+        if (this.failures > 0) this.log(`events: subscription ${this.id}: offsets are stored again`)
         this.failures = 0
       } catch (err) {
-        // Never lost: a later move writes a newer value; until one comes, retry this one after a pause.
         if (this.failures++ === 0) this.log(`events: could not store the offset of subscription ${this.id}: ${errorMessage(err)}; retrying`)
-        this.latest ??= offset
-        if (this.failures > 20) return
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 100 * this.failures)))
+        this.pending ??= offset
+        if (this.stopped) return
+        await new Promise<void>((resolve) => {
+          this.pause = { timer: setTimeout(resolve, Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6))), resolve }
+        })
+        this.pause = undefined
       }
     }
   }

@@ -40,7 +40,11 @@ export class OffsetTracker {
       this.current = seq
       return true
     }
-    this.open.push({ seq, settled: true })
+    // A run of settled entries behind an open one collapses into its last: a subscription whose one unacknowledged
+    // event holds the offset back costs one entry, however many filtered-out events stream past it.
+    const last = this.open[this.open.length - 1]!
+    if (last.settled) last.seq = seq
+    else this.open.push({ seq, settled: true })
     return false
   }
 

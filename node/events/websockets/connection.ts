@@ -10,6 +10,10 @@ import { parseClientFrame, type AckFrame, type StartFrame } from './frames.js'
  * reading holds this much of the node's memory, plus one page of events per subscription, and no more.
  */
 export const SEND_HIGH_WATER = 1 << 20
+/** Pings unanswered before a connection is dropped; with the transport's 30 s interval, 90-120 s of silence. */
+const MISSED_PINGS = 3
+/** How long an aborted connection's client gets to answer the close before its socket is cut. */
+const CLOSE_GRACE_MS = 1_000
 
 /** What a connection asks of the transport to begin delivering. */
 export interface ConnectionHost {
@@ -34,7 +38,8 @@ export class Connection implements Consumer {
   private pendingBytes = 0
   private readonly started: Started[] = []
   private closed = false
-  alive = true
+  /** Pings sent since the last pong. */
+  private missed = 0
 
   constructor(
     private readonly ws: WebSocket,
@@ -45,7 +50,7 @@ export class Connection implements Consumer {
     ws.on('message', (data, isBinary) => this.received(isBinary ? undefined : data.toString()))
     ws.on('close', () => this.cleanUp())
     ws.on('error', () => this.cleanUp())
-    ws.on('pong', () => (this.alive = true))
+    ws.on('pong', () => (this.missed = 0))
   }
 
   get autoack(): boolean {
@@ -65,6 +70,10 @@ export class Connection implements Consumer {
       this.pendingBytes -= bytes
       if (wasFull && this.pendingBytes < SEND_HIGH_WATER) this.drained()
     })
+  }
+
+  abort(reason: string): void {
+    void this.close(1011, reason.slice(0, 120), CLOSE_GRACE_MS)
   }
 
   /** Handles a start asked for by the connection's query, as if it were its first frame. */
@@ -90,14 +99,18 @@ export class Connection implements Consumer {
     return closed.finally(() => clearTimeout(timer))
   }
 
-  /** Heartbeat: a connection that has not answered the last ping is gone. */
+  /**
+   * Heartbeat: a connection that has answered none of the last MISSED_PINGS pings is gone (a client merely slow to
+   * read, whose pongs queue behind its unread frames, gets that long to catch up).
+   */
   ping(): void {
-    if (!this.alive) {
+    if (this.closed) return
+    if (this.missed >= MISSED_PINGS) {
       this.ws.terminate()
       this.cleanUp()
       return
     }
-    this.alive = false
+    this.missed++
     try {
       this.ws.ping()
     } catch {
@@ -159,6 +172,10 @@ export class Connection implements Consumer {
     if (frame.subscription && candidates.length === 0) {
       throw new ParleyError('BAD_REQUEST', `invalid ack: this connection has not started subscription ${JSON.stringify(frame.subscription)}`)
     }
+    // It names, by id, a durable subscription this connection started under a name that now belongs to another (it
+    // was deleted, maybe recreated): what that one sent is void, and must not settle the new one's events.
+    const staleId = frame.subscription?.id
+    if (staleId !== undefined && candidates.every((s) => dispatcherOf(s)?.ref.id !== staleId)) return
     const running = candidates.map(dispatcherOf)
     // A durable subscription deleted or restarted under the connection: what it had sent is void, not an error.
     const stale = running.some((d) => d === undefined)

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { ParleyError } from '../../core/errors.js'
+import { ParleyError, errorMessage } from '../../core/errors.js'
 import { newId, type SubscriptionId } from '../../core/ids.js'
 import type { Subscription, SubscriptionRef } from '../../model/index.js'
 import type { EventEnricher, EventRenderer, EventStreams, EventTransport } from '../types.js'
@@ -29,8 +29,8 @@ export interface WebSocketTransportOptions {
   enrich: EventEnricher
   render: EventRenderer
   directory: SubscriptionDirectory
-  /** Stores a durable subscription's offset; resolves once durable. */
-  saveOffset(id: SubscriptionId, offset: number): Promise<void>
+  /** Stores a durable subscription's offset; resolves once durable, false when the subscription is gone. */
+  saveOffset(id: SubscriptionId, offset: number): Promise<boolean>
   /** The event log's last sequence: where an ephemeral listener starts by default (`newest`). */
   lastSequence(): number
   log: (line: string) => void
@@ -78,9 +78,25 @@ export class WebSocketTransport implements EventTransport {
     return this.durable.durableOffset(id)
   }
 
-  /** The API server's `upgrade` event. Paths other than the event socket's are answered 404. */
+  /**
+   * The API server's `upgrade` event for WebSocket upgrades. Paths other than the event socket's are answered 404.
+   * Never throws: whatever a client sends, the answer is an HTTP refusal or a WebSocket.
+   */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const url = new URL(req.url ?? '/', 'http://localhost')
+    // Node stops listening for errors on a socket it hands over; a client that resets it mid-answer must not
+    // become an unhandled 'error' that ends the process.
+    socket.on('error', () => socket.destroy())
+    try {
+      this.upgrade(req, socket, head)
+    } catch (err) {
+      this.o.log(`events: refused an upgrade: ${errorMessage(err)}`)
+      refuse(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the upgrade request could not be understood'))
+    }
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = URL.canParse(req.url ?? '/', 'http://localhost') ? new URL(req.url ?? '/', 'http://localhost') : undefined
+    if (!url) return refuse(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the request target is not a valid URL'))
     const path = eventSocketPath(url.pathname)
     if (!path) return refuse(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 200)}; events are at /ws and /api/v1/namespaces/{ns}/ws`))
     if (path.namespace !== undefined && !validNamespace(path.namespace)) {
@@ -92,7 +108,7 @@ export class WebSocketTransport implements EventTransport {
     }
     this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       if (this.stopped) {
-        ws.close(1001, 'node stopping')
+        ws.terminate()
         return
       }
       const c = new Connection(ws, path.namespace, this.host)
@@ -155,8 +171,13 @@ function refOf(sub: Subscription): SubscriptionRef {
   return { id: sub.id, namespace: sub.namespace, name: sub.name }
 }
 
-/** An upgrade refused before any WebSocket exists: a plain HTTP answer with the API's error body. */
+/**
+ * An upgrade refused before any WebSocket exists: a plain HTTP answer with the API's error body, then the socket is
+ * destroyed once written (as `ws` does): an upgraded socket has no server timeout, and a client that never closes
+ * its side must not hold it, nor the server's close.
+ */
 function refuse(socket: Duplex, status: number, reason: string, err: ParleyError): void {
   const body = JSON.stringify(err.toJSON())
+  socket.once('finish', () => socket.destroy())
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }
