@@ -12,6 +12,8 @@ import { parseArgs, UsageError, USAGE } from './bench/args.js'
 import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
+import { eventsScenario } from './bench/events.js'
+import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
 import { privateScenario } from './bench/private.js'
 import { Children } from './bench/children.js'
@@ -23,7 +25,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, capacityScenario, soakScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, eventsScenario, capacityScenario, soakScenario, eventsSlowScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {
@@ -40,6 +42,9 @@ if (parsed === 'help') {
 const options = parsed
 // A soak lasts as long as it is told to: the whole-run limit grows to fit it, with room for the start and the drain.
 if (options.only.includes('soak')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.soakMinutes * 60 + 300)
+// So do the events runs, by the broadcasts they send (the network confirms ~1,000 a second or more).
+if (options.only.includes('events-slow')) options.timeoutSeconds = Math.max(options.timeoutSeconds, (2 * options.slowMessages + 20_000) / 500 + 300)
+if (options.only.length === 0 || options.only.includes('events')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.eventBacklog / 100 + 300)
 const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((s) => s.name).join(', ')}`)

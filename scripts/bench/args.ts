@@ -11,6 +11,8 @@ export const DEFAULTS: BenchOptions = {
   capacityMessages: 100_000,
   soakMinutes: 10,
   soakRate: 200,
+  eventBacklog: 20_000,
+  slowMessages: 100_000,
   only: [],
   keep: false,
 }
@@ -28,9 +30,13 @@ export const USAGE = `usage: npm run bench -- [options]
                         its per-message figures need 20,000 at least)
   --minutes N           how long the soak run lasts (default ${DEFAULTS.soakMinutes})
   --soak-rate R         requests per second in the soak run, over every member (default ${DEFAULTS.soakRate})
-  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, capacity, soak);
-                        without it, broadcast, private and blob: capacity (a member's database and memory as it fills) and soak
-                        (each process's RSS under a steady mixed load) take minutes and run only when named
+  --event-backlog N     events in the log the events run delivers; topped up with broadcasts (default ${DEFAULTS.eventBacklog})
+  --slow-messages N     broadcasts in the events-slow run's stalled phase, and as many over its two controls
+                        (default ${DEFAULTS.slowMessages})
+  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, events, capacity, soak,
+                        events-slow); without it, broadcast, private, blob and events: capacity (a member's database
+                        and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
+                        (a member's RSS while event sockets stop reading) take minutes and run only when named
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
@@ -46,6 +52,9 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--capacity-messages': { key: 'capacityMessages', min: 1, max: 1_000_000, integer: true },
   '--minutes': { key: 'soakMinutes', min: 0.5, max: 1440, integer: false },
   '--soak-rate': { key: 'soakRate', min: 1, max: 10_000, integer: false },
+  '--event-backlog': { key: 'eventBacklog', min: 2000, max: 400_000, integer: true },
+  // Twice this many in all, plus a pre-load: past ~200,000 a member's in-memory database nears its limit.
+  '--slow-messages': { key: 'slowMessages', min: 1000, max: 200_000, integer: true },
 }
 
 export class UsageError extends Error {}

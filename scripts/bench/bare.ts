@@ -67,23 +67,37 @@ function readyPort(child: ChildProcess, signal: AbortSignal): Promise<number> {
   })
 }
 
-/** Starts the bare server, drives it like the throughput run, and stops it by PID whatever happens. */
-export async function runBareBaseline(ctx: BenchContext, messages: number, concurrency: number): Promise<BareResult> {
-  const logFile = layout(ctx.dir).log('bench-bare-server')
+/**
+ * Starts `script` (a bare comparison server of this folder) as a detached child of its own, as a member node is,
+ * logging to `logs/<logName>.log`, listed among the benchmark's children at once; resolves with its PID and the port
+ * it printed. The caller stops it with `ctx.children.stop(pid)`; a server that fails to listen is stopped here.
+ */
+export async function startBareProcess(ctx: BenchContext, script: string, logName: string, args: string[] = []): Promise<{ pid: number; port: number }> {
+  const logFile = layout(ctx.dir).log(logName)
   mkdirSync(dirname(logFile), { recursive: true })
   const fd = openSync(logFile, 'a')
   let child: ChildProcess
   try {
-    child = spawn(process.execPath, tsEntry('scripts/bench/bare-server.ts'), { cwd: projectRoot, stdio: ['ignore', 'pipe', fd], detached: true })
+    child = spawn(process.execPath, tsEntry(script, args), { cwd: projectRoot, stdio: ['ignore', 'pipe', fd], detached: true })
   } finally {
     closeSync(fd)
   }
   const pid = child.pid
-  if (pid === undefined) throw new Error('could not start the bare server')
+  if (pid === undefined) throw new Error(`could not start ${script}`)
   ctx.children.add(pid)
   child.unref()
   try {
-    const port = await readyPort(child, ctx.signal)
+    return { pid, port: await readyPort(child, ctx.signal) }
+  } catch (err) {
+    await ctx.children.stop(pid)
+    throw err
+  }
+}
+
+/** Starts the bare server, drives it like the throughput run, and stops it by PID whatever happens. */
+export async function runBareBaseline(ctx: BenchContext, messages: number, concurrency: number): Promise<BareResult> {
+  const { pid, port } = await startBareProcess(ctx, 'scripts/bench/bare-server.ts', 'bench-bare-server')
+  try {
     const url = `http://127.0.0.1:${port}/messages`
     // As the broadcast run warms up: sockets, JIT, sql.js's first pages; not measured.
     const warm = await sendConcurrent(url, 'warmup', WARMUP_MESSAGES, 10, ctx.signal)

@@ -25,7 +25,7 @@ const STATUS_TIMEOUT_MS = 10_000
 const CHECKPOINT_MAX_MS = 180_000
 
 /** The `database` section of a member's /status (node/db/capacity.ts), checked, as the bench relies on it. */
-interface DatabaseStatus {
+export interface DatabaseStatus {
   bytes: number
   limitBytes: number
   journalBytes: number
@@ -54,7 +54,7 @@ function parseDatabase(org: string, status: unknown): DatabaseStatus {
   }
 }
 
-async function readDatabase(m: MemberDescription, timeoutMs: number): Promise<DatabaseStatus> {
+export async function readDatabase(m: MemberDescription, timeoutMs: number): Promise<DatabaseStatus> {
   return parseDatabase(m.org, await getJson<unknown>(`${m.api}/api/v1/status`, timeoutMs))
 }
 
@@ -66,7 +66,7 @@ interface CheckpointSeen {
 }
 
 /** One member's readings: the last /status, and each checkpoint seen finishing during the run. */
-class MemberTrack {
+export class MemberTrack {
   last: DatabaseStatus | undefined
   private lastAskedMs = -Infinity
   /** When the journal was last seen shrinking (a checkpoint's rotation) with no checkpoint finished since. */
@@ -128,7 +128,7 @@ interface RoundSample {
 }
 
 /** Node processes by name, read afresh so that a restarted node is followed by its new PID. */
-function nodePids(ctx: BenchContext): Map<string, number> {
+export function nodePids(ctx: BenchContext): Map<string, number> {
   let listed: { name: string; pid: number }[]
   try {
     listed = readPids(layout(ctx.dir).pidsJson).processes

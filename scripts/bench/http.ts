@@ -78,6 +78,11 @@ export async function get(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<
   return send(loopbackUrl(url), 'GET', undefined, Date.now() + timeoutMs, true)
 }
 
+/** A DELETE answered with any status. */
+export async function del(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<HttpResult> {
+  return send(loopbackUrl(url), 'DELETE', undefined, Date.now() + timeoutMs, true)
+}
+
 export async function getJson<T>(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<T> {
   const res = await get(url, timeoutMs)
   if (res.status < 200 || res.status > 299) throw new Error(`GET ${url} answered ${res.status}: ${res.text.slice(0, 300)}`)

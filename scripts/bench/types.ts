@@ -25,6 +25,10 @@ export interface BenchOptions {
   soakMinutes: number
   /** Requests per second in the soak run (over every member). */
   soakRate: number
+  /** Events in the log the events run delivers (topped up with broadcasts to this many). */
+  eventBacklog: number
+  /** Broadcasts the events-slow run sends with stalled clients, and as many over its two controls without them. */
+  slowMessages: number
   /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */
