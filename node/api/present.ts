@@ -23,9 +23,24 @@ export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchId
     ...(m.confirmed ? { confirmed: m.confirmed } : {}),
     ...(m.rejectReason ? { rejectReason: m.rejectReason } : {}),
     data: opts.data ? opts.data.map(presentInlineData) : m.data.map((r) => ({ id: r.id, hash: r.hash })),
-    ...(m.pins ? { pins: m.pins } : opts.topicAlias ? { pins: h.topics.map((t) => broadcastContext(t)) } : {}),
+    ...(m.pins ? { pins: m.pins } : opts.topicAlias ? { pins: h.topics.map(topicPin) } : {}),
     ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
   }
+}
+
+/**
+ * A broadcast topic's pin, remembered: event deliveries present thousands of messages a second on a few topics, and
+ * a sha256 each is a measurable part of that. Bounded by starting over when full.
+ */
+const topicPins = new Map<string, string>()
+function topicPin(topic: string): string {
+  let pin = topicPins.get(topic)
+  if (pin === undefined) {
+    if (topicPins.size >= 4096) topicPins.clear()
+    pin = broadcastContext(topic)
+    topicPins.set(topic, pin)
+  }
+  return pin
 }
 
 /** A data item in full. */

@@ -8,7 +8,7 @@
  */
 import { compactJson, GO_MAX_DEPTH } from './go-json.js'
 
-export { compactJson, goJson, goJsonString, goStruct, GoStruct, RawJson, GO_MAX_DEPTH, type GoJsonValue } from './go-json.js'
+export { clientJson, compactJson, goJson, goJsonString, goStruct, GoStruct, RawJson, GO_MAX_DEPTH, type GoJsonValue } from './go-json.js'
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
 

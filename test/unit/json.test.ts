@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ParleyError } from '../../node/core/errors.js'
-import { compactJson, goJson, goJsonString, goStruct, parseJsonRaw, RawJson, type JsonNode } from '../../node/core/json.js'
+import { clientJson, compactJson, goJson, goJsonString, goStruct, parseJsonRaw, RawJson, type JsonNode } from '../../node/core/json.js'
 import { HTTP_STATUS } from '../../node/api/errors.js'
 
 function invalid(text: string, options?: { maxDepth?: number }): ParleyError {
@@ -330,5 +330,26 @@ describe('Go-compatible JSON', () => {
     it('escapes keys and strings like Go', () => {
       expect(goJson({ '<k>': 'a&b' })).to.equal('{"\\u003ck\\u003e":"a\\u0026b"}')
     })
+  })
+})
+
+describe('clientJson: JSON for clients that parse it', () => {
+  const values: unknown[] = [
+    { id: 'x', sequence: 12, type: 'message_confirmed', nested: { list: [1, 'two', null, true], empty: {} }, skipped: undefined },
+    { html: '<script>&"\'</script>', separators: 'a\u2028b\u2029c', unicode: 'héllo ☃ 😀', control: 'tab\tline\nnul\u0000' },
+    { schema: new RawJson('{"type":"object","properties":{"n":{"type":"integer","maximum":12345678901234567890}}}', true), after: '<' },
+    [new RawJson('[1,2.50,"<"]', true), new RawJson('null', true)],
+    goStruct(['b', 1], ['a', 'z'], ['c', undefined]),
+    -0.5,
+    1e21,
+  ]
+
+  it('writes the value goJson writes, RawJson texts kept exactly', () => {
+    for (const v of values) expect(clientJson(v), JSON.stringify(v)).to.equal(goJson(v))
+  })
+
+  it('a string shaped like its internal placeholder stays a string', () => {
+    const v = { tag: '\u0000raw:0\u0000', schema: new RawJson('{"a":1}', true) }
+    expect(JSON.parse(clientJson(v))).to.deep.equal({ tag: '\u0000raw:0\u0000', schema: { a: 1 } })
   })
 })

@@ -1,4 +1,4 @@
-import { goJson } from '../../core/json.js'
+import { clientJson } from '../../core/json.js'
 import { newId, type Uuid } from '../../core/ids.js'
 import { errorMessage } from '../../core/errors.js'
 import type { EnrichedEvent, SubscriptionRef } from '../../model/index.js'
@@ -331,15 +331,18 @@ export class Dispatcher {
 
   private eventFrame(e: EnrichedEvent): string {
     try {
-      return goJson({ ...this.o.render(e), subscription: this.o.ref }) + '\n'
+      // The renderer's object is this frame's own: the subscription is added in place rather than by a copy.
+      const out = this.o.render(e)
+      out.subscription = { ...this.o.ref }
+      return clientJson(out) + '\n'
     } catch (err) {
-      return goJson({ ...this.bare(e, err), subscription: this.o.ref }) + '\n'
+      return clientJson({ ...this.bare(e, err), subscription: this.o.ref }) + '\n'
     }
   }
 
   private batchFrame(id: string, events: EnrichedEvent[]): string {
     const frame = (render: (e: EnrichedEvent) => ReturnType<EventRenderer>): string =>
-      goJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => ({ ...render(e), subscription: this.o.ref })) }) + '\n'
+      clientJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => ({ ...render(e), subscription: this.o.ref })) }) + '\n'
     try {
       return frame(this.o.render)
     } catch {
@@ -347,7 +350,7 @@ export class Dispatcher {
       return frame((e) => {
         try {
           const out = this.o.render(e)
-          goJson(out)
+          clientJson(out)
           return out
         } catch (err) {
           return this.bare(e, err)

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import type { WebSocket } from 'ws'
 import { ParleyError, errorMessage, isParleyError } from '../../core/errors.js'
 import { newId, type Uuid } from '../../core/ids.js'
@@ -41,8 +42,12 @@ export class Connection implements Consumer {
   /** Pings sent since the last pong. */
   private missed = 0
 
+  /** Frames sent in one turn of the event loop leave in one write: the socket is corked until the next tick. */
+  private corked = false
+
   constructor(
     private readonly ws: WebSocket,
+    private readonly socket: Socket,
     /** The namespace of `/api/v1/namespaces/{ns}/ws`; undefined on `/ws`. */
     private readonly scope: string | undefined,
     private readonly host: ConnectionHost,
@@ -65,6 +70,14 @@ export class Connection implements Consumer {
     if (this.closed) return
     const bytes = frame.length
     this.pendingBytes += bytes
+    if (!this.corked) {
+      this.corked = true
+      this.socket.cork()
+      process.nextTick(() => {
+        this.corked = false
+        this.socket.uncork()
+      })
+    }
     this.ws.send(frame, () => {
       const wasFull = this.pendingBytes >= SEND_HIGH_WATER
       this.pendingBytes -= bytes

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
+import type { Socket } from 'node:net'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { ParleyError, errorMessage } from '../../core/errors.js'
 import { newId, type SubscriptionId } from '../../core/ids.js'
@@ -111,7 +112,7 @@ export class WebSocketTransport implements EventTransport {
         ws.terminate()
         return
       }
-      const c = new Connection(ws, path.namespace, this.host)
+      const c = new Connection(ws, socket as Socket, path.namespace, this.host)
       this.connections.add(c)
       let start: StartFrame | undefined
       try {
