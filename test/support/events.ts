@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import WebSocket from 'ws'
 import type { MemberDescription } from '../../network/description.js'
-import { get, nsBase, request, type ApiMessage, type Reply } from './api.js'
+import { get, nsBase, request, type ApiEvent, type ApiMessage, type Reply } from './api.js'
 
 /** `{id, namespace, name}` as every delivered event and batch names its subscription. */
 export interface SubRef {
@@ -11,17 +11,8 @@ export interface SubRef {
 }
 
 /** An event as the event socket delivers it (reference 6.3): the log's fields, the referred object, the subscription. */
-export interface DeliveredEvent {
-  id: string
-  sequence: number
-  type: string
-  namespace: string
-  reference: string
-  tx?: string
-  topic?: string
-  created: string
+export interface DeliveredEvent extends ApiEvent {
   subscription: SubRef
-  message?: ApiMessage
   transaction?: { id: string; type: string; namespace?: string; blockchainIds?: string[] }
   blockchainEvent?: { id: string; name?: string; namespace?: string; listener?: string; protocolId?: string; output?: unknown }
   datatype?: unknown

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import http from 'node:http'
+import { localCall } from '../support/local-http.js'
 import { startApiServer, type ApiServer } from '../../node/api/server.js'
 import { Controls } from '../../node/admin/controls.js'
 import { DeliveryGate } from '../../node/messaging/delivery-gate.js'
@@ -43,26 +43,7 @@ describe('admin API', () => {
     expect(logs, 'nothing here is a server error').to.deep.equal([])
   })
 
-  function call(port: number, method: string, path: string, body?: string): Promise<{ status: number; text: string; json: unknown; allow: string | undefined }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path, headers: body === undefined ? {} : { 'content-type': 'application/json' } }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          let json: unknown
-          try {
-            json = text === '' ? undefined : JSON.parse(text)
-          } catch {
-            json = undefined
-          }
-          resolve({ status: res.statusCode ?? 0, text, json, allow: res.headers.allow })
-        })
-      })
-      req.on('error', reject)
-      req.end(body)
-    })
-  }
+  const call = localCall
 
   const ROUTES: [string, string][] = [
     ['GET', '/admin/v1/controls'],

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
+import { localCall } from '../support/local-http.js'
 import fc from 'fast-check'
-import http from 'node:http'
 import { join } from 'node:path'
 import { startApiServer, type ApiServer } from '../../node/api/server.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
@@ -48,26 +48,7 @@ describe('groups: API', () => {
     expect(logs, 'nothing here is a server error').to.deep.equal([])
   })
 
-  function call(path: string, method = 'GET'): Promise<{ status: number; text: string; json: unknown; allow: string | undefined }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          let json: unknown
-          try {
-            json = text === '' ? undefined : JSON.parse(text)
-          } catch {
-            json = undefined
-          }
-          resolve({ status: res.statusCode ?? 0, text, json, allow: res.headers.allow })
-        })
-      })
-      req.on('error', reject)
-      req.end()
-    })
-  }
+  const call = (path: string, method = 'GET') => localCall(port, method, path)
   const names = async (query: string, ns = 'default') => {
     const r = await call(`/api/v1/namespaces/${ns}/groups${query}`)
     expect(r.status, r.text).to.equal(200)

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import http from 'node:http'
+import { localCall } from '../support/local-http.js'
 import { join } from 'node:path'
 import { startApiServer, type ApiServer } from '../../node/api/server.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
@@ -41,28 +41,7 @@ describe('subscriptions: API', () => {
     expect(logs, 'nothing here is a server error').to.deep.equal([])
   })
 
-  function call(method: string, path: string, body?: unknown): Promise<Reply> {
-    return new Promise((resolve, reject) => {
-      const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
-      const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
-      const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          let json: unknown
-          try {
-            json = text === '' ? undefined : JSON.parse(text)
-          } catch {
-            json = undefined
-          }
-          resolve({ status: res.statusCode ?? 0, text, json, allow: res.headers.allow })
-        })
-      })
-      req.on('error', reject)
-      req.end(payload)
-    })
-  }
+  const call = (method: string, path: string, body?: unknown): Promise<Reply> => localCall(port, method, path, body)
 
   /** The three places the same collection is served: FireFly's two and the spec's, which has no /api/v1. */
   const FORMS: { label: string; base: (ns: string) => string; ns: string }[] = [

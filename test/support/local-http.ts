@@ -1,0 +1,36 @@
+import http from 'node:http'
+
+export interface LocalReply {
+  status: number
+  text: string
+  /** The body parsed, or undefined when it is empty or not JSON. */
+  json: unknown
+  allow: string | undefined
+}
+
+/**
+ * One request to a server on 127.0.0.1 (API unit tests): a JSON body when given (a string is sent as it is), the
+ * answer whole. Node's client rather than fetch, so that any method and any path go out exactly as written.
+ */
+export function localCall(port: number, method: string, path: string, body?: unknown): Promise<LocalReply> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    const headers = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: unknown
+        try {
+          json = text === '' ? undefined : JSON.parse(text)
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode ?? 0, text, json, allow: res.headers.allow })
+      })
+    })
+    req.on('error', reject)
+    req.end(payload)
+  })
+}
