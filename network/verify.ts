@@ -3,7 +3,8 @@
  *
  * What must hold (spec section 3): on every topic, each member confirms messages in the order their pins are on the
  * chain, so every member that receives a topic confirms it in the same order; a private topic (a topic within a
- * group) is received by the group's members only. No member confirms a message twice, and every member holds the
+ * group) is received by the group's members only, and is ordered per author: each author's messages by their nonces
+ * (the masked pins), so two authors' messages may settle in either order, as in FireFly. No member confirms a message twice, and every member holds the
  * same message (header hash) and data (ids and hashes) for it.
  *
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
@@ -65,8 +66,10 @@ export interface Difference {
 export interface TopicKey {
   namespace: string
   topic: string
-  /** Set for a private topic: the ordering context is the topic within the group. */
+  /** Set for a private topic: the ordering context is the topic within the group... */
   group?: string
+  /** ...and one author's messages on it (private pins order each author's sends by their own nonces). */
+  author?: string
 }
 
 export interface TopicSummary extends TopicKey {
@@ -102,8 +105,8 @@ export interface VerifyOptions {
 
 const BROADCAST_TYPES = new Set(['broadcast', 'definition'])
 
-export const keyText = (k: TopicKey): string => `${k.namespace}/${k.topic}${k.group ? ` (group ${short(k.group)})` : ''}`
-const keyId = (k: TopicKey): string => JSON.stringify([k.namespace, k.group ?? '', k.topic])
+export const keyText = (k: TopicKey): string => `${k.namespace}/${k.topic}${k.group ? ` (group ${short(k.group)}${k.author ? `, from ${k.author}` : ''})` : ''}`
+const keyId = (k: TopicKey): string => JSON.stringify([k.namespace, k.group ?? '', k.author ?? '', k.topic])
 export const short = (id: string): string => (id.length > 12 ? id.slice(0, 8) : id)
 
 /** The verdict on what was read; pure. */
@@ -181,7 +184,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     placed.set(msg.id, pos)
     const isPrivate = !BROADCAST_TYPES.has(msg.type)
     for (const topic of msg.topics) {
-      const key: TopicKey = { namespace: msg.namespace, topic, ...(isPrivate && msg.group ? { group: msg.group } : {}) }
+      const key: TopicKey = { namespace: msg.namespace, topic, ...(isPrivate && msg.group ? { group: msg.group, author: msg.author } : {}) }
       const id = keyId(key)
       let t = topics.get(id)
       if (!t) {

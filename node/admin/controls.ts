@@ -75,7 +75,7 @@ export class Controls {
       return { dropped: [rule] }
     }
     const dropped = this.deps.pendingTo(rule.to).map((batch) => ({ to: rule.to, batch }))
-    for (const r of dropped) gate.drop(r)
+    gate.drop(...dropped)
     return { dropped }
   }
 

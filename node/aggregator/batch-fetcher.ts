@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
 import type { BatchId } from '../core/ids.js'
@@ -32,7 +33,8 @@ export class BatchFetcher {
   readonly name = 'batch fetcher'
   private readonly inFlight = new Map<string, Promise<void>>()
   private stopped = false
-  private readonly abort = new AbortController()
+  /** Every fetch waiting (at a held read gate, in a backoff, in a download) listens on it: no listener cap. */
+  private readonly abort = withoutListenerCap(new AbortController())
   /** The fetcher's last problem storing a batch, logged once; cleared (and said) when a store succeeds again. */
   private storeProblem: string | undefined
 
@@ -180,4 +182,9 @@ export class BatchFetcher {
     )
     this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
   }
+}
+
+function withoutListenerCap(a: AbortController): AbortController {
+  setMaxListeners(0, a.signal)
+  return a
 }

@@ -124,6 +124,8 @@ class EthereumChain implements Chain {
         this.problems.clear('follow', 'chain: storing events works again')
         this.reportNotifications()
         backoff.reset()
+        // A hold that came during the catch-up parks at the gate above, whose release wakes it at once.
+        if (gate?.held) continue
         await this.sleep(this.pollMs)
       } catch (err) {
         this.lastError = this.describe(err)

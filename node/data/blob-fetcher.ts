@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
 import type { Hash } from '../core/ids.js'
@@ -37,7 +38,8 @@ export class BlobFetcher {
   /** Whether the queue waits for the reads gate to open. */
   private waitingForReads = false
   private stopped = false
-  private readonly abort = new AbortController()
+  /** Every fetch waiting (at a held read gate, in a backoff, in a download) listens on it: no listener cap. */
+  private readonly abort = withoutListenerCap(new AbortController())
   /** The fetcher's last storage problem (a full disk), logged once; cleared (and said) when a blob is stored again. */
   private storageProblem: string | undefined
 
@@ -190,3 +192,8 @@ interface Attempt {
 }
 
 const keyOf = (b: AnnouncedBlob): string => `${b.hash}\u0000${b.public}`
+
+function withoutListenerCap(a: AbortController): AbortController {
+  setMaxListeners(0, a.signal)
+  return a
+}

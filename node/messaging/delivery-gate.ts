@@ -27,10 +27,12 @@ export type DeliveryVerdict = 'open' | 'held' | 'dropped'
 export class DeliveryGate {
   private holds: DeliveryRule[] = []
   private drops: DeliveryRule[] = []
+  /** `to|batch` of every drop that names its batch: a verdict is one lookup however many batches were dropped. */
+  private readonly droppedKeys = new Set<string>()
   private readonly listeners = new Set<() => void>()
 
   verdict(batch: BatchId, org: string): DeliveryVerdict {
-    if (this.drops.some((r) => r.to === org && r.batch === batch)) return 'dropped'
+    if (this.droppedKeys.has(dropKey(org, batch))) return 'dropped'
     if (this.holds.some((r) => r.to === org && (r.batch === batch || (r.batch === undefined && r.message === undefined)))) return 'held'
     return 'open'
   }
@@ -57,10 +59,16 @@ export class DeliveryGate {
    * Drops what a rule of one batch (by `batch`, or by `message` until its batch is known) names: its deliveries to that
    * org, queued now or later, are never sent while the member runs.
    */
-  drop(rule: DeliveryRule & ({ batch: BatchId } | { message: MessageId })): void {
-    if (this.drops.some((r) => sameRule(r, rule))) return
-    this.drops.push({ ...rule })
-    this.changed()
+  drop(...rules: (DeliveryRule & ({ batch: BatchId } | { message: MessageId }))[]): void {
+    let added = false
+    for (const rule of rules) {
+      if (this.drops.some((r) => sameRule(r, rule))) continue
+      this.drops.push({ ...rule })
+      if (rule.batch !== undefined) this.droppedKeys.add(dropKey(rule.to, rule.batch))
+      added = true
+    }
+    // One wake for a whole backlog dropped at once: each wake re-checks every queued delivery.
+    if (added) this.changed()
   }
 
   /** A batch is queued carrying these messages: rules made by one of them before it was sealed now name the batch. */
@@ -68,6 +76,7 @@ export class DeliveryGate {
     if (![...this.holds, ...this.drops].some((r) => r.batch === undefined && r.message !== undefined)) return
     const ids = new Set<string>(messages)
     for (const r of [...this.holds, ...this.drops]) if (r.batch === undefined && r.message !== undefined && ids.has(r.message)) r.batch = batch
+    for (const r of this.drops) if (r.batch === batch) this.droppedKeys.add(dropKey(r.to, batch))
   }
 
   /** The rules in force, oldest first. */
@@ -100,3 +109,7 @@ function releases(release: DeliveryRule, held: DeliveryRule): boolean {
 }
 
 const copy = (r: DeliveryRule): DeliveryRule => ({ to: r.to, ...(r.message ? { message: r.message } : {}), ...(r.batch ? { batch: r.batch } : {}) })
+
+function dropKey(org: string, batch: BatchId): string {
+  return `${org}|${batch}`
+}

@@ -76,6 +76,21 @@ describe('verify: comparing members with the chain', () => {
     ])
   })
 
+  it('orders a private topic per author: two authors in the group may settle in either order', () => {
+    // org1 sends q1 on P in b4, pinned after b3 (org0's p1, p2); org1 settles its own q1 before org0's p1 and p2.
+    const q1 = msg('q1', { batch: 'b4', type: 'private', group: 'g', topics: ['P'], author: did('org1') })
+    const i = input([member('org0', [a1, a2, u1, p1, p2, a3, q1]), member('org1', [q1, a1, u1, a2, p1, p2, a3]), member('org2', [a1, a2, u1, a3])])
+    const r = compare({ ...i, pins: [...i.pins, { batch: 'b4', block: 7, logIndex: 0 }], manifests: new Map([...i.manifests, ['b4', ['q1']]]) })
+    expect(r.differences).to.deep.equal([])
+    expect(r.topics.filter((t) => t.topic === 'P').map((t) => [t.author, t.messages])).to.deep.equal([
+      [did('org0'), 2],
+      [did('org1'), 1],
+    ])
+    // One author's own order still counts.
+    const swapped = compare(input([member('org0', [a1, a2, u1, p1, p2, a3]), member('org1', [a1, u1, a2, p2, p1, a3]), member('org2', [a1, a2, u1, a3])]))
+    expect(swapped.differences.map((d) => [d.kind, d.member])).to.deep.equal([['order', 'org1']])
+  })
+
   it('reports a member fed a different order on a broadcast topic, naming the position and both orders', () => {
     const views = healthy()
     views[2] = member('org2', [a2, a1, u1, a3])
