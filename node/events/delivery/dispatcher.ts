@@ -4,6 +4,7 @@ import { errorMessage } from '../../core/errors.js'
 import type { EnrichedEvent, SubscriptionRef } from '../../model/index.js'
 import type { EventEnricher, EventPageStream, EventRenderer, EventStreams } from '../types.js'
 import { OffsetTracker } from './offset-tracker.js'
+import { EventQueue } from './event-queue.js'
 
 /** Decides whether an enriched event goes to a subscription (see `events/filter.ts`). */
 export type EventMatcher = (e: EnrichedEvent) => boolean
@@ -366,45 +367,5 @@ export class Dispatcher {
   private bare(e: EnrichedEvent, err: unknown): ReturnType<EventRenderer> {
     this.o.log(`events: event ${e.event.id} (sequence ${e.event.sequence}) is delivered without its ${Object.keys(e.refs).join(', ') || 'object'}: ${errorMessage(err)}`)
     return this.o.render({ event: e.event, refs: {} })
-  }
-}
-
-/** Events in sequence order, taken from the front in O(1). */
-class EventQueue {
-  private items: EnrichedEvent[] = []
-  private head = 0
-
-  static merged(a: EnrichedEvent[], b: EnrichedEvent[]): EventQueue {
-    const q = new EventQueue()
-    q.items = [...a, ...b].sort((x, y) => x.event.sequence - y.event.sequence)
-    return q
-  }
-
-  get length(): number {
-    return this.items.length - this.head
-  }
-
-  push1(e: EnrichedEvent): void {
-    this.items.push(e)
-  }
-
-  push(list: readonly EnrichedEvent[]): void {
-    for (const e of list) this.items.push(e)
-  }
-
-  take(n: number): EnrichedEvent[] {
-    const end = Math.min(this.items.length, this.head + n)
-    const out = this.items.slice(this.head, end)
-    this.head = end
-    if (this.head === this.items.length) {
-      this.items = []
-      this.head = 0
-    }
-    return out
-  }
-
-  /** Everything queued, emptying it. */
-  drain(): EnrichedEvent[] {
-    return this.take(this.length)
   }
 }
