@@ -10,21 +10,22 @@ type Obj = { [key: string]: GoJsonValue }
  * spelling beside `topics`.
  */
 export function headerJson(h: Header, opts: { topicAlias?: boolean } = {}): Obj {
-  return {
-    id: h.id,
-    ...(h.cid ? { cid: h.cid } : {}),
-    type: h.type,
-    txtype: h.txtype,
-    author: h.author,
-    key: h.key,
-    created: h.created,
-    namespace: h.namespace,
-    ...(h.group ? { group: h.group } : {}),
-    topics: h.topics,
-    ...(opts.topicAlias ? { topic: h.topics } : {}),
-    ...(h.tag ? { tag: h.tag } : {}),
-    datahash: h.datahash,
-  }
+  // Built field by field rather than from spreads: event deliveries write thousands a second, and each spread
+  // was a throwaway object.
+  const o: Obj = { id: h.id }
+  if (h.cid) o.cid = h.cid
+  o.type = h.type
+  o.txtype = h.txtype
+  o.author = h.author
+  o.key = h.key
+  o.created = h.created
+  o.namespace = h.namespace
+  if (h.group) o.group = h.group
+  o.topics = h.topics
+  if (opts.topicAlias) o.topic = h.topics
+  if (h.tag) o.tag = h.tag
+  o.datahash = h.datahash
+  return o
 }
 
 /** A data item with its value as the exact text that was hashed. */
