@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort, signalPid, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
-import { BATCH_PIN_ARTIFACT } from '../../network/chain/deploy.js'
+import { BATCH_PIN_ARTIFACT, deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 
 /** A real chain process (network/chain/main.ts) for tests, on a free port with a temporary state folder. */
 export interface TestChain {
@@ -72,6 +72,15 @@ export async function startChain(opts: { dir?: string; port?: number } = {}): Pr
 }
 
 /** For `after()`: stops every chain process a test started, by PID, whatever the tests did; removes temp dirs. */
+/** A fresh chain with BatchPin deployed and `accounts` funded (10 ETH each): the start of most seam tests. */
+export async function startDeployedChain(accounts: string[]): Promise<{ chain: TestChain; contract: string; firstBlock: number }> {
+  assertCompiled()
+  const chain = await startChain()
+  const deployed = await deployBatchPin(chain.rpc)
+  await fundAccounts(chain.rpc, accounts, '10')
+  return { chain, contract: deployed.address, firstBlock: deployed.block }
+}
+
 export async function stopAllChains(): Promise<void> {
   await Promise.all([...running].map((pid) => stopPid(pid)))
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })

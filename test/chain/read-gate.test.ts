@@ -1,12 +1,11 @@
 import { expect } from 'chai'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { Wallet, hexlify } from 'ethers'
-import { deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 import { sleep, waitFor } from '../../network/process.js'
 import { createChain, type BatchPinEvent, type Chain, type PinBatchRequest } from '../../node/chain/index.js'
 import { Gate } from '../../node/core/gate.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { assertCompiled, startChain, stopAllChains, type TestChain } from './chain-process.js'
+import { startDeployedChain, stopAllChains, type TestChain } from './chain-process.js'
 
 const hash = (): Hash => hexlify(randomBytes(32)).slice(2) as Hash
 const request = (): PinBatchRequest => ({ txId: randomUUID() as TxId, batchId: randomUUID() as BatchId, batchHash: hash(), payloadRef: '', contexts: [hash()] })
@@ -26,12 +25,7 @@ describe('chain seam: the read gate holds and releases the follower', function (
   const seams: Chain[] = []
 
   before(async () => {
-    assertCompiled()
-    chain = await startChain()
-    const deployed = await deployBatchPin(chain.rpc)
-    contract = deployed.address
-    firstBlock = deployed.block
-    await fundAccounts(chain.rpc, [alice.address, bob.address], '10')
+    ;({ chain, contract, firstBlock } = await startDeployedChain([alice.address, bob.address]))
   })
   after(async () => {
     try {

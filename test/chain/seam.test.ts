@@ -7,7 +7,7 @@ import { createChain, type BatchPinEvent, type Chain, type PinBatchRequest } fro
 import { JsonRpcClient } from '../../node/chain/rpc.js'
 import { pendingNonce } from '../../node/chain/tx.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { assertCompiled, startChain, stopAllChains, tempDir, type TestChain } from './chain-process.js'
+import { startChain, startDeployedChain, stopAllChains, tempDir, type TestChain } from './chain-process.js'
 
 const hash = (): Hash => hexlify(randomBytes(32)).slice(2) as Hash
 
@@ -76,12 +76,7 @@ describe('chain seam: createChain over a real chain', function () {
   const count = (m: Member, text: string): number => m.lines.filter((l) => l.includes(text)).length
 
   before(async () => {
-    assertCompiled()
-    chain = await startChain()
-    const deployed = await deployBatchPin(chain.rpc)
-    contract = deployed.address
-    firstBlock = deployed.block
-    await fundAccounts(chain.rpc, [alice.address, bob.address], '10')
+    ;({ chain, contract, firstBlock } = await startDeployedChain([alice.address, bob.address]))
   })
 
   after(async () => {
