@@ -5,6 +5,7 @@ import type { Database } from '../db/database.js'
 import type { SubscriptionsRepo } from '../db/repos/subscriptions.js'
 import type { CollectionQuery, Subscription, SubscriptionOptions } from '../model/index.js'
 import { parseSubscriptionRequest, type SubscriptionRequest } from './subscription-input.js'
+import { firstEventOffset } from './delivery/shape.js'
 
 /** A durable subscription created, replaced or deleted; told to listeners once the change is on disk. */
 export type SubscriptionChange = { kind: 'upsert'; subscription: Subscription } | { kind: 'delete'; subscription: Subscription }
@@ -133,7 +134,7 @@ export class SubscriptionManager {
   }
 
   private insert(namespace: string, req: SubscriptionRequest, store: (s: Subscription, offset: number) => void): Subscription {
-    const locked = this.lockIn(req.options.firstEvent)
+    const locked = firstEventOffset(req.options.firstEvent, this.deps.lastSequence())
     const sub: Subscription = {
       id: newId<SubscriptionId>(),
       namespace,
@@ -145,20 +146,6 @@ export class SubscriptionManager {
     }
     store(sub, Math.max(locked, 0))
     return sub
-  }
-
-  /**
-   * FireFly's `calcFirstOffset`: the sequence after which delivery starts. `oldest` is -1; `newest` (or nothing) the
-   * newest event's sequence, or -1 while the log is empty; a number is taken as it is, even beyond the newest event
-   * (events up to it are then skipped as they arrive).
-   */
-  private lockIn(firstEvent: string | undefined): number {
-    if (firstEvent === 'oldest') return -1
-    if (firstEvent === undefined || firstEvent === 'newest') {
-      const last = this.deps.lastSequence()
-      return last > 0 ? last : -1
-    }
-    return Number(firstEvent)
   }
 
   private refuseTaken(namespace: string, name: string, existing: Subscription | undefined): void {

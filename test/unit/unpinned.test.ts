@@ -77,24 +77,29 @@ describe('unpinned private messages', () => {
   afterEach(() => r.db.close())
   after(() => temp.cleanup())
 
+  /** A batch manager for org0 with a private dispatcher, a batch timeout far away, recording what it publishes. */
+  function privateBatchManager(o: { chain: Chain; size: number; published: NodeEvent[]; delivered?: BatchPayload[] }): BatchManager {
+    return new BatchManager({
+      ...r,
+      published: (written) => o.published.push(...written),
+      storage: {} as SharedStorage,
+      chain: o.chain,
+      self: self0,
+      config: { size: o.size, payloadLimit: 800_000, timeoutMs: 1_000_000_000 },
+      blobs: {} as BlobPublisher,
+      log: () => {},
+      dispatchers: [new PrivateDispatcher({ ...r, self: self0, delivery: { enqueue: async (p) => void o.delivered?.push(p) } })],
+    })
+  }
+
   it('the batch manager seals an unpinned message at once, apart from pinned ones, delivers it without pins and never submits a pin', async () => {
     await r.db.transaction((tx) => r.groups.insert(tx, group))
     const pinCalls: PinBatchRequest[] = []
     const published: NodeEvent[] = []
     const chain = { submitPinBatch: (req: PinBatchRequest) => (pinCalls.push(req), undefined) } as unknown as Chain
     const delivered: BatchPayload[] = []
-    const manager = new BatchManager({
-      ...r,
-      published: (written) => published.push(...written),
-      storage: {} as SharedStorage,
-      chain,
-      self: self0,
-      // A batch timeout far away: only an unpinned message can be sealed within the test.
-      config: { size: 200, payloadLimit: 800_000, timeoutMs: 1_000_000_000 },
-      blobs: {} as BlobPublisher,
-      log: () => {},
-      dispatchers: [new PrivateDispatcher({ ...r, self: self0, delivery: { enqueue: async (p) => void delivered.push(p) } })],
-    })
+    // A batch timeout far away: only an unpinned message can be sealed within the test.
+    const manager = privateBatchManager({ chain, size: 200, published, delivered })
     const pinned = { ...unpinnedMessage(group.hash), pinned: true }
     pinned.message = { ...pinned.message, header: { ...pinned.message.header, txtype: 'batch_pin' } }
     pinned.message.hash = messageHash(pinned.message.header)
@@ -124,17 +129,7 @@ describe('unpinned private messages', () => {
     await r.db.transaction((tx) => r.groups.insert(tx, group))
     const published: NodeEvent[] = []
     const chain = { submitPinBatch: () => pinSubmission(Promise.resolve('sent'), Promise.resolve({ txHash: '0x' + '11'.repeat(32), blockNumber: 1 })) } as unknown as Chain
-    const manager = new BatchManager({
-      ...r,
-      published: (written) => published.push(...written),
-      storage: {} as SharedStorage,
-      chain,
-      self: self0,
-      config: { size: 1, payloadLimit: 800_000, timeoutMs: 1_000_000_000 },
-      blobs: {} as BlobPublisher,
-      log: () => {},
-      dispatchers: [new PrivateDispatcher({ ...r, self: self0, delivery: { enqueue: async () => {} } })],
-    })
+    const manager = privateBatchManager({ chain, size: 1, published })
     const p = unpinnedMessage(group.hash)
     p.message = { ...p.message, header: { ...p.message.header, txtype: 'batch_pin' } }
     p.message.hash = messageHash(p.message.header)

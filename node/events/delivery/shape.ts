@@ -13,13 +13,17 @@ export function deliveryShape(options: SubscriptionOptions): DeliveryShape {
 }
 
 /**
- * The offset delivery starts after, from `firstEvent` (reference 6.4): `oldest` (or FireFly's stored `-1`) is the
- * whole log, `newest` (the default) what comes after `last`, a number N what comes after N (as FireFly, even
- * ahead of the log).
+ * FireFly's `calcFirstOffset` for `firstEvent` (reference 6.4): `oldest` is -1; `newest` (or nothing) the newest
+ * event's sequence `last`, or -1 while the log is empty; a number is taken as it is, even beyond the newest event
+ * (events up to it are then skipped as they arrive). Durable subscriptions store this at creation.
  */
+export function firstEventOffset(firstEvent: string | undefined, last: number): number {
+  if (firstEvent === 'oldest') return -1
+  if (firstEvent === undefined || firstEvent === 'newest') return last > 0 ? last : -1
+  return Number(firstEvent)
+}
+
+/** The offset delivery starts after (sequences start at 1, so FireFly's -1 is 0 here). */
 export function startOffset(firstEvent: string | undefined, last: number): number {
-  if (firstEvent === undefined || firstEvent === 'newest') return last
-  if (firstEvent === 'oldest') return 0
-  const n = Number(firstEvent)
-  return Number.isSafeInteger(n) ? Math.max(0, n) : last
+  return Math.max(0, firstEventOffset(firstEvent, last))
 }
