@@ -24,24 +24,9 @@ export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchId
   if (m.rejectReason) o.rejectReason = m.rejectReason
   o.data = opts.data ? opts.data.map(presentInlineData) : m.data.map((r) => ({ id: r.id, hash: r.hash }))
   if (m.pins) o.pins = m.pins
-  else if (opts.topicAlias) o.pins = h.topics.map(topicPin)
+  else if (opts.topicAlias) o.pins = h.topics.map((t) => broadcastContext(t))
   if (m.idempotencyKey) o.idempotencyKey = m.idempotencyKey
   return o
-}
-
-/**
- * A broadcast topic's pin, remembered: event deliveries present thousands of messages a second on a few topics, and
- * a sha256 each is a measurable part of that. Bounded by starting over when full.
- */
-const topicPins = new Map<string, string>()
-function topicPin(topic: string): string {
-  let pin = topicPins.get(topic)
-  if (pin === undefined) {
-    if (topicPins.size >= 4096) topicPins.clear()
-    pin = broadcastContext(topic)
-    topicPins.set(topic, pin)
-  }
-  return pin
 }
 
 /** A data item in full. */

@@ -8,7 +8,7 @@ import { errorMiddleware } from './errors.js'
 import { API_ROUTES } from './routes/index.js'
 import { adminRoutes } from './routes/admin.js'
 import type { NodeServices } from '../services.js'
-import { closeServer, listen } from '../core/listen.js'
+import { closeServer, listen, writeRaw } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
@@ -43,7 +43,8 @@ export async function startApiServer(opts: {
   if (opts.services.config.admin) adminRoutes(api)
   app.use(api.router.routes())
 
-  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, app.callback())
+  const handle = app.callback()
+  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, handle)
   // Slow clients must not pin sockets forever; large uploads still stream (the timeouts bound idleness, not size).
   server.headersTimeout = 60_000
   server.requestTimeout = 0
@@ -62,7 +63,6 @@ export async function startApiServer(opts: {
     res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' })
     res.end(body)
   })
-  const handle = app.callback()
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy())
     // Only WebSocket upgrades are taken; any other (curl --http2 offers `h2c`) is an ordinary request, answered
@@ -132,15 +132,4 @@ function serveWithoutUpgrade(handle: (req: http.IncomingMessage, res: http.Serve
     socket.end()
   })
   void handle(req, res)
-}
-
-/**
- * An answer written straight to a socket no request object owns, then the connection closed; destroyed once
- * written, since nothing else times such a socket out.
- */
-function writeRaw(socket: Duplex, status: number, reason: string, err: ParleyError, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify(err.toJSON())
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
-  socket.once('finish', () => socket.destroy())
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`)
 }

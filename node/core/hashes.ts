@@ -220,8 +220,17 @@ export function batchHash(manifestJson: string): Hash {
 
 /** The on-chain context of a broadcast message's topic. */
 export function broadcastContext(topic: string): Hash {
-  return sha256Hex(topic)
+  // Remembered: the aggregator, the broadcast dispatcher and event deliveries ask it for the same few topics thousands
+  // of times a second. Bounded by starting over when full.
+  let pin = contextByTopic.get(topic)
+  if (pin === undefined) {
+    if (contextByTopic.size >= 4096) contextByTopic.clear()
+    pin = sha256Hex(topic)
+    contextByTopic.set(topic, pin)
+  }
+  return pin
 }
+const contextByTopic = new Map<string, Hash>()
 
 const groupBytes = (group: Hash): Buffer => Buffer.from(parseHash(group, 'group'), 'hex')
 

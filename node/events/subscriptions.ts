@@ -120,11 +120,7 @@ export class SubscriptionManager {
    */
   async setOffset(id: SubscriptionId, offset: number): Promise<boolean> {
     if (!Number.isSafeInteger(offset) || offset < 0) throw new ParleyError('INVALID_FIELD', `an offset is a sequence number >= 0, not ${offset}`)
-    return this.deps.db.transaction((tx) => {
-      if (this.deps.repo.offset(id, tx) === undefined) return false
-      this.deps.repo.setOffset(tx, id, offset)
-      return true
-    })
+    return this.deps.db.transaction((tx) => this.deps.repo.setOffset(tx, id, offset))
   }
 
   /** Hears every change once it is durable, in the order they were made; returns the way to stop hearing them. */

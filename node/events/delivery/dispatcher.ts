@@ -1,13 +1,14 @@
-import { clientJson } from '../../core/json.js'
+import { clientJson, type GoJsonValue } from '../../core/json.js'
 import { newId, type Uuid } from '../../core/ids.js'
 import { errorMessage } from '../../core/errors.js'
 import type { EnrichedEvent, SubscriptionRef } from '../../model/index.js'
 import type { EventEnricher, EventPageStream, EventRenderer, EventStreams } from '../types.js'
+import type { EventMatcher } from '../filter.js'
 import { OffsetTracker } from './offset-tracker.js'
 import { EventQueue } from './event-queue.js'
 
-/** Decides whether an enriched event goes to a subscription (see `events/filter.ts`). */
-export type EventMatcher = (e: EnrichedEvent) => boolean
+/** Decides whether an enriched event goes to a subscription (`events/filter.ts` makes them). */
+export type { EventMatcher }
 
 /**
  * One receiver of a subscription's events: a WebSocket connection that started it. A durable subscription may have
@@ -101,10 +102,6 @@ export class Dispatcher {
   /** Everything at or below it is acknowledged or filtered out. */
   get offset(): number {
     return this.tracker.offset
-  }
-
-  get consumerCount(): number {
-    return this.consumers.length
   }
 
   attach(c: Consumer): void {
@@ -332,10 +329,7 @@ export class Dispatcher {
 
   private eventFrame(e: EnrichedEvent): string {
     try {
-      // The renderer's object is this frame's own: the subscription is added in place rather than by a copy.
-      const out = this.o.render(e)
-      out.subscription = { ...this.o.ref }
-      return clientJson(out) + '\n'
+      return clientJson(withSubscription(this.o.render(e), this.o.ref)) + '\n'
     } catch (err) {
       return clientJson({ ...this.bare(e, err), subscription: this.o.ref }) + '\n'
     }
@@ -343,7 +337,7 @@ export class Dispatcher {
 
   private batchFrame(id: string, events: EnrichedEvent[]): string {
     const frame = (render: (e: EnrichedEvent) => ReturnType<EventRenderer>): string =>
-      clientJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => ({ ...render(e), subscription: this.o.ref })) }) + '\n'
+      clientJson({ type: 'event_batch', id, subscription: this.o.ref, events: events.map((e) => withSubscription(render(e), this.o.ref)) }) + '\n'
     try {
       return frame(this.o.render)
     } catch {
@@ -368,4 +362,10 @@ export class Dispatcher {
     this.o.log(`events: event ${e.event.id} (sequence ${e.event.sequence}) is delivered without its ${Object.keys(e.refs).join(', ') || 'object'}: ${errorMessage(err)}`)
     return this.o.render({ event: e.event, refs: {} })
   }
+}
+
+/** A rendered event (the renderer's own object) with the subscription it is delivered on. */
+function withSubscription(out: ReturnType<EventRenderer>, ref: SubscriptionRef): ReturnType<EventRenderer> {
+  out.subscription = ref as unknown as GoJsonValue
+  return out
 }

@@ -30,8 +30,6 @@ export interface DurableAttachment {
 }
 
 interface Entry {
-  namespace: string
-  name: string
   consumers: Set<Consumer>
   running?: { sub: Subscription; dispatcher: Dispatcher }
 }
@@ -61,7 +59,7 @@ export class DurableDispatchers {
     const key = keyOf(namespace, name)
     let entry = this.entries.get(key)
     if (!entry) {
-      entry = { namespace, name, consumers: new Set() }
+      entry = { consumers: new Set() }
       this.entries.set(key, entry)
     }
     entry.consumers.add(consumer)

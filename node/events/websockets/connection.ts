@@ -13,7 +13,7 @@ import { parseClientFrame, type AckFrame, type StartFrame } from './frames.js'
 export const SEND_HIGH_WATER = 1 << 20
 /** Pings unanswered before a connection is dropped; with the transport's 30 s interval, 90-120 s of silence. */
 const MISSED_PINGS = 3
-/** How long an aborted connection's client gets to answer the close before its socket is cut. */
+/** How long a client gets to answer the server's close before its socket is cut (aborted, or the node stopping). */
 const CLOSE_GRACE_MS = 1_000
 
 /** What a connection asks of the transport to begin delivering. */
@@ -86,7 +86,7 @@ export class Connection implements Consumer {
   }
 
   abort(reason: string): void {
-    void this.close(1011, reason.slice(0, 120), CLOSE_GRACE_MS)
+    void this.close(1011, reason.slice(0, 120))
   }
 
   /** Handles a start asked for by the connection's query, as if it were its first frame. */
@@ -100,7 +100,7 @@ export class Connection implements Consumer {
   }
 
   /** Ends the connection from the server's side (the node stopping); resolves once its socket is closed. */
-  close(code: number, reason: string, graceMs: number): Promise<void> {
+  close(code: number, reason: string): Promise<void> {
     const closed = new Promise<void>((resolve) => {
       if (this.ws.readyState === this.ws.CLOSED) resolve()
       else this.ws.once('close', () => resolve())
@@ -108,7 +108,7 @@ export class Connection implements Consumer {
     this.ws.close(code, reason)
     this.cleanUp()
     // A client that does not answer the close handshake is cut off rather than holding the node's stop.
-    const timer = setTimeout(() => this.ws.terminate(), graceMs)
+    const timer = setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS)
     return closed.finally(() => clearTimeout(timer))
   }
 

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { Socket } from 'node:net'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { ParleyError, errorMessage } from '../../core/errors.js'
+import { writeRaw } from '../../core/listen.js'
 import { newId, type SubscriptionId } from '../../core/ids.js'
 import type { Subscription, SubscriptionRef } from '../../model/index.js'
 import type { EventEnricher, EventRenderer, EventStreams, EventTransport } from '../types.js'
@@ -22,8 +23,6 @@ const MAX_CLIENT_FRAME = 64 * 1024
 const MAX_CONNECTIONS = 1_000
 /** Pings every interval; a connection that has not answered the previous one is dropped (FireFly's SDK pings every 30 s). */
 const HEARTBEAT_MS = 30_000
-/** How long a stopping node waits for a client to answer its close before cutting the socket. */
-const CLOSE_GRACE_MS = 1_000
 
 export interface WebSocketTransportOptions {
   streams: EventStreams
@@ -91,21 +90,21 @@ export class WebSocketTransport implements EventTransport {
       this.upgrade(req, socket, head)
     } catch (err) {
       this.o.log(`events: refused an upgrade: ${errorMessage(err)}`)
-      refuse(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the upgrade request could not be understood'))
+      writeRaw(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the upgrade request could not be understood'))
     }
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = URL.canParse(req.url ?? '/', 'http://localhost') ? new URL(req.url ?? '/', 'http://localhost') : undefined
-    if (!url) return refuse(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the request target is not a valid URL'))
+    if (!url) return writeRaw(socket, 400, 'Bad Request', new ParleyError('BAD_REQUEST', 'the request target is not a valid URL'))
     const path = eventSocketPath(url.pathname)
-    if (!path) return refuse(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 200)}; events are at /ws and /api/v1/namespaces/{ns}/ws`))
+    if (!path) return writeRaw(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 200)}; events are at /ws and /api/v1/namespaces/{ns}/ws`))
     if (path.namespace !== undefined && !validNamespace(path.namespace)) {
-      return refuse(socket, 400, 'Bad Request', new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-': ${JSON.stringify(path.namespace).slice(0, 80)}`))
+      return writeRaw(socket, 400, 'Bad Request', new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-': ${JSON.stringify(path.namespace).slice(0, 80)}`))
     }
-    if (this.stopped) return refuse(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', 'the node is stopping'))
+    if (this.stopped) return writeRaw(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', 'the node is stopping'))
     if (this.connections.size >= MAX_CONNECTIONS) {
-      return refuse(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', `this node already has ${MAX_CONNECTIONS} event sockets open`))
+      return writeRaw(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', `this node already has ${MAX_CONNECTIONS} event sockets open`))
     }
     this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       if (this.stopped) {
@@ -129,7 +128,7 @@ export class WebSocketTransport implements EventTransport {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.heartbeat)
-    const closing = [...this.connections].map((c) => c.close(1001, 'node stopping', CLOSE_GRACE_MS))
+    const closing = [...this.connections].map((c) => c.close(1001, 'node stopping'))
     this.connections.clear()
     await Promise.all([this.durable.stop(), ...closing])
     this.wss.close()
@@ -170,15 +169,4 @@ export class WebSocketTransport implements EventTransport {
 
 function refOf(sub: Subscription): SubscriptionRef {
   return { id: sub.id, namespace: sub.namespace, name: sub.name }
-}
-
-/**
- * An upgrade refused before any WebSocket exists: a plain HTTP answer with the API's error body, then the socket is
- * destroyed once written (as `ws` does): an upgraded socket has no server timeout, and a client that never closes
- * its side must not hold it, nor the server's close.
- */
-function refuse(socket: Duplex, status: number, reason: string, err: ParleyError): void {
-  const body = JSON.stringify(err.toJSON())
-  socket.once('finish', () => socket.destroy())
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }
