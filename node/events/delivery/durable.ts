@@ -1,5 +1,6 @@
 import type { SubscriptionId } from '../../core/ids.js'
 import { errorMessage } from '../../core/errors.js'
+import { Backoff, sleep } from '../../core/backoff.js'
 import type { Subscription } from '../../model/index.js'
 import type { Consumer, Dispatcher } from './dispatcher.js'
 
@@ -177,9 +178,8 @@ class OffsetWriter {
   durable: number | undefined
   private pending: number | undefined
   private writing: Promise<void> | undefined
-  private stopped = false
-  private failures = 0
-  private pause: { timer: NodeJS.Timeout; resolve: () => void } | undefined
+  private readonly stopping = new AbortController()
+  private readonly backoff = new Backoff(200, 5_000)
 
   constructor(
     private readonly id: SubscriptionId,
@@ -192,7 +192,7 @@ class OffsetWriter {
   }
 
   write(offset: number): void {
-    if (this.stopped) return
+    if (this.stopping.signal.aborted) return
     this.latest = offset
     this.pending = offset
     this.writing ??= this.drain().finally(() => (this.writing = undefined))
@@ -205,11 +205,7 @@ class OffsetWriter {
 
   /** Makes one last attempt at what is pending (no more pauses), then writes nothing more. */
   async stop(): Promise<void> {
-    this.stopped = true
-    if (this.pause) {
-      clearTimeout(this.pause.timer)
-      this.pause.resolve()
-    }
+    this.stopping.abort()
     await this.flushed()
     if (this.pending !== undefined) this.log(`events: subscription ${this.id}: offset ${this.pending} was not stored; its events after ${this.durable ?? 'the stored offset'} will be delivered again`)
   }
@@ -221,16 +217,13 @@ class OffsetWriter {
       try {
         // False: the subscription is gone; nothing to keep.
         if (await this.save(this.id, offset)) this.durable = offset
-        if (this.failures > 0) this.log(`events: subscription ${this.id}: offsets are stored again`)
-        this.failures = 0
+        if (this.backoff.retrying) this.log(`events: subscription ${this.id}: offsets are stored again`)
+        this.backoff.reset()
       } catch (err) {
-        if (this.failures++ === 0) this.log(`events: could not store the offset of subscription ${this.id}: ${errorMessage(err)}; retrying`)
+        if (this.backoff.failed(errorMessage(err))) this.log(`events: could not store the offset of subscription ${this.id}: ${errorMessage(err)}; retrying`)
         this.pending ??= offset
-        if (this.stopped) return
-        await new Promise<void>((resolve) => {
-          this.pause = { timer: setTimeout(resolve, Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6))), resolve }
-        })
-        this.pause = undefined
+        if (this.stopping.signal.aborted) return
+        await sleep(this.backoff.next(), this.stopping.signal)
       }
     }
   }
