@@ -3,7 +3,7 @@
  * small machine the client competes with the nodes it measures; this says how much it took from them.
  */
 import { readFileSync } from 'node:fs'
-import { CLOCK_TICKS_PER_SECOND, processCpuSeconds } from '../../network/process.js'
+import { CLOCK_TICKS_PER_SECOND, processCpuSeconds, processMemory } from '../../network/process.js'
 
 export interface CpuFigure {
   /** User plus system CPU over wall time, percent of one core (above 100 when more than one thread ran). */
@@ -83,4 +83,15 @@ export function startMachineCpu(): { stop(): number } {
 /** The machine's share beyond what was measured per process; never below 0 (the counters tick in 10 ms steps). */
 export function restOf(machinePct: number, ...accounted: number[]): number {
   return Math.max(0, machinePct - accounted.reduce((a, b) => a + b, 0))
+}
+
+/** A process's resident set in MiB, or null when it cannot be read (gone, or no pid). */
+export function rssMiB(pid: number | undefined): number | null {
+  if (pid === undefined) return null
+  try {
+    const r = processMemory(pid).rss
+    return Number.isFinite(r) ? r / (1024 * 1024) : null
+  } catch {
+    return null
+  }
 }

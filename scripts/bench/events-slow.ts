@@ -11,10 +11,9 @@
  */
 import { readFileSync } from 'node:fs'
 import type { MemberDescription } from '../../network/description.js'
-import { processMemory } from '../../network/process.js'
 import { waitAll, warmUp } from './broadcast.js'
 import { MemberTrack, nodePids, readDatabase } from './capacity.js'
-import { fmtCpu, startCpu } from './cpu.js'
+import { fmtCpu, rssMiB, startCpu } from './cpu.js'
 import { sleep } from './http.js'
 import { createSubscription, deleteSubscription, NAMESPACE } from './events.js'
 import { acceptRate, reportFailures, sendConcurrent } from './send.js'
@@ -137,16 +136,6 @@ class Stall {
       `${this.framesBeforeResume} frames read before it stopped reading; once it read again ${this.framesAfterResume} frames (${(this.bytesAfterResume / 1024).toFixed(0)} KiB: ` +
       `the kernel's ${((this.clientRxAtResume + this.nodeTxAtResume) / 1024).toFixed(0)} KiB, then what the node held and what it read from the log since)`
     )
-  }
-}
-
-function rssMiB(pid: number | undefined): number | null {
-  if (pid === undefined) return null
-  try {
-    const r = processMemory(pid).rss
-    return Number.isFinite(r) ? r / MiB : null
-  } catch {
-    return null
   }
 }
 

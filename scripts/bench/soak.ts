@@ -1,8 +1,7 @@
 import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
-import { processMemory } from '../../network/process.js'
 import { explainMissing, waitAll } from './broadcast.js'
-import { fmtCpu, startCpu } from './cpu.js'
+import { fmtCpu, rssMiB, startCpu } from './cpu.js'
 import { get, postJson, sleep } from './http.js'
 import { round, slope } from './stats.js'
 import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
@@ -56,15 +55,6 @@ function processesOf(ctx: BenchContext): { name: string; pid: number }[] {
     return readPids(layout(ctx.dir).pidsJson).processes
   } catch {
     return ctx.processes
-  }
-}
-
-function rssOf(pid: number): number | null {
-  try {
-    const m = processMemory(pid)
-    return Number.isFinite(m.rss) ? m.rss / MiB : null
-  } catch {
-    return null
   }
 }
 
@@ -132,7 +122,7 @@ export const soakScenario: Scenario = {
     const sample = (): Sample => ({
       atMs: Date.now(),
       confirmed: new Map(watchers.map((w) => [w.org, w.count])),
-      rssMiB: new Map(processesOf(ctx).map((p) => [p.name, rssOf(p.pid)])),
+      rssMiB: new Map(processesOf(ctx).map((p) => [p.name, rssMiB(p.pid)])),
     })
     const t0 = Date.now()
     const endMs = t0 + o.soakMinutes * 60_000
