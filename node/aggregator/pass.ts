@@ -279,6 +279,7 @@ export class Pass {
 }
 
 /** Failures that say something about the data itself, the same on every member: the rest are this member's. */
-function isVerdict(err: unknown): boolean {
+/** A validation failure that is a verdict on the data (reject it), not a reason to wait. */
+export function isVerdict(err: unknown): boolean {
   return isParleyError(err, 'SCHEMA_VALIDATION_FAILED') || isParleyError(err, 'UNKNOWN_DATATYPE') || isParleyError(err, 'INVALID_FIELD')
 }

@@ -16,6 +16,7 @@ import { storeReceivedBatch } from './store-batch.js'
 import { parseGroupinit } from '../identity/groupinit.js'
 import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type NewEvent, type NodeEvent } from '../model/index.js'
 import type { Peer } from '../exchange/index.js'
+import { isVerdict } from './pass.js'
 
 export interface PrivateReceiverDeps {
   db: Database
@@ -192,9 +193,4 @@ export class PrivateReceiver {
     if (!parsed.ok) refuse(`group ${hash}: ${parsed.reason}`)
     return (parsed as { group: Group }).group
   }
-}
-
-/** Failures that say something about the data itself, the same on every member (as the aggregator's pass decides). */
-function isVerdict(err: unknown): boolean {
-  return isParleyError(err, 'SCHEMA_VALIDATION_FAILED') || isParleyError(err, 'UNKNOWN_DATATYPE') || isParleyError(err, 'INVALID_FIELD')
 }

@@ -124,4 +124,3 @@ export function rebuildSealed(deps: { messages: MessagesRepo; data: DataRepo }, 
   return { record: b, payload: batchPayload(b, messages, deps.data.getMany(manifest.data.map((d) => d.id))) }
 }
 
-/** Which dispatcher a message goes out through: definitions are broadcasts; groupinit travels with private batches. */

@@ -91,9 +91,8 @@ export class SubscriptionsRepo {
 
   /**
    * Moves a subscription's offset (to any value: moving it back is how a delivery engine redelivers). Only an existing
-   * subscription's: an acknowledgement that arrives after its subscription was deleted writes nothing.
+   * subscription's: an acknowledgement that arrives after its subscription was deleted writes nothing (false).
    */
-  /** False when the subscription is gone (no row to update). */
   setOffset(tx: Tx, id: SubscriptionId, offset: number): boolean {
     return tx.run('UPDATE offsets SET current = ? WHERE subscription = ?', [offset, id]).changes > 0
   }
