@@ -64,7 +64,7 @@ import { SubscriptionsRepo } from './db/repos/subscriptions.js'
 import { claimPendingBefore } from './identity/pending.js'
 import { TransactionsRepo } from './db/repos/transactions.js'
 import { createEventEnricher, WebSocketTransport } from './events/index.js'
-import { eventRenderer } from './api/present.js'
+import { eventFrameRenderer } from './api/present.js'
 import { MessageTracer } from './trace/trace.js'
 
 export interface RunningNode {
@@ -256,7 +256,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const eventSockets = new WebSocketTransport({
     streams: eventStreams,
     enrich: enrichEvents,
-    render: eventRenderer({ contract: cfg.chain.contract }),
+    render: eventFrameRenderer({ contract: cfg.chain.contract }),
     directory: subscriptions,
     saveOffset: (id, offset) => subscriptions.setOffset(id, offset),
     lastSequence: () => events.lastSequence(),

@@ -1,4 +1,4 @@
-import { RawJson, type GoJsonValue } from '../core/json.js'
+import { clientJson, RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
 import { batchHeaderJson, blobJson, dataJson, headerJson } from '../model/wire.js'
 import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type MessageTrace, type StoredBlockchainEvent } from '../model/index.js'
@@ -142,16 +142,35 @@ export function presentTransaction(t: EventTransaction): Obj {
  * Events with the objects they refer to, as FireFly delivers them (`EventDelivery` without `subscription`) and as
  * `GET events?fetchreferences=true` lists them: the event's fields, then the one object its type refers to, if held.
  */
-export function eventRenderer(opts: { contract: string }): EventRenderer {
+export function eventRenderer(opts: { contract: string }, message: (m: Message) => GoJsonValue = presentEventMessage): EventRenderer {
   return ({ event, refs }) => {
     const o = presentEvent(event)
-    if (refs.message) o.message = presentMessage(refs.message, { topicAlias: true, batchIdAlias: true })
+    if (refs.message) o.message = message(refs.message)
     if (refs.datatype) o.datatype = presentDatatype(refs.datatype)
     if (refs.identity) o.identity = presentIdentity(refs.identity)
     if (refs.transaction) o.transaction = presentTransaction(refs.transaction)
     if (refs.blockchainEvent) o.blockchainEvent = presentBlockchainEvent(refs.blockchainEvent, event.namespace, opts.contract)
     return o
   }
+}
+
+function presentEventMessage(m: Message): Obj {
+  return presentMessage(m, { topicAlias: true, batchIdAlias: true })
+}
+
+/**
+ * The renderer of event frames: eventRenderer, with each message's JSON written once per Message object and kept
+ * beside it. Settled messages come from the repository's cache as the same object delivery after delivery, so a
+ * message delivered to several subscriptions, or again, is not written again. The text is clientJson's, so this is
+ * for clients' frames only, never for REST answers (goJson's exact bytes).
+ */
+export function eventFrameRenderer(opts: { contract: string }): EventRenderer {
+  const texts = new WeakMap<Message, RawJson>()
+  return eventRenderer(opts, (m) => {
+    let text = texts.get(m)
+    if (!text) texts.set(m, (text = new RawJson(clientJson(presentEventMessage(m)), true)))
+    return text
+  })
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
 import { IN_LIST, inList, insertRows } from '../in-list.js'
+import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
@@ -34,9 +35,33 @@ interface Row {
 }
 
 
+/**
+ * The memory `getMany` may keep settled messages in (FireFly's `message.cache.size` is 50 MB). Event deliveries read
+ * the message of every `message_confirmed` event, and each subscription (and `GET events?fetchreferences`) reads the
+ * same ones again. A message with one data reference weighs about 1.9 KB here, with the text its event frames write
+ * for it (api/present.ts eventFrameRenderer): some 25,000 such messages.
+ */
+export const SETTLED_CACHE_BYTES = 48 * 1024 * 1024
+
+/** About what a cached message holds on the heap, with its frame text: a fixed part, and its variable texts twice. */
+function settledWeight(m: Message): number {
+  return 1400 + 4 * (m.header.topics.join('').length + 100 * m.data.length + (m.pins?.length ?? 0) * 70 + (m.header.tag?.length ?? 0) + (m.rejectReason?.length ?? 0))
+}
+
 /** Messages, sent and received; one row each, updated in place as they move through their states. */
 export class MessagesRepo {
-  constructor(private readonly db: Database) {}
+  /**
+   * Messages that reached their last state (confirmed or rejected, in a batch), as read by getMany outside a
+   * transaction. Every statement that changes a message row drops its ids first, so an entry is never stale.
+   */
+  private readonly settled: LruMap<string, Message>
+
+  constructor(
+    private readonly db: Database,
+    settledCacheBytes = SETTLED_CACHE_BYTES,
+  ) {
+    this.settled = new LruMap(settledCacheBytes, settledWeight)
+  }
 
   insert(tx: Tx, m: Message, local: boolean): void {
     this.insertMany(tx, [m], local)
@@ -87,9 +112,20 @@ export class MessagesRepo {
   /** The messages among `ids` that are held here, by id (one query per few hundred ids). */
   getMany(ids: readonly string[], tx?: Tx): Map<string, Message> {
     const out = new Map<string, Message>()
+    // Inside a transaction the rows may be changing (and may yet roll back): read them, keep nothing.
+    const missing = tx ? ids : ids.filter((id) => {
+      const m = this.settled.get(id)
+      if (m) out.set(id, m)
+      return m === undefined
+    })
+    if (missing.length === 0) return out
     // The columns a Message is made of, not `*`: event deliveries read a page of messages per page of events, and
     // every column read out of sql.js costs.
-    for (const r of (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
+    for (const r of (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST}`, [inList(missing)])) {
+      const m = fromRow(r)
+      out.set(r.id, m)
+      if (!tx && isSettled(m)) this.settled.set(r.id, m)
+    }
     return out
   }
 
@@ -108,6 +144,7 @@ export class MessagesRepo {
 
   /** The messages a batch was sealed with, in one statement. */
   assignBatch(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId): void {
+    this.unsettle(ids)
     tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [batchId, txId, inList(ids)])
   }
 
@@ -126,20 +163,24 @@ export class MessagesRepo {
 
   /** Records a private message's pins (allocated when its batch is sealed). */
   setPins(tx: Tx, id: MessageId, pins: readonly string[]): void {
+    this.settled.delete(id)
     tx.run('UPDATE messages SET pins = ? WHERE id = ?', [JSON.stringify(pins), id])
   }
 
   /** Confirms several messages of one batch at one time, in one statement. */
   confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
+    this.unsettle(ids)
     tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])
   }
 
   /** An unpinned message of this node: confirmed as soon as it is durable, before any batch holds it. */
   confirmUnbatched(tx: Tx, id: MessageId, at: Timestamp): void {
+    this.settled.delete(id)
     tx.run("UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ? WHERE id = ?", [at, timestampSortKey(at), id])
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
+    this.settled.delete(id)
     tx.run("UPDATE messages SET state = 'rejected', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, reject_reason = ? WHERE id = ?", [
       at,
       timestampSortKey(at),
@@ -161,6 +202,16 @@ export class MessagesRepo {
       ORDER BY (confirmed_key IS NULL) DESC, confirmed_key DESC, created_key DESC, seq DESC LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
   }
+
+  /** Before a statement changes these rows: a settled message read meanwhile is read again. */
+  private unsettle(ids: readonly string[]): void {
+    for (const id of ids) this.settled.delete(id)
+  }
+}
+
+/** A message in its last state: nothing changes its row any more (an unpinned one still gets its batch). */
+function isSettled(m: Message): boolean {
+  return (m.state === 'confirmed' || m.state === 'rejected') && m.batch !== undefined
 }
 
 /** What `fromRow` reads. */

@@ -1,0 +1,137 @@
+import { expect } from 'chai'
+import { LruMap } from '../../node/core/lru.js'
+import { clientJson } from '../../node/core/json.js'
+import { dataRefsHash, messageHash } from '../../node/core/hashes.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import { MessagesRepo } from '../../node/db/repos/messages.js'
+import { eventFrameRenderer, eventRenderer } from '../../node/api/present.js'
+import type { Header, Message, NodeEvent } from '../../node/model/index.js'
+import { TempDirs } from '../db/helpers.js'
+import { openRepos, type Repos } from '../support/repos.js'
+
+describe('LruMap', () => {
+  it('drops the least recently used entry past its capacity; a read counts as a use', () => {
+    const m = new LruMap<string, number>(2)
+    m.set('a', 1)
+    m.set('b', 2)
+    expect(m.get('a')).to.equal(1)
+    m.set('c', 3)
+    expect([m.get('a'), m.get('b'), m.get('c')]).to.deep.equal([1, undefined, 3])
+    expect(m.size).to.equal(2)
+  })
+
+  it('weighs entries: drops as many as it takes, refuses one heavier than the whole, and forgets what is deleted', () => {
+    const m = new LruMap<string, string>(10, (v) => v.length)
+    m.set('a', 'xxxx')
+    m.set('b', 'yyyy')
+    m.set('c', 'zzzzzzz')
+    expect([m.get('a'), m.get('b'), m.get('c')]).to.deep.equal([undefined, undefined, 'zzzzzzz'])
+    expect(m.weight).to.equal(7)
+    m.set('d', 'w'.repeat(11))
+    expect(m.get('d')).to.equal(undefined)
+    expect(m.get('c')).to.equal('zzzzzzz')
+    m.set('c', 'zz')
+    expect(m.weight).to.equal(2)
+    m.delete('c')
+    expect([m.size, m.weight]).to.deep.equal([0, 0])
+  })
+})
+
+/**
+ * The repository keeps settled messages (confirmed or rejected, in a batch) in memory for getMany, the read of event
+ * deliveries: the same object comes back, and every statement that changes a row makes the next read see it.
+ */
+describe('settled messages in memory', () => {
+  const dirs = new TempDirs()
+  let r: Repos
+  beforeEach(async () => {
+    r = await openRepos(await dirs.make())
+  })
+  afterEach(async () => {
+    await r.db.close()
+    await dirs.cleanup()
+  })
+
+  function message(txtype: Header['txtype'] = 'batch_pin'): Message {
+    const refs = [{ id: newId<DataId>(), hash: ('d'.repeat(63) + '1') as Hash }]
+    const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype, author: 'did:firefly:org/org0', key: '0x' + 'aa'.repeat(20), created: now(), namespace: 'default', topics: ['t'], datahash: dataRefsHash(refs) }
+    return { header, hash: messageHash(header), state: 'ready', data: refs }
+  }
+  async function stored(m: Message): Promise<MessageId> {
+    await r.db.transaction((tx) => r.messages.insert(tx, m, true))
+    return m.header.id
+  }
+  const batch = newId<BatchId>()
+  const txId = newId<TxId>()
+
+  it('answers a confirmed message from memory, the same object each time, until a statement changes its row', async () => {
+    const id = await stored(message())
+    const pending = r.messages.getMany([id]).get(id)!
+    expect(pending.state).to.equal('ready')
+    // Not settled: read again, a new object.
+    expect(r.messages.getMany([id]).get(id)).to.not.equal(pending)
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [id], batch, txId, now()))
+    const confirmed = r.messages.getMany([id]).get(id)!
+    expect(confirmed.state).to.equal('confirmed')
+    expect(r.messages.getMany([id]).get(id)).to.equal(confirmed)
+    // Whatever changes the row next (here the batch again), the following read sees it.
+    const other = newId<BatchId>()
+    await r.db.transaction((tx) => r.messages.assignBatch(tx, [id], other, txId))
+    expect(r.messages.getMany([id]).get(id)!.batch).to.equal(other)
+  })
+
+  it('reads a rejection made after a confirmed read, and keeps nothing read inside a transaction', async () => {
+    const id = await stored(message())
+    await r.db.transaction((tx) => {
+      r.messages.confirmMany(tx, [id], batch, txId, now())
+      expect(r.messages.getMany([id], tx).get(id)!.state).to.equal('confirmed')
+    })
+    const first = r.messages.getMany([id]).get(id)!
+    // Read inside a transaction: a fresh object, and the cache is not filled from it.
+    await r.db.transaction((tx) => expect(r.messages.getMany([id], tx).get(id)).to.not.equal(first))
+    await r.db.transaction((tx) => r.messages.reject(tx, id, batch, txId, now(), 'bad'))
+    const rejected = r.messages.getMany([id]).get(id)!
+    expect([rejected.state, rejected.rejectReason]).to.deep.equal(['rejected', 'bad'])
+  })
+
+  it('keeps an unpinned message out until its batch is assigned (the one change after its confirmation)', async () => {
+    const id = await stored(message('none'))
+    await r.db.transaction((tx) => r.messages.confirmUnbatched(tx, id, now()))
+    const unbatched = r.messages.getMany([id]).get(id)!
+    expect(unbatched.state).to.equal('confirmed')
+    expect(r.messages.getMany([id]).get(id)).to.not.equal(unbatched)
+    await r.db.transaction((tx) => r.messages.assignBatch(tx, [id], batch, txId))
+    const sealed = r.messages.getMany([id]).get(id)!
+    expect(sealed.batch).to.equal(batch)
+    expect(r.messages.getMany([id]).get(id)).to.equal(sealed)
+  })
+
+  it('mixes held and read messages in one answer, and holds no more than its budget', async () => {
+    const small = new MessagesRepo(r.db, 2 * 1900)
+    const ids = [await stored(message()), await stored(message()), await stored(message())]
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, ids, batch, txId, now()))
+    const all = small.getMany(ids)
+    expect([...all.keys()].sort()).to.deep.equal([...ids].sort())
+    // The budget holds two of them: the second read answers two from memory and reads the third again.
+    const again = small.getMany(ids)
+    expect([...again.keys()].sort()).to.deep.equal([...ids].sort())
+    expect(ids.filter((id) => again.get(id) === all.get(id))).to.have.length(2)
+  })
+})
+
+describe('event frames', () => {
+  it('write a message as the REST rendering does, once per message object', () => {
+    const refs = [{ id: newId<DataId>(), hash: ('d'.repeat(63) + '1') as Hash }]
+    const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/org0', key: '0x' + 'aa'.repeat(20), created: now(), namespace: 'default', topics: ['<t&>'], tag: 'x', datahash: dataRefsHash(refs) }
+    const m: Message = { header, hash: messageHash(header), state: 'confirmed', confirmed: now(), batch: newId<BatchId>(), txid: newId<TxId>(), data: refs }
+    const event: NodeEvent = { id: newId(), sequence: 7, type: 'message_confirmed', namespace: 'default', reference: header.id, topic: '<t&>', created: now() }
+    const plain = eventRenderer({ contract: '0x' + 'c0'.repeat(20) })
+    const frames = eventFrameRenderer({ contract: '0x' + 'c0'.repeat(20) })
+    const first = frames({ event, refs: { message: m } })
+    expect(clientJson(first)).to.equal(clientJson(plain({ event, refs: { message: m } })))
+    // The same object: the text written the first time.
+    expect(frames({ event, refs: { message: m } }).message).to.equal(first.message)
+    expect(frames({ event, refs: { message: { ...m } } }).message).to.not.equal(first.message)
+  })
+})
