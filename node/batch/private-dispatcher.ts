@@ -1,6 +1,6 @@
-import { formatPin, parsePin, privatePin } from '../core/hashes.js'
+import { formatPin, nonceKey, parsePin, privatePin } from '../core/hashes.js'
 import { ParleyError } from '../core/errors.js'
-import type { Hash } from '../core/ids.js'
+import type { Hash, MessageId } from '../core/ids.js'
 import type { Tx } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { NoncesRepo } from '../db/repos/nonces.js'
@@ -38,20 +38,40 @@ export class PrivateDispatcher implements Dispatcher {
     },
   ) {}
 
+  /**
+   * Each sequence of (topic, group, author) takes its nonces for the whole batch in one statement, given out in
+   * message order; the pins of every message are recorded in one more.
+   */
   seal(tx: Tx, _record: BatchRecord, messages: readonly Message[]): Message[] {
-    return messages.map((m) => {
+    const wanting = messages.filter((m) => {
       // An unpinned message has no pins: nothing orders it on chain.
-      if (m.header.txtype === 'none') return m
+      if (m.header.txtype === 'none') return false
+      if (!m.header.group) throw new ParleyError('INTERNAL', `private message ${m.header.id} has no group`)
       // Pins are allocated once; a message sealed again (it never is today) keeps them.
-      if (m.pins && m.pins.length === m.header.topics.length) return m
-      const group = m.header.group
-      if (!group) throw new ParleyError('INTERNAL', `private message ${m.header.id} has no group`)
-      const pins = m.header.topics.map((topic) => {
-        const nonce = this.deps.nonces.allocateFor(tx, topic, group, m.header.author, 1)
-        return formatPin(privatePin(topic, group, m.header.author, nonce), nonce)
-      })
-      this.deps.messages.setPins(tx, m.header.id, pins)
-      return { ...m, pins }
+      return !(m.pins && m.pins.length === m.header.topics.length)
+    })
+    if (wanting.length === 0) return [...messages]
+    const keyOf = (m: Message, topic: string): Hash => nonceKey(topic, m.header.group!, m.header.author)
+    const counts = new Map<Hash, number>()
+    for (const m of wanting) for (const topic of m.header.topics) counts.set(keyOf(m, topic), (counts.get(keyOf(m, topic)) ?? 0) + 1)
+    const next = new Map<Hash, number>()
+    for (const [key, count] of counts) next.set(key, this.deps.nonces.allocate(tx, key, count))
+    const pinned = new Map<string, string[]>()
+    for (const m of wanting) {
+      pinned.set(
+        m.header.id,
+        m.header.topics.map((topic) => {
+          const key = keyOf(m, topic)
+          const nonce = next.get(key)!
+          next.set(key, nonce + 1)
+          return formatPin(privatePin(topic, m.header.group!, m.header.author, nonce), nonce)
+        }),
+      )
+    }
+    this.deps.messages.setPinsMany(tx, [...pinned].map(([id, pins]) => ({ id: id as MessageId, pins })))
+    return messages.map((m) => {
+      const pins = pinned.get(m.header.id)
+      return pins ? { ...m, pins } : m
     })
   }
 

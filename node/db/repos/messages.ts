@@ -161,10 +161,15 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
-  /** Records a private message's pins (allocated when its batch is sealed). */
-  setPins(tx: Tx, id: MessageId, pins: readonly string[]): void {
-    this.settled.delete(id)
-    tx.run('UPDATE messages SET pins = ? WHERE id = ?', [JSON.stringify(pins), id])
+  /** Records the pins of a batch's private messages (allocated when it is sealed), in one statement. */
+  setPinsMany(tx: Tx, list: readonly { id: MessageId; pins: readonly string[] }[]): void {
+    if (list.length === 0) return
+    this.unsettle(list.map((p) => p.id))
+    tx.run(
+      `UPDATE messages SET pins = json_extract(p.value, '$[1]')
+         FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]')`,
+      [JSON.stringify(list.map((p) => [p.id, p.pins]))],
+    )
   }
 
   /** Confirms several messages of one batch at one time, in one statement. */
