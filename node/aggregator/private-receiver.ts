@@ -62,7 +62,9 @@ export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
 
   readonly handle = async (from: Peer, b: BatchPayload): Promise<void> => {
-    const verdicts = b.tx.type === 'unpinned' ? await this.checkData(b) : undefined
+    // A batch held already is not checked again (check() answers it without storing anything).
+    const held = this.deps.batches.get(b.id)
+    const verdicts = b.tx.type === 'unpinned' && held?.hash !== b.hash ? await this.checkData(b) : undefined
     let written: NodeEvent[] = []
     const stored = await this.deps.db.transaction((tx) => {
       const fresh = this.check(tx, from, b)
@@ -132,13 +134,15 @@ export class PrivateReceiver {
     if (b.type !== 'private') refuse(`batch ${b.id} is a ${b.type} batch; only private batches travel peer to peer`)
     if (b.author !== orgDid(from.org)) refuse(`batch ${b.id} is authored by ${b.author}, but was sent by a node of ${orgDid(from.org)}`)
     if (b.node !== undefined && b.node !== from.node) refuse(`batch ${b.id} names node ${b.node}, but was sent by ${from.node}`)
-    const checked = checkBatch(b, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
-    if (!checked.ok) refuse(`batch ${b.id} does not verify: ${checked.reason}`)
+    // A batch delivered again (its acknowledgement was lost) is held verified already: not hashed again. A copy that
+    // differs from it changes nothing here, whatever it holds.
     const held = batches.get(b.id, tx)
     if (held) {
       if (held.hash === b.hash && held.state !== 'refused') return false
       refuse(held.hash === b.hash ? `batch ${b.id} was refused here before` : `batch ${b.id} is already held with hash ${held.hash}, this one has ${b.hash}`)
     }
+    const checked = checkBatch(b, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
+    if (!checked.ok) refuse(`batch ${b.id} does not verify: ${checked.reason}`)
     const groupHash = b.group
     if (!groupHash) refuse(`private batch ${b.id} names no group`)
     const unpinned = b.tx.type === 'unpinned'

@@ -349,6 +349,10 @@ describe('private messaging: units', () => {
       expect(r.batches.get(b.id)!.state).to.equal('received')
       await receiver.handle(peer('org0', 'node0'), b)
       expect(arrived).to.have.length(1)
+      // Held already, a copy is not verified again, and changes nothing of what is held.
+      const value = r.data.get(m.data.id)!.value
+      await receiver.handle(peer('org0', 'node0'), { ...b, data: b.data.map((d) => ({ ...d, value: '"changed"' })) })
+      expect([arrived.length, r.data.get(m.data.id)!.value]).to.deep.equal([1, value])
       // A later batch of the same group, before the groupinit is confirmed, is accepted too (the groupinit is held).
       const b2 = batchOf([privateMessage(group.hash, ['a'], [1])], group.hash)
       await receiver.handle(peer('org0', 'node0'), b2)
