@@ -173,11 +173,11 @@ export class MessageSender {
         sent = true
       }
       this.deps.data.insertMany(tx, fresh)
-      this.deps.messages.insert(tx, message, true)
-      if (unpinned) {
-        const at = now()
-        this.deps.messages.confirmUnbatched(tx, header.id, at)
-        confirmed = { ...message, state: 'confirmed', confirmed: at }
+      // An unpinned message is stored confirmed: nothing orders it, it is final once durable.
+      if (unpinned) confirmed = { ...message, state: 'confirmed', confirmed: now() }
+      this.deps.messages.insert(tx, confirmed ?? message, true)
+      if (confirmed) {
+        const at = confirmed.confirmed!
         const e = { type: 'message_confirmed' as const, namespace, reference: header.id, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
         written = this.deps.unpinned!.events.insertMany(tx, [e], at)
       }

@@ -96,8 +96,8 @@ describe('settled messages in memory', () => {
   })
 
   it('keeps an unpinned message out until its batch is assigned (the one change after its confirmation)', async () => {
-    const id = await stored(message('none'))
-    await r.db.transaction((tx) => r.messages.confirmUnbatched(tx, id, now()))
+    // As the sender stores it: confirmed at once, its batch assigned when it is sealed.
+    const id = await stored({ ...message('none'), state: 'confirmed', confirmed: now() })
     const unbatched = r.messages.getMany([id]).get(id)!
     expect(unbatched.state).to.equal('confirmed')
     expect(r.messages.getMany([id]).get(id)).to.not.equal(unbatched)

@@ -72,7 +72,7 @@ export class MessagesRepo {
     insertRows(
       tx,
       `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
-         data, state, local, batch_id, tx_id, pins, idempotency_key)`,
+         data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`,
       'ON CONFLICT (id) DO NOTHING',
       list.map((m) => {
         const h = m.header
@@ -96,6 +96,8 @@ export class MessagesRepo {
           local ? 1 : 0,
           m.batch ?? null,
           m.txid ?? null,
+          m.confirmed ?? null,
+          m.confirmed ? timestampSortKey(m.confirmed) : null,
           m.pins ? JSON.stringify(m.pins) : null,
           m.idempotencyKey ?? null,
         ]
@@ -176,12 +178,6 @@ export class MessagesRepo {
   confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
     this.unsettle(ids)
     tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])
-  }
-
-  /** An unpinned message of this node: confirmed as soon as it is durable, before any batch holds it. */
-  confirmUnbatched(tx: Tx, id: MessageId, at: Timestamp): void {
-    this.settled.delete(id)
-    tx.run("UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ? WHERE id = ?", [at, timestampSortKey(at), id])
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
