@@ -1,16 +1,27 @@
-/** Small display helpers shared by the views. */
+/**
+ * Small display helpers shared by the views. Dates are formatted by hand, not with toLocaleString: a browser whose
+ * locale comes from an environment like `en-US@posix` throws on it, and one page error would blank a view.
+ */
 
+const two = (n: number): string => String(n).padStart(2, '0')
+
+/** `YYYY-MM-DD HH:MM:SS` in the browser's time zone. */
 export function time(iso: string | undefined): string {
   if (!iso) return ''
   const d = new Date(iso)
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { hour12: false })
+  if (Number.isNaN(d.getTime())) return iso
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${clockOf(d)}`
+}
+
+function clockOf(d: Date): string {
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`
 }
 
 /** Time of day with milliseconds: timeline steps are often a few ms apart. */
 export function clock(iso: string): string {
   const d = new Date(iso)
   if (Number.isNaN(d.getTime())) return iso
-  return `${d.toLocaleTimeString(undefined, { hour12: false })}.${String(d.getMilliseconds()).padStart(3, '0')}`
+  return `${clockOf(d)}.${String(d.getMilliseconds()).padStart(3, '0')}`
 }
 
 export function bytes(n: number): string {

@@ -1,3 +1,4 @@
+import './locale-guard'
 import { html } from 'htm/preact'
 import { render } from 'preact'
 import { App } from './app'

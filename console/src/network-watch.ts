@@ -28,7 +28,7 @@ export function startNetworkWatch(): void {
         apiGet<Identity[]>('/api/v1/network/organizations', { fetchverifiers: true, limit: 200 }),
         apiGet<Identity[]>('/api/v1/network/nodes', { limit: 200 }),
       ])
-      orgs.value = o
+      orgs.value = [...o].sort((a, b) => a.name.localeCompare(b.name))
       nodes.value = n
     } catch {
       // The status read reports an unreachable node; the picture keeps what it had.

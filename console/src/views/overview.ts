@@ -7,7 +7,7 @@ import { ConfirmChart } from './confirm-chart'
 export function Overview() {
   return html`<div class="grid overview">
     <${MemberPanel} />
-    <section class="card wide">
+    <section class="card net">
       <h2>Network</h2>
       <p class="hint">Every registered org with its nodes, the chain and IPFS; dots travel as pins, batches and private deliveries happen.</p>
       <${NetworkPicture} />
