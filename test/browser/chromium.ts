@@ -14,6 +14,12 @@ import { isAlive, projectRoot, stopPid } from '../../network/process.js'
 /** Flags added to the package's own: nothing in the background may reach for the network, no first-run UI. */
 const EXTRA_ARGS = ['--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync']
 
+/**
+ * Flags of the package's list (made for AWS Lambda) left out: a `--single-process` Chromium ends when any of its
+ * browser contexts closes (seen here with 153.0.0), and the tests give each test a context of its own.
+ */
+const DROPPED_ARGS = ['--single-process']
+
 /** Debian's chromium, installed by `.ci/run`: the fallback. */
 export const SYSTEM_CHROMIUM = '/usr/bin/chromium'
 
@@ -43,7 +49,7 @@ export async function launchChromium(): Promise<LaunchedChromium> {
   }
   if (npmPath !== undefined) {
     try {
-      return await launchWith(npmPath, [...sparticuz.args, ...EXTRA_ARGS])
+      return await launchWith(npmPath, [...sparticuz.args.filter((a) => !DROPPED_ARGS.includes(a)), ...EXTRA_ARGS])
     } catch (err) {
       failures.push(`@sparticuz/chromium's browser (${npmPath}) did not start: ${message(err)}`)
     }
@@ -68,7 +74,10 @@ async function launchWith(executablePath: string, args: string[]): Promise<Launc
     browser = await chromium.connect(server.wsEndpoint(), { timeout: LAUNCH_TIMEOUT_MS })
   } catch (err) {
     await server.kill().catch(() => undefined)
-    if (pid !== undefined && isAlive(pid)) await stopPid(pid, 2000)
+    if (pid !== undefined) {
+      if (isAlive(pid)) await stopPid(pid, 2000)
+      signalGroup(pid)
+    }
     throw err
   }
   let closing: Promise<void> | undefined
@@ -83,7 +92,11 @@ async function launchWith(executablePath: string, args: string[]): Promise<Launc
         // A browser that crashed or hangs is stopped by its PID below.
         await bounded(browser.close())
         await bounded(server.close())
-        if (pid !== undefined && isAlive(pid)) await stopPid(pid, 2000)
+        if (pid !== undefined) {
+          if (isAlive(pid)) await stopPid(pid, 2000)
+          // playwright starts the browser as the leader of its own process group: its renderers and helpers go too.
+          signalGroup(pid)
+        }
       })()
       return closing
     },
@@ -146,6 +159,16 @@ export async function screenshot(page: Page, view: string, opts: { fullPage?: bo
   mkdirSync(dirname(file), { recursive: true })
   await page.screenshot({ path: file, fullPage: opts.fullPage ?? false })
   return file
+}
+
+function signalGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch (err) {
+    // ESRCH: none left. EPERM: not a group of ours (the PID was reused); leave it alone.
+    const code = (err as NodeJS.ErrnoException).code
+    if (code !== 'ESRCH' && code !== 'EPERM') throw err
+  }
 }
 
 function message(err: unknown): string {
