@@ -152,7 +152,8 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
       expect(await link.getAttribute('href'), `${v.nav}'s href`).to.match(new RegExp(`^${v.hash.replace('/', '\\/')}(\\?|$)`))
       await link.click()
       await hashIs(page, v.hash)
-      await page.waitForSelector(tid(v.ready))
+      // Attached, not visible: an empty list has no height.
+      await page.waitForSelector(tid(v.ready), { state: 'attached' })
       if (v.view === 'events') {
         // A live stream: an event of a broadcast sent now shows up whether or not the view lists older ones.
         await socketOpen(page)
@@ -189,7 +190,7 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
   it('shows a broadcast sent through the REST API in the message list without a reload, then confirmed', async () => {
     const [org0, org1] = members
     const { page, watch } = await open(org0!, '#/messages')
-    await page.waitForSelector(tid('message-list'))
+    await page.waitForSelector(tid('message-list'), { state: 'attached' })
     await socketOpen(page)
     // Set on this document only: a reload or a navigation would lose it.
     await page.evaluate('window.parleyNoReload = true')
@@ -326,9 +327,11 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
     }
     await tabToMessages()
     const look = (): Promise<string> =>
-      page.locator(tid('nav-messages')).evaluate(
-        `(el) => { const s = getComputedStyle(el); return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.backgroundColor, s.color, s.textDecorationLine, s.borderColor].join('|') }`,
-      ) as Promise<string>
+      page.locator(tid('nav-messages')).evaluate((el) => {
+        // The page's own getComputedStyle (the project's TypeScript has no DOM lib).
+        const s = (globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }).getComputedStyle(el)
+        return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.backgroundColor, s.color, s.textDecorationLine, s.borderColor].join('|')
+      })
     const focused = await look()
     await page.evaluate('document.activeElement?.blur()')
     const unfocused = await look()
@@ -336,7 +339,7 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
     await tabToMessages()
     await page.keyboard.press('Enter')
     await hashIs(page, '#/messages')
-    await page.waitForSelector(tid('message-list'))
+    await page.waitForSelector(tid('message-list'), { state: 'attached' })
     expectNoErrors(watch, 'keyboard navigation')
   })
 
@@ -350,9 +353,9 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
       const shows = async (hook: string, want: string): Promise<void> => {
         const el = panel.locator(tid(hook))
         await waitFor(`${m.org}'s ${hook} to show ${want}`, async () => {
-          const all = (await el.evaluate(
-            `(e) => [e.textContent ?? '', ...[e, ...e.querySelectorAll('*')].flatMap((x) => [x.getAttribute('title') ?? '', x.getAttribute('href') ?? ''])].join(' ')`,
-          )) as string
+          const all = await el.evaluate((e) =>
+            [e.textContent ?? '', ...[e, ...Array.from(e.querySelectorAll('*'))].flatMap((x) => [x.getAttribute('title') ?? '', x.getAttribute('href') ?? ''])].join(' '),
+          )
           return all.toLowerCase().includes(want.toLowerCase())
         }, { timeoutMs: SHOW_MS })
       }
