@@ -71,8 +71,14 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
   })
 
   afterEach(async function () {
-    // A failed test's page goes with it; screenshots of the failure are taken where the test fails.
-    await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => undefined)))
+    // A failed test leaves a screenshot of each of its pages as it was then: failed-<test>-<n>.png.
+    const open = contexts.splice(0)
+    if (this.currentTest?.state === 'failed') {
+      const slug = (this.currentTest.title.split(':')[0] ?? 'test').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60)
+      const pages = open.flatMap((c) => c.pages())
+      for (const [i, page] of pages.entries()) await screenshot(page, `failed-${slug}-${i + 1}`, { fullPage: true }).catch(() => undefined)
+    }
+    await Promise.all(open.map((c) => c.close().catch(() => undefined)))
   })
 
   after(async function () {
