@@ -38,7 +38,7 @@ function Step({ step, lanes, cols }: { step: TraceStep; lanes: string[]; cols: s
       <span class="step-name">${step.step.replace('_', ' ')}</span>
       ${step.org && other > 0 ? html` <span class="muted">${outbound ? '→' : '←'} ${step.org}</span>` : null}
       <span class="detail">${step.detail}</span>
-      <span class="fields">${SHOWN.filter((k) => step[k] !== undefined).map((k) => html`<span class="field">${k} <${Mono} value=${String(step[k])} /></span>`)}</span>
+      <span class="fields">${SHOWN.filter((k) => step[k] !== undefined).map((k) => html`<span class="step-field">${k} <${Mono} value=${String(step[k])} /></span>`)}</span>
     </div>
   </div>`
 }
