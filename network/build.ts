@@ -22,6 +22,7 @@ import { extname, join, relative, resolve, sep } from 'node:path'
 import { projectRoot } from './process.js'
 import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
+import { buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
 
 /** The spawned programs: output name → TypeScript entry point. */
 export const ENTRIES = {
@@ -40,8 +41,8 @@ const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
 const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
 export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
 
-/** Bumped when the shape of a build changes in a way its inputs do not show. */
-const FORMAT = 1
+/** Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`). */
+const FORMAT = 2
 /** Builds kept besides the current one (a running network restarts its processes from its own build). */
 const KEEP_BUILDS = 4
 /** A build (or abandoned temporary directory) untouched for this long may be removed once it is not kept. */
@@ -90,6 +91,8 @@ export async function ensureBuild(): Promise<Build> {
       join(dir, `${name}.js`),
       ...args,
       ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
+      // The web console of this same build, served by the node at /ui.
+      ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR)] : []),
     ],
   }
 }
@@ -102,7 +105,7 @@ function esbuildVersion(): string {
 
 /** Files every build depends on though esbuild does not read them as modules. */
 function extraInputs(): string[] {
-  return ['network/build.ts', 'tsconfig.json']
+  return ['network/build.ts', 'network/build-console.ts', 'tsconfig.json', CONSOLE_HTML, CONSOLE_TSCONFIG]
 }
 
 function hashFile(rel: string): string | undefined {
@@ -124,7 +127,7 @@ function upToDate(esbuild: string): string | undefined {
   if (stamp.format !== FORMAT || stamp.esbuild !== esbuild || typeof stamp.id !== 'string' || typeof stamp.inputs !== 'object') return undefined
   for (const [rel, hash] of Object.entries(stamp.inputs)) if (hashFile(rel) !== hash) return undefined
   const dir = join(buildRoot, stamp.id)
-  const outputs = [...Object.keys(ENTRIES).map((n) => `${n}.js`), HARDHAT_CONFIG_BUNDLE, HARDHAT_CONFIG_OUTPUT]
+  const outputs = [...Object.keys(ENTRIES).map((n) => `${n}.js`), HARDHAT_CONFIG_BUNDLE, HARDHAT_CONFIG_OUTPUT, `${CONSOLE_DIR}/index.html`]
   return outputs.every((f) => existsSync(join(dir, f))) ? stamp.id : undefined
 }
 
@@ -186,6 +189,8 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
     const results = await Promise.all([
       esbuild.build({ ...common, format: 'esm', entryPoints: ENTRIES, outdir: tmp, metafile: true }),
       esbuild.build({ ...common, format: 'cjs', entryPoints: { [HARDHAT_CONFIG_BUNDLE.replace(/\.cjs$/, '')]: HARDHAT_CONFIG_SOURCE }, outdir: tmp, outExtension: { '.js': '.cjs' }, metafile: true }),
+      // The web console, for the browser: part of every build so that a fresh clone's first network:up serves it.
+      buildConsole(esbuild, { projectRoot, outDir: tmp, plugins: [projectFiles] }),
     ])
     // Anything esbuild read that the plugin did not (no such file today) is hashed from disk.
     for (const r of results) {

@@ -426,6 +426,7 @@ function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
     did: `did:firefly:org/${cfg.org}`,
     api: `http://${host}:${cfg.api.port}`,
     ws: `ws://${host}:${cfg.api.port}/ws`,
+    ui: `http://${host}:${cfg.api.port}/ui/`,
     p2p: `https://${cfg.p2p.host ?? '127.0.0.1'}:${cfg.p2p.port}`,
     key,
   }

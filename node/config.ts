@@ -30,6 +30,12 @@ export interface NodeConfig {
    * local network turns it on. Without it no `/admin/v1` route exists.
    */
   admin: boolean
+  /**
+   * The built web console served at `/ui` (a directory holding index.html and assets/). The network passes its
+   * build's `ui/` on the command line instead (the build changes, the config file does not); without either, node/main.ts
+   * looks for `ui/` next to its own entry file.
+   */
+  uiDir?: string
 }
 
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
@@ -45,6 +51,7 @@ export interface NodeConfigFile {
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
   limits?: Partial<RequestLimits>
   admin?: boolean
+  uiDir?: string
 }
 
 export class ConfigError extends Error {
@@ -128,6 +135,7 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     batch: parseBatchConfig(c.batch, fail),
     limits: parseRequestLimits(c.limits, fail),
     admin: c.admin === undefined || c.admin === null ? false : typeof c.admin === 'boolean' ? c.admin : fail('admin must be true or false'),
+    ...(c.uiDir === undefined || c.uiDir === null ? {} : { uiDir: at(str(c.uiDir, 'uiDir')) }),
   }
 }
 

@@ -1,4 +1,5 @@
-import { writeSync } from 'node:fs'
+import { existsSync, writeSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadNodeConfig, ConfigError } from './config.js'
 import { startNode } from './node.js'
@@ -33,13 +34,26 @@ function writeLine(line: string): void {
   for (let off = 0; off < bytes.length; ) off += writeSync(1, bytes, off)
 }
 
+/**
+ * The console a build wrote beside this program (`.build/<id>/ui/` next to `.build/<id>/node.js`); none when run from
+ * the sources under tsx, where /ui then answers 503 saying how to build it.
+ */
+function consoleNextToEntry(): string | undefined {
+  const entry = process.argv[1]
+  if (entry === undefined) return undefined
+  const dir = join(dirname(resolve(entry)), 'ui')
+  return existsSync(join(dir, 'index.html')) ? dir : undefined
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string' } }, strict: true })
+  const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' } }, strict: true })
   if (!values.config) {
-    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json>\n')
+    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json> [--ui-dir <built console>]\n')
     process.exit(2)
   }
-  const cfg = loadNodeConfig(values.config)
+  const cfg = { ...loadNodeConfig(values.config) }
+  const uiDir = values['ui-dir'] !== undefined ? resolve(values['ui-dir']) : (cfg.uiDir ?? consoleNextToEntry())
+  if (uiDir !== undefined) cfg.uiDir = uiDir
   const node = await startNode(cfg, log)
   let stopping = false
   const shutdown = (signal: string): void => {

@@ -13,6 +13,7 @@ import { broadcastScenario } from './bench/broadcast.js'
 import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
 import { eventsScenario } from './bench/events.js'
+import { consoleScenario } from './bench/console.js'
 import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
 import { privateScenario } from './bench/private.js'
@@ -25,7 +26,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, eventsScenario, capacityScenario, soakScenario, eventsSlowScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

@@ -12,6 +12,7 @@ import { closeServer, listen, writeRaw } from '../core/listen.js'
 import { overLimit } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
+import { consoleMiddleware } from './ui.js'
 
 export interface ApiServer {
   url: string
@@ -35,6 +36,8 @@ export async function startApiServer(opts: {
   const limits = opts.services.config.limits
   app.use(urlLengthMiddleware(limits.urlBytes))
   app.use(eventSocketWithoutUpgrade)
+  // The web console's files (/ui): before the body budget, as nothing there has a body.
+  app.use(consoleMiddleware(opts.services.config.uiDir))
   app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
 
   const api = new ApiRouter(opts.services)

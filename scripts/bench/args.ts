@@ -13,6 +13,7 @@ export const DEFAULTS: BenchOptions = {
   soakRate: 200,
   eventBacklog: 20_000,
   slowMessages: 100_000,
+  consoleRuns: 5,
   only: [],
   keep: false,
 }
@@ -33,8 +34,9 @@ export const USAGE = `usage: npm run bench -- [options]
   --event-backlog N     events in the log the events run delivers; topped up with broadcasts (default ${DEFAULTS.eventBacklog})
   --slow-messages N     broadcasts in the events-slow run's stalled phase, and as many over its two controls
                         (default ${DEFAULTS.slowMessages})
-  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, events, capacity, soak,
-                        events-slow); without it, broadcast, private, blob and events: capacity (a member's database
+  --console-runs N      cold loads of each console view in the console run, each in a fresh browser (default ${DEFAULTS.consoleRuns})
+  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, events, console, capacity,
+                        soak, events-slow); without it, broadcast, private, blob, events and console: capacity (a member's database
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
                         (a member's RSS while event sockets stop reading) take minutes and run only when named
   --keep                keep the temporary network folder (logs, data) after the run
@@ -55,6 +57,7 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--event-backlog': { key: 'eventBacklog', min: 2000, max: 400_000, integer: true },
   // Twice this many in all, plus a pre-load: past ~200,000 a member's in-memory database nears its limit.
   '--slow-messages': { key: 'slowMessages', min: 1000, max: 200_000, integer: true },
+  '--console-runs': { key: 'consoleRuns', min: 1, max: 100, integer: true },
 }
 
 export class UsageError extends Error {}

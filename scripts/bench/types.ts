@@ -29,6 +29,8 @@ export interface BenchOptions {
   eventBacklog: number
   /** Broadcasts the events-slow run sends with stalled clients, and as many over its two controls without them. */
   slowMessages: number
+  /** Cold loads of each console view the console run times (a new browser and profile for each). */
+  consoleRuns: number
   /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */

@@ -1,0 +1,78 @@
+import { useEffect, useRef, useState } from 'preact/hooks'
+import { apiGet, errorText, type Params } from './api'
+import { onEvent } from './events'
+import { ns } from './state'
+import type { ApiEvent } from './types'
+
+export const PAGE_SIZE = 25
+/** Live refreshes are coalesced: a burst of events costs one request per this many ms. */
+const REFRESH_MS = 400
+
+export interface PagedList<T> {
+  items: T[]
+  error: string | undefined
+  loaded: boolean
+  skip: number
+  setSkip: (skip: number) => void
+}
+
+/**
+ * One server-paged list (`limit`/`skip`, so a namespace of 10,000 messages costs one page), fetched again when
+ * its query changes and, coalesced, when an event arrives that `refreshOn` says may change it.
+ */
+export function usePagedList<T>(path: string, params: Params, refreshOn: (e: ApiEvent) => boolean = () => true): PagedList<T> {
+  const [items, setItems] = useState<T[]>([])
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [loaded, setLoaded] = useState(false)
+  const [skip, setSkip] = useState(0)
+  const key = JSON.stringify([ns.value, path, params])
+  const refresh = useRef(refreshOn)
+  refresh.current = refreshOn
+
+  // A new query starts from its first page.
+  useEffect(() => setSkip(0), [key])
+
+  useEffect(() => {
+    let live = true
+    let timer: ReturnType<typeof setTimeout> | undefined
+    let running = false
+    let again = false
+    const load = async (): Promise<void> => {
+      if (running) {
+        again = true
+        return
+      }
+      running = true
+      try {
+        const page = await apiGet<T[]>(path, { ...params, limit: PAGE_SIZE, skip })
+        if (!live) return
+        setItems(page)
+        setError(undefined)
+      } catch (err) {
+        if (live) setError(errorText(err))
+      } finally {
+        running = false
+        if (live) setLoaded(true)
+        if (again && live) {
+          again = false
+          void load()
+        }
+      }
+    }
+    void load()
+    const off = onEvent((e) => {
+      if (!refresh.current(e) || timer !== undefined) return
+      timer = setTimeout(() => {
+        timer = undefined
+        void load()
+      }, REFRESH_MS)
+    })
+    return () => {
+      live = false
+      clearTimeout(timer)
+      off()
+    }
+  }, [key, skip])
+
+  return { items, error, loaded, skip, setSkip }
+}
