@@ -3,7 +3,7 @@
  * `test/browser/chromium.ts`), a fresh browser with a fresh profile and an empty cache for every load, timed in the
  * page from navigation start to the view being rendered.
  */
-import type { Page } from 'playwright-core'
+import type { Page, Response } from 'playwright-core'
 import type { MemberDescription } from '../../network/description.js'
 import { formatProblems, launchChromium, PageWatch } from '../../test/browser/chromium.js'
 import { nsBase } from '../../test/support/api.js'
@@ -66,7 +66,7 @@ interface Load {
   domMs: number
   /** Navigation start to the end of index.html's response, ms. */
   htmlMs: number
-  /** Bytes of the console's own files (index.html and assets) over the wire, and decoded. */
+  /** Bytes of the console's own files (index.html and assets): over the wire (headers included), and of their bodies decoded. */
   transferBytes: number
   decodedBytes: number
   errors: string
@@ -79,23 +79,32 @@ async function coldLoad(url: string, view: (typeof VIEWS)[number]): Promise<Load
     const context = await chromium.browser.newContext({ viewport: VIEWPORT })
     const page: Page = await context.newPage()
     const watch = new PageWatch(page)
+    // The console's own files, sized from the browser's network records (the page's resource timing reports 0 here).
+    const files: Response[] = []
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname.startsWith('/ui')) files.push(r)
+    })
     await page.addInitScript({ content: firstViewProbe(view.selector, view.needsText) })
     const res = await page.goto(url, { waitUntil: 'commit', timeout: RENDER_TIMEOUT_MS })
     if (!res || res.status() !== 200) throw new Error(`GET ${url} answered ${res?.status() ?? 'nothing'}: ${res ? await res.text().catch(() => '') : ''}`)
     await page.waitForFunction('window.parleyFirstView !== undefined', undefined, { timeout: RENDER_TIMEOUT_MS })
     const m = (await page.evaluate(`(() => {
       const nav = performance.getEntriesByType('navigation')[0]
-      const own = [nav, ...performance.getEntriesByType('resource')].filter((e) => e && new URL(e.name).pathname.startsWith('/ui'))
       return {
         firstViewMs: window.parleyFirstView,
         domMs: window.parleyFirstViewDom,
         htmlMs: nav ? nav.responseEnd : NaN,
-        transferBytes: own.reduce((a, e) => a + (e.transferSize || 0), 0),
-        decodedBytes: own.reduce((a, e) => a + (e.decodedBodySize || 0), 0),
       }
-    })()`)) as Omit<Load, 'errors'>
+    })()`)) as Pick<Load, 'firstViewMs' | 'domMs' | 'htmlMs'>
+    let transferBytes = 0
+    let decodedBytes = 0
+    for (const r of files) {
+      const sizes = await r.request().sizes()
+      transferBytes += sizes.responseHeadersSize + sizes.responseBodySize
+      decodedBytes += (await r.body()).length
+    }
     await context.close()
-    return { ...m, errors: formatProblems(watch.errors()) }
+    return { ...m, transferBytes, decodedBytes, errors: formatProblems(watch.errors()) }
   } finally {
     await chromium.close()
   }
