@@ -22,15 +22,30 @@ const NARROW = { width: 400, height: 800 }
 
 /** Every view in the navigation: its link, the element that says it rendered, and the rows seeded for it. */
 const VIEWS = [
-  { view: 'overview', nav: 'nav-overview', hash: '#/', ready: 'member-panel' },
-  { view: 'messages', nav: 'nav-messages', hash: '#/messages', ready: 'message-list', row: 'message-row' },
-  { view: 'events', nav: 'nav-events', hash: '#/events', ready: 'event-stream', row: 'event-row' },
-  { view: 'datatypes', nav: 'nav-datatypes', hash: '#/datatypes', ready: 'datatype-list', row: 'datatype-row' },
-  { view: 'groups', nav: 'nav-groups', hash: '#/groups', ready: 'group-list', row: 'group-row' },
-  { view: 'batches', nav: 'nav-batches', hash: '#/batches', ready: 'batch-list', row: 'batch-row' },
-  { view: 'subscriptions', nav: 'nav-subscriptions', hash: '#/subscriptions', ready: 'subscription-list', row: 'subscription-row' },
-  { view: 'send', nav: 'nav-send', hash: '#/send', ready: 'send-broadcast-form' },
+  { view: 'overview', nav: 'nav-overview', hash: '#/', ready: 'member-panel', hooks: ['network-picture', 'confirm-chart'] },
+  {
+    view: 'messages',
+    nav: 'nav-messages',
+    hash: '#/messages',
+    ready: 'message-list',
+    row: 'message-row',
+    hooks: ['filter-type', 'filter-topic', 'filter-tag', 'filter-author', 'filter-group', 'filter-state', 'page-next', 'page-prev'],
+  },
+  { view: 'events', nav: 'nav-events', hash: '#/events', ready: 'event-stream', row: 'event-row', hooks: ['filter-event-type'] },
+  { view: 'datatypes', nav: 'nav-datatypes', hash: '#/datatypes', ready: 'datatype-list', row: 'datatype-row', hooks: [] },
+  { view: 'groups', nav: 'nav-groups', hash: '#/groups', ready: 'group-list', row: 'group-row', hooks: [] },
+  { view: 'batches', nav: 'nav-batches', hash: '#/batches', ready: 'batch-list', row: 'batch-row', hooks: [] },
+  { view: 'subscriptions', nav: 'nav-subscriptions', hash: '#/subscriptions', ready: 'subscription-list', row: 'subscription-row', hooks: ['subscription-offset'] },
+  { view: 'send', nav: 'nav-send', hash: '#/send', ready: 'send-broadcast-form', hooks: ['send-private-form', 'upload-form', 'datatype-form'] },
 ] as const
+
+/** The named fields of each form of the send page (`name="<field>"` inside the form whose testid is the key). */
+const FORM_FIELDS: Record<string, string[]> = {
+  'send-broadcast-form': ['topic', 'tag', 'datatype-name', 'datatype-version', 'value'],
+  'send-private-form': ['topic', 'tag', 'datatype-name', 'datatype-version', 'value'],
+  'upload-form': ['file'],
+  'datatype-form': ['name', 'version', 'schema'],
+}
 
 const tid = (id: string): string => `[data-testid="${id}"]`
 
@@ -166,8 +181,22 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
         await send(org0!, NS, `events-${run}`, { events: run })
         await page.waitForSelector(`${tid(v.ready)} ${tid('event-row')}[data-type="message_confirmed"]`, { timeout: CONFIRM_MS })
       } else if ('row' in v) await page.waitForSelector(`${tid(v.ready)} ${tid(v.row)}`)
+      for (const hook of v.hooks) expect(await page.locator(tid(hook)).count(), `${v.view}: the contract's ${hook}`).to.be.greaterThan(0)
       await screenshot(page, v.view)
     }
+
+    // Every form of the send page has the contract's fields and a submit.
+    for (const [form, fields] of Object.entries(FORM_FIELDS)) {
+      for (const f of [...fields.map((n) => `[name="${n}"]`), tid('send-submit')]) {
+        expect(await page.locator(`${tid(form)} ${f}`).count(), `${form} has ${f}`).to.equal(1)
+      }
+    }
+
+    // Another namespace travels in the route's query, so that a link names it.
+    const otherNs = `other-${run}`
+    await page.goto(`${consoleUrl(org0!)}#/messages?ns=${otherNs}`)
+    await page.waitForSelector(tid('message-list'), { state: 'attached' })
+    await waitFor('the nav links to keep the namespace', async () => ((await page.locator(tid('nav-events')).getAttribute('href')) ?? '').includes(`ns=${otherNs}`), { timeoutMs: SHOW_MS })
 
     // The console's own files: the page as HTML, scripts as JavaScript, styles as CSS, every one found.
     expect(files.length, 'files loaded under /ui').to.be.greaterThan(1)
