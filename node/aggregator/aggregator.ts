@@ -235,7 +235,12 @@ export class Aggregator {
 
   private async pass(page: Pin[]): Promise<PassResult> {
     const at = now()
-    const result = await this.deps.db.transaction((tx) => new Pass(this.deps, this.queues, tx, at).run(page))
+    let writes = 0
+    const result = await this.deps.db.transaction((tx) => {
+      const r = new Pass(this.deps, this.queues, tx, at).run(page)
+      writes = this.deps.messages.writes
+      return r
+    })
     if (this.failures.retrying) {
       this.deps.log('aggregator: passes succeed again')
       this.failures.reset()
@@ -246,6 +251,8 @@ export class Aggregator {
       for (const r of result.rejected) this.waits.delete(r.message.header.id)
     }
     for (const f of result.afterCommit) f()
+    // As the pass left them, for the event deliveries that read them next.
+    this.deps.messages.remember([...result.confirmed, ...result.rejected.map((r) => r.message)], writes)
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
     return result
   }

@@ -107,6 +107,35 @@ describe('settled messages in memory', () => {
     expect(r.messages.getMany([id]).get(id)).to.equal(sealed)
   })
 
+  it('remembers messages as a committed transaction left them, unless a message row changed since', async () => {
+    const [a, b] = [message(), message()]
+    await stored(a)
+    await stored(b)
+    const at = now()
+    let writes = 0
+    await r.db.transaction((tx) => {
+      r.messages.confirmMany(tx, [a.header.id, b.header.id], batch, txId, at)
+      writes = r.messages.writes
+    })
+    const confirmed = (m: Message): Message => ({ ...m, state: 'confirmed', confirmed: at, batch, txid: txId })
+    r.messages.remember([confirmed(a)], writes)
+    const held = r.messages.getMany([a.header.id]).get(a.header.id)!
+    // The object handed over is what the first read answers: no statement read it.
+    expect(held).to.deep.equal(confirmed(a))
+    expect(r.messages.getMany([a.header.id]).get(a.header.id)).to.equal(held)
+    expect(held).to.deep.equal(await readBack(a.header.id))
+    // A write to any message row after the transaction: what was handed over may be stale, so it is not kept.
+    await r.db.transaction((tx) => r.messages.assignBatch(tx, [newId<MessageId>()], batch, txId))
+    const late = confirmed(b)
+    r.messages.remember([late], writes)
+    expect(r.messages.getMany([b.header.id]).get(b.header.id)).to.not.equal(late)
+  })
+
+  /** The row as a fresh repository reads it (nothing held in memory). */
+  async function readBack(id: MessageId): Promise<Message> {
+    return new MessagesRepo(r.db, 0).getMany([id]).get(id)!
+  }
+
   it('mixes held and read messages in one answer, and holds no more than its budget', async () => {
     const small = new MessagesRepo(r.db, 2 * 1900)
     const ids = [await stored(message()), await stored(message()), await stored(message())]

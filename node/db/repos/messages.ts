@@ -55,6 +55,7 @@ export class MessagesRepo {
    * transaction. Every statement that changes a message row drops its ids first, so an entry is never stale.
    */
   private readonly settled: LruMap<string, Message>
+  private changes = 0
 
   constructor(
     private readonly db: Database,
@@ -181,7 +182,7 @@ export class MessagesRepo {
   }
 
   reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
-    this.settled.delete(id)
+    this.unsettle([id])
     tx.run("UPDATE messages SET state = 'rejected', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, reject_reason = ? WHERE id = ?", [
       at,
       timestampSortKey(at),
@@ -204,8 +205,27 @@ export class MessagesRepo {
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
   }
 
+  /**
+   * Counts the statements that changed message rows: a caller that knows what its committed transaction made of
+   * some messages hands them to `remember` with the count read at the end of that transaction, and they are kept
+   * only if nothing changed a message row since.
+   */
+  get writes(): number {
+    return this.changes
+  }
+
+  /**
+   * Keeps messages as a committed transaction left them (the aggregator's confirmations and rejections), so that the
+   * first event delivery of each reads none of them; `writes` is the count read when that transaction ended.
+   */
+  remember(list: readonly Message[], writes: number): void {
+    if (writes !== this.changes) return
+    for (const m of list) if (isSettled(m)) this.settled.set(m.header.id, m)
+  }
+
   /** Before a statement changes these rows: a settled message read meanwhile is read again. */
   private unsettle(ids: readonly string[]): void {
+    this.changes++
     for (const id of ids) this.settled.delete(id)
   }
 }
