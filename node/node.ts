@@ -5,19 +5,7 @@ import type { NodeConfig } from './config.js'
 import { Database } from './db/database.js'
 import { migrations } from './db/schema/index.js'
 import { StorageGate } from './db/capacity.js'
-import { NodeStateRepo } from './db/repos/node-state.js'
-import { BlockchainEventsRepo } from './db/repos/blockchain-events.js'
-import { MessagesRepo } from './db/repos/messages.js'
-import { DataRepo } from './db/repos/data.js'
-import { BatchesRepo } from './db/repos/batches.js'
-import { PinsRepo } from './db/repos/pins.js'
-import { EventsRepo } from './db/repos/events.js'
-import { IdentitiesRepo } from './db/repos/identities.js'
-import { BlobsRepo } from './db/repos/blobs.js'
-import { BlobRefsRepo } from './db/repos/blob-refs.js'
-import { DatatypesRepo } from './db/repos/datatypes.js'
-import { GroupsRepo } from './db/repos/groups.js'
-import { NoncesRepo } from './db/repos/nonces.js'
+import { openRepositories } from './db/repos/index.js'
 import { BlobStore } from './data/blob-store.js'
 import { BlobReceiver } from './data/blob-receiver.js'
 import { createChain, type Chain } from './chain/index.js'
@@ -26,8 +14,6 @@ import type { SharedStorage } from './storage/shared-storage.js'
 import { startApiServer, type ApiServer } from './api/server.js'
 import { createExchange, type Peer } from './exchange/index.js'
 import { parseBatch, serializeBatch } from './batch/payload.js'
-import { DeliveriesRepo } from './db/repos/deliveries.js'
-import { NextPinsRepo } from './db/repos/nextpins.js'
 import { DeliveryQueue } from './messaging/delivery-queue.js'
 import { DeliveryGate } from './messaging/delivery-gate.js'
 import { Gate } from './core/gate.js'
@@ -60,9 +46,7 @@ import { DataValidatorImpl } from './data/validator.js'
 import { datatypeLookup } from './data/schema-cache.js'
 import { DataUploader } from './data/upload.js'
 import { Confirmations, createEventStreams, SubscriptionManager } from './events/index.js'
-import { SubscriptionsRepo } from './db/repos/subscriptions.js'
 import { claimPendingBefore } from './identity/pending.js'
-import { TransactionsRepo } from './db/repos/transactions.js'
 import { createEventEnricher, WebSocketTransport } from './events/index.js'
 import { eventFrameRenderer } from './api/present.js'
 import { MessageTracer } from './trace/trace.js'
@@ -87,22 +71,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log })
   // The database's ceiling and the disk's room, for new sends and uploads and for /status.
   const gate = new StorageGate(db, log)
-  const state = new NodeStateRepo(db)
-  const blockchainEvents = new BlockchainEventsRepo(db)
-  const messages = new MessagesRepo(db)
-  const data = new DataRepo(db)
-  const batches = new BatchesRepo(db)
-  const pins = new PinsRepo(db)
-  const events = new EventsRepo(db)
-  const identities = new IdentitiesRepo(db)
-  const blobs = new BlobsRepo(db)
-  const blobRefs = new BlobRefsRepo(db)
-  const datatypes = new DatatypesRepo(db)
-  const groups = new GroupsRepo(db)
-  // The private dispatcher allocates pin nonces from it when it seals a batch.
-  const nonces = new NoncesRepo(db)
-  const deliveries = new DeliveriesRepo(db)
-  const nextpins = new NextPinsRepo(db)
+  const repos = openRepositories(db)
+  const { state, blockchainEvents, messages, data, batches, pins, events, identities, blobs, blobRefs, datatypes, groups, nonces, deliveries, nextpins } = repos
   const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
   const swept = await blobStore.sweep((hash) => blobs.has(hash))
   if (swept > 0) log(`blobs: removed ${swept} blob file(s) that no data item holds (uploads refused after their blob was written)`)
@@ -248,10 +218,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   })
 
   // Durable subscriptions: `newest` locks in the log's last sequence at creation.
-  const subscriptions = new SubscriptionManager({ db, repo: new SubscriptionsRepo(db), lastSequence: () => events.lastSequence(), log })
+  const subscriptions = new SubscriptionManager({ db, repo: repos.subscriptions, lastSequence: () => events.lastSequence(), log })
 
   // Events with the objects they refer to, one query per kind for a whole page (the API's fetchreferences).
-  const enrichEvents = createEventEnricher({ messages, datatypes, identities, transactions: new TransactionsRepo(db), blockchainEvents })
+  const enrichEvents = createEventEnricher({ messages, datatypes, identities, transactions: repos.transactions, blockchainEvents })
   // Events over WebSockets on the API's port: ephemeral listeners and the durable subscriptions above.
   const eventSockets = new WebSocketTransport({
     streams: eventStreams,

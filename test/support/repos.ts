@@ -1,40 +1,13 @@
 import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
-import { NodeStateRepo } from '../../node/db/repos/node-state.js'
-import { BlockchainEventsRepo } from '../../node/db/repos/blockchain-events.js'
-import { MessagesRepo } from '../../node/db/repos/messages.js'
-import { DataRepo } from '../../node/db/repos/data.js'
-import { BatchesRepo } from '../../node/db/repos/batches.js'
-import { PinsRepo } from '../../node/db/repos/pins.js'
-import { EventsRepo } from '../../node/db/repos/events.js'
-import { IdentitiesRepo } from '../../node/db/repos/identities.js'
-import { BlobsRepo } from '../../node/db/repos/blobs.js'
-import { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
-import { DatatypesRepo } from '../../node/db/repos/datatypes.js'
-import { GroupsRepo } from '../../node/db/repos/groups.js'
-import { NoncesRepo } from '../../node/db/repos/nonces.js'
-import { TransactionsRepo } from '../../node/db/repos/transactions.js'
+import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
+import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import { openRepositories, type Repositories } from '../../node/db/repos/index.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 
-/** A node's database and every repository over it, named as the node's components take them. */
-export interface Repos {
-  db: Database
-  state: NodeStateRepo
-  blockchainEvents: BlockchainEventsRepo
-  messages: MessagesRepo
-  data: DataRepo
-  batches: BatchesRepo
-  pins: PinsRepo
-  events: EventsRepo
-  identities: IdentitiesRepo
-  blobs: BlobsRepo
-  refs: BlobRefsRepo
-  datatypes: DatatypesRepo
-  groups: GroupsRepo
-  nonces: NoncesRepo
-  transactions: TransactionsRepo
-}
+/** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
+export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
 
 /** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
 export async function openRepos(dir: string): Promise<Repos> {
@@ -43,23 +16,8 @@ export async function openRepos(dir: string): Promise<Repos> {
 
 /** Every repository over an open database (one opened with fault injection, say). */
 export function reposOver(db: Database): Repos {
-  return {
-    db,
-    state: new NodeStateRepo(db),
-    blockchainEvents: new BlockchainEventsRepo(db),
-    messages: new MessagesRepo(db),
-    data: new DataRepo(db),
-    batches: new BatchesRepo(db),
-    pins: new PinsRepo(db),
-    events: new EventsRepo(db),
-    identities: new IdentitiesRepo(db),
-    blobs: new BlobsRepo(db),
-    refs: new BlobRefsRepo(db),
-    datatypes: new DatatypesRepo(db),
-    groups: new GroupsRepo(db),
-    nonces: new NoncesRepo(db),
-    transactions: new TransactionsRepo(db),
-  }
+  const repos = openRepositories(db)
+  return { ...repos, db, refs: repos.blobRefs }
 }
 
 /** Records an org and its signing key as registered, as its confirmed claim would. */
