@@ -20,7 +20,12 @@ export type Params = Record<string, string | number | boolean | undefined>
 
 /** `/api/v1/namespaces/<ns><path>` in the namespace the console shows. */
 export function nsPath(path: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(ns.value)}${path}`
+  return nsPathOf(ns.value, path)
+}
+
+/** `/api/v1/namespaces/<namespace><path>` in a given namespace. */
+export function nsPathOf(namespace: string, path: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}${path}`
 }
 
 export function withQuery(path: string, params: Params = {}): string {

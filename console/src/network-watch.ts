@@ -1,5 +1,5 @@
 import { effect } from '@preact/signals'
-import { apiGet, errorText } from './api'
+import { apiGet, errorText, nsPath } from './api'
 import { onEvent } from './events'
 import { nodes, ns, orgs, status, statusError } from './state'
 import type { Identity, NodeStatus } from './types'
@@ -15,7 +15,7 @@ export function startNetworkWatch(): void {
   let pending: ReturnType<typeof setTimeout> | undefined
   const readStatus = async (): Promise<void> => {
     try {
-      status.value = await apiGet<NodeStatus>(`/api/v1/namespaces/${encodeURIComponent(ns.value)}/status`)
+      status.value = await apiGet<NodeStatus>(nsPath('/status'))
       statusError.value = undefined
     } catch (err) {
       statusError.value = errorText(err)
@@ -48,5 +48,5 @@ export function startNetworkWatch(): void {
         void readStatus()
       }, 300)
     }
-  })
+  }, { chain: true })
 }

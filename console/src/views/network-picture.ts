@@ -95,7 +95,7 @@ export function NetworkPicture() {
       // A burst of events is drawn as at most a few dozen dots at once.
       setPulses((p) => [...p, ...born].slice(-40))
       setTimeout(() => setPulses((p) => p.filter((x) => !born.includes(x))), PULSE_MS + 50)
-    })
+    }, { chain: true })
   }, [])
 
   const nodeNames = (org: Identity): string[] => nodes.value.filter((n) => n.parent === org.id).map((n) => n.name)
