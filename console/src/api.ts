@@ -16,7 +16,8 @@ export class ApiError extends Error {
   }
 }
 
-export type Params = Record<string, string | number | boolean | undefined>
+/** Query parameters; an array repeats the parameter (a FireFly filter's OR group). */
+export type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>
 
 /** `/api/v1/namespaces/<ns><path>` in the namespace the console shows. */
 export function nsPath(path: string): string {
@@ -30,7 +31,9 @@ export function nsPathOf(namespace: string, path: string): string {
 
 export function withQuery(path: string, params: Params = {}): string {
   const q = new URLSearchParams()
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.append(k, String(v))
+  for (const [k, v] of Object.entries(params)) {
+    for (const one of Array.isArray(v) ? (v as readonly (string | number)[]) : [v]) if (one !== undefined && one !== '') q.append(k, String(one))
+  }
   const s = q.toString()
   return s ? `${path}?${s}` : path
 }
