@@ -78,7 +78,7 @@ async function coldLoad(url: string, view: (typeof VIEWS)[number]): Promise<Load
   try {
     const context = await chromium.browser.newContext({ viewport: VIEWPORT })
     const page: Page = await context.newPage()
-    const watch = new PageWatch(page)
+    const watch = await PageWatch.attach(page)
     // The console's own files, sized from the browser's network records (the page's resource timing reports 0 here).
     const files: Response[] = []
     page.on('response', (r) => {
