@@ -80,7 +80,7 @@ export function Events() {
 
 function EventRow({ e }: { e: ApiEvent }) {
   const isMessage = e.type.startsWith('message_')
-  return html`<li class="row" data-testid="event-row" data-type=${e.type}>
+  return html`<li class="row" data-testid="event-row" data-type=${e.type} data-reference=${e.reference}>
     <span class="cell mono">#${e.sequence}</span>
     <span class=${`cell badge ev-${e.type}`}>${e.type}</span>
     <span class="cell muted">${clock(e.created)}</span>
