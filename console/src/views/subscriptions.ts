@@ -15,7 +15,8 @@ const OFFSETS_EVERY_MS = 2_000
  * row's is read with `GET subscriptions/{id}?fetchstatus=true` (a page is at most PAGE_SIZE of them).
  */
 export function Subscriptions() {
-  const list = usePagedList<Subscription>(nsPath('/subscriptions'), {}, () => false)
+  // No event announces a subscription made or deleted: the list is read again with the offsets.
+  const list = usePagedList<Subscription>(nsPath('/subscriptions'), {}, () => false, OFFSETS_EVERY_MS)
   const [offsets, setOffsets] = useState<Record<string, number>>({})
   const ids = list.items.map((s) => s.id).join(',')
   useEffect(() => {
