@@ -42,6 +42,18 @@ export function apiGet<T>(path: string, params?: Params): Promise<T> {
   return call<T>(withQuery(path, params), { method: 'GET' })
 }
 
+/**
+ * A collection route's answer: checked to be a list at the boundary (its items are the API's documented shape), so a
+ * wrong answer is an error shown in the view rather than a crash somewhere inside it.
+ */
+export async function apiGetList<T>(path: string, params?: Params): Promise<T[]> {
+  const body = await apiGet<unknown>(path, params)
+  if (!Array.isArray(body) || body.some((item) => typeof item !== 'object' || item === null)) {
+    throw new ApiError(0, 'HTTP', `GET ${path} answered something other than a list of objects`)
+  }
+  return body as T[]
+}
+
 export function apiPost<T>(path: string, body: unknown): Promise<T> {
   return call<T>(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) })
 }

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { apiGet, errorText, type Params } from './api'
+import { apiGetList, errorText, type Params } from './api'
 import { onEvent } from './events'
 import { ns } from './state'
 import type { ApiEvent } from './types'
@@ -50,7 +50,7 @@ export function usePagedList<T>(
       }
       running = true
       try {
-        const page = await apiGet<T[]>(path, { ...params, limit: PAGE_SIZE, skip })
+        const page = await apiGetList<T>(path, { ...params, limit: PAGE_SIZE, skip })
         if (!live) return
         setItems(page)
         setError(undefined)

@@ -1,7 +1,7 @@
 import { html } from 'htm/preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
-import { apiGet, errorText, nsPath } from '../api'
+import { apiGetList, errorText, nsPath } from '../api'
 import { onEvent } from '../events'
 import { ns } from '../state'
 import type { ApiEvent } from '../types'
@@ -67,7 +67,7 @@ export function ConfirmChart() {
       counts.add(Date.now())
       setTotal(++seen)
     })
-    apiGet<ApiEvent[]>(nsPath('/events'), { type: 'message_confirmed', sort: '-sequence', limit: BACKFILL })
+    apiGetList<ApiEvent>(nsPath('/events'), { type: 'message_confirmed', sort: '-sequence', limit: BACKFILL })
       .then((events) => {
         if (!live) return
         const since = Date.now() - WINDOW_S * 1000

@@ -1,6 +1,6 @@
 import { html } from 'htm/preact'
 import { useEffect, useState } from 'preact/hooks'
-import { apiGet, errorText, nsPathOf } from '../api'
+import { apiGetList, errorText, nsPathOf } from '../api'
 import { CHAIN_EVENT, onEvent, SYSTEM_NAMESPACE } from '../events'
 import { ErrorNote, Mono } from '../components/mono'
 import { clock } from '../format'
@@ -47,7 +47,7 @@ export function Events() {
             { chain: source === SYSTEM_NAMESPACE },
           )
         : () => {}
-    apiGet<ApiEvent[]>(nsPathOf(source, '/events'), { type: type || undefined, limit: FIRST_PAGE, skip: older, fetchreferences: true })
+    apiGetList<ApiEvent>(nsPathOf(source, '/events'), { type: type || undefined, limit: FIRST_PAGE, skip: older, fetchreferences: true })
       .then((page) => live && (merge(page), setError(undefined)))
       .catch((err: unknown) => live && setError(errorText(err)))
     return () => {
