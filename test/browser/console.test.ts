@@ -146,7 +146,11 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
 
   /** Waits for the route `hash` (its query, e.g. `?ns=`, aside). */
   const hashIs = (page: Page, hash: string): Promise<unknown> =>
-    page.waitForFunction(`location.hash === ${JSON.stringify(hash)} || location.hash.startsWith(${JSON.stringify(`${hash}?`)})`)
+    // A function, not a string: the console's CSP (no 'unsafe-eval') refuses playwright's eval of a string predicate.
+    page.waitForFunction((h: string) => {
+      const now = (globalThis as unknown as { location: { hash: string } }).location.hash
+      return now === h || now.startsWith(`${h}?`)
+    }, hash)
 
   /** No horizontal scroll: the document is no wider than the window. */
   async function expectNoHorizontalScroll(page: Page, what: string): Promise<void> {
