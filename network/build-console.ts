@@ -49,9 +49,15 @@ export async function buildConsole(esbuild: Esbuild, opts: { projectRoot: string
     }
     throw new Error(`the console build wrote no output for ${entry}`)
   }
-  const html = readFileSync(join(opts.projectRoot, CONSOLE_HTML), 'utf8')
-    .replace('%SCRIPT%', `assets/${outputOf(ENTRY_SCRIPT)}`)
-    .replace('%STYLE%', `assets/${outputOf(ENTRY_STYLE)}`)
+  let html = readFileSync(join(opts.projectRoot, CONSOLE_HTML), 'utf8')
+  for (const [mark, file] of [
+    ['%SCRIPT%', outputOf(ENTRY_SCRIPT)],
+    ['%STYLE%', outputOf(ENTRY_STYLE)],
+  ] as const) {
+    // A page that names no bundle would load blank: the build fails instead.
+    if (html.split(mark).length !== 2) throw new Error(`${CONSOLE_HTML} must contain ${mark} exactly once (where the bundle's ${file} goes)`)
+    html = html.replace(mark, `assets/${file}`)
+  }
   writeFileSync(join(ui, 'index.html'), html)
   return result
 }

@@ -103,9 +103,13 @@ function esbuildVersion(): string {
 }
 
 
-/** Files every build depends on though esbuild does not read them as modules. */
+/**
+ * Files every build depends on though esbuild does not read them as modules. package-lock.json stands for the npm
+ * packages bundled inline (the console's preact, htm, signals, uPlot and its CSS; node_modules is not hashed), so an
+ * npm update rebuilds.
+ */
 function extraInputs(): string[] {
-  return ['network/build.ts', 'network/build-console.ts', 'tsconfig.json', CONSOLE_HTML, CONSOLE_TSCONFIG]
+  return ['network/build.ts', 'network/build-console.ts', 'tsconfig.json', 'package-lock.json', CONSOLE_HTML, CONSOLE_TSCONFIG]
 }
 
 function hashFile(rel: string): string | undefined {

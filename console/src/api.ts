@@ -16,22 +16,42 @@ export class ApiError extends Error {
   }
 }
 
-export type Params = Record<string, string | number | boolean | undefined>
+/** Query parameters; an array repeats the parameter (a FireFly filter's OR group). */
+export type Params = Record<string, string | number | boolean | readonly (string | number)[] | undefined>
 
 /** `/api/v1/namespaces/<ns><path>` in the namespace the console shows. */
 export function nsPath(path: string): string {
-  return `/api/v1/namespaces/${encodeURIComponent(ns.value)}${path}`
+  return nsPathOf(ns.value, path)
+}
+
+/** `/api/v1/namespaces/<namespace><path>` in a given namespace. */
+export function nsPathOf(namespace: string, path: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}${path}`
 }
 
 export function withQuery(path: string, params: Params = {}): string {
   const q = new URLSearchParams()
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.append(k, String(v))
+  for (const [k, v] of Object.entries(params)) {
+    for (const one of Array.isArray(v) ? (v as readonly (string | number)[]) : [v]) if (one !== undefined && one !== '') q.append(k, String(one))
+  }
   const s = q.toString()
   return s ? `${path}?${s}` : path
 }
 
 export function apiGet<T>(path: string, params?: Params): Promise<T> {
   return call<T>(withQuery(path, params), { method: 'GET' })
+}
+
+/**
+ * A collection route's answer: checked to be a list at the boundary (its items are the API's documented shape), so a
+ * wrong answer is an error shown in the view rather than a crash somewhere inside it.
+ */
+export async function apiGetList<T>(path: string, params?: Params): Promise<T[]> {
+  const body = await apiGet<unknown>(path, params)
+  if (!Array.isArray(body) || body.some((item) => typeof item !== 'object' || item === null)) {
+    throw new ApiError(0, 'HTTP', `GET ${path} answered something other than a list of objects`)
+  }
+  return body as T[]
 }
 
 export function apiPost<T>(path: string, body: unknown): Promise<T> {

@@ -1,5 +1,5 @@
 import { effect } from '@preact/signals'
-import { apiGet, errorText } from './api'
+import { apiGet, apiGetList, errorText, nsPath } from './api'
 import { onEvent } from './events'
 import { nodes, ns, orgs, status, statusError } from './state'
 import type { Identity, NodeStatus } from './types'
@@ -15,7 +15,7 @@ export function startNetworkWatch(): void {
   let pending: ReturnType<typeof setTimeout> | undefined
   const readStatus = async (): Promise<void> => {
     try {
-      status.value = await apiGet<NodeStatus>(`/api/v1/namespaces/${encodeURIComponent(ns.value)}/status`)
+      status.value = await apiGet<NodeStatus>(nsPath('/status'))
       statusError.value = undefined
     } catch (err) {
       statusError.value = errorText(err)
@@ -25,8 +25,8 @@ export function startNetworkWatch(): void {
     try {
       // fetchverifiers: an org's keys, to tell which member pinned a batch seen on the chain.
       const [o, n] = await Promise.all([
-        apiGet<Identity[]>('/api/v1/network/organizations', { fetchverifiers: true, limit: 200 }),
-        apiGet<Identity[]>('/api/v1/network/nodes', { limit: 200 }),
+        apiGetList<Identity>('/api/v1/network/organizations', { fetchverifiers: true, limit: 200 }),
+        apiGetList<Identity>('/api/v1/network/nodes', { limit: 200 }),
       ])
       orgs.value = [...o].sort((a, b) => a.name.localeCompare(b.name))
       nodes.value = n
@@ -48,5 +48,5 @@ export function startNetworkWatch(): void {
         void readStatus()
       }, 300)
     }
-  })
+  }, { chain: true })
 }

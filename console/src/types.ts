@@ -3,7 +3,11 @@
  * the fields the console shows are listed; the API may send more.
  */
 
-export type MessageState = 'staged' | 'ready' | 'sent' | 'pending' | 'confirmed' | 'rejected'
+import type { MessageState, MessageType } from '../../node/model/message-kinds'
+
+// The API's own domain types where they are plain (esbuild erases type imports, so nothing of the node is bundled):
+// the console's list of states or types cannot drift from the model's.
+export type { MessageState, MessageType }
 
 export interface BlobRef {
   hash: string
@@ -23,7 +27,7 @@ export interface MessageData {
 
 export interface MessageHeader {
   id: string
-  type: string
+  type: MessageType
   txtype?: string
   author: string
   key: string

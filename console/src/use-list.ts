@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { apiGet, errorText, type Params } from './api'
+import { apiGetList, errorText, type Params } from './api'
 import { onEvent } from './events'
 import { ns } from './state'
 import type { ApiEvent } from './types'
@@ -20,17 +20,23 @@ export interface PagedList<T> {
  * One server-paged list (`limit`/`skip`, so a namespace of 10,000 messages costs one page), fetched again when
  * its query changes and, coalesced, when an event arrives that `refreshOn` says may change it.
  */
-export function usePagedList<T>(path: string, params: Params, refreshOn: (e: ApiEvent) => boolean = () => true): PagedList<T> {
+export function usePagedList<T>(
+  path: string,
+  params: Params,
+  refreshOn: (e: ApiEvent) => boolean = () => true,
+  /** Also read again this often (for what no event announces, e.g. subscriptions); none by default. */
+  pollMs?: number,
+): PagedList<T> {
   const [items, setItems] = useState<T[]>([])
   const [error, setError] = useState<string | undefined>(undefined)
   const [loaded, setLoaded] = useState(false)
-  const [skip, setSkip] = useState(0)
   const key = JSON.stringify([ns.value, path, params])
+  // The page belongs to its query: a new query starts from its first page at once (never fetching the old skip).
+  const [page, setPage] = useState({ key, skip: 0 })
+  const skip = page.key === key ? page.skip : 0
+  const setSkip = (next: number) => setPage({ key, skip: next })
   const refresh = useRef(refreshOn)
   refresh.current = refreshOn
-
-  // A new query starts from its first page.
-  useEffect(() => setSkip(0), [key])
 
   useEffect(() => {
     let live = true
@@ -44,7 +50,7 @@ export function usePagedList<T>(path: string, params: Params, refreshOn: (e: Api
       }
       running = true
       try {
-        const page = await apiGet<T[]>(path, { ...params, limit: PAGE_SIZE, skip })
+        const page = await apiGetList<T>(path, { ...params, limit: PAGE_SIZE, skip })
         if (!live) return
         setItems(page)
         setError(undefined)
@@ -67,12 +73,14 @@ export function usePagedList<T>(path: string, params: Params, refreshOn: (e: Api
         void load()
       }, REFRESH_MS)
     })
+    const poll = pollMs === undefined ? undefined : setInterval(() => void load(), pollMs)
     return () => {
       live = false
       clearTimeout(timer)
+      clearInterval(poll)
       off()
     }
-  }, [key, skip])
+  }, [key, skip, pollMs])
 
   return { items, error, loaded, skip, setSkip }
 }

@@ -37,7 +37,7 @@ export async function startApiServer(opts: {
   app.use(urlLengthMiddleware(limits.urlBytes))
   app.use(eventSocketWithoutUpgrade)
   // The web console's files (/ui): before the body budget, as nothing there has a body.
-  app.use(consoleMiddleware(opts.services.config.uiDir))
+  app.use(consoleMiddleware(opts.services.config.uiDir, opts.log))
   app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
 
   const api = new ApiRouter(opts.services)

@@ -1,5 +1,5 @@
-import { createReadStream, statSync, type Stats } from 'node:fs'
-import { join } from 'node:path'
+import { createReadStream, lstatSync, realpathSync, type Stats } from 'node:fs'
+import { join, sep } from 'node:path'
 import type { Context, Next } from 'koa'
 import { ParleyError } from '../core/errors.js'
 
@@ -31,40 +31,68 @@ const REVALIDATE = 'no-cache'
  */
 const ASSET_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
 
+/** What the console's pages may do: load only its own files, talk only to this node (REST and `/ws`), never be framed. */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+}
+
+const ALLOW = 'GET, HEAD, OPTIONS'
+
 /**
  * Serves the web console (the built `index.html` and `assets/`) under `/ui`, GET and HEAD only, from `uiDir`. Without
- * a built console there it answers 503 saying how to build one; an unknown or malformed path is the API's JSON 404.
- * Files are streamed from disk (the build directory never changes once written, so nothing needs invalidating).
+ * a built console there it answers 503 saying how to build one (the directory it looked in goes to the log, once, not
+ * to the client); an unknown or malformed path is the API's JSON 404. Only regular files are served: a symbolic
+ * link in the build directory is not followed. Files are streamed from disk (the build directory never changes once
+ * written, so nothing needs invalidating).
  */
-export function consoleMiddleware(uiDir: string | undefined) {
+export function consoleMiddleware(uiDir: string | undefined, log: (line: string) => void = () => {}) {
+  let told = false
+  const unbuilt = (): ParleyError => {
+    if (!told) {
+      told = true
+      log(uiDir ? `web console: no index.html in ${uiDir}; /ui answers 503 until it is built` : 'web console: no uiDir configured; /ui answers 503')
+    }
+    return new ParleyError('UNAVAILABLE', 'the web console is not built here: run `npm run build` (network:up builds it too) and start the node from .build/, or give its config "uiDir"')
+  }
   return async (ctx: Context, next: Next): Promise<void> => {
     const path = ctx.path
     if (path !== UI_PREFIX && !path.startsWith(`${UI_PREFIX}/`)) return next()
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      ctx.set('Allow', 'GET, HEAD')
-      throw new ParleyError('METHOD_NOT_ALLOWED', `${ctx.method} ${path}: the web console is read-only (GET, HEAD)`)
-    }
-    const index = uiDir === undefined ? undefined : statFile(join(uiDir, 'index.html'))
-    if (uiDir === undefined || !index) {
-      throw new ParleyError(
-        'UNAVAILABLE',
-        `the web console is not built${uiDir ? ` (no index.html in ${uiDir})` : ''}: run \`npm run build\` (network:up builds it too) and start the node from .build/, or give its config "uiDir"`,
-      )
-    }
-    if (path === UI_PREFIX) {
-      // Relative asset URLs in index.html resolve against `/ui/`, so the bare path moves there (keeping the hash,
-      // which the browser carries over a redirect itself, and the query).
-      ctx.status = 301
-      ctx.set('Location', `${UI_PREFIX}/${ctx.querystring ? `?${ctx.querystring}` : ''}`)
-      ctx.body = ''
+    if (ctx.method === 'OPTIONS') {
+      // As the API answers OPTIONS (node/api/router.ts).
+      ctx.set('Allow', ALLOW)
+      ctx.status = 204
       return
     }
-    const rest = path.slice(UI_PREFIX.length + 1)
-    if (rest === '' || rest === 'index.html') return serve(ctx, join(uiDir, 'index.html'), index, REVALIDATE)
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      ctx.set('Allow', ALLOW)
+      throw new ParleyError('METHOD_NOT_ALLOWED', `${ctx.method} ${path}: the web console is read-only (GET, HEAD)`)
+    }
+    if (uiDir === undefined) throw unbuilt()
+    const indexFile = join(uiDir, 'index.html')
+    const rest = path === UI_PREFIX ? undefined : path.slice(UI_PREFIX.length + 1)
+    if (rest === undefined || rest === '' || rest === 'index.html') {
+      const index = regularFile(indexFile)
+      if (!index) throw unbuilt()
+      if (rest === undefined) {
+        // Relative asset URLs in index.html resolve against `/ui/`, so the bare path moves there (keeping the hash,
+        // which the browser carries over a redirect itself, and the query).
+        ctx.status = 301
+        ctx.set('Location', `${UI_PREFIX}/${ctx.querystring ? `?${ctx.querystring}` : ''}`)
+        ctx.body = ''
+        return
+      }
+      return serve(ctx, indexFile, index, REVALIDATE)
+    }
     const asset = rest.startsWith('assets/') ? rest.slice('assets/'.length) : undefined
-    const stat = asset !== undefined && ASSET_NAME.test(asset) ? statFile(join(uiDir, 'assets', asset)) : undefined
-    if (asset === undefined || !stat) throw new ParleyError('NOT_FOUND', `no console file at ${shortPath(path)}`)
-    serve(ctx, join(uiDir, 'assets', asset), stat, IMMUTABLE)
+    const file = asset !== undefined && ASSET_NAME.test(asset) ? join(uiDir, 'assets', asset) : undefined
+    const stat = file !== undefined && insideDir(join(uiDir, 'assets'), uiDir) ? regularFile(file) : undefined
+    if (file !== undefined && stat) return serve(ctx, file, stat, IMMUTABLE)
+    // Only a miss asks whether there is a console at all (a 503 says how to build one, a 404 that this is no file).
+    if (!regularFile(indexFile)) throw unbuilt()
+    throw new ParleyError('NOT_FOUND', `no console file at ${shortPath(path)}`)
   }
 }
 
@@ -73,18 +101,30 @@ function serve(ctx: Context, file: string, stat: Stats, cacheControl: string): v
   ctx.status = 200
   ctx.type = TYPES[dot >= 0 ? file.slice(dot) : ''] ?? 'application/octet-stream'
   ctx.set('Cache-Control', cacheControl)
-  ctx.set('X-Content-Type-Options', 'nosniff')
+  ctx.set(SECURITY_HEADERS)
   // Koa sends no body for HEAD and destroys the stream when the response finishes.
   ctx.body = createReadStream(file)
   ctx.length = stat.size
 }
 
-function statFile(file: string): Stats | undefined {
+/** The file's own stats if it is a regular file (a symbolic link is not followed: it is no file here). */
+function regularFile(file: string): Stats | undefined {
   try {
-    const s = statSync(file)
+    const s = lstatSync(file)
     return s.isFile() ? s : undefined
   } catch {
     return undefined
+  }
+}
+
+/** Whether `dir` is, once links are resolved, a directory inside `root` (so `assets` linked elsewhere serves nothing). */
+function insideDir(dir: string, root: string): boolean {
+  try {
+    const real = realpathSync(dir)
+    const realRoot = realpathSync(root)
+    return real.startsWith(`${realRoot}${sep}`)
+  } catch {
+    return false
   }
 }
 

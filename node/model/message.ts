@@ -1,9 +1,8 @@
 import type { BatchId, DataId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 
-/** The message types this service sends and confirms; a batch carrying any other type is refused. */
-export const MESSAGE_TYPES = ['broadcast', 'private', 'definition', 'groupinit'] as const
-export type MessageType = (typeof MESSAGE_TYPES)[number]
+export * from './message-kinds.js'
+import type { MessageState, MessageType } from './message-kinds.js'
 
 /**
  * The most topics one message may name, on every member (each is a pin on chain): a sender refuses more, and a
@@ -13,12 +12,6 @@ export const MAX_TOPICS_PER_MESSAGE = 10
 
 /** `batch_pin`: ordered by a pin on chain; `none` (FireFly's `unpinned`): a private message delivered without one. */
 export type TxType = 'batch_pin' | 'none'
-
-/**
- * `ready`: accepted by this node and waiting for its batch's pin; `pending`: received from another member and not yet
- * confirmed; `confirmed`; `rejected`: ordered but refused (e.g. a datatype conflict or failed validation).
- */
-export type MessageState = 'ready' | 'pending' | 'confirmed' | 'rejected'
 
 /** The hashed header: exactly these fields, in FireFly's Go struct order (see core/hashes). */
 export interface Header {

@@ -78,8 +78,8 @@ async function coldLoad(url: string, view: (typeof VIEWS)[number]): Promise<Load
   try {
     const context = await chromium.browser.newContext({ viewport: VIEWPORT })
     const page: Page = await context.newPage()
-    const watch = new PageWatch(page)
-    // The console's own files, sized from the browser's network records (the page's resource timing reports 0 here).
+    const watch = await PageWatch.attach(page)
+    // The console's own files, sized from the browser's network records (headers included, as they cross the wire).
     const files: Response[] = []
     page.on('response', (r) => {
       if (new URL(r.url()).pathname.startsWith('/ui')) files.push(r)
@@ -87,7 +87,8 @@ async function coldLoad(url: string, view: (typeof VIEWS)[number]): Promise<Load
     await page.addInitScript({ content: firstViewProbe(view.selector, view.needsText) })
     const res = await page.goto(url, { waitUntil: 'commit', timeout: RENDER_TIMEOUT_MS })
     if (!res || res.status() !== 200) throw new Error(`GET ${url} answered ${res?.status() ?? 'nothing'}: ${res ? await res.text().catch(() => '') : ''}`)
-    await page.waitForFunction('window.parleyFirstView !== undefined', undefined, { timeout: RENDER_TIMEOUT_MS })
+    // A function, not a string: the console's CSP (no 'unsafe-eval') refuses playwright's eval of a string predicate.
+    await page.waitForFunction(() => (globalThis as unknown as { parleyFirstView?: number }).parleyFirstView !== undefined, undefined, { timeout: RENDER_TIMEOUT_MS })
     const m = (await page.evaluate(`(() => {
       const nav = performance.getEntriesByType('navigation')[0]
       return {

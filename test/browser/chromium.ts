@@ -16,9 +16,11 @@ const EXTRA_ARGS = ['--disable-background-networking', '--disable-component-upda
 
 /**
  * Flags of the package's list (made for AWS Lambda) left out: a `--single-process` Chromium ends when any of its
- * browser contexts closes (seen here with 153.0.0), and the tests give each test a context of its own.
+ * browser contexts closes (seen here with 153.0.0), and the tests give each test a context of its own; and the
+ * flags that turn off the web's security model (the same-origin policy, mixed-content blocking, site isolation), so
+ * that the console is tested as a browser really runs it (its CSP and same-origin requests included).
  */
-const DROPPED_ARGS = ['--single-process']
+const DROPPED_ARGS = ['--single-process', '--disable-web-security', '--allow-running-insecure-content', '--disable-site-isolation-trials']
 
 /** Debian's chromium, installed by `.ci/run`: the fallback. */
 export const SYSTEM_CHROMIUM = '/usr/bin/chromium'
@@ -117,6 +119,18 @@ export interface PageProblem {
  */
 export class PageWatch {
   readonly problems: PageProblem[] = []
+
+  /**
+   * A watch that also reports Content-Security-Policy violations as console errors (Chromium logs most of them
+   * itself; this names each one whatever the browser's wording): call it before the page navigates.
+   */
+  static async attach(page: Page): Promise<PageWatch> {
+    const watch = new PageWatch(page)
+    await page.addInitScript({
+      content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' in ' + e.sourceFile + ':' + e.lineNumber))`,
+    })
+    return watch
+  }
 
   constructor(readonly page: Page) {
     page.on('console', (m: ConsoleMessage) => {

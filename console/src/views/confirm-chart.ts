@@ -1,7 +1,7 @@
 import { html } from 'htm/preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import uPlot from 'uplot'
-import { apiGet, errorText, nsPath } from '../api'
+import { apiGetList, errorText, nsPath } from '../api'
 import { onEvent } from '../events'
 import { ns } from '../state'
 import type { ApiEvent } from '../types'
@@ -56,27 +56,35 @@ export function ConfirmChart() {
       counts.columns(Date.now()),
       el,
     )
+    let live = true
     const draw = () => plot.setData(counts.columns(Date.now()))
-    // Live events are counted by arrival, the backfill by the events' own times (the node's clock).
+    // Live events are counted by arrival, the backfill by the events' own times (the node's clock). An event confirmed
+    // while the backfill is in flight comes both ways: the sequences counted live keep it from counting twice.
+    const countedLive = new Set<number>()
     const off = onEvent((e: ApiEvent) => {
       if (e.type !== 'message_confirmed') return
+      countedLive.add(e.sequence)
       counts.add(Date.now())
       setTotal(++seen)
     })
-    apiGet<ApiEvent[]>(nsPath('/events'), { type: 'message_confirmed', sort: '-sequence', limit: BACKFILL })
+    apiGetList<ApiEvent>(nsPath('/events'), { type: 'message_confirmed', sort: '-sequence', limit: BACKFILL })
       .then((events) => {
+        if (!live) return
         const since = Date.now() - WINDOW_S * 1000
         for (const e of events) {
+          if (countedLive.has(e.sequence)) continue
           const at = Date.parse(e.created)
           if (at >= since) counts.add(at)
         }
+        countedLive.clear()
         draw()
       })
-      .catch((err: unknown) => setError(errorText(err)))
+      .catch((err: unknown) => live && setError(errorText(err)))
     const tick = setInterval(draw, 1000)
     const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(200, el.clientWidth), height: HEIGHT }))
     resize.observe(el)
     return () => {
+      live = false
       off()
       clearInterval(tick)
       resize.disconnect()

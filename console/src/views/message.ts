@@ -1,13 +1,27 @@
 import { html } from 'htm/preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { apiGet, errorText, nsPath } from '../api'
 import { onEvent } from '../events'
 import { Mono, StateBadge, ErrorNote } from '../components/mono'
 import { bytes, prettyJson, time } from '../format'
 import { href } from '../router'
 import { ns, orgName } from '../state'
-import type { ApiMessage, MessageData, Trace } from '../types'
+import type { ApiEvent, ApiMessage, MessageData, Trace } from '../types'
 import { Timeline } from './timeline'
+
+/**
+ * Whether an event may move the message on: it names the message, or its transaction (its pin sent or read); while
+ * it has no transaction yet, any transaction submitted may be its batch's.
+ */
+function concerns(e: ApiEvent, id: string, m: ApiMessage | undefined): boolean {
+  if (e.reference === id || e.message?.header.id === id) return true
+  return m?.txid !== undefined ? e.tx === m.txid : e.type === 'transaction_submitted'
+}
+
+/** A message decided here, with nothing it still waits for: no event will change its page. */
+function settled(m: ApiMessage | undefined, t: Trace | undefined): boolean {
+  return (m?.state === 'confirmed' || m?.state === 'rejected') && t !== undefined && t.waiting === undefined
+}
 
 /** `#/messages/<id>`: one message with its data values and its trace on this member, refreshed as it moves. */
 export function MessagePage({ id }: { id: string }) {
@@ -15,10 +29,12 @@ export function MessagePage({ id }: { id: string }) {
   const [trace, setTrace] = useState<Trace | undefined>(undefined)
   const [error, setError] = useState<string | undefined>(undefined)
   const namespace = ns.value
+  const shown = useRef<{ m?: ApiMessage; t?: Trace }>({})
 
   useEffect(() => {
     let live = true
     let timer: ReturnType<typeof setTimeout> | undefined
+    shown.current = {}
     const load = async (): Promise<void> => {
       try {
         const [m, t] = await Promise.all([
@@ -26,22 +42,28 @@ export function MessagePage({ id }: { id: string }) {
           apiGet<Trace>(nsPath(`/messages/${encodeURIComponent(id)}/trace`)),
         ])
         if (!live) return
+        shown.current = { m, t }
         setMessage(m)
         setTrace(t)
         setError(undefined)
+        if (settled(m, t)) off()
       } catch (err) {
         if (live) setError(errorText(err))
       }
     }
+    // Events about it (its confirmation, its transaction's submission, the chain's read of its pin) move it on: read
+    // again, coalesced, until it is decided with nothing waiting.
+    const off = onEvent(
+      (e) => {
+        if (timer !== undefined || !concerns(e, id, shown.current.m)) return
+        timer = setTimeout(() => {
+          timer = undefined
+          void load()
+        }, 300)
+      },
+      { chain: true },
+    )
     void load()
-    // Any event may move it on (its pin, its batch, its confirmation): read again, coalesced, until it is decided.
-    const off = onEvent(() => {
-      if (timer !== undefined) return
-      timer = setTimeout(() => {
-        timer = undefined
-        void load()
-      }, 300)
-    })
     return () => {
       live = false
       off()

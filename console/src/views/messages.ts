@@ -6,8 +6,8 @@ import { Pager } from '../components/pager'
 import { time } from '../format'
 import { href } from '../router'
 import { ns, orgName } from '../state'
-import type { ApiMessage } from '../types'
-import { usePagedList } from '../use-list'
+import type { ApiMessage, MessageState, MessageType } from '../types'
+import { PAGE_SIZE, usePagedList } from '../use-list'
 
 const FILTERS = [
   ['type', 'Type'],
@@ -20,20 +20,35 @@ const FILTERS = [
 type FilterName = (typeof FILTERS)[number][0]
 type Filters = Record<FilterName, string>
 const EMPTY: Filters = { type: '', topic: '', tag: '', author: '', group: '', state: '' }
+/** Every state and type of the model (node/model/message-kinds.ts), checked by the compiler both ways. */
+const STATES: Record<MessageState, true> = { ready: true, pending: true, confirmed: true, rejected: true }
+const TYPES: Record<MessageType, true> = { broadcast: true, private: true, definition: true, groupinit: true }
 const CHOICES: Partial<Record<FilterName, string[]>> = {
-  type: ['broadcast', 'private', 'definition', 'groupinit'],
-  state: ['ready', 'sent', 'pending', 'confirmed', 'rejected'],
+  type: Object.keys(TYPES),
+  state: Object.keys(STATES),
+}
+
+/**
+ * The API's `topics` field compares the comma-joined list, so a bare value matches only messages whose topics are
+ * exactly it. Membership is the OR group (a repeated field, node/api/filters.ts) of: exactly it, first of several,
+ * last of several, or in the middle. A value with an operator of its own (`^ord`, `!x`, ...) goes as typed.
+ */
+export function topicParams(value: string): string | string[] | undefined {
+  const v = value.trim()
+  if (!v) return undefined
+  if (/^[!:@^$<>=]/.test(v)) return v
+  return [v, `^${v},`, `$,${v}`, `@,${v},`]
 }
 
 /**
  * The filters as FireFly filter parameters: each value goes as typed (so `^ord` or `!x` use the API's operators);
- * the topic field is `topics`, and an author given as a bare org name becomes its DID.
+ * the topic field is `topics` (as a membership test, topicParams), and an author given as a bare org name becomes its DID.
  */
 function toParams(f: Filters): Params {
   const author = f.author.trim()
   return {
     type: f.type || undefined,
-    topics: f.topic.trim() || undefined,
+    topics: topicParams(f.topic),
     tag: f.tag.trim() || undefined,
     author: author && !/^[!:@^$<>=]|^did:/.test(author) ? `did:firefly:org/${author}` : author || undefined,
     group: f.group.trim() || undefined,
@@ -76,7 +91,7 @@ export function Messages() {
       ${list.items.map((m) => html`<${MessageRow} key=${m.header.id} m=${m} />`)}
     </ul>
     ${list.loaded && list.items.length === 0 && !list.error ? html`<p class="muted">No messages${Object.values(filters).some((v) => v) ? ' match these filters' : ' yet'}.</p>` : null}
-    <${Pager} skip=${list.skip} limit=${25} count=${list.items.length} onSkip=${list.setSkip} />
+    <${Pager} skip=${list.skip} limit=${PAGE_SIZE} count=${list.items.length} onSkip=${list.setSkip} />
   </section>`
 }
 

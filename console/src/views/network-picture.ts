@@ -84,7 +84,8 @@ export function NetworkPicture() {
 
   useEffect(() => {
     let next = 0
-    return onEvent((e) => {
+    const timers = new Set<ReturnType<typeof setTimeout>>()
+    const off = onEvent((e) => {
       const { self: me, list: known } = context.current
       const born = flows(e, me, known).flatMap(([a, b, kind]) => {
         const from = where.current(a)
@@ -94,8 +95,16 @@ export function NetworkPicture() {
       if (born.length === 0) return
       // A burst of events is drawn as at most a few dozen dots at once.
       setPulses((p) => [...p, ...born].slice(-40))
-      setTimeout(() => setPulses((p) => p.filter((x) => !born.includes(x))), PULSE_MS + 50)
-    })
+      const t = setTimeout(() => {
+        timers.delete(t)
+        setPulses((p) => p.filter((x) => !born.includes(x)))
+      }, PULSE_MS + 50)
+      timers.add(t)
+    }, { chain: true })
+    return () => {
+      off()
+      for (const t of timers) clearTimeout(t)
+    }
   }, [])
 
   const nodeNames = (org: Identity): string[] => nodes.value.filter((n) => n.parent === org.id).map((n) => n.name)

@@ -20,7 +20,10 @@ function messageBody(f: Record<string, string>, value: unknown, members: string[
   }
 }
 
-/** `send-broadcast-form` / `send-private-form`: a message with one JSON value; private to the members ticked. */
+/**
+ * `send-broadcast-form` / `send-private-form`: a message with one JSON value; private to the members ticked. The
+ * member boxes appear once this member's status is known, so its own box is checked and disabled from the first.
+ */
 export function MessageForm({ kind }: { kind: Kind }) {
   const form = useForm<ApiMessage>(FIELDS)
   const [picked, setPicked] = useState<string[]>([])
@@ -55,14 +58,18 @@ export function MessageForm({ kind }: { kind: Kind }) {
     ${kind === 'private'
       ? html`<fieldset class="members">
           <legend>Members</legend>
-          ${orgs.value.map((o) => {
+          ${(self === undefined ? [] : orgs.value).map((o) => {
             const mine = o.name === self
             return html`<label class="check">
               <input type="checkbox" name="member" value=${o.name} data-testid=${`member-${o.name}`} checked=${mine || picked.includes(o.name)} disabled=${mine} onChange=${toggle(o.name)} />
               ${o.name}${mine ? ' (you)' : ''}
             </label>`
           })}
-          ${orgs.value.length === 0 ? html`<span class="muted">No registered orgs yet.</span>` : null}
+          ${self === undefined
+            ? html`<span class="muted">Reading this member…</span>`
+            : orgs.value.length === 0
+              ? html`<span class="muted">No registered orgs yet.</span>`
+              : null}
           <${FieldError} errors=${form.errors} field="members" />
         </fieldset>`
       : null}

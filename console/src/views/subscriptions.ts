@@ -1,11 +1,11 @@
 import { html } from 'htm/preact'
 import { useEffect, useState } from 'preact/hooks'
 import { apiGet, nsPath } from '../api'
-import { ErrorNote, Mono } from '../components/mono'
-import { Pager } from '../components/pager'
+import { ListCard } from '../components/list-card'
+import { Mono } from '../components/mono'
 import { time } from '../format'
 import type { Subscription } from '../types'
-import { PAGE_SIZE, usePagedList } from '../use-list'
+import { usePagedList } from '../use-list'
 
 /** How often the offsets of the shown page are read again (they move as their clients acknowledge). */
 const OFFSETS_EVERY_MS = 2_000
@@ -15,7 +15,8 @@ const OFFSETS_EVERY_MS = 2_000
  * row's is read with `GET subscriptions/{id}?fetchstatus=true` (a page is at most PAGE_SIZE of them).
  */
 export function Subscriptions() {
-  const list = usePagedList<Subscription>(nsPath('/subscriptions'), {}, () => false)
+  // No event announces a subscription made or deleted: the list is read again with the offsets.
+  const list = usePagedList<Subscription>(nsPath('/subscriptions'), {}, () => false, OFFSETS_EVERY_MS)
   const [offsets, setOffsets] = useState<Record<string, number>>({})
   const ids = list.items.map((s) => s.id).join(',')
   useEffect(() => {
@@ -35,22 +36,18 @@ export function Subscriptions() {
     }
   }, [ids])
 
-  return html`<section class="card">
-    <h2>Subscriptions</h2>
-    <${ErrorNote} error=${list.error} />
-    <ul class="rows" data-testid="subscription-list">
-      ${list.items.map(
-        (s) => html`<li class="row" data-testid="subscription-row" key=${s.id}>
-          <span class="cell"><strong>${s.name}</strong></span>
-          <span class="cell">${s.transport}</span>
-          <span class="cell clip" title="event filter">${s.filter.events ?? '.*'}</span>
-          <span class="cell">offset <span class="mono" data-testid="subscription-offset">${offsets[s.id] ?? '…'}</span></span>
-          <span class="cell"><${Mono} value=${s.id} /></span>
-          <span class="cell muted">${time(s.created)}</span>
-        </li>`,
-      )}
-    </ul>
-    ${list.loaded && list.items.length === 0 ? html`<p class="muted">No subscriptions in this namespace.</p>` : null}
-    <${Pager} skip=${list.skip} limit=${PAGE_SIZE} count=${list.items.length} onSkip=${list.setSkip} />
-  </section>`
+  return html`<${ListCard}
+    title="Subscriptions"
+    testid="subscription-list"
+    list=${list}
+    empty="No subscriptions in this namespace."
+    row=${(s: Subscription) => html`<li class="row" data-testid="subscription-row" key=${s.id}>
+      <span class="cell"><strong>${s.name}</strong></span>
+      <span class="cell">${s.transport}</span>
+      <span class="cell clip" title="event filter">${s.filter.events ?? '.*'}</span>
+      <span class="cell">offset <span class="mono" data-testid="subscription-offset">${offsets[s.id] ?? '…'}</span></span>
+      <span class="cell"><${Mono} value=${s.id} /></span>
+      <span class="cell muted">${time(s.created)}</span>
+    </li>`}
+  />`
 }
