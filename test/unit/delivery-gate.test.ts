@@ -114,7 +114,7 @@ describe('exchange controls: the delivery gate', () => {
   const sentTo = (node: string): string[] => sent.filter((s) => s.startsWith(`${short(node)} `))
   /** Long enough for a send that was going to happen to have happened (the exchange here answers at once). */
   const quiet = (): Promise<unknown> => sleep(100)
-  const soon = (what: string, check: () => boolean): Promise<void> => waitFor(what, check, { timeoutMs: 2_000, intervalMs: 5 })
+  const soon = (what: string, check: () => boolean): Promise<void> => waitFor(what, check, { timeoutMs: 10_000, intervalMs: 5 })
 
   it('a hold of all deliveries to an org: they wait, nothing counted or logged, others go; the release sends at once', async () => {
     const q = queue()
