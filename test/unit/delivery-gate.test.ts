@@ -172,7 +172,8 @@ describe('exchange controls: the delivery gate', () => {
     failNext = 1
     const b = payload()
     await enqueue(q, b, [NODE1])
-    await soon('the failed attempt to be recorded', () => row(b.id, NODE1).attempts === 1)
+    // The row changes in memory before its transaction is durable, and the line is logged after that.
+    await soon('the failed attempt to be recorded and logged', () => row(b.id, NODE1).attempts === 1 && logs.some((l) => l.includes('not delivered yet')))
     expect(logs.filter((l) => l.includes('not delivered yet'))).to.have.length(1)
     gate.hold({ to: 'org1' })
     await quiet()
