@@ -49,7 +49,7 @@ describe('a 3-member network', function () {
     expect(d.members.map((m) => m.org)).to.deep.equal(['org0', 'org1', 'org2'])
     for (const m of d.members) {
       expect(m.did).to.equal(`did:firefly:org/${m.org}`)
-      // Every URL it prints answers: the event socket opens; /ui is not served yet, so it is not promised.
+      // Every URL it prints answers: the event socket opens, the console's page loads.
       expect(m.ws).to.equal(`${m.api.replace(/^http/, 'ws')}/ws`)
       await new Promise<void>((resolve, reject) => {
         const ws = new WebSocket(`${m.ws}?namespace=default&ephemeral`)
@@ -59,7 +59,10 @@ describe('a 3-member network', function () {
         })
         ws.once('error', reject)
       })
-      expect(m).not.to.have.property('ui')
+      expect(m.ui).to.equal(`${m.api}/ui/`)
+      const page = await fetch(m.ui!)
+      expect([page.status, page.headers.get('content-type')]).to.deep.equal([200, 'text/html; charset=utf-8'])
+      await page.text()
       expect(m.p2p).to.match(/^https:\/\/127\.0\.0\.1:\d+$/)
       expect(m.key).to.match(/^0x[0-9a-f]{40}$/)
     }
