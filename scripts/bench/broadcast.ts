@@ -1,6 +1,6 @@
 import type { MemberDescription } from '../../network/description.js'
 import { runBareBaseline, type BareResult } from './bare.js'
-import { fmtCpu, restOf, startCpu, startMachineCpu, startProcessCpu, type CpuFigure } from './cpu.js'
+import { fmtCpu, restOf, startCpu, startEachProcessCpu, startMachineCpu, startProcessCpu, type CpuFigure } from './cpu.js'
 import { getJson } from './http.js'
 import { acceptRate, reportFailures, sendConcurrent, sendPaced, type SendRun } from './send.js'
 import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
@@ -99,6 +99,7 @@ export const broadcastScenario: Scenario = {
     const acceptOthers = { network: NaN, rest: NaN }
     const confirmedPerSec: { [org: string]: Json } = {}
     let acceptedPerSec = NaN
+    const cpuMsPerMessage: { [process: string]: number | null } = {}
     let messages = 0
     let overall: Summary = summarize([])
     try {
@@ -109,6 +110,7 @@ export const broadcastScenario: Scenario = {
       const machineCpu = startMachineCpu()
       const acceptCpu = startCpu()
       const networkCpu = startProcessCpu(ctx.processes.map((p) => p.pid))
+      const eachCpu = startEachProcessCpu([...ctx.processes, { name: 'bench', pid: process.pid }])
       const burst = await sendConcurrent(url, 'throughput', o.messages, o.concurrency, signal)
       cpu.accept = acceptCpu.stop()
       acceptOthers.network = networkCpu.stop()
@@ -126,7 +128,12 @@ export const broadcastScenario: Scenario = {
       const confirmCpu = startCpu()
       const burstMissing = await waitAll(ctx, watchers, burstIds, 60_000 + o.messages * 50)
       cpu.confirm = confirmCpu.stop()
+      const perProcess = eachCpu.stop()
       throwIfAborted(signal)
+      // From the first POST until every member confirmed the last message: all the work the burst caused, anywhere.
+      for (const p of perProcess) cpuMsPerMessage[p.name] = round((1000 * p.cpuSeconds) / Math.max(1, burst.sent.length), 3)
+      cpuMsPerMessage['total'] = round(perProcess.reduce((n, p) => n + (1000 * p.cpuSeconds) / Math.max(1, burst.sent.length), 0), 3)
+      ctx.log(`  CPU per message, first POST to last confirmation (ms): ${Object.entries(cpuMsPerMessage).map(([n, v]) => `${n} ${v?.toFixed(3)}`).join(', ')}`)
       for (const w of watchers) {
         const times = burstIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
         const lastConfirmed = maxOf(times)
@@ -188,6 +195,7 @@ export const broadcastScenario: Scenario = {
       bareAcceptedPerSec: bare ? round(bare.acceptedPerSec) : null,
       acceptVsBare: round(acceptVsBare, 3),
       benchCpuPct: Object.fromEntries(Object.entries(cpu).map(([phase, c]) => [phase, round(c.pctOfCore)])),
+      cpuMsPerMessage,
       acceptCpuPct: { network: round(acceptOthers.network), rest: round(acceptOthers.rest) },
       bareCpuPct: bare ? { server: round(bare.serverCpuPct), network: round(bare.networkCpuPct), rest: round(bare.restCpuPct) } : null,
     }

@@ -52,6 +52,17 @@ export function startProcessCpu(pids: readonly number[]): { stop(): number } {
   }
 }
 
+/**
+ * CPU seconds each named process spends during a phase. Unlike a rate, CPU per unit of work hardly moves when
+ * something else shares the machine, so it is the figure to compare a change by.
+ */
+export function startEachProcessCpu(processes: readonly { name: string; pid: number }[]): { stop(): { name: string; cpuSeconds: number }[] } {
+  const before = processes.map((p) => cpuSecondsOf(p.pid))
+  return {
+    stop: () => processes.map((p, i) => ({ name: p.name, cpuSeconds: Math.max(0, cpuSecondsOf(p.pid) - before[i]!) })),
+  }
+}
+
 /** Busy CPU seconds of the whole machine so far, all cores together, from the first line of /proc/stat. */
 function machineBusySeconds(): number {
   try {
