@@ -1,15 +1,15 @@
 import type { BindParams, Database as SqlJsDatabase } from 'sql.js'
 import { DatabaseError, asError } from './errors.js'
-import { loadSqlJs } from './sqljs.js'
+import { openInMemory } from './sqljs.js'
 import { assertDeterministic, classify, preview } from './sql-guard.js'
 import { StatementCache, type Prepared } from './statement-cache.js'
 import type { Row, RunResult, SqlParams } from './types.js'
 
 /**
  * Connection settings, applied on open, before replay, so live execution and replay behave the same.
- * The database lives in sql.js's in-memory filesystem, so SQLite's own rollback journal, syncs and
+ * The database lives in memory (see openInMemory), so SQLite's own rollback journal, syncs and
  * file locks protect nothing a crash would not wipe anyway: keep the rollback journal in memory (it is
- * still needed for ROLLBACK), skip syncs, and take the file lock once. Together these cut the CPU cost
+ * still needed for ROLLBACK), skip syncs, and take the lock once. Together these cut the CPU cost
  * of a small transaction several times over.
  */
 const PRAGMAS = [
@@ -36,8 +36,7 @@ export class Connection {
 
   /** Opens an empty database, or one loaded from snapshot bytes. */
   static async open(snapshot?: Uint8Array): Promise<Connection> {
-    const SQL = await loadSqlJs()
-    return new Connection(new SQL.Database(snapshot ?? null))
+    return new Connection(await openInMemory(snapshot))
   }
 
   begin(): void {

@@ -1,5 +1,5 @@
 import initSqlJs from 'sql.js'
-import type { SqlJsStatic } from 'sql.js'
+import type { Database as SqlJsDatabase, SqlJsStatic } from 'sql.js'
 
 let loading: Promise<SqlJsStatic> | undefined
 
@@ -7,4 +7,140 @@ let loading: Promise<SqlJsStatic> | undefined
 export function loadSqlJs(): Promise<SqlJsStatic> {
   loading ??= initSqlJs()
   return loading
+}
+
+/**
+ * The C functions sql.js exports on its module object (its `Module`), which its typings leave out. Only these are
+ * used, each as SQLite documents it.
+ */
+interface SqliteExports {
+  _malloc(bytes: number): number
+  _free(ptr: number): void
+  stringToNewUTF8(s: string): number
+  _sqlite3_open(filename: number, ppDb: number): number
+  _sqlite3_close_v2(db: number): number
+  _sqlite3_errmsg(db: number): number
+  UTF8ToString(ptr: number): string
+  _sqlite3_bind_blob(stmt: number, index: number, value: number, bytes: number, destructor: number): number
+  _sqlite3_sql(stmt: number): number
+  _sqlite3_backup_init(dest: number, destName: number, source: number, sourceName: number): number
+  _sqlite3_backup_step(backup: number, pages: number): number
+  _sqlite3_backup_finish(backup: number): number
+  _RegisterExtensionFunctions(db: number): number
+}
+
+/** sql.js's Database as it is at run time: `db` is the sqlite3* it runs every statement on. */
+interface HandleHolder {
+  db: number
+}
+
+const SQLITE_OK = 0
+const SQLITE_DONE = 101
+/** sqlite3_destructor_type SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns. */
+const SQLITE_TRANSIENT = -1
+const PROBE_SQL = 'SELECT ?'
+
+/**
+ * Opens a database whose pages live in SQLite's own memory (`:memory:`), loaded from `snapshot` when given.
+ *
+ * sql.js always opens its database as a file of Emscripten's in-memory filesystem. SQLite then writes every page a
+ * commit dirtied into that file, and the file grows by 12.5 % at a time, each time allocating and copying the whole
+ * file: measured here, that was over 90 % of a commit's cost (19 % of a receiving member's CPU), and at a few
+ * hundred MiB one growth holds the event loop for hundreds of milliseconds. A `:memory:` database keeps its pages
+ * where SQLite made them: a commit only drops the rollback journal.
+ *
+ * sql.js offers no way to open one, so this opens its usual database (for the object and its statement API), opens
+ * `:memory:` through the C API sql.js exports, copies the snapshot in with SQLite's backup API, and puts the new
+ * handle in place of the file-backed one before anything else has used it. `export()` still works: sql.js exports
+ * through the backup API from whatever handle the object holds. If a sql.js upgrade changes what this relies on,
+ * opening fails here with the reason (test/db checks that the main database is in memory).
+ */
+export async function openInMemory(snapshot?: Uint8Array): Promise<SqlJsDatabase> {
+  const SQL = await loadSqlJs()
+  const api = SQL as unknown as SqliteExports
+  const db = new SQL.Database()
+  let handle = 0
+  try {
+    handle = openMemoryHandle(api, db)
+    if (snapshot) copySnapshotInto(SQL, api, handle, snapshot)
+    // What sql.js registers on every handle it opens (its extension functions), so SQL behaves as before.
+    api._RegisterExtensionFunctions(handle)
+  } catch (err) {
+    if (handle !== 0) api._sqlite3_close_v2(handle)
+    db.close()
+    throw err
+  }
+  const holder = db as unknown as HandleHolder
+  const fileBacked = holder.db
+  holder.db = handle
+  api._sqlite3_close_v2(fileBacked)
+  return db
+}
+
+/**
+ * `sqlite3_open(":memory:", &db)`, reading the handle back through SQLite itself: sql.js exports no way to read its
+ * memory, so the 4 bytes at `&db` are bound as a blob to a probe statement and selected.
+ */
+function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): number {
+  const out = api._malloc(8)
+  const name = api.stringToNewUTF8(':memory:')
+  try {
+    const rc = api._sqlite3_open(name, out)
+    const probe = db.prepare(PROBE_SQL)
+    try {
+      const stmt = statementPointer(api, probe)
+      if (api._sqlite3_bind_blob(stmt, 1, out, 4, SQLITE_TRANSIENT) !== SQLITE_OK) throw new Error('sql.js: binding the probe failed')
+      if (!probe.step()) throw new Error('sql.js: the probe returned no row')
+      const bytes = probe.get()[0]
+      if (!(bytes instanceof Uint8Array) || bytes.length !== 4) throw new Error('sql.js: the probe did not return 4 bytes')
+      const handle = Buffer.from(bytes).readUInt32LE(0)
+      if (rc !== SQLITE_OK) {
+        const why = handle !== 0 ? api.UTF8ToString(api._sqlite3_errmsg(handle)) : `code ${rc}`
+        if (handle !== 0) api._sqlite3_close_v2(handle)
+        throw new Error(`sqlite3_open(":memory:") failed: ${why}`)
+      }
+      return handle
+    } finally {
+      probe.free()
+    }
+  } finally {
+    api._free(name)
+    api._free(out)
+  }
+}
+
+/**
+ * The sqlite3_stmt* behind a sql.js Statement. sql.js keeps it in a property whose name its minifier chose, so it
+ * is found by asking SQLite which of the statement's numeric properties is a statement with the probe's text.
+ */
+function statementPointer(api: SqliteExports, probe: object): number {
+  for (const value of Object.values(probe)) {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) continue
+    try {
+      const sql = api._sqlite3_sql(value)
+      if (sql !== 0 && api.UTF8ToString(sql) === PROBE_SQL) return value
+    } catch {
+      // Not a statement: reading through it trapped. Try the next property.
+    }
+  }
+  throw new Error('sql.js: cannot find the statement handle of a prepared statement (has sql.js changed?)')
+}
+
+/** Copies every page of `snapshot` into the database `dest` with SQLite's backup API. */
+function copySnapshotInto(SQL: SqlJsStatic, api: SqliteExports, dest: number, snapshot: Uint8Array): void {
+  const source = new SQL.Database(snapshot)
+  const main = api.stringToNewUTF8('main')
+  try {
+    const sourceHandle = (source as unknown as HandleHolder).db
+    const backup = api._sqlite3_backup_init(dest, main, sourceHandle, main)
+    if (backup === 0) throw new Error(`loading the snapshot failed: ${api.UTF8ToString(api._sqlite3_errmsg(dest))}`)
+    const stepped = api._sqlite3_backup_step(backup, -1)
+    const finished = api._sqlite3_backup_finish(backup)
+    if (stepped !== SQLITE_DONE || finished !== SQLITE_OK) {
+      throw new Error(`loading the snapshot failed (backup step ${stepped}, finish ${finished}): ${api.UTF8ToString(api._sqlite3_errmsg(dest))}`)
+    }
+  } finally {
+    api._free(main)
+    source.close()
+  }
 }
