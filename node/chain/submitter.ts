@@ -1,7 +1,7 @@
 import { Backoff } from '../core/backoff.js'
 import type { TransactionRequest, Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
-import { encodePinBatch } from './abi.js'
+import { encodePinBatch, encodePinBatchBytes } from './abi.js'
 import type { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
 import { estimateGas, feeFields, getReceipt, isKnown, isNonceError, pendingNonce, signTransaction, type SignedTx } from './tx.js'
@@ -61,9 +61,9 @@ export class PinSubmitter {
   constructor(private readonly deps: SubmitterDeps) {}
 
   submit(req: PinBatchRequest, signal?: AbortSignal): PinSubmission {
-    let data: string
+    let data: Buffer
     try {
-      data = encodePinBatch(req)
+      data = encodePinBatchBytes(req)
     } catch (err) {
       return failedSubmission(err)
     }
@@ -81,7 +81,7 @@ export class PinSubmitter {
     if (signal?.aborted) throw new ParleyError('UNAVAILABLE', 'the pinBatch submission was abandoned (its sender is stopping)')
   }
 
-  private async send(req: PinBatchRequest, data: string, signal: AbortSignal | undefined): Promise<SignedTx> {
+  private async send(req: PinBatchRequest, data: Buffer, signal: AbortSignal | undefined): Promise<SignedTx> {
     const { rpc, wallet, contract, problems } = this.deps
     let signed: SignedTx | undefined
     const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
@@ -121,7 +121,7 @@ export class PinSubmitter {
    * (calldata, log data): the line is measured once from the contract, instead of an estimate per pin, with the usual
    * 20 % headroom. Since Prague a transaction also pays at least a calldata floor (EIP-7623), computed from the bytes.
    */
-  private async gasLimit(req: PinBatchRequest, data: string): Promise<bigint> {
+  private async gasLimit(req: PinBatchRequest, data: Buffer): Promise<bigint> {
     this.gas ??= this.measureGas().catch((err: unknown) => {
       this.gas = undefined
       throw err
@@ -187,9 +187,8 @@ export class PinSubmitter {
 }
 
 /** EIP-7623's minimum: 21,000 + 10 per calldata token, a zero byte one token and any other byte four. */
-function calldataFloor(data: string): bigint {
-  const hex = data.startsWith('0x') ? data.slice(2) : data
+function calldataFloor(data: Uint8Array): bigint {
   let tokens = 0
-  for (let i = 0; i < hex.length; i += 2) tokens += hex[i] === '0' && hex[i + 1] === '0' ? 1 : 4
+  for (let i = 0; i < data.length; i++) tokens += data[i] === 0 ? 1 : 4
   return 21_000n + 10n * BigInt(tokens)
 }
