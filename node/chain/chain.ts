@@ -103,6 +103,7 @@ class EthereumChain implements Chain {
     for (const w of this.headWaiters) w()
     // The loop finishes the onEvents call in flight, so the node never sees a half-handled range.
     await this.loop
+    this.rpc.close()
   }
 
   /** Follows the chain: verify, catch up, sleep until a new block (or the fallback poll), again. */
