@@ -22,11 +22,19 @@ const ONE_GWEI = 1_000_000_000n
 export async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest>> {
   const block = await rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false])
   if (block.baseFeePerGas === undefined) return { type: 0, gasPrice: BigInt(await rpc.call<string>('eth_gasPrice')) }
-  const tip = await rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
+  return eip1559Fees(BigInt(block.baseFeePerGas), await priorityFee(rpc))
+}
+
+export function eip1559Fees(baseFee: bigint, tip: bigint): Partial<TransactionRequest> {
+  return { type: 2, maxFeePerGas: 2n * baseFee + tip, maxPriorityFeePerGas: tip }
+}
+
+/** The endpoint's suggested tip; 1 gwei (ethers' default) when it has no such method. */
+export function priorityFee(rpc: JsonRpcClient): Promise<bigint> {
+  return rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
     if (err instanceof RpcError && err.transport) throw err
     return ONE_GWEI
   })
-  return { type: 2, maxFeePerGas: 2n * BigInt(block.baseFeePerGas) + tip, maxPriorityFeePerGas: tip }
 }
 
 /** Estimates a call's gas, as the node that will run it would. */
