@@ -133,11 +133,14 @@ export class JournaledProvider extends EventEmitter implements EIP1193Provider {
     try {
       const after = await this.blockNumber()
       const knownRaw = args.method === 'eth_sendRawTransaction' ? firstParam(args) : undefined
+      // The answer to a send is the transaction's hash: hashing kilobytes of calldata again is only needed when it failed.
+      const known =
+        knownRaw === undefined ? undefined : { raw: knownRaw, hash: !failed && typeof result === 'string' ? result.toLowerCase() : hashOfRaw(knownRaw) }
       const records: JournalRecord[] = []
       const mined = new Set<string>()
       for (let n = before + 1; n <= after; n++) {
-        const block = await this.describeBlock(n, knownRaw)
-        for (const raw of block.txs) mined.add(keccak256(raw))
+        const { block, hashes } = await this.describeBlock(n, known)
+        for (const hash of hashes) mined.add(hash)
         records.push(block)
       }
       // An accepted transaction that no block holds waits in the mempool: the client has its hash, so it must
@@ -196,24 +199,38 @@ export class JournaledProvider extends EventEmitter implements EIP1193Provider {
     return rawFromMinedTransaction(tx)
   }
 
-  private async describeBlock(n: number, knownRaw: string | undefined): Promise<JournalBlock> {
-    const block = (await this.inner.request({ method: 'eth_getBlockByNumber', params: [toQuantity(n), true] })) as {
+  /**
+   * A mined block as the journal holds it, and its transactions' hashes. The block is read with hashes only: the bytes
+   * of a transaction sent raw are already here, and only one the chain signed itself is read whole, to be rebuilt.
+   */
+  private async describeBlock(n: number, known: { raw: string; hash: string } | undefined): Promise<{ block: JournalBlock; hashes: string[] }> {
+    const block = (await this.inner.request({ method: 'eth_getBlockByNumber', params: [toQuantity(n), false] })) as {
       hash: string
       timestamp: string
-      transactions: RpcTransaction[]
+      transactions: string[]
     }
-    const knownHash = knownRaw !== undefined ? keccak256(knownRaw) : undefined
-    const txs = block.transactions.map((tx) => {
-      const hash = tx.hash.toLowerCase()
-      if (knownRaw !== undefined && hash === knownHash) return knownRaw
-      return this.pending.get(hash) ?? rawFromMinedTransaction(tx)
-    })
-    return { n, t: Number(block.timestamp), h: block.hash, txs }
+    const hashes = block.transactions.map((h) => h.toLowerCase())
+    const txs: string[] = []
+    for (const hash of hashes) {
+      if (hash === known?.hash) txs.push(known.raw)
+      else txs.push(this.pending.get(hash) ?? (await this.rawOfMined(hash)))
+    }
+    return { block: { n, t: Number(block.timestamp), h: block.hash, txs }, hashes }
+  }
+
+  private async rawOfMined(hash: string): Promise<string> {
+    const tx = (await this.inner.request({ method: 'eth_getTransactionByHash', params: [hash] })) as RpcTransaction | null
+    if (tx === null) throw new Error(`transaction ${hash} is in a mined block but the chain does not know it`)
+    return rawFromMinedTransaction(tx)
   }
 
   private async blockNumber(): Promise<number> {
     return Number(await this.inner.request({ method: 'eth_blockNumber' }))
   }
+}
+
+function hashOfRaw(raw: string): string {
+  return keccak256(Buffer.from(raw.slice(2), 'hex'))
 }
 
 function firstParam(args: RequestArguments): string | undefined {

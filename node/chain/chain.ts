@@ -3,7 +3,7 @@ import { errorMessage, ParleyError } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
 import { decodeNetworkVersion, encodeNetworkVersionCall } from './abi.js'
 import { ConsumerError, LogFollower } from './follower.js'
-import { HeadWatcher, wsUrlOf } from './heads.js'
+import { HeadWatcher, wsUrlOf, type Head } from './heads.js'
 import { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
 import { PinSubmitter } from './submitter.js'
@@ -36,7 +36,9 @@ class EthereumChain implements Chain {
   private readonly pollMs: number
   private verified: { chainId: bigint; networkVersion: number } | undefined
   private lastError: string | undefined
-  private headBlock: number | undefined
+  private head: Head | undefined
+  /** The newest block announced since the loop last looked: the follower reads up to it without asking for the head. */
+  private announced: number | undefined
   private started = false
   private stopped = false
   private loop: Promise<void> | undefined
@@ -55,7 +57,7 @@ class EthereumChain implements Chain {
     this.problems = new ProblemLog(opts.log)
     this.pollMs = opts.pollIntervalMs ?? 5000
     this.follower = new LogFollower(this.rpc, this.contract, opts.fromBlock, opts.chunkSize ?? 2000, opts.onEvents, opts.log)
-    this.heads = new HeadWatcher(wsUrlOf(opts.rpc), (n) => this.onHead(n), () => this.wake())
+    this.heads = new HeadWatcher(wsUrlOf(opts.rpc), (h) => this.onHead(h), () => this.wake())
     this.submitter = new PinSubmitter({
       rpc: this.rpc,
       wallet: new Wallet(opts.privateKey),
@@ -64,7 +66,7 @@ class EthereumChain implements Chain {
       ready: (signal) => this.ready(signal),
       nextHead: (ms, signal) => this.nextHead(ms, signal),
       stopped: () => this.stopped,
-      head: () => this.headBlock,
+      head: () => this.head,
     })
   }
 
@@ -81,7 +83,7 @@ class EthereumChain implements Chain {
   }
 
   status(): ChainStatus {
-    const head = Math.max(this.headBlock ?? -1, this.follower.head ?? -1)
+    const head = Math.max(this.head?.number ?? -1, this.follower.head ?? -1)
     return {
       connected: this.verified !== undefined,
       rpc: this.opts.rpc,
@@ -103,6 +105,7 @@ class EthereumChain implements Chain {
     for (const w of this.headWaiters) w()
     // The loop finishes the onEvents call in flight, so the node never sees a half-handled range.
     await this.loop
+    this.rpc.close()
   }
 
   /** Follows the chain: verify, catch up, sleep until a new block (or the fallback poll), again. */
@@ -118,7 +121,9 @@ class EthereumChain implements Chain {
           await gate.whenOpen(this.stopping.signal)
           continue
         }
-        await this.follower.catchUp(() => this.stopped || gate?.held === true)
+        const announced = this.announced
+        this.announced = undefined
+        await this.follower.catchUp(() => this.stopped || gate?.held === true, announced)
         this.reportBehind()
         this.lastError = undefined
         this.problems.clear('follow', 'chain: storing events works again')
@@ -217,8 +222,9 @@ class EthereumChain implements Chain {
     })
   }
 
-  private onHead(n: number): void {
-    this.headBlock = n
+  private onHead(head: Head): void {
+    this.head = head
+    this.announced = Math.max(this.announced ?? -1, head.number)
     this.wake()
     for (const w of this.headWaiters) w()
   }

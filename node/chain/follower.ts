@@ -41,9 +41,13 @@ export class LogFollower {
     this.chunk = maxChunk
   }
 
-  /** Processes everything up to the current head; throws RpcError or ConsumerError, leaving the cursor valid. */
-  async catchUp(stopped: () => boolean): Promise<void> {
-    const head = Number(await this.rpc.call<string>('eth_blockNumber'))
+  /**
+   * Processes everything up to the current head; throws RpcError or ConsumerError, leaving the cursor valid. A head
+   * the chain announced (newHeads) saves asking for it; one with nothing new after the cursor is asked again, so that a
+   * late announcement cannot report the chain as behind.
+   */
+  async catchUp(stopped: () => boolean, announced?: number): Promise<void> {
+    const head = announced !== undefined && announced >= this.cursor ? announced : Number(await this.rpc.call<string>('eth_blockNumber'))
     this.head = head
     while (this.cursor <= head && !stopped()) {
       const from = this.cursor

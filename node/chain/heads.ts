@@ -8,6 +8,13 @@ export function wsUrlOf(rpc: string): string {
   return u.toString()
 }
 
+/** A block announced by `newHeads`. */
+export interface Head {
+  number: number
+  baseFee: bigint | undefined
+}
+
+const QUANTITY = /^0x[0-9a-fA-F]{1,64}$/
 const MIN_RETRY_MS = 250
 const MAX_RETRY_MS = 2000
 
@@ -26,7 +33,8 @@ export class HeadWatcher {
 
   constructor(
     readonly url: string,
-    private readonly onHead: (blockNumber: number) => void,
+    /** A new block: its number and, on an EIP-1559 chain, its base fee (what the next transaction is priced from). */
+    private readonly onHead: (head: Head) => void,
     /**
      * A subscription was made, or a working one dropped: the chain has just come back or gone away, so the
      * follower should look now rather than at its next poll.
@@ -67,7 +75,7 @@ export class HeadWatcher {
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] }))
     })
     ws.on('message', (data) => {
-      let msg: { id?: number; result?: unknown; error?: { message?: string }; method?: string; params?: { result?: { number?: string } } }
+      let msg: { id?: number; result?: unknown; error?: { message?: string }; method?: string; params?: { result?: { number?: unknown; baseFeePerGas?: unknown } } }
       try {
         msg = JSON.parse(String(data)) as typeof msg
       } catch {
@@ -86,8 +94,11 @@ export class HeadWatcher {
         this.onChange()
         return
       }
-      const number = msg.method === 'eth_subscription' ? msg.params?.result?.number : undefined
-      if (typeof number === 'string') this.onHead(Number(number))
+      const header = msg.method === 'eth_subscription' ? msg.params?.result : undefined
+      const number = header?.number
+      if (typeof number !== 'string' || !QUANTITY.test(number)) return
+      const baseFee = header?.baseFeePerGas
+      this.onHead({ number: Number(number), baseFee: typeof baseFee === 'string' && QUANTITY.test(baseFee) ? BigInt(baseFee) : undefined })
     })
     ws.on('error', (err: NodeJS.ErrnoException) => {
       this.lastError = err.code ?? err.message

@@ -1,10 +1,11 @@
 import { Backoff } from '../core/backoff.js'
 import type { TransactionRequest, Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
-import { encodePinBatch } from './abi.js'
+import { encodePinBatch, encodePinBatchBytes } from './abi.js'
 import type { ProblemLog } from './problems.js'
 import { JsonRpcClient, RpcError } from './rpc.js'
-import { estimateGas, feeFields, getReceipt, isKnown, isNonceError, pendingNonce, signTransaction, type SignedTx } from './tx.js'
+import { eip1559Fees, estimateGas, feeFields, getReceipt, isKnown, isNonceError, pendingNonce, priorityFee, signTransaction, type SignedTx } from './tx.js'
+import type { Head } from './heads.js'
 import type { PinBatchRequest } from './types.js'
 import { failedSubmission, pinSubmission, type PinSubmission } from './pin-submission.js'
 import type { BatchId, Hash, TxId } from '../core/ids.js'
@@ -23,13 +24,18 @@ export interface SubmitterDeps {
   /** Resolves on the next new block, after `ms`, on stop or on abort, whichever comes first. */
   nextHead(ms: number, signal?: AbortSignal): Promise<void>
   stopped(): boolean
-  /** The newest block the chain has announced, if any: fee data is read once per block. */
-  head(): number | undefined
+  /** The newest block the chain has announced, if any, with its base fee: fees are priced once per block. */
+  head(): Head | undefined
 }
 
 const MIN_RETRY_MS = 250
 const MAX_RETRY_MS = 5000
 const RECEIPT_POLL_MS = 2000
+/**
+ * How long a suggested tip is reused. The base fee comes with each announced block, so only the tip would need a call
+ * per block; it moves slowly, and a send refused for its fee asks again at once.
+ */
+const TIP_MAX_AGE_MS = 10_000
 
 /** Failures worth waiting out: the endpoint is away, a fee moved, or the account is not funded yet. */
 function isRetryable(err: unknown): boolean {
@@ -57,13 +63,14 @@ export class PinSubmitter {
   private nonce: number | undefined
   private gas: Promise<{ base: bigint; perContext: bigint; perRefByte: bigint }> | undefined
   private feeCache: { block: number; fields: Partial<TransactionRequest> } | undefined
+  private tipCache: { at: number; tip: bigint } | undefined
 
   constructor(private readonly deps: SubmitterDeps) {}
 
   submit(req: PinBatchRequest, signal?: AbortSignal): PinSubmission {
-    let data: string
+    let data: Buffer
     try {
-      data = encodePinBatch(req)
+      data = encodePinBatchBytes(req)
     } catch (err) {
       return failedSubmission(err)
     }
@@ -81,7 +88,7 @@ export class PinSubmitter {
     if (signal?.aborted) throw new ParleyError('UNAVAILABLE', 'the pinBatch submission was abandoned (its sender is stopping)')
   }
 
-  private async send(req: PinBatchRequest, data: string, signal: AbortSignal | undefined): Promise<SignedTx> {
+  private async send(req: PinBatchRequest, data: Buffer, signal: AbortSignal | undefined): Promise<SignedTx> {
     const { rpc, wallet, contract, problems } = this.deps
     let signed: SignedTx | undefined
     const backoff = new Backoff(MIN_RETRY_MS, MAX_RETRY_MS)
@@ -106,6 +113,7 @@ export class PinSubmitter {
           throw err
         } else if (err instanceof RpcError && !err.transport) {
           signed = undefined // re-price (and re-check the balance) with a fresh signature
+          if (retryReason(err) === 'fee') this.tipCache = this.feeCache = undefined
         }
         // An unreachable endpoint is reported by the follower (same endpoint, same outage); the rest is ours.
         if (!(err instanceof RpcError && err.transport)) {
@@ -121,7 +129,7 @@ export class PinSubmitter {
    * (calldata, log data): the line is measured once from the contract, instead of an estimate per pin, with the usual
    * 20 % headroom. Since Prague a transaction also pays at least a calldata floor (EIP-7623), computed from the bytes.
    */
-  private async gasLimit(req: PinBatchRequest, data: string): Promise<bigint> {
+  private async gasLimit(req: PinBatchRequest, data: Buffer): Promise<bigint> {
     this.gas ??= this.measureGas().catch((err: unknown) => {
       this.gas = undefined
       throw err
@@ -142,13 +150,19 @@ export class PinSubmitter {
     return { base, perContext: (ten - base + 9n) / 10n, perRefByte: ref - base }
   }
 
-  /** Fee fields for the current block, read once per block the chain announces. */
+  /** Fee fields for the current block, priced once per block the chain announces. */
   private async fees(): Promise<Partial<TransactionRequest>> {
     const head = this.deps.head()
-    if (head !== undefined && this.feeCache?.block === head) return this.feeCache.fields
-    const fields = await feeFields(this.deps.rpc)
-    if (head !== undefined) this.feeCache = { block: head, fields }
+    if (head !== undefined && this.feeCache?.block === head.number) return this.feeCache.fields
+    const fields = head?.baseFee !== undefined ? eip1559Fees(head.baseFee, await this.tip()) : await feeFields(this.deps.rpc)
+    if (head !== undefined) this.feeCache = { block: head.number, fields }
     return fields
+  }
+
+  private async tip(): Promise<bigint> {
+    const now = Date.now()
+    if (this.tipCache === undefined || now - this.tipCache.at > TIP_MAX_AGE_MS) this.tipCache = { at: now, tip: await priorityFee(this.deps.rpc) }
+    return this.tipCache.tip
   }
 
   /** Sends; an error still counts as sent when the chain has the transaction (a lost answer, or a mined revert). */
@@ -187,9 +201,8 @@ export class PinSubmitter {
 }
 
 /** EIP-7623's minimum: 21,000 + 10 per calldata token, a zero byte one token and any other byte four. */
-function calldataFloor(data: string): bigint {
-  const hex = data.startsWith('0x') ? data.slice(2) : data
+function calldataFloor(data: Uint8Array): bigint {
   let tokens = 0
-  for (let i = 0; i < hex.length; i += 2) tokens += hex[i] === '0' && hex[i + 1] === '0' ? 1 : 4
+  for (let i = 0; i < data.length; i++) tokens += data[i] === 0 ? 1 : 4
   return 21_000n + 10n * BigInt(tokens)
 }

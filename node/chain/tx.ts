@@ -1,5 +1,6 @@
-import { Transaction, type TransactionRequest, type Wallet } from 'ethers'
+import { keccak256, type TransactionRequest, type Wallet } from 'ethers'
 import { JsonRpcClient, RpcError, toQuantity } from './rpc.js'
+import { signEip1559 } from './tx-encode.js'
 
 /** A transaction signed locally: the exact bytes, so a resend after a lost answer is the same transaction. */
 export interface SignedTx {
@@ -21,11 +22,19 @@ const ONE_GWEI = 1_000_000_000n
 export async function feeFields(rpc: JsonRpcClient): Promise<Partial<TransactionRequest>> {
   const block = await rpc.call<{ baseFeePerGas?: string }>('eth_getBlockByNumber', ['latest', false])
   if (block.baseFeePerGas === undefined) return { type: 0, gasPrice: BigInt(await rpc.call<string>('eth_gasPrice')) }
-  const tip = await rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
+  return eip1559Fees(BigInt(block.baseFeePerGas), await priorityFee(rpc))
+}
+
+export function eip1559Fees(baseFee: bigint, tip: bigint): Partial<TransactionRequest> {
+  return { type: 2, maxFeePerGas: 2n * baseFee + tip, maxPriorityFeePerGas: tip }
+}
+
+/** The endpoint's suggested tip; 1 gwei (ethers' default) when it has no such method. */
+export function priorityFee(rpc: JsonRpcClient): Promise<bigint> {
+  return rpc.call<string>('eth_maxPriorityFeePerGas').then(BigInt, (err: unknown) => {
     if (err instanceof RpcError && err.transport) throw err
     return ONE_GWEI
   })
-  return { type: 2, maxFeePerGas: 2n * BigInt(block.baseFeePerGas) + tip, maxPriorityFeePerGas: tip }
 }
 
 /** Estimates a call's gas, as the node that will run it would. */
@@ -43,22 +52,30 @@ export async function estimateGas(rpc: JsonRpcClient, call: { from: string; to: 
 export async function signTransaction(
   rpc: JsonRpcClient,
   wallet: Wallet,
-  tx: { chainId: bigint; nonce: number; to: string | null; data: string; value?: bigint; gasLimit?: bigint },
+  tx: { chainId: bigint; nonce: number; to: string | null; data: string | Uint8Array; value?: bigint; gasLimit?: bigint },
   fees?: Partial<TransactionRequest>,
 ): Promise<SignedTx> {
   const value = tx.value ?? 0n
   let gasLimit = tx.gasLimit
-  if (gasLimit === undefined) gasLimit = ((await estimateGas(rpc, { from: wallet.address, to: tx.to, data: tx.data, value })) * 12n) / 10n
-  const raw = await wallet.signTransaction({
-    ...(fees ?? (await feeFields(rpc))),
-    chainId: tx.chainId,
-    nonce: tx.nonce,
-    to: tx.to,
-    data: tx.data,
-    value,
-    gasLimit,
-  })
-  return { raw, hash: Transaction.from(raw).hash!, nonce: tx.nonce }
+  const hexData = (): string => (typeof tx.data === 'string' ? tx.data : '0x' + Buffer.from(tx.data).toString('hex'))
+  if (gasLimit === undefined) gasLimit = ((await estimateGas(rpc, { from: wallet.address, to: tx.to, data: hexData(), value })) * 12n) / 10n
+  const f = fees ?? (await feeFields(rpc))
+  if (f.type === 2 && f.maxFeePerGas != null && f.maxPriorityFeePerGas != null) {
+    const data = typeof tx.data === 'string' ? hexToBytes(tx.data) : tx.data
+    const maxFeePerGas = BigInt(f.maxFeePerGas)
+    const maxPriorityFeePerGas = BigInt(f.maxPriorityFeePerGas)
+    const { raw, hash } = signEip1559(wallet.signingKey, { chainId: tx.chainId, nonce: tx.nonce, maxFeePerGas, maxPriorityFeePerGas, gasLimit, to: tx.to, value, data })
+    return { raw, hash, nonce: tx.nonce }
+  }
+  // A chain without a base fee is rare enough (and its transactions small enough) to leave to ethers.
+  const raw = await wallet.signTransaction({ ...f, chainId: tx.chainId, nonce: tx.nonce, to: tx.to, data: hexData(), value, gasLimit })
+  return { raw, hash: keccak256(raw), nonce: tx.nonce }
+}
+
+/** Buffer.from(hex) stops quietly at the first bad character: a malformed string is refused instead, as ethers would. */
+function hexToBytes(hex: string): Buffer {
+  if (!/^0x(?:[0-9a-fA-F]{2})*$/.test(hex)) throw new TypeError(`transaction data is not 0x-prefixed hex bytes: ${hex.slice(0, 20)}...`)
+  return Buffer.from(hex.slice(2), 'hex')
 }
 
 export async function pendingNonce(rpc: JsonRpcClient, address: string): Promise<number> {
