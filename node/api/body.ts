@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import { isParleyError, ParleyError } from '../core/errors.js'
 import { overLimit } from '../core/limits.js'
@@ -41,23 +42,21 @@ export async function readJsonBody(ctx: Context): Promise<JsonNode> {
 
   const chunks: Buffer[] = []
   let size = 0
-  const idle = idleWatch(ctx, limits.bodyIdleMs)
+  let idle: IdleWatch | undefined
   try {
-    for await (const chunk of ctx.req) {
-      idle.touch()
-      const b = chunk as Buffer
-      size += b.length
+    await readChunks(ctx.req, (chunk) => {
+      size += chunk.length
       if (size > limit) throw refuse(ctx, overLimit('jsonBodyBytes', limit, `the body is over ${limit} bytes`))
       if (size > taken) take(size - taken)
-      chunks.push(b)
-    }
+      chunks.push(chunk)
+    }, () => (idle = idleWatch(ctx, limits.bodyIdleMs)))
   } catch (err) {
-    if (idle.expired) throw new ParleyError('BAD_REQUEST', `the request body stopped arriving for ${limits.bodyIdleMs} ms (limits.bodyIdleMs)`, { cause: err })
+    if (idle?.expired) throw new ParleyError('BAD_REQUEST', `the request body stopped arriving for ${limits.bodyIdleMs} ms (limits.bodyIdleMs)`, { cause: err })
     // The client went away mid-body: nobody reads the answer, but it is the caller's doing, not the node's failure.
     if (ctx.req.destroyed && !ctx.req.complete && !isParleyError(err)) throw new ParleyError('BAD_REQUEST', 'the client closed the connection before the body was complete', { cause: err })
     throw err
   } finally {
-    idle.stop()
+    idle?.stop()
   }
   let text: string
   try {
@@ -83,8 +82,70 @@ function refuse(ctx: Context, err: ParleyError): ParleyError {
   return err
 }
 
+interface IdleWatch {
+  /** Called for every chunk. */
+  touch(): void
+  stop(): void
+  readonly expired: boolean
+}
+
+/**
+ * Reads a request's body chunk by chunk with plain 'data'/'end' listeners (an async iterator over the stream costs
+ * several promises and its own listeners per chunk). `onChunk` may throw to refuse the body: the promise rejects with
+ * what it threw and nothing more is read. A request that errors or closes before its end rejects with the stream's
+ * error, as the iterator did.
+ *
+ * `startIdle` is called only when the body is not whole yet at the end of the event-loop turn the read began in: a
+ * body already received cannot stop arriving, and most arrive within the turn of their head (Node parses the head and
+ * hands the request over before it reads the body's packet), so most requests need no timer. The idle time is thus
+ * counted from that turn's end rather than from its middle.
+ */
+function readChunks(req: IncomingMessage, onChunk: (chunk: Buffer) => void, startIdle: () => IdleWatch): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (req.readableEnded) return resolve()
+    if (req.destroyed) return reject(prematureClose())
+    let idle: IdleWatch | undefined
+    let settled = false
+    const settle = (err?: unknown): void => {
+      if (settled) return
+      settled = true
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('close', onClose)
+      if (err === undefined) resolve()
+      else reject(err)
+    }
+    const onData = (chunk: Buffer): void => {
+      idle?.touch()
+      try {
+        onChunk(chunk)
+      } catch (err) {
+        // The rest is not read: the stream flows on without a listener (what arrives is dropped) until the answer,
+        // sent with `Connection: close`, ends the connection.
+        settle(err)
+      }
+    }
+    const onEnd = (): void => settle()
+    const onError = (err: Error): void => settle(err)
+    const onClose = (): void => settle(prematureClose())
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('close', onClose)
+    setImmediate(() => {
+      if (!settled && !req.complete) idle = startIdle()
+    })
+  })
+}
+
+/** What a stream's async iterator throws when its stream closes before its end. */
+function prematureClose(): Error {
+  return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })
+}
+
 /** Destroys the request when no chunk has come for `ms`; the read loop then fails and `expired` says why. */
-function idleWatch(ctx: Context, ms: number): { touch(): void; stop(): void; readonly expired: boolean } {
+function idleWatch(ctx: Context, ms: number): IdleWatch {
   let expired = false
   const timer = setTimeout(() => {
     expired = true

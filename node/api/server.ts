@@ -9,10 +9,10 @@ import { API_ROUTES } from './routes/index.js'
 import { adminRoutes } from './routes/admin.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen, writeRaw } from '../core/listen.js'
-import { overLimit } from '../core/limits.js'
+import { overLimit, type RequestLimits } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
-import { consoleMiddleware } from './ui.js'
+import { consoleMiddleware, isConsolePath } from './ui.js'
 
 export interface ApiServer {
   url: string
@@ -34,11 +34,7 @@ export async function startApiServer(opts: {
   app.silent = true
   app.use(errorMiddleware(opts.log))
   const limits = opts.services.config.limits
-  app.use(urlLengthMiddleware(limits.urlBytes))
-  app.use(eventSocketWithoutUpgrade)
-  // The web console's files (/ui): before the body budget, as nothing there has a body.
-  app.use(consoleMiddleware(opts.services.config.uiDir, opts.log))
-  app.use(bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes)))
+  app.use(frontDoor(limits, consoleMiddleware(opts.services.config.uiDir, opts.log)))
 
   const api = new ApiRouter(opts.services)
   for (const register of API_ROUTES) register(api)
@@ -81,23 +77,30 @@ export async function startApiServer(opts: {
   }
 }
 
-/** The event socket's paths asked without an upgrade: say what they are rather than 404. */
-async function eventSocketWithoutUpgrade(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  if (eventSocketPath(ctx.path)) {
-    throw new ParleyError('BAD_REQUEST', `${ctx.path} is the WebSocket event endpoint: connect with a WebSocket client (ws://${ctx.host}${ctx.path}?namespace=default&ephemeral)`)
-  }
-  await next()
-}
-
-/** A request target longer than the member accepts is refused before routing (a 414 naming the limit). */
-function urlLengthMiddleware(urlBytes: number) {
-  return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
-    const length = Buffer.byteLength(ctx.req.url ?? '')
-    if (length > urlBytes) {
-      const err = overLimit('urlBytes', urlBytes, `the request target is ${length} bytes`)
-      throw new ParleyError('URI_TOO_LONG', err.message)
+/**
+ * What every request meets before routing, in this order, as one middleware (each async middleware is a promise and
+ * a dispatch more on every request): a request target longer than the member accepts is refused (a 414 naming the
+ * limit); the event socket's paths asked without an upgrade are told what they are rather than 404; the web console's
+ * files (/ui) are served, before the body budget, as nothing there has a body; everything else gets its body context.
+ */
+function frontDoor(limits: RequestLimits, serveConsole: Koa.Middleware) {
+  const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes))
+  return (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
+    const url = ctx.req.url ?? ''
+    // Bytes of a URL are at least its UTF-16 length; only a long one needs counting.
+    const length = url.length > limits.urlBytes / 3 ? Buffer.byteLength(url) : url.length
+    if (length > limits.urlBytes) {
+      const err = overLimit('urlBytes', limits.urlBytes, `the request target is ${length} bytes`)
+      return Promise.reject(new ParleyError('URI_TOO_LONG', err.message))
     }
-    await next()
+    const path = ctx.path
+    if (eventSocketPath(path)) {
+      return Promise.reject(
+        new ParleyError('BAD_REQUEST', `${path} is the WebSocket event endpoint: connect with a WebSocket client (ws://${ctx.host}${path}?namespace=default&ephemeral)`),
+      )
+    }
+    if (isConsolePath(path)) return Promise.resolve(serveConsole(ctx, next))
+    return withBody(ctx, next)
   }
 }
 

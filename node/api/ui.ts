@@ -41,6 +41,11 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 const ALLOW = 'GET, HEAD, OPTIONS'
 
+/** Whether a request path is the console's (`/ui` or under `/ui/`). */
+export function isConsolePath(path: string): boolean {
+  return path === UI_PREFIX || path.startsWith(`${UI_PREFIX}/`)
+}
+
 /**
  * Serves the web console (the built `index.html` and `assets/`) under `/ui`, GET and HEAD only, from `uiDir`. Without
  * a built console there it answers 503 saying how to build one (the directory it looked in goes to the log, once, not
@@ -59,7 +64,7 @@ export function consoleMiddleware(uiDir: string | undefined, log: (line: string)
   }
   return async (ctx: Context, next: Next): Promise<void> => {
     const path = ctx.path
-    if (path !== UI_PREFIX && !path.startsWith(`${UI_PREFIX}/`)) return next()
+    if (!isConsolePath(path)) return next()
     if (ctx.method === 'OPTIONS') {
       // As the API answers OPTIONS (node/api/router.ts).
       ctx.set('Allow', ALLOW)

@@ -22,7 +22,7 @@ export class BroadcastDispatcher implements Dispatcher {
       batch.payload = { ...batch.payload, data: this.deps.data.getMany(batch.payload.data.map((d) => d.id)) }
     }
     signal.throwIfAborted()
-    return this.deps.storage.upload(new TextEncoder().encode(serializeBatch(batch.payload)), 'batch.json')
+    return this.deps.storage.upload(Buffer.from(serializeBatch(batch.payload), 'utf8'), 'batch.json')
   }
 
   contexts(batch: SealedBatch) {

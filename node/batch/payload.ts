@@ -1,13 +1,31 @@
 import { ParleyError } from '../core/errors.js'
 import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
-import { batchHeaderJson, dataJson, headerJson } from '../model/wire.js'
+import { batchHeaderJson, dataJson, dataJsonAround, headerJson, messageJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
 import { batchTxTypeOf, MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
-/** Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed. */
+/**
+ * Writes a batch the way FireFly's Go code marshals `core.Batch`; data values go out as the exact text that was hashed.
+ * Each message is the text `messageJson` writes (its sender wrote it already, to measure it: see rememberMessageJson);
+ * the rest is written around them. serializeBatchGeneric is the definition it must equal.
+ */
 export function serializeBatch(b: BatchPayload): string {
+  const head = goJson(batchHeaderJson(b))
+  let out = `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payload":{"tx":${goJson({ type: b.tx.type, id: b.tx.id })},"messages":[`
+  for (let i = 0; i < b.messages.length; i++) out += (i === 0 ? '' : ',') + messageJson(b.messages[i]!, true)
+  out += '],"data":['
+  for (let i = 0; i < b.data.length; i++) {
+    const d = b.data[i]!
+    const { before, after } = dataJsonAround(d)
+    out += (i === 0 ? '' : ',') + before + (d.value === null ? 'null' : d.value) + after
+  }
+  return `${out}]}}`
+}
+
+/** serializeBatch through goJson over the wire shapes: what serializeBatch must write, byte for byte. */
+export function serializeBatchGeneric(b: BatchPayload): string {
   return goJson({
     ...batchHeaderJson(b),
     payload: {

@@ -233,8 +233,13 @@ export function compactJson(text: string, maxDepth = GO_MAX_DEPTH): string {
   return utf16ToString(buf, w)
 }
 
+/** A string goJsonString writes as it is: no quote, backslash, control character, HTML-unsafe character or surrogate. */
+const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]*$/
+
 /** Go's `json.Marshal(string)` (Go ≥ 1.22: `\b` and `\f` get short escapes; earlier releases wrote `\u0008`/`\u000c`). */
 export function goJsonString(s: string): string {
+  // Most strings (ids, names, keys, timestamps) need no escape at all: one scan says so.
+  if (NOTHING_TO_ESCAPE.test(s)) return `"${s}"`
   const src = toWellFormed(s)
   let out = '"'
   let from = 0

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ParleyError } from './errors.js'
-import { goJson, goStruct } from './go-json.js'
+import { goJson, goJsonString, goStruct } from './go-json.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from './ids.js'
 import type { Timestamp } from './time.js'
 
@@ -44,7 +44,13 @@ export interface DataRefInput {
 
 /** `[{"id":..,"hash":..},...]` in message data order: the text `header.datahash` covers. */
 export function dataRefsJson(refs: readonly DataRefInput[]): string {
-  return goJson(refs.map((r) => goStruct(['id', parseUuid<DataId>(r.id, 'data id')], ['hash', parseHash(r.hash, 'data hash')])))
+  // Written directly (what goJson writes for these structs): parsed ids and hashes are lowercase hex, written as they are.
+  let out = '['
+  for (let i = 0; i < refs.length; i++) {
+    const r = refs[i]!
+    out += `${i === 0 ? '' : ','}{"id":"${parseUuid<DataId>(r.id, 'data id')}","hash":"${parseHash(r.hash, 'data hash')}"}`
+  }
+  return out + ']'
 }
 
 /** `header.datahash`; an empty list hashes `[]`. */
@@ -84,6 +90,8 @@ const CREATED_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?
  * written as `...03.120Z` or with an offset hashes as Go would hash it. The zero time marshals as `null` in Go.
  */
 function goCreated(s: string): string | null {
+  // What this node writes (core/time.ts) is already in that form: recognised without building a Date.
+  if (CANONICAL_CREATED.test(s)) return s
   const m = CREATED_RE.exec(s)
   const bad = (): never => {
     throw new ParleyError('INVALID_FIELD', `header.created is not an RFC3339 timestamp: ${JSON.stringify(s)}`)
@@ -104,10 +112,75 @@ function goCreated(s: string): string | null {
   return `${base}${frac ? '.' + frac : ''}Z`
 }
 
+/**
+ * UTC, trailing zeros trimmed, and a day every month has (29-31 go the long way), in years 1000-9999 (so neither the
+ * zero time nor a year Date reads differently): the timestamps goCreated answers unchanged.
+ */
+const CANONICAL_CREATED = /^[1-9]\d{3}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{0,8}[1-9])?Z$/
+
 const orUndefined = <T>(v: T | null | undefined | ''): T | undefined => (v === null || v === '' ? undefined : v)
 
 /** Go's `json.Marshal(MessageHeader)`: struct field order, `omitempty` everywhere but `type`, ids and hashes normalised. */
 export function messageHeaderJson(h: MessageHeader): string {
+  return plainHeaderJson(h) ?? genericHeaderJson(h)
+}
+
+/** An optional string field as goJson writes it: absent, null and "" left out; undefined when it is not a string. */
+function optionalText(name: string, v: unknown): string | undefined {
+  if (v === undefined || v === null || v === '') return ''
+  return typeof v === 'string' ? `,"${name}":${goJsonString(v)}` : undefined
+}
+
+/**
+ * The same text as genericHeaderJson, written directly for the headers every send and every received batch has
+ * (string fields, string topics, no txparent): without goStruct and goJson's walk, which cost more than the hash.
+ * Undefined for anything else, which genericHeaderJson writes (and refuses) as before.
+ */
+function plainHeaderJson(h: MessageHeader): string | undefined {
+  if (h.txparent || (h.type !== undefined && typeof h.type !== 'string')) return undefined
+  if ((h.id !== undefined && h.id !== null && typeof h.id !== 'string') || (h.created !== undefined && h.created !== null && typeof h.created !== 'string')) return undefined
+  const topics = h.topics && h.topics.length > 0 ? h.topics : undefined
+  let topicsText = ''
+  if (topics) {
+    if (!Array.isArray(topics)) return undefined
+    for (let i = 0; i < topics.length; i++) {
+      const t: unknown = topics[i]
+      if (typeof t !== 'string') return undefined
+      topicsText += (i === 0 ? ',"topics":[' : ',') + goJsonString(t)
+    }
+    topicsText += ']'
+  }
+  const txtype = optionalText('txtype', h.txtype)
+  const author = optionalText('author', h.author)
+  const key = optionalText('key', h.key)
+  const namespace = optionalText('namespace', h.namespace)
+  const tag = optionalText('tag', h.tag)
+  if (txtype === undefined || author === undefined || key === undefined || namespace === undefined || tag === undefined) return undefined
+  // Checked in the generic order, so a header with several faults is refused for the same one. Ids and hashes come
+  // out of their parsers as lowercase hex, which JSON writes as it is.
+  const id = orUndefined(h.id) ? `,"id":"${parseUuid<MessageId>(h.id, 'header.id')}"` : ''
+  const cid = h.cid ? `,"cid":"${parseUuid<MessageId>(h.cid, 'header.cid')}"` : ''
+  const created = orUndefined(h.created) === undefined ? undefined : goCreated(h.created!)
+  const group = h.group ? `,"group":"${parseHash(h.group, 'header.group')}"` : ''
+  const datahash = h.datahash ? `,"datahash":"${parseHash(h.datahash, 'header.datahash')}"` : ''
+  const fields =
+    id +
+    cid +
+    (h.type === undefined ? '' : `,"type":${goJsonString(h.type)}`) +
+    txtype +
+    author +
+    key +
+    (created === undefined ? '' : created === null ? ',"created":null' : `,"created":"${created}"`) +
+    namespace +
+    group +
+    topicsText +
+    tag +
+    datahash
+  return fields === '' ? '{}' : `{${fields.slice(1)}}`
+}
+
+/** messageHeaderJson through goJson, for any header: the definition plainHeaderJson must match. */
+export function genericHeaderJson(h: MessageHeader): string {
   const created = orUndefined(h.created)
   return goJson(
     goStruct(

@@ -4,12 +4,24 @@
  */
 export type Timestamp = string & { readonly __timestamp: true }
 
+/** The second formatTimestamp last wrote, and its text to the second. */
+let lastSecond = NaN
+let lastSecondText = ''
+
 export function formatTimestamp(ms: number, extraNanos = 0): Timestamp {
-  const d = new Date(Math.floor(ms))
-  const base = d.toISOString().slice(0, 19)
-  const nanos = (((Math.floor(ms) % 1000) + 1000) % 1000) * 1_000_000 + extraNanos
-  const frac = nanos === 0 ? '' : '.' + String(nanos).padStart(9, '0').replace(/0+$/, '')
-  return `${base}${frac}Z` as Timestamp
+  const whole = Math.floor(ms)
+  // Every message's `created` is formatted: the date and time to the second are reused within the second.
+  const second = Math.floor(whole / 1000)
+  if (second !== lastSecond) {
+    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19)
+    lastSecond = second
+  }
+  const nanos = (((whole % 1000) + 1000) % 1000) * 1_000_000 + extraNanos
+  if (nanos === 0) return `${lastSecondText}Z` as Timestamp
+  const digits = String(nanos).padStart(9, '0')
+  let end = digits.length
+  while (digits.charCodeAt(end - 1) === 0x30) end--
+  return `${lastSecondText}.${digits.slice(0, end)}Z` as Timestamp
 }
 
 let lastMs = 0

@@ -71,6 +71,14 @@ type Level = 'ok' | 'warn' | 'full'
 export class StorageGate {
   private level: Level = 'ok'
   private fullSince: string | undefined
+  /**
+   * A reading below the warning share, reused by `admit()` until the end of the event-loop turn it was taken in:
+   * reading the size is a query, and a busy member admits many sends per turn. Below the warning share the database
+   * is a fifth of its limit (180 MiB) away from the ceiling, and what the sends admitted in one turn write is bounded
+   * by the bodies they came in; the gate never counted admitted sends that had not written yet anyway. From the
+   * warning share on, and in `status()`, every call reads the size, so the ceiling is refused as exactly as before.
+   */
+  private turnReading: DatabaseCapacity | undefined
 
   constructor(
     private readonly db: CapacitySource,
@@ -82,7 +90,7 @@ export class StorageGate {
   admit(): void {
     const full = this.db.diskFull
     if (full) throw diskFullError(full)
-    const capacity = this.read()
+    const capacity = this.turnReading ?? this.read()
     if (this.level === 'full') {
       throw new ParleyError(
         'STORAGE_FULL',
@@ -109,6 +117,11 @@ export class StorageGate {
     const capacity = databaseCapacity(this.db.stats(), this.limitBytes)
     const level: Level = capacity.bytes >= capacity.limitBytes ? 'full' : capacity.warning ? 'warn' : 'ok'
     if (level !== this.level) this.crossed(level, capacity)
+    if (level !== 'ok') this.turnReading = undefined
+    else if (this.turnReading === undefined) {
+      this.turnReading = capacity
+      setImmediate(() => (this.turnReading = undefined))
+    } else this.turnReading = capacity
     return capacity
   }
 

@@ -21,12 +21,35 @@ export function insertRows(tx: Tx, head: string, tail: string, rows: readonly (r
   for (let size = 64; size >= 1; size >>= 1) {
     while (rows.length - i >= size) {
       const slice = rows.slice(i, i + size)
-      const row = `(${(placeholders ?? new Array<string>(slice[0]!.length).fill('?')).join(', ')})`
-      out.push({ rows: size, result: tx.run(`${head} VALUES ${new Array<string>(size).fill(row).join(', ')} ${tail}`, slice.flat()) })
+      out.push({ rows: size, result: tx.run(insertText(head, tail, size, slice[0]!.length, placeholders), slice.flat()) })
       i += size
     }
   }
   return out
+}
+
+/**
+ * The statement texts insertRows has built, so that an insert neither rebuilds its text nor makes the statement cache
+ * hash a freshly built string of several kilobytes: the same few (statement, slice size) pairs come back on every
+ * send. Keyed by head, tail and row shape (the repositories' constants), so it holds as few texts as they write.
+ */
+const insertTexts = new Map<string, Map<string, Map<string | number, string[]>>>()
+
+function insertText(head: string, tail: string, size: number, columns: number, placeholders: readonly string[] | undefined): string {
+  let byTail = insertTexts.get(head)
+  if (byTail === undefined) insertTexts.set(head, (byTail = new Map()))
+  let byRow = byTail.get(tail)
+  if (byRow === undefined) byTail.set(tail, (byRow = new Map()))
+  // A plain row is known by its width; a row with its own placeholders by their text (callers pass constants).
+  const rowKey = placeholders ? placeholders.join(', ') : columns
+  let bySize = byRow.get(rowKey)
+  if (bySize === undefined) byRow.set(rowKey, (bySize = []))
+  let text = bySize[size]
+  if (text === undefined) {
+    const row = `(${(placeholders ?? new Array<string>(columns).fill('?')).join(', ')})`
+    text = bySize[size] = `${head} VALUES ${new Array<string>(size).fill(row).join(', ')} ${tail}`
+  }
+  return text
 }
 
 /**

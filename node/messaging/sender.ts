@@ -1,6 +1,5 @@
 import { ParleyError } from '../core/errors.js'
-import { goJson } from '../core/json.js'
-import { dataJson, headerJson } from '../model/wire.js'
+import { dataJsonAround, rememberMessageJson } from '../model/wire.js'
 import { newId, type DataId, type MessageId } from '../core/ids.js'
 import { now } from '../core/time.js'
 import { dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
@@ -232,8 +231,12 @@ export class MessageSender {
  * counted, though a batch carries an item shared by two messages once). The value is measured, not copied.
  */
 function encodedSize(m: Message, data: readonly Data[]): number {
-  let size = Buffer.byteLength(goJson({ header: headerJson(m.header), hash: m.hash, data: m.data.map((r) => ({ id: r.id, hash: r.hash })) }))
-  for (const d of data) size += Buffer.byteLength(goJson(dataJson({ ...d, value: null }))) - 'null'.length + Buffer.byteLength(d.value ?? 'null')
+  // Written once: the batch this message goes in reuses the text (see rememberMessageJson).
+  let size = Buffer.byteLength(rememberMessageJson(m))
+  for (const d of data) {
+    const { before, after } = dataJsonAround(d)
+    size += Buffer.byteLength(before) + Buffer.byteLength(d.value ?? 'null') + Buffer.byteLength(after)
+  }
   return size
 }
 
