@@ -105,10 +105,41 @@ export class RecentBatches {
     for (const m of messages) {
       // The pass would read every data item its messages name; one missing here would make it wait, a read would not.
       if (m.data.some((r) => !heldData.has(r.id))) return
-      const s = storedMessage(m)
+      const s = ownTexts(storedMessage(m))
       heldMessages.set(s.header.id, s)
       weight += 600
     }
     this.held.set(id, { hash, text: manifest, manifest: indexed, messages: heldMessages, data: heldData, weight })
   }
+}
+
+/**
+ * A copy of `s` that does not keep alive the text it was cut from: V8 makes a substring of 13 characters or more a
+ * view of its whole parent (a parsed batch payload, up to megabytes), and a confirmed message outlives its pass in the
+ * settled-message cache (MessagesRepo.remember). Appending flattens into a new string of its own; the slice views that.
+ */
+function own<T extends string | undefined>(s: T): T {
+  return s === undefined || s.length < 13 ? s : ((s + ' ').slice(0, -1) as T)
+}
+
+/** The message with every text its own (see `own`), in place: storedMessage built it just now. */
+function ownTexts(m: Message): Message {
+  const h = m.header as { -readonly [K in keyof Message['header']]: Message['header'][K] }
+  h.id = own(h.id)
+  if (h.cid) h.cid = own(h.cid)
+  h.author = own(h.author)
+  h.key = own(h.key)
+  h.created = own(h.created)
+  h.namespace = own(h.namespace)
+  if (h.group) h.group = own(h.group)
+  h.topics = h.topics.map((t) => own(t))
+  if (h.tag) h.tag = own(h.tag)
+  h.datahash = own(h.datahash)
+  m.hash = own(m.hash)
+  m.data = m.data.map((r) => ({ id: own(r.id), hash: own(r.hash) }))
+  if (m.pins) m.pins = m.pins.map((p) => own(p))
+  if (m.batch) m.batch = own(m.batch)
+  if (m.txid) m.txid = own(m.txid)
+  if (m.idempotencyKey) m.idempotencyKey = own(m.idempotencyKey)
+  return m
 }

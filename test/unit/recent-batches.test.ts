@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -6,6 +8,7 @@ import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { RecentBatches } from '../../node/aggregator/recent-batches.js'
 import { storeReceivedBatch } from '../../node/aggregator/store-batch.js'
 import { checkBatch, sealManifest } from '../../node/batch/verify.js'
+import { parseBatch, serializeBatch } from '../../node/batch/payload.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
@@ -125,6 +128,25 @@ describe('recent batches', () => {
       expect(recent.take(last.id, last.hash, sealManifest(last).manifest)).to.equal(undefined)
       recent.clear()
       expect(recent.size).to.equal(0)
+    })
+
+    it('keeps no parsed payload text alive through the messages it handed out', () => {
+      setFlagsFromString('--expose-gc')
+      const gc = runInNewContext('gc') as () => void
+      const recent = new RecentBatches()
+      const kept: Message[] = []
+      gc()
+      const before = process.memoryUsage().heapUsed
+      for (let k = 0; k < 20; k++) {
+        // A megabyte of data value in each payload text; its messages are what outlives the pass (the settled cache).
+        const b = parseBatch(serializeBatch(payload([['topic-long-enough-to-slice']], () => dataItem(JSON.stringify({ pad: 'x'.repeat(1_000_000) })))))
+        const { manifest } = sealManifest(b)
+        recent.received(b, manifest)
+        kept.push(...recent.take(b.id, b.hash, manifest)!.messages.values())
+      }
+      gc()
+      expect(kept).to.have.length(20)
+      expect(process.memoryUsage().heapUsed - before).to.be.below(5_000_000)
     })
 
     it("holds a sealed batch by its record's manifest, whatever the order its messages come in, and only with all their data", () => {
