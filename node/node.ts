@@ -40,6 +40,7 @@ import { DEFAULT_BATCH_CONFIG } from './batch/config.js'
 import { BlobPublisher } from './batch/blob-publisher.js'
 import { Aggregator } from './aggregator/aggregator.js'
 import { BatchFetcher } from './aggregator/batch-fetcher.js'
+import { RecentBatches } from './aggregator/recent-batches.js'
 import { pinIngest } from './aggregator/pin-ingest.js'
 import { BlobFetcher } from './data/blob-fetcher.js'
 import { DataValidatorImpl } from './data/validator.js'
@@ -113,8 +114,11 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   }
   const peerOf = (did: string): Peer | undefined => (peersByNode ?? index(peers())).get(did)
 
+  // Batches just stored (received, or sealed here), kept for the aggregator's first walk of them instead of read back.
+  const recent = new RecentBatches()
   const aggregator = new Aggregator({
     db,
+    recent,
     pins,
     batches,
     messages,
@@ -146,6 +150,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     data,
     storage,
     log,
+    recent,
     arrived: (id) => aggregator.batchArrived(id),
     announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
     reads: ipfsReads,
@@ -167,6 +172,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     groups,
     identities,
     self,
+    recent,
     arrived: (id) => aggregator.batchArrived(id),
     unpinned: { blobs, validator, events, published: (written) => eventStreams.published(written) },
   })

@@ -16,6 +16,7 @@ import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { ContextQueues } from './context-queues.js'
 import type { PrivateChecks } from './private-check.js'
+import type { RecentBatches } from './recent-batches.js'
 import { Pass, type PassResult } from './pass.js'
 import { IndexedManifest } from './manifest.js'
 import { orderingOf } from './ordering.js'
@@ -32,6 +33,8 @@ export interface AggregatorDeps {
   refs: BlobRefsRepo
   validator: DataValidator
   definitions: DefinitionHandler[]
+  /** Batches just stored, handed to the pass that walks them first instead of read back (recent-batches.ts). */
+  recent?: RecentBatches
   /** The masked-pin checks of private messages; without them private pins wait (a node without private messaging). */
   privateChecks?: PrivateChecks
   log: (line: string) => void
@@ -141,6 +144,7 @@ export class Aggregator {
     // Safe at any moment: a pass runs synchronously inside its transaction, so between passes the database holds
     // exactly what every pass decided.
     this.queues.reset(this.deps.pins.waitingBroadcast())
+    this.deps.recent?.clear()
     this.rewind(this.deps.pins.minHeldWaitingSeq())
   }
 

@@ -12,6 +12,7 @@ import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { checkBatch } from '../batch/verify.js'
 import { storeReceivedBatch } from './store-batch.js'
+import type { RecentBatches } from './recent-batches.js'
 
 import { MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
 
@@ -47,6 +48,8 @@ export class BatchFetcher {
       data: DataRepo
       storage: SharedStorage
       log: (line: string) => void
+      /** Where a stored batch is kept for the aggregator's first walk of it (see storeReceivedBatch). */
+      recent?: RecentBatches
       /** Called once the batch is stored (or refused), so the aggregator can walk its pins again. */
       arrived: (batchId: BatchId) => void
       /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */

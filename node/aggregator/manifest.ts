@@ -15,10 +15,11 @@ export interface ManifestEntry {
 export class IndexedManifest {
   readonly entries: ManifestEntry[]
 
-  constructor(manifestJson: string) {
-    const m = JSON.parse(manifestJson) as { messages: { id: MessageId; hash: Hash; topics: number }[] }
+  /** From the manifest's JSON text, or from the messages it lists in order (a batch just read: no text to parse). */
+  constructor(manifest: string | readonly { id: MessageId; hash: Hash; topics: number }[]) {
+    const messages = typeof manifest === 'string' ? (JSON.parse(manifest) as { messages: { id: MessageId; hash: Hash; topics: number }[] }).messages : manifest
     let next = 0
-    this.entries = m.messages.map((e) => {
+    this.entries = messages.map((e) => {
       const entry = { ...e, firstPin: next }
       next += e.topics
       return entry

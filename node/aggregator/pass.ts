@@ -223,16 +223,15 @@ export class Pass {
     const record = this.deps.batches.get(batchId)
     let view: BatchView | undefined
     if (record && record.state !== 'refused') {
-      const manifest = new IndexedManifest(record.manifest)
-      const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
-      const dataIds = [...new Set([...messages.values()].flatMap((m) => m.data.map((r) => r.id)))]
-      view = {
-        record,
-        manifest,
-        pins: new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p])),
-        messages,
-        data: this.deps.data.byIds(dataIds, this.tx),
-        prefetched: false,
+      const pins = new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p]))
+      // Just stored, it is still in memory as stored (recent-batches.ts); read back otherwise.
+      const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
+      if (held) view = { record, ...held, pins, prefetched: false }
+      else {
+        const manifest = new IndexedManifest(record.manifest)
+        const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
+        const dataIds = [...new Set([...messages.values()].flatMap((m) => m.data.map((r) => r.id)))]
+        view = { record, manifest, pins, messages, data: this.deps.data.byIds(dataIds, this.tx), prefetched: false }
       }
     }
     this.views.set(batchId, view)

@@ -13,6 +13,7 @@ import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import { checkBatch } from '../batch/verify.js'
 import { storeReceivedBatch } from './store-batch.js'
+import type { RecentBatches } from './recent-batches.js'
 import { parseGroupinit } from '../identity/groupinit.js'
 import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type NewEvent, type NodeEvent } from '../model/index.js'
 import type { Peer } from '../exchange/index.js'
@@ -28,6 +29,8 @@ export interface PrivateReceiverDeps {
   self: LocalIdentity
   /** Told once a batch is stored, so that the aggregator walks its pins again (whichever came second). */
   arrived: (batchId: BatchId) => void
+  /** Where a stored batch is kept for the aggregator's first walk of it (see storeReceivedBatch). */
+  recent?: RecentBatches
   /**
    * Unpinned batches: their messages are decided on arrival (no pin orders them), so the receiver needs the blobs
    * held here, the datatypes, and the event log (`published` told of what it wrote once committed). Without them,

@@ -3,6 +3,7 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import { now } from '../core/time.js'
+import type { RecentBatches } from './recent-batches.js'
 import type { BatchPayload } from '../model/index.js'
 
 /**
@@ -11,7 +12,13 @@ import type { BatchPayload } from '../model/index.js'
  * stored (an id this node holds with other content), or undefined once stored; storing the same batch again is a
  * no-op (every insert skips what is there).
  */
-export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: MessagesRepo; data: DataRepo }, tx: Tx, b: BatchPayload, manifest: string, payloadRef: string): string | undefined {
+export function storeReceivedBatch(
+  deps: { batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; recent?: RecentBatches },
+  tx: Tx,
+  b: BatchPayload,
+  manifest: string,
+  payloadRef: string,
+): string | undefined {
   // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
   const heldData = deps.data.byIds(
     b.data.map((d) => d.id),
@@ -29,6 +36,9 @@ export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: Messa
     const held = heldMessages.get(m.header.id)
     if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
   }
+  // Rows held already keep what they hold (and other batches may settle them): what the holder has may be stale.
+  const fresh = heldData.size === 0 && heldMessages.size === 0
+  if (!fresh) deps.recent?.clear()
   deps.batches.insert(tx, {
     id: b.id,
     type: b.type,
@@ -56,5 +66,9 @@ export function storeReceivedBatch(deps: { batches: BatchesRepo; messages: Messa
     b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) })),
     false,
   )
+  // Handed to the aggregator in memory when every row is new (and dropped otherwise), here in the same synchronous
+  // step as the inserts, so that no store of another batch can come between them.
+  if (fresh) deps.recent?.received(b, manifest)
+  else deps.recent?.forget(b.id)
   return undefined
 }

@@ -124,6 +124,23 @@ function listSql(columns: string, namespace: string, q: CollectionQuery): { sql:
   return { sql: `SELECT ${columns} FROM data WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, params: [...params, q.limit, q.skip] }
 }
 
+/**
+ * The data item a read of its row answers once `d` is inserted (fromRow of what insertMany writes), without the round
+ * trip: held in memory for the aggregator, it must be indistinguishable from the read it saves, key order included.
+ */
+export function storedData(d: Data): Data {
+  return {
+    id: d.id,
+    validator: d.validator,
+    namespace: d.namespace,
+    hash: d.hash,
+    created: d.created,
+    ...(d.datatype?.name ? { datatype: { name: d.datatype.name, version: d.datatype.version ?? '' } } : {}),
+    value: d.value ?? null,
+    ...(d.blob?.hash ? { blob: { hash: d.blob.hash, size: d.blob.size ?? 0, name: d.blob.name ?? '', ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+  }
+}
+
 function fromRow(r: Row): Data {
   return {
     id: r.id as DataId,

@@ -235,6 +235,40 @@ function isSettled(m: Message): boolean {
   return (m.state === 'confirmed' || m.state === 'rejected') && m.batch !== undefined
 }
 
+/**
+ * The message a read of its row answers once `m` is inserted (fromRow of what insertMany writes), without the round
+ * trip: held in memory for the aggregator, it must be indistinguishable from the read it saves, key order included.
+ */
+export function storedMessage(m: Message): Message {
+  const h = m.header
+  const header: Header = {
+    id: h.id,
+    ...(h.cid ? { cid: h.cid } : {}),
+    type: h.type,
+    txtype: h.txtype,
+    author: h.author,
+    key: h.key,
+    created: h.created,
+    namespace: h.namespace,
+    ...(h.group ? { group: h.group } : {}),
+    topics: [...h.topics],
+    ...(h.tag ? { tag: h.tag } : {}),
+    datahash: h.datahash,
+  }
+  return {
+    header,
+    hash: m.hash,
+    ...(m.batch ? { batch: m.batch } : {}),
+    ...(m.txid ? { txid: m.txid } : {}),
+    state: m.state,
+    ...(m.confirmed ? { confirmed: m.confirmed } : {}),
+    // insertMany writes no reject reason: only reject() does.
+    data: m.data.map((r) => ({ id: r.id, hash: r.hash })),
+    ...(m.pins ? { pins: [...m.pins] } : {}),
+    ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
+  }
+}
+
 /** What `fromRow` reads. */
 const MESSAGE_COLUMNS = 'id, cid, type, txtype, author, key, created, namespace, grp, topics, tag, datahash, hash, batch_id, tx_id, state, confirmed, reject_reason, data, pins, idempotency_key'
 
