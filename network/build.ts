@@ -5,8 +5,8 @@
  * first (`npm run build` only compiles ahead of time).
  *
  * Layout (gitignored): `.build/<id>/` holds one build: `node.js`, `chain.js`, `ipfs.js` (each entry bundled with
- * the project's own modules and the npm packages it uses, but for those in KEEP_EXTERNAL), their source maps, and `hardhat.config.cjs` (the
- * project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
+ * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL), their source maps, and
+ * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
  * the build read, so a build directory never changes once it exists. `.build/current.json` names the newest build
  * and the content hash of each of its sources; a start compares those hashes with the files (a few ms) and builds
  * again when any differs.
@@ -44,11 +44,16 @@ export type EntryName = keyof typeof ENTRIES
  */
 const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate'] as const
 
+const MAPPED_STACKS = 'network/mapped-stacks.ts'
+
 const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
 const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
 export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
 
-/** Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`; 3: npm packages bundled). */
+/**
+ * Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`; 3: npm
+ * packages bundled, stacks mapped by the bundles themselves).
+ */
 const FORMAT = 3
 /** Builds kept besides the current one (a running network restarts its processes from its own build). */
 const KEEP_BUILDS = 4
@@ -92,9 +97,9 @@ export async function ensureBuild(): Promise<Build> {
     dir,
     compiled,
     seconds: (performance.now() - started) / 1000,
-    // Source maps on: stack traces in the logs name the TypeScript files and lines.
+    // No --enable-source-maps: each bundle maps its own stack traces to the TypeScript files and lines, reading its
+    // map only when a stack is printed (network/mapped-stacks.ts).
     nodeArgs: (name, args = []) => [
-      '--enable-source-maps',
       join(dir, `${name}.js`),
       ...args,
       ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
@@ -198,10 +203,12 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   /**
    * The programs carry their npm packages inside the bundle: loading a few hundred files of node_modules one by one
    * (resolving, reading package.json files, compiling each module) was a third of a member's start-up CPU. The
-   * bundle is ESM; CommonJS packages inside it call `require` for Node's built-ins, so it gets one.
+   * bundle is ESM; CommonJS packages inside it call `require` for Node's built-ins, so it gets one. The stack
+   * mapping goes first into each (see network/mapped-stacks.ts).
    */
   const withPackagesInline = {
     external: [...KEEP_EXTERNAL],
+    inject: [join(projectRoot, MAPPED_STACKS)],
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
   } satisfies import('esbuild').BuildOptions
   try {
