@@ -5,8 +5,8 @@
  * first (`npm run build` only compiles ahead of time).
  *
  * Layout (gitignored): `.build/<id>/` holds one build: `node.js`, `chain.js`, `ipfs.js` (each entry bundled with
- * the project's own modules; packages stay in node_modules), their source maps, and `hardhat.config.cjs` (the
- * project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
+ * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL), their source maps, and
+ * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
  * the build read, so a build directory never changes once it exists. `.build/current.json` names the newest build
  * and the content hash of each of its sources; a start compares those hashes with the files (a few ms) and builds
  * again when any differs.
@@ -37,12 +37,24 @@ export const ENTRIES = {
 } as const
 export type EntryName = keyof typeof ENTRIES
 
+/**
+ * Packages the bundles leave in node_modules. sql.js finds its .wasm beside its own file; Hardhat loads its
+ * config, plugins and tasks from node_modules at run time; `ws` asks for optional native helpers that are not
+ * installed (it works without them).
+ */
+const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate'] as const
+
+const MAPPED_STACKS = 'network/mapped-stacks.ts'
+
 const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
 const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
 export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
 
-/** Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`). */
-const FORMAT = 2
+/**
+ * Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`; 3: npm
+ * packages bundled, stacks mapped by the bundles themselves).
+ */
+const FORMAT = 3
 /** Builds kept besides the current one (a running network restarts its processes from its own build). */
 const KEEP_BUILDS = 4
 /** A build (or abandoned temporary directory) untouched for this long may be removed once it is not kept. */
@@ -85,9 +97,9 @@ export async function ensureBuild(): Promise<Build> {
     dir,
     compiled,
     seconds: (performance.now() - started) / 1000,
-    // Source maps on: stack traces in the logs name the TypeScript files and lines.
+    // No --enable-source-maps: each bundle maps its own stack traces to the TypeScript files and lines, reading its
+    // map only when a stack is printed (network/mapped-stacks.ts).
     nodeArgs: (name, args = []) => [
-      '--enable-source-maps',
       join(dir, `${name}.js`),
       ...args,
       ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
@@ -178,7 +190,6 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   const common = {
     absWorkingDir: projectRoot,
     bundle: true,
-    packages: 'external',
     platform: 'node',
     target: 'node20',
     sourcemap: true,
@@ -191,10 +202,21 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
     logLevel: 'silent',
     plugins: [projectFiles],
   } satisfies import('esbuild').BuildOptions
+  /**
+   * The programs carry their npm packages inside the bundle: loading a few hundred files of node_modules one by one
+   * (resolving, reading package.json files, compiling each module) was a third of a member's start-up CPU. The
+   * bundle is ESM; CommonJS packages inside it call `require` for Node's built-ins, so it gets one. The stack
+   * mapping goes first into each (see network/mapped-stacks.ts).
+   */
+  const withPackagesInline = {
+    external: [...KEEP_EXTERNAL],
+    inject: [join(projectRoot, MAPPED_STACKS)],
+    banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
+  } satisfies import('esbuild').BuildOptions
   try {
     const results = await Promise.all([
-      esbuild.build({ ...common, format: 'esm', entryPoints: ENTRIES, outdir: tmp, metafile: true }),
-      esbuild.build({ ...common, format: 'cjs', entryPoints: { [HARDHAT_CONFIG_BUNDLE.replace(/\.cjs$/, '')]: HARDHAT_CONFIG_SOURCE }, outdir: tmp, outExtension: { '.js': '.cjs' }, metafile: true }),
+      esbuild.build({ ...common, ...withPackagesInline, format: 'esm', entryPoints: ENTRIES, outdir: tmp, metafile: true }),
+      esbuild.build({ ...common, packages: 'external', format: 'cjs', entryPoints: { [HARDHAT_CONFIG_BUNDLE.replace(/\.cjs$/, '')]: HARDHAT_CONFIG_SOURCE }, outdir: tmp, outExtension: { '.js': '.cjs' }, metafile: true }),
       // The web console, for the browser: part of every build so that a fresh clone's first network:up serves it.
       buildConsole(esbuild, { projectRoot, outDir: tmp, plugins: [projectFiles] }),
     ])

@@ -12,7 +12,7 @@ import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployme
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { bytesUnder, readyTimeoutMs } from './readiness.js'
-import { rpcCall } from './probe.js'
+import { httpCall, rpcCall } from './probe.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
 import { chainSpec, ipfsSpec, nodeSpec, spawnProgram, waitProcessReady, type ProgramSpec } from './specs.js'
@@ -200,8 +200,8 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
       await step(createMembers(known))
       startNodes(predicted ? memberPlans : memberPlans.filter((m) => !fresh.includes(m)))
     }
-    // Polled from here on rather than from their spawn: every process is started first (the first poll loads fetch,
-    // a tenth of a second of this process's CPU that the children need more).
+    // Polled from here on rather than from their spawn: every process is started first (polls cost this process CPU
+    // that the children need more).
     const chainReady = watch(waitProcessReady(chain, chainProgram.what, readyTimeoutMs(timeout, chainProgram.stateDirs), chainProgram.check).then(() => log('chain ready')))
     const ipfsReady = watch(waitProcessReady(ipfsProc, ipfsProgram.what, timeout, ipfsProgram.check).then(() => log('IPFS ready')))
 
@@ -236,7 +236,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         waitFor(
           `${m.org} to list every org and node`,
           async () => {
-            const [orgs, nodes] = await Promise.all(['organizations', 'nodes'].map(async (k) => (await (await fetch(`${m.api}/api/v1/network/${k}?limit=1000`)).json()) as { did: string }[]))
+            const [orgs, nodes] = await Promise.all(['organizations', 'nodes'].map(async (k) => JSON.parse((await httpCall(`${m.api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]))
             return members.every((o) => orgs!.some((i) => i.did === o.did)) && members.every((o) => nodes!.some((i) => i.did === `did:firefly:node/${o.node}`))
           },
           { timeoutMs: timeout, intervalMs: 100 },

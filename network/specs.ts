@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import type { Build, EntryName } from './build.js'
 import type { Layout } from './layout.js'
 import type { NodeConfigFile } from '../node/config.js'
-import { rpcCall, tailLog } from './probe.js'
+import { answersOk, rpcCall, tailLog } from './probe.js'
 import { spawnLogged, waitFor, type SpawnedProcess } from './process.js'
 
 /**
@@ -44,7 +44,7 @@ export function ipfsSpec(L: Layout, apiPort: number, gatewayPort: number): Progr
     args: ['--dir', L.ipfsDir, '--api-port', String(apiPort), '--gateway-port', String(gatewayPort)],
     logFile: L.log('ipfs'),
     what: 'IPFS',
-    check: async () => (await fetch(`http://127.0.0.1:${apiPort}/api/v0/version`, { method: 'POST' })).ok,
+    check: () => answersOk(`http://127.0.0.1:${apiPort}/api/v0/version`, 5000, 'POST'),
     stateDirs: [],
   }
 }
@@ -57,7 +57,7 @@ export function nodeSpec(L: Layout, cfg: NodeConfigFile): ProgramSpec {
     args: ['--config', L.member(cfg.org).config],
     logFile: L.log(cfg.node),
     what: `member ${cfg.org}`,
-    check: async () => (await fetch(`${api}/api/v1/status`, { signal: AbortSignal.timeout(2000) })).ok,
+    check: () => answersOk(`${api}/api/v1/status`, 2000),
     stateDirs: [resolve(L.member(cfg.org).dir, cfg.dataDir, 'db')],
   }
 }
