@@ -1,7 +1,7 @@
 import { ParleyError } from '../core/errors.js'
 import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, dataJsonAround, headerJson, messageJson } from '../model/wire.js'
-import { parseHash, parseUuid, type BatchId, type DataId, type MessageId, type TxId } from '../core/ids.js'
+import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId, type Uuid } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
 import { batchTxTypeOf, MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
@@ -105,42 +105,42 @@ export function parseBatch(text: string): BatchPayload {
   }
 }
 
+// The paths named in errors are written only when something fails: a batch of hundreds of messages would otherwise
+// build a dozen strings per message that nothing reads. `where` is the element, `field` the rest of the path.
+
 function parseMessage(n: JsonNode, where: string): BatchPayload['messages'][number] {
   const m = obj(n, where)
-  const h = obj(m.get('header'), `${where}.header`)
-  const type = str(h.get('type'), `${where}.header.type`) as MessageType
+  const h = obj(m.get('header'), where, '.header')
+  const type = str(h.get('type'), where, '.header.type') as MessageType
   if (!MESSAGE_TYPES.includes(type)) fail(`${where}.header.type ${type} is not a message type`)
-  const txtype = str(h.get('txtype'), `${where}.header.txtype`) as TxType
+  const txtype = str(h.get('txtype'), where, '.header.txtype') as TxType
   if (txtype !== 'batch_pin' && txtype !== 'none') fail(`${where}.header.txtype ${txtype} is not batch_pin or none`)
-  const cid = optStr(h.get('cid'), `${where}.header.cid`)
-  const group = optStr(h.get('group'), `${where}.header.group`)
-  const tag = optStr(h.get('tag'), `${where}.header.tag`)
+  const cid = optStr(h.get('cid'), where, '.header.cid')
+  const group = optStr(h.get('group'), where, '.header.group')
+  const tag = optStr(h.get('tag'), where, '.header.tag')
   const header: Header = {
-    id: parseUuid<MessageId>(str(h.get('id'), `${where}.header.id`), `${where}.header.id`),
-    ...(cid ? { cid: parseUuid<MessageId>(cid, `${where}.header.cid`) } : {}),
+    id: uuid<MessageId>(h.get('id'), where, '.header.id'),
+    ...(cid ? { cid: uuidOf<MessageId>(cid, where, '.header.cid') } : {}),
     type,
     txtype,
-    author: str(h.get('author'), `${where}.header.author`),
-    key: str(h.get('key'), `${where}.header.key`),
-    created: timestamp(h.get('created'), `${where}.header.created`),
-    namespace: str(h.get('namespace'), `${where}.header.namespace`),
-    ...(group ? { group: parseHash(group, `${where}.header.group`) } : {}),
-    topics: arr(h.get('topics'), `${where}.header.topics`).map((t, i) => str(t, `${where}.header.topics[${i}]`)),
+    author: str(h.get('author'), where, '.header.author'),
+    key: str(h.get('key'), where, '.header.key'),
+    created: timestamp(h.get('created'), where, '.header.created'),
+    namespace: str(h.get('namespace'), where, '.header.namespace'),
+    ...(group ? { group: hashOf(group, where, '.header.group') } : {}),
+    topics: arr(h.get('topics'), where, '.header.topics').map((t, i) => (t.kind === 'string' ? text(t) : str(t, where, `.header.topics[${i}]`))),
     ...(tag ? { tag } : {}),
-    datahash: parseHash(str(h.get('datahash'), `${where}.header.datahash`), `${where}.header.datahash`),
+    datahash: hash(h.get('datahash'), where, '.header.datahash'),
   }
   const pins = m.get('pins')
   return {
     header,
-    hash: parseHash(str(m.get('hash'), `${where}.hash`), `${where}.hash`),
-    data: arr(m.get('data'), `${where}.data`).map((r, i) => {
-      const ref = obj(r, `${where}.data[${i}]`)
-      return {
-        id: parseUuid<DataId>(str(ref.get('id'), `${where}.data[${i}].id`), `${where}.data[${i}].id`),
-        hash: parseHash(str(ref.get('hash'), `${where}.data[${i}].hash`), `${where}.data[${i}].hash`),
-      }
+    hash: hash(m.get('hash'), where, '.hash'),
+    data: arr(m.get('data'), where, '.data').map((r, i) => {
+      const ref = r.kind === 'object' ? r : obj(r, where, `.data[${i}]`)
+      return { id: uuid<DataId>(ref.get('id'), where, `.data[${i}].id`), hash: hash(ref.get('hash'), where, `.data[${i}].hash`) }
     }),
-    ...(pins && pins.kind !== 'null' ? { pins: arr(pins, `${where}.pins`).map((p, i) => str(p, `${where}.pins[${i}]`)) } : {}),
+    ...(pins && pins.kind !== 'null' ? { pins: arr(pins, where, '.pins').map((p, i) => (p.kind === 'string' ? text(p) : str(p, where, `.pins[${i}]`))) } : {}),
   }
 }
 
@@ -151,28 +151,28 @@ function parseData(n: JsonNode, where: string): Data {
   const value = d.get('value')
   let datatype: Data['datatype']
   if (dt && dt.kind !== 'null') {
-    const o = obj(dt, `${where}.datatype`)
-    datatype = { name: str(o.get('name'), `${where}.datatype.name`), version: optStr(o.get('version'), `${where}.datatype.version`) ?? '' }
+    const o = obj(dt, where, '.datatype')
+    datatype = { name: str(o.get('name'), where, '.datatype.name'), version: optStr(o.get('version'), where, '.datatype.version') ?? '' }
   }
   let blobRef: Data['blob']
   if (blob && blob.kind !== 'null') {
-    const b = obj(blob, `${where}.blob`)
+    const b = obj(blob, where, '.blob')
     const size = b.get('size')
     if (size === undefined || size.kind !== 'number' || !Number.isSafeInteger(size.value) || (size.value as number) < 0) fail(`${where}.blob.size must be a byte count`)
-    const pub = optStr(b.get('public'), `${where}.blob.public`)
+    const pub = optStr(b.get('public'), where, '.blob.public')
     blobRef = {
-      hash: parseHash(str(b.get('hash'), `${where}.blob.hash`), `${where}.blob.hash`),
+      hash: hash(b.get('hash'), where, '.blob.hash'),
       size: size!.value as number,
-      name: optStr(b.get('name'), `${where}.blob.name`) ?? '',
+      name: optStr(b.get('name'), where, '.blob.name') ?? '',
       ...(pub ? { public: pub } : {}),
     }
   }
   return {
-    id: parseUuid<DataId>(str(d.get('id'), `${where}.id`), `${where}.id`),
-    validator: optStr(d.get('validator'), `${where}.validator`) ?? 'json',
-    namespace: optStr(d.get('namespace'), `${where}.namespace`) ?? '',
-    hash: parseHash(str(d.get('hash'), `${where}.hash`), `${where}.hash`),
-    created: timestamp(d.get('created'), `${where}.created`),
+    id: uuid<DataId>(d.get('id'), where, '.id'),
+    validator: optStr(d.get('validator'), where, '.validator') ?? 'json',
+    namespace: optStr(d.get('namespace'), where, '.namespace') ?? '',
+    hash: hash(d.get('hash'), where, '.hash'),
+    created: timestamp(d.get('created'), where, '.created'),
     ...(datatype ? { datatype } : {}),
     value: value === undefined || value.kind === 'null' ? null : value.raw,
     ...(blobRef ? { blob: blobRef } : {}),
@@ -182,24 +182,48 @@ function parseData(n: JsonNode, where: string): Data {
 function fail(msg: string): never {
   throw new ParleyError('BAD_PEER_DATA', `malformed batch: ${msg}`)
 }
-function obj(n: JsonNode | undefined, where: string): JsonNode {
-  if (!n || n.kind !== 'object') fail(`${where} must be an object`)
+function obj(n: JsonNode | undefined, where: string, field = ''): JsonNode {
+  if (!n || n.kind !== 'object') fail(`${where}${field} must be an object`)
   return n!
 }
-function arr(n: JsonNode | undefined, where: string): readonly JsonNode[] {
-  if (!n || n.kind !== 'array') fail(`${where} must be an array`)
+function arr(n: JsonNode | undefined, where: string, field = ''): readonly JsonNode[] {
+  if (!n || n.kind !== 'array') fail(`${where}${field} must be an array`)
   return n!.items
 }
-function str(n: JsonNode | undefined, where: string): string {
-  if (!n || n.kind !== 'string') fail(`${where} must be a string`)
-  return String(n!.value)
+function str(n: JsonNode | undefined, where: string, field = ''): string {
+  if (!n || n.kind !== 'string') fail(`${where}${field} must be a string`)
+  return text(n!)
 }
-function optStr(n: JsonNode | undefined, where: string): string | undefined {
+function optStr(n: JsonNode | undefined, where: string, field = ''): string | undefined {
   if (!n || n.kind === 'null') return undefined
-  return str(n, where)
+  return str(n, where, field)
 }
-function timestamp(n: JsonNode | undefined, where: string): Timestamp {
-  const s = str(n, where)
-  if (!isTimestamp(s)) fail(`${where} is not an RFC3339 UTC timestamp: ${s}`)
+function timestamp(n: JsonNode | undefined, where: string, field = ''): Timestamp {
+  const s = str(n, where, field)
+  if (!isTimestamp(s)) fail(`${where}${field} is not an RFC3339 UTC timestamp: ${s}`)
   return s as Timestamp
+}
+
+/** A string node's text: its raw text unquoted, unless an escape needs decoding (then what the parser decodes). */
+function text(n: JsonNode): string {
+  const raw = n.raw
+  return raw.indexOf('\\') === -1 ? raw.slice(1, -1) : String(n.value)
+}
+
+// What parseUuid and parseHash answer for text already in their output form (what senders write), found without
+// building the path they would name; anything else goes through them, with that path.
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const LOWER_HASH = /^[0-9a-f]{64}$/
+
+function uuidOf<T extends Uuid>(s: string, where: string, field: string): T {
+  return LOWER_UUID.test(s) ? (s as T) : parseUuid<T>(s, `${where}${field}`)
+}
+function uuid<T extends Uuid>(n: JsonNode | undefined, where: string, field: string): T {
+  return uuidOf<T>(str(n, where, field), where, field)
+}
+function hashOf(s: string, where: string, field: string): Hash {
+  return LOWER_HASH.test(s) ? (s as Hash) : parseHash(s, `${where}${field}`)
+}
+function hash(n: JsonNode | undefined, where: string, field: string): Hash {
+  return hashOf(str(n, where, field), where, field)
 }
