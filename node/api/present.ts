@@ -1,6 +1,6 @@
 import { clientJson, RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
-import { batchHeaderJson, blobJson, dataJson, headerJson } from '../model/wire.js'
+import { batchHeaderJson, blobJson, dataJson, headerJson, headerJsonText } from '../model/wire.js'
 import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type MessageTrace, type StoredBlockchainEvent } from '../model/index.js'
 import type { EventRenderer } from '../events/index.js'
 
@@ -13,7 +13,8 @@ type Obj = { [key: string]: GoJsonValue }
 export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[] } = {}): Obj {
   const h = m.header
   // Field by field, in FireFly's order, rather than from spreads (event deliveries present thousands a second).
-  const o: Obj = { header: headerJson(h, { topicAlias: opts.topicAlias ?? false }), localNamespace: h.namespace, hash: m.hash }
+  // Without the alias the header is exactly its batch form, which a send has just written (see headerJsonText).
+  const o: Obj = { header: opts.topicAlias ? headerJson(h, { topicAlias: true }) : new RawJson(headerJsonText(h), true), localNamespace: h.namespace, hash: m.hash }
   if (m.batch) {
     o.batch = m.batch
     if (opts.batchIdAlias) o.batchID = m.batch

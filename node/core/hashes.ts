@@ -4,7 +4,7 @@
  * FireFly's Go code hashes, so a batch sealed here verifies on any member and the other way round; the unit tests
  * hold the upstream vectors.
  */
-import { createHash } from 'node:crypto'
+import { createHash, hash } from 'node:crypto'
 import { ParleyError } from './errors.js'
 import { goJson, goJsonString, goStruct } from './go-json.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from './ids.js'
@@ -12,6 +12,8 @@ import type { Timestamp } from './time.js'
 
 /** sha256 over the parts in order (strings as UTF-8), as 64 lowercase hex characters. */
 export function sha256Hex(...parts: Array<string | Uint8Array>): Hash {
+  // One-shot for a single part (every message, data and header hash): a third of the cost of a Hash object.
+  if (parts.length === 1) return hash('sha256', parts[0]!, 'hex') as Hash
   const h = createHash('sha256')
   for (const p of parts) h.update(p)
   return h.digest('hex') as Hash

@@ -68,6 +68,10 @@ export function batchHeaderJson(b: { id: string; type: string; namespace: string
  * other way (not a string, topics not strings) goes through goJson.
  */
 export function headerJsonText(h: Header): string {
+  return writtenMessages.get(h)?.header ?? writeHeaderJson(h)
+}
+
+function writeHeaderJson(h: Header): string {
   const { topics } = h
   if (!Array.isArray(topics)) return goJson(headerJson(h))
   let topicsText = ''
@@ -133,30 +137,34 @@ export function dataJsonAround(d: Data): { before: string; after: string } {
  * A WeakMap, so a message that never reaches a batch takes its text with it; serializeBatch (batch/payload.ts) drops
  * what it used.
  */
-const writtenMessages = new WeakMap<object, { hash: string; data: readonly unknown[]; text: string }>()
+const writtenMessages = new WeakMap<Header, { header: string; hash: string; data: readonly unknown[]; text: string }>()
 
-/** Writes the message as a batch carries it and keeps the text for its batch (see serializeBatch). */
+/**
+ * Writes the message as a batch carries it and keeps the text for its batch (see serializeBatch); its header's text
+ * also serves headerJsonText (the answer to the send shows the header).
+ */
 export function rememberMessageJson(m: BatchMessage): string {
-  const text = messageJsonOpen(m)
-  writtenMessages.set(m.header, { hash: m.hash, data: m.data, text })
+  const header = writeHeaderJson(m.header)
+  const text = messageJsonOpen(m, header)
+  writtenMessages.set(m.header, { header, hash: m.hash, data: m.data, text })
   return closeMessageJson(text, m)
 }
 
 /** A message as a batch carries it: `{"header":..,"hash":..,"data":[..],"pins"?:[..]}`. */
 export function messageJson(m: BatchMessage, consume = false): string {
   const known = writtenMessages.get(m.header)
-  if (known === undefined || known.hash !== m.hash || known.data !== m.data) return closeMessageJson(messageJsonOpen(m), m)
+  if (known === undefined || known.hash !== m.hash || known.data !== m.data) return closeMessageJson(messageJsonOpen(m, known?.header ?? writeHeaderJson(m.header)), m)
   if (consume) writtenMessages.delete(m.header)
   return closeMessageJson(known.text, m)
 }
 
-function messageJsonOpen(m: BatchMessage): string {
+function messageJsonOpen(m: BatchMessage, header: string): string {
   let refs = ''
   for (let i = 0; i < m.data.length; i++) {
     const r = m.data[i]!
     refs += (i === 0 ? '' : ',') + (typeof r.id === 'string' && typeof r.hash === 'string' ? `{"id":${goJsonString(r.id)},"hash":${goJsonString(r.hash)}}` : goJson({ id: r.id, hash: r.hash }))
   }
-  return `{"header":${headerJsonText(m.header)}${m.hash === undefined ? '' : `,"hash":${goJsonString(m.hash)}`},"data":[${refs}]`
+  return `{"header":${header}${m.hash === undefined ? '' : `,"hash":${goJsonString(m.hash)}`},"data":[${refs}]`
 }
 
 function closeMessageJson(open: string, m: BatchMessage): string {

@@ -87,6 +87,8 @@ describe('batch payload text: messages written once, at accept', () => {
     expect(messageJson(other)).to.equal(goJson({ header: headerJson(m.header), hash: other.hash, data: m.data.map((r) => ({ id: r.id, hash: r.hash })) }))
     const fewer = { ...m, data: [] }
     expect(messageJson(fewer)).to.equal(goJson({ header: headerJson(m.header), hash: m.hash, data: [] }))
+    // The header's text, remembered with it, is the same whatever the message around it.
+    expect(headerJsonText(m.header)).to.equal(goJson(headerJson(m.header)))
   })
 
   it('header and data item writers equal goJson of headerJson and dataJson', () => {
