@@ -5,11 +5,13 @@
  * first (`npm run build` only compiles ahead of time).
  *
  * Layout (gitignored): `.build/<id>/` holds one build: `node.js`, `chain.js`, `ipfs.js` (each entry bundled with
- * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL), their source maps, and
- * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
- * the build read, so a build directory never changes once it exists. `.build/current.json` names the newest build
- * and the content hash of each of its sources; a start compares those hashes with the files (a few ms) and builds
- * again when any differs.
+ * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL; the node's and IPFS's are
+ * `node.cjs` and `ipfs.cjs`, which `node.js` and `ipfs.js` run: see CODE_CACHED), their source maps, and
+ * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a
+ * hash of every source file the build read, so a build directory never changes once it exists, but for the code
+ * caches its programs add (network/code-cache.ts). `.build/current.json` names the newest build and the content
+ * hash of each of its sources; a start compares those hashes with the files (a few ms) and builds again when any
+ * differs.
  *
  * Two starts may build at once (parallel test runs, two terminals): each compiles into its own temporary
  * directory and renames it into place; the second rename finds the identical build already there and drops its
