@@ -5,11 +5,13 @@
  * first (`npm run build` only compiles ahead of time).
  *
  * Layout (gitignored): `.build/<id>/` holds one build: `node.js`, `chain.js`, `ipfs.js` (each entry bundled with
- * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL), their source maps, and
- * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a hash of every source file
- * the build read, so a build directory never changes once it exists. `.build/current.json` names the newest build
- * and the content hash of each of its sources; a start compares those hashes with the files (a few ms) and builds
- * again when any differs.
+ * the project's own modules and the npm packages it uses but for those in KEEP_EXTERNAL; the node's and IPFS's are
+ * `node.cjs` and `ipfs.cjs`, which `node.js` and `ipfs.js` run: see CODE_CACHED), their source maps, and
+ * `hardhat.config.cjs` (the project's hardhat.config.ts compiled to CommonJS, for the chain process). `<id>` is a
+ * hash of every source file the build read, so a build directory never changes once it exists, but for the code
+ * caches its programs add (network/code-cache.ts). `.build/current.json` names the newest build and the content
+ * hash of each of its sources; a start compares those hashes with the files (a few ms) and builds again when any
+ * differs.
  *
  * Two starts may build at once (parallel test runs, two terminals): each compiles into its own temporary
  * directory and renames it into place; the second rename finds the identical build already there and drops its
@@ -46,15 +48,23 @@ const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', '
 
 const MAPPED_STACKS = 'network/mapped-stacks.ts'
 
+/**
+ * The programs started most (a member per org, IPFS) are CommonJS bundles (`<name>.cjs`) run through V8's code
+ * cache by a small ESM launcher, `<name>.js` (network/code-cache.ts). The chain stays an ESM bundle (most of its
+ * start-up is Hardhat's own modules, which stay in node_modules), and so do the workers.
+ */
+const CODE_CACHED = ['node', 'ipfs'] as const satisfies readonly EntryName[]
+const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const
+
 const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
 const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
 export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
 
 /**
  * Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`; 3: npm
- * packages bundled, stacks mapped by the bundles themselves).
+ * packages bundled, stacks mapped by the bundles themselves; 4: node and IPFS run through the code cache).
  */
-const FORMAT = 3
+const FORMAT = 4
 /** Builds kept besides the current one (a running network restarts its processes from its own build). */
 const KEEP_BUILDS = 4
 /** A build (or abandoned temporary directory) untouched for this long may be removed once it is not kept. */
@@ -143,7 +153,7 @@ function upToDate(esbuild: string): string | undefined {
   if (stamp.format !== FORMAT || stamp.esbuild !== esbuild || typeof stamp.id !== 'string' || typeof stamp.inputs !== 'object') return undefined
   for (const [rel, hash] of Object.entries(stamp.inputs)) if (hashFile(rel) !== hash) return undefined
   const dir = join(buildRoot, stamp.id)
-  const outputs = [...Object.keys(ENTRIES).map((n) => `${n}.js`), HARDHAT_CONFIG_BUNDLE, HARDHAT_CONFIG_OUTPUT, `${CONSOLE_DIR}/index.html`]
+  const outputs = [...Object.keys(ENTRIES).map((n) => `${n}.js`), ...CODE_CACHED.map((n) => `${n}.cjs`), `${CODE_CACHE_RUNNER.name}.js`, HARDHAT_CONFIG_BUNDLE, HARDHAT_CONFIG_OUTPUT, `${CONSOLE_DIR}/index.html`]
   return outputs.every((f) => existsSync(join(dir, f))) ? stamp.id : undefined
 }
 
@@ -213,9 +223,23 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
     inject: [join(projectRoot, MAPPED_STACKS)],
     banner: { js: "import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(import.meta.url);" },
   } satisfies import('esbuild').BuildOptions
+  const esmEntries: Record<string, string> = Object.fromEntries(Object.entries(ENTRIES).filter(([n]) => !(CODE_CACHED as readonly string[]).includes(n)))
+  esmEntries[CODE_CACHE_RUNNER.name] = CODE_CACHE_RUNNER.source
   try {
     const results = await Promise.all([
-      esbuild.build({ ...common, ...withPackagesInline, format: 'esm', entryPoints: ENTRIES, outdir: tmp, metafile: true }),
+      esbuild.build({ ...common, ...withPackagesInline, format: 'esm', entryPoints: esmEntries, outdir: tmp, metafile: true }),
+      esbuild.build({
+        ...common,
+        external: withPackagesInline.external,
+        inject: withPackagesInline.inject,
+        // The launcher passes the bundle's URL (network/code-cache.ts): paths relative to it resolve as in ESM.
+        define: { 'import.meta.url': '__parleyBundleUrl' },
+        format: 'cjs',
+        entryPoints: Object.fromEntries(CODE_CACHED.map((n) => [n, ENTRIES[n]])),
+        outdir: tmp,
+        outExtension: { '.js': '.cjs' },
+        metafile: true,
+      }),
       esbuild.build({ ...common, packages: 'external', format: 'cjs', entryPoints: { [HARDHAT_CONFIG_BUNDLE.replace(/\.cjs$/, '')]: HARDHAT_CONFIG_SOURCE }, outdir: tmp, outExtension: { '.js': '.cjs' }, metafile: true }),
       // The web console, for the browser: part of every build so that a fresh clone's first network:up serves it.
       buildConsole(esbuild, { projectRoot, outDir: tmp, plugins: [projectFiles] }),
@@ -245,6 +269,18 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
       '',
     ].join('\n'),
   )
+  for (const name of CODE_CACHED) {
+    writeFileSync(
+      join(tmp, `${name}.js`),
+      [
+        `// Generated by network/build.ts: runs ${name}.cjs with V8's code cache (see network/code-cache.ts).`,
+        "import { fileURLToPath } from 'node:url'",
+        `import { runWithCodeCache } from './${CODE_CACHE_RUNNER.name}.js'`,
+        `runWithCodeCache(fileURLToPath(new URL('./${name}.cjs', import.meta.url)))`,
+        '',
+      ].join('\n'),
+    )
+  }
   for (const rel of extraInputs()) inputs[rel] = hashFile(rel) ?? 'missing'
 
   const sorted = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)))

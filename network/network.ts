@@ -236,8 +236,14 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         waitFor(
           `${m.org} to list every org and node`,
           async () => {
-            const [orgs, nodes] = await Promise.all(['organizations', 'nodes'].map(async (k) => JSON.parse((await httpCall(`${m.api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]))
-            return members.every((o) => orgs!.some((i) => i.did === o.did)) && members.every((o) => nodes!.some((i) => i.did === `did:firefly:node/${o.node}`))
+            const list = async (k: 'organizations' | 'nodes'): Promise<{ did: string }[]> =>
+              JSON.parse((await httpCall(`${m.api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]
+            // A member registers its node after its org, so the node list is the one still short while a start waits:
+            // the org list is asked for only once that one is complete (each poll is a member's CPU too).
+            const nodes = await list('nodes')
+            if (!members.every((o) => nodes.some((i) => i.did === `did:firefly:node/${o.node}`))) return false
+            const orgs = await list('organizations')
+            return members.every((o) => orgs.some((i) => i.did === o.did))
           },
           { timeoutMs: timeout, intervalMs: 100 },
         ),
