@@ -28,6 +28,8 @@ export interface BareResult {
   networkCpuPct: number
   /** Everything else on the machine meanwhile, % of one core. */
   restCpuPct: number
+  /** The same run once more, right after: the server warmed up as the member is for its warm run. */
+  warmAcceptedPerSec: number
 }
 
 /** The port the server prints once it listens; rejects if it exits, stays silent too long, or the run is aborted. */
@@ -115,7 +117,20 @@ export async function runBareBaseline(ctx: BenchContext, messages: number, concu
     throwIfAborted(ctx.signal)
     reportFailures(ctx, 'bare', run)
     const rate = acceptRate(run)
-    return { acceptedPerSec: rate.perSec, seconds: rate.seconds, accepted: run.sent.length, failures: run.failures, cpu: cpuFigure, serverCpuPct, networkCpuPct, restCpuPct }
+    const again = await sendConcurrent(url, 'throughput-warm', messages, concurrency, ctx.signal)
+    throwIfAborted(ctx.signal)
+    reportFailures(ctx, 'bare, warm', again)
+    return {
+      acceptedPerSec: rate.perSec,
+      seconds: rate.seconds,
+      accepted: run.sent.length,
+      failures: run.failures,
+      cpu: cpuFigure,
+      serverCpuPct,
+      networkCpuPct,
+      restCpuPct,
+      warmAcceptedPerSec: acceptRate(again).perSec,
+    }
   } finally {
     await ctx.children.stop(pid)
   }
