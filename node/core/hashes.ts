@@ -271,6 +271,20 @@ export interface BatchManifestInput {
 
 /** The manifest JSON the batch hash covers, messages and data in payload order. */
 export function batchManifest(b: BatchManifestInput): string {
+  // Written directly, as dataRefsJson is (genericBatchManifest is the definition it equals): parsed ids and hashes
+  // are lowercase hex, written as they are; the manifest is hashed for every batch sealed and every batch received.
+  let messages = ''
+  for (let i = 0; i < b.messages.length; i++) {
+    const m = b.messages[i]!
+    messages += `${i === 0 ? '' : ','}{"id":"${parseUuid<MessageId>(m.id, 'message id')}","hash":"${parseHash(m.hash, 'message hash')}","topics":${goJson(m.topics)}}`
+  }
+  const id = parseUuid<BatchId>(b.id, 'batch id')
+  const tx = `{"type":${goJsonString(b.txType ?? 'batch_pin')},"id":"${parseUuid<TxId>(b.txId, 'batch tx id')}"}`
+  return `{"version":1,"id":"${id}","tx":${tx},"messages":[${messages}],"data":${dataRefsJson(b.data)}}`
+}
+
+/** batchManifest through goJson: the definition the direct writer must match. */
+export function genericBatchManifest(b: BatchManifestInput): string {
   return goJson(
     goStruct(
       ['version', 1],
