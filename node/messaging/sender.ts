@@ -126,19 +126,20 @@ export class MessageSender {
     const unheld = group ? items.findIndex((d) => d.blob !== undefined && !this.deps.blobs.has(d.blob.hash)) : -1
     if (unheld >= 0) throw new ParleyError('INVALID_FIELD', `data[${unheld}]: this node does not hold the blob ${items[unheld]!.blob!.hash}, and a private message carries only blobs it can send`)
     const refs: DataRef[] = items.map((d) => ({ id: d.id, hash: d.hash }))
-    // Field by field in the hashed order rather than from spreads (each spread was a throwaway object per send).
-    const header = { id: newId<MessageId>() } as Header
-    if (input.header.cid) header.cid = input.header.cid as MessageId
-    header.type = type
-    header.txtype = unpinned ? 'none' : 'batch_pin'
-    header.author = author
-    header.key = self.key
-    header.created = created
-    header.namespace = namespace
-    if (group) header.group = group.group.hash
-    header.topics = input.header.topics && input.header.topics.length > 0 ? input.header.topics : [namespace]
-    if (input.header.tag) header.tag = input.header.tag
-    header.datahash = dataRefsHash(refs)
+    const header: Header = {
+      id: newId<MessageId>(),
+      ...(input.header.cid ? { cid: input.header.cid as MessageId } : {}),
+      type,
+      txtype: unpinned ? 'none' : 'batch_pin',
+      author,
+      key: self.key,
+      created,
+      namespace,
+      ...(group ? { group: group.group.hash } : {}),
+      topics: input.header.topics && input.header.topics.length > 0 ? input.header.topics : [namespace],
+      ...(input.header.tag ? { tag: input.header.tag } : {}),
+      datahash: dataRefsHash(refs),
+    }
     const message: Message = {
       header,
       hash: messageHash(header),
