@@ -95,20 +95,31 @@ export async function applyMigrations(db: Migratable, migrations: readonly Migra
     })
   }
 
+  // Every pending migration is started at once, in order, so that they share one commit and one journal write
+  // (a fresh database runs them all at every first start); each is still its own transaction. One that fails
+  // stops the rest: they were written for the schema it would have made.
   const ran: number[] = []
+  const durable: Promise<void>[] = []
   for (const { m, checksum } of byVersion.values()) {
     if (applied.has(m.version)) continue
-    try {
-      await db.transaction((tx) => {
-        tx.exec(CREATE_TABLE)
-        tx.exec(m.up)
-        tx.run('INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)', [m.version, m.name, new Date().toISOString(), checksum])
-      })
-    } catch (err) {
+    let done = false
+    const failed = (err: unknown): never => {
       throw new DatabaseError('DB_MIGRATION', `migration ${m.version} (${m.name}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
     }
+    durable.push(
+      db
+        .transaction((tx) => {
+          tx.exec(CREATE_TABLE)
+          tx.exec(m.up)
+          tx.run('INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)', [m.version, m.name, new Date().toISOString(), checksum])
+          done = true
+        })
+        .catch(failed),
+    )
+    if (!done) break
     ran.push(m.version)
   }
+  await Promise.all(durable)
   return ran
 }
 

@@ -1,11 +1,29 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import initSqlJs from 'sql.js'
 import type { Database as SqlJsDatabase, SqlJsStatic } from 'sql.js'
 
 let loading: Promise<SqlJsStatic> | undefined
 
-/** Compiles the SQLite WebAssembly module once per process; every database shares it. */
+/** The two WebAssembly constructors used here (this project's TypeScript libraries do not declare them). */
+const Wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object, imports: object) => object } }).WebAssembly
+
+/**
+ * Compiles the SQLite WebAssembly module once per process; every database shares it.
+ *
+ * Compiled synchronously (`new WebAssembly.Module`), not by sql.js's own `WebAssembly.instantiate`: after an
+ * asynchronous compile, V8 held the event loop while it optimised the functions the first statements made hot,
+ * ~200 ms at every start with nothing else able to run (timers, I/O callbacks); compiled synchronously, that
+ * optimisation runs on background threads while the loop goes on. The module is the same either way.
+ */
 export function loadSqlJs(): Promise<SqlJsStatic> {
-  loading ??= initSqlJs()
+  loading ??= initSqlJs({
+    instantiateWasm(imports, ready) {
+      const bytes = readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm'))
+      ready(new Wasm.Instance(new Wasm.Module(bytes), imports) as Parameters<typeof ready>[0])
+      return undefined
+    },
+  })
   return loading
 }
 

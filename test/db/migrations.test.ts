@@ -91,6 +91,24 @@ describe('db: migrations are append-only', function () {
     expect(recorded(db)).to.deep.equal(expected(shipped))
   })
 
+  it('applies the migrations of a fresh database in one commit (one journal write), each its own transaction', async function () {
+    const db = await openDb(await temp.make(), shipped)
+    // The database's own bookkeeping commit, if any, plus one for all three migrations.
+    const bare = await openDb(await temp.make(), [])
+    expect(db.stats().lastSeq).to.equal(bare.stats().lastSeq + 1)
+  })
+
+  it('stops at a migration that fails: the earlier ones stay applied, the later ones never run', async function () {
+    const dir = await temp.make()
+    const broken: Migration = { version: 2, name: 'broken', up: 'CREATE TABLE tags (name TEXT PRIMARY KEY); INSERT INTO no_such_table VALUES (1)' }
+    const err = await refusal(openDb(dir, [v1, broken, v3]))
+    expect(err.message).to.contain('migration 2 (broken) failed').and.contain('no_such_table')
+    await closeAll()
+    const db = await openDb(dir, [v1])
+    expect(recorded(db)).to.deep.equal(expected([v1]))
+    expect(db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('tags', 'notes')")).to.deep.equal([])
+  })
+
   it('applies nothing when reopened with the same migrations (or the same ones reformatted)', async function () {
     const dir = await temp.make()
     await openDb(dir, shipped)
