@@ -1,21 +1,23 @@
 /**
- * The benchmark's HTTP client: loopback only, every request bounded in time. Plain `node:http` over keep-alive
- * sockets rather than global fetch: fetch (undici, WHATWG streams, an AbortSignal per request) cost this process
- * a large share of a core on a 2-core machine, CPU taken from the nodes being measured.
+ * The benchmark's HTTP client: loopback only, every request bounded in time, over keep-alive connections with a lean
+ * HTTP/1.1 client of its own (scripts/bench/http1-client.ts) rather than fetch or `node:http`: on a 2-core machine
+ * the benchmark's CPU is taken from the nodes it measures.
  */
-import http from 'node:http'
+import { Http1Pool } from './http1-client.js'
 
 const DEFAULT_TIMEOUT_MS = 30_000
 
 /**
- * One pool for every origin. Until `sizeClient` says otherwise, room for --concurrency's ceiling: a POST that
- * queued inside the client for a socket would have that wait counted as the node's.
+ * Connections per origin. Until `sizeClient` says otherwise, room for --concurrency's ceiling: a POST that queued
+ * inside the client for a connection would have that wait counted as the node's.
  */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 })
+let maxSockets = 1024
+const pools = new Map<string, Http1Pool>()
 
-/** Sockets per origin: at least the most requests the benchmark ever has in flight to one member. */
-export function sizeClient(maxSockets: number): void {
-  agent.maxSockets = maxSockets
+/** Connections per origin: at least the most requests the benchmark ever has in flight to one member. */
+export function sizeClient(sockets: number): void {
+  maxSockets = sockets
+  for (const p of pools.values()) p.maxSockets = sockets
 }
 
 function loopbackUrl(url: string): URL {
@@ -29,58 +31,25 @@ export interface HttpResult {
   text: string
 }
 
-function isReset(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException).code
-  return code === 'ECONNRESET' || code === 'EPIPE'
-}
-
-function send(u: URL, method: string, body: string | undefined, deadline: number, mayRetry: boolean): Promise<HttpResult> {
-  return new Promise<HttpResult>((resolve, reject) => {
-    let settled = false
-    let responded = false
-    const headers: http.OutgoingHttpHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-    const req = http.request({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, method, headers, agent })
-    const timeoutMs = Math.max(1, deadline - Date.now())
-    // One timer for the whole exchange (the socket's idle timeout would let a trickling answer run on forever).
-    const timer = setTimeout(() => req.destroy(new Error(`${method} ${u.href} timed out after ${timeoutMs} ms`)), timeoutMs)
-    const fail = (err: Error): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      // The server may close an idle keep-alive socket just as a request goes out on it; it read nothing of that
-      // request, so sending it once more on a fresh socket neither loses nor duplicates it (Node's own advice).
-      if (mayRetry && !responded && req.reusedSocket && isReset(err)) send(u, method, body, deadline, false).then(resolve, reject)
-      else reject(err)
-    }
-    req.once('error', fail)
-    req.once('response', (res) => {
-      responded = true
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.once('error', fail)
-      res.once('end', () => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })
-      })
-    })
-    req.end(body)
-  })
+async function send(u: URL, method: string, body: string | undefined, deadline: number): Promise<HttpResult> {
+  let pool = pools.get(u.host)
+  if (pool === undefined) pools.set(u.host, (pool = new Http1Pool(u.hostname, Number(u.port || 80), maxSockets)))
+  const res = await pool.request(method, `${u.pathname}${u.search}`, body, deadline)
+  return { status: res.status, text: res.body.toString('utf8') }
 }
 
 export async function postJson(url: string, body: unknown, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<HttpResult> {
-  return send(loopbackUrl(url), 'POST', JSON.stringify(body), Date.now() + timeoutMs, true)
+  return send(loopbackUrl(url), 'POST', JSON.stringify(body), Date.now() + timeoutMs)
 }
 
 /** A GET answered with any status (a poller may expect 404 for a while). */
 export async function get(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<HttpResult> {
-  return send(loopbackUrl(url), 'GET', undefined, Date.now() + timeoutMs, true)
+  return send(loopbackUrl(url), 'GET', undefined, Date.now() + timeoutMs)
 }
 
 /** A DELETE answered with any status. */
 export async function del(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<HttpResult> {
-  return send(loopbackUrl(url), 'DELETE', undefined, Date.now() + timeoutMs, true)
+  return send(loopbackUrl(url), 'DELETE', undefined, Date.now() + timeoutMs)
 }
 
 export async function getJson<T>(url: string, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<T> {
