@@ -1,9 +1,11 @@
-import { create, type KuboRPCClient } from 'kubo-rpc-client'
+import http from 'node:http'
+import https from 'node:https'
 import { CID } from 'multiformats/cid'
 import { errorMessage } from '../core/errors.js'
 import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
 import { kuboAdd } from './kubo-add.js'
 import { Backoff } from '../core/backoff.js'
+import { postForJson, streamGet, type HttpStatusError } from './ipfs-http.js'
 
 const PROBE_TIMEOUT_MS = 2000
 const RETRY_MIN_MS = 250
@@ -14,7 +16,8 @@ const RETRY_MAX_MS = 5000
  * would compute for the same bytes), downloads through the gateway, as FireFly does.
  */
 export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
-  const client: KuboRPCClient = create({ url: `${opts.api}/api/v0` })
+  // Batches and blobs are fetched one after another from the same gateway: its connections are kept open.
+  const gatewayAgent = new (new URL(opts.gateway).protocol === 'https:' ? https : http).Agent({ keepAlive: true })
   let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
   let stopped = false
   let timer: NodeJS.Timeout | undefined
@@ -22,10 +25,10 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
 
   async function probe(): Promise<SharedStorageStatus> {
     try {
-      const v = await client.version({ signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
-      last = { connected: true, api: opts.api, gateway: opts.gateway, version: v.version }
+      const v = (await postForJson(`${opts.api.replace(/\/$/, '')}/api/v0/version`, PROBE_TIMEOUT_MS)) as { Version?: unknown }
+      last = { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
     } catch (err) {
-      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${fetchFailure(err)}` }
+      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${errorMessage(err)}` }
     }
     return last
   }
@@ -56,17 +59,14 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
     },
     async *download(ref, signal) {
       const cid = CID.parse(ref).toString()
-      let res: Response
       try {
-        res = await fetch(`${opts.gateway}/ipfs/${cid}`, signal ? { signal } : {})
+        yield* streamGet(`${opts.gateway}/ipfs/${cid}`, { agent: gatewayAgent, ...(signal ? { signal } : {}) })
       } catch (err) {
         if (signal?.aborted) throw err
-        throw new Error(`cannot reach IPFS gateway ${opts.gateway}: ${fetchFailure(err)}`, { cause: err })
+        const status = (err as Partial<HttpStatusError>).status
+        if (status !== undefined) throw new Error(`ipfs gateway ${opts.gateway} answered ${status} for ${cid}`)
+        throw new Error(`cannot reach IPFS gateway ${opts.gateway}: ${errorMessage(err)}`, { cause: err })
       }
-      if (!res.ok || !res.body) {
-        throw new Error(`ipfs gateway ${opts.gateway} answered ${res.status} for ${cid}`)
-      }
-      for await (const chunk of res.body) yield chunk as Uint8Array
     },
     validRef(ref) {
       try {
@@ -80,13 +80,7 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
     async stop() {
       stopped = true
       if (timer) clearTimeout(timer)
+      gatewayAgent.destroy()
     },
   }
-}
-
-/** fetch() says only "fetch failed"; the reason (ECONNREFUSED, a reset) is in its cause. */
-function fetchFailure(err: unknown): string {
-  const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause
-  const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined
-  return why ? `${errorMessage(err)} (${why})` : errorMessage(err)
 }
