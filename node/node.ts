@@ -9,6 +9,7 @@ import { openRepositories } from './db/repos/index.js'
 import { BlobStore } from './data/blob-store.js'
 import { BlobReceiver } from './data/blob-receiver.js'
 import { createChain, type Chain } from './chain/index.js'
+import { useSmallSigningTables } from './chain/signing-tables.js'
 import { createIpfsStorage } from './storage/ipfs.js'
 import type { SharedStorage } from './storage/shared-storage.js'
 import { startApiServer, type ApiServer } from './api/server.js'
@@ -69,6 +70,7 @@ export interface RunningNode {
  */
 export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
   const started = now()
+  useSmallSigningTables()
   const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log })
   // The database's ceiling and the disk's room, for new sends and uploads and for /status.
   const gate = new StorageGate(db, log)
