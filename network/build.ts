@@ -56,12 +56,12 @@ const MAPPED_STACKS = 'network/mapped-stacks.ts'
 const CODE_CACHED = ['node', 'ipfs'] as const satisfies readonly EntryName[]
 /**
  * V8 flags of a member node. SQLite's WebAssembly functions are optimised once they have run enough (V8's dynamic
- * tiering); at the default budget, opening and migrating a database already made hundreds of them hot, and
- * optimising those cost each member ~0.2 s of CPU at every start, when five processes share two cores. Ten times
- * the budget leaves start-up in baseline code, while a member under load still optimises its hot functions within
- * moments. Measured here, baseline code for SQLite is 5–10 % slower than optimised code.
+ * tiering); at the default budget (1,800,000), opening and migrating a database already made hundreds of them hot,
+ * and optimising those cost each member ~0.2 s of CPU at every start, when five processes share two cores. Ten
+ * times the budget leaves start-up in baseline code, while a member under load (or a checkpoint's replay) still
+ * optimises its hot functions within moments. Measured here, baseline code for SQLite is 5–10 % slower.
  */
-const NODE_V8_FLAGS = ['--wasm-tiering-budget=20000000'] as const
+const NODE_V8_FLAGS = ['--wasm-tiering-budget=18000000'] as const
 
 const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const
 

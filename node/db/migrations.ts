@@ -102,7 +102,6 @@ export async function applyMigrations(db: Migratable, migrations: readonly Migra
   const durable: Promise<void>[] = []
   for (const { m, checksum } of byVersion.values()) {
     if (applied.has(m.version)) continue
-    let done = false
     const failed = (err: unknown): never => {
       throw new DatabaseError('DB_MIGRATION', `migration ${m.version} (${m.name}) failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
     }
@@ -112,11 +111,12 @@ export async function applyMigrations(db: Migratable, migrations: readonly Migra
           tx.exec(CREATE_TABLE)
           tx.exec(m.up)
           tx.run('INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)', [m.version, m.name, new Date().toISOString(), checksum])
-          done = true
         })
         .catch(failed),
     )
-    if (!done) break
+    // Reads see the open tick: the row is there only if the transaction went through (its function may return and
+    // the transaction still be refused, its writes undone).
+    if (db.get('SELECT 1 AS x FROM schema_migrations WHERE version = ?', [m.version]) === undefined) break
     ran.push(m.version)
   }
   await Promise.all(durable)

@@ -17,13 +17,16 @@ const Wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint
  * optimisation runs on background threads while the loop goes on. The module is the same either way.
  */
 export function loadSqlJs(): Promise<SqlJsStatic> {
-  loading ??= initSqlJs({
-    instantiateWasm(imports, ready) {
-      const bytes = readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm'))
-      ready(new Wasm.Instance(new Wasm.Module(bytes), imports) as Parameters<typeof ready>[0])
-      return undefined
-    },
-  })
+  loading ??= (async () => {
+    // Compiled here rather than inside the hook, so that a missing or broken .wasm rejects this promise.
+    const module = new Wasm.Module(readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm')))
+    return initSqlJs({
+      instantiateWasm(imports, ready) {
+        ready(new Wasm.Instance(module, imports) as Parameters<typeof ready>[0])
+        return undefined
+      },
+    })
+  })()
   return loading
 }
 

@@ -12,23 +12,70 @@ export interface HttpStatusError extends Error {
   status: number
 }
 
+/** A transfer that moves no byte for this long fails, so that the caller's retry takes over (fetch had 300 s). */
+export const IDLE_TIMEOUT_MS = 60_000
+/** A gateway may redirect (Kubo's own sends `localhost` paths to its subdomain gateway); fetch followed up to 20. */
+const MAX_REDIRECTS = 5
+
 function clientOf(url: URL): typeof http | typeof https {
   return url.protocol === 'https:' ? https : http
 }
 
+function isReset(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code
+  return code === 'ECONNRESET' || code === 'EPIPE'
+}
+
+interface Head {
+  res: http.IncomingMessage
+  /** What ended the transfer from the request's side once the answer had begun (the idle timeout, say), if anything. */
+  failure(): Error | undefined
+}
+
 /**
- * The body of a GET, chunk by chunk as it arrives. Rejects with `notOk(status, text)`'s error for a status outside
- * 2xx (reading at most a few KB of the answer), and with the signal's reason once `signal` aborts, before or
- * during the transfer.
+ * The answer's head to a GET, following redirects. A reused keep-alive connection that the server closed just as
+ * the request went out is retried once on a fresh one (it read nothing of the request), as Node advises.
  */
-export async function* streamGet(url: string, opts: { agent: http.Agent | https.Agent; signal?: AbortSignal }): AsyncGenerator<Uint8Array> {
+function getHead(url: URL, home: string, agent: http.Agent | https.Agent, signal: AbortSignal | undefined, idleMs: number, redirects = 0, retried = false): Promise<Head> {
+  return new Promise<Head>((resolve, reject) => {
+    let answered = false
+    let late: Error | undefined
+    // A redirect to another origin goes without this origin's agent.
+    const req = clientOf(url).get(url, { ...(url.origin === home ? { agent } : {}), ...(signal ? { signal } : {}) }, (res) => {
+      answered = true
+      const status = res.statusCode ?? 0
+      const location = res.headers.location
+      if (status >= 300 && status < 400 && status !== 304 && location !== undefined) {
+        res.resume()
+        if (redirects >= MAX_REDIRECTS) return reject(new Error(`more than ${MAX_REDIRECTS} redirects (the last to ${location})`))
+        return resolve(getHead(new URL(location, url), home, agent, signal, idleMs, redirects + 1))
+      }
+      resolve({ res, failure: () => late })
+    })
+    req.setTimeout(idleMs, () => req.destroy(new Error(`the gateway sent nothing for ${idleMs / 1000} s`)))
+    req.on('error', (err) => {
+      // After the answer began, the reader learns of it through the response stream.
+      if (answered) {
+        late = err
+        return
+      }
+      if (signal?.aborted) return reject(signal.reason)
+      if (!retried && req.reusedSocket && isReset(err)) return resolve(getHead(url, home, agent, signal, idleMs, redirects, true))
+      reject(err)
+    })
+  })
+}
+
+/**
+ * The body of a GET, chunk by chunk as it arrives. Throws an HttpStatusError for a status outside 2xx (the answer
+ * discarded), the signal's reason once `signal` aborts (before or during the transfer), and an error once no byte
+ * has moved for `idleMs`.
+ */
+export async function* streamGet(url: string, opts: { agent: http.Agent | https.Agent; signal?: AbortSignal; idleMs?: number }): AsyncGenerator<Uint8Array> {
   const { signal } = opts
   signal?.throwIfAborted()
   const u = new URL(url)
-  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    const req = clientOf(u).get(u, { agent: opts.agent, ...(signal ? { signal } : {}) }, resolve)
-    req.on('error', (err) => reject(signal?.aborted ? signal.reason : err))
-  })
+  const { res, failure } = await getHead(u, u.origin, opts.agent, signal, opts.idleMs ?? IDLE_TIMEOUT_MS)
   if (res.statusCode === undefined || res.statusCode < 200 || res.statusCode > 299) {
     res.destroy()
     const err = new Error(`answered ${res.statusCode}`) as HttpStatusError
@@ -38,7 +85,7 @@ export async function* streamGet(url: string, opts: { agent: http.Agent | https.
   try {
     for await (const chunk of res) yield chunk as Buffer
   } catch (err) {
-    throw signal?.aborted ? signal.reason : err
+    throw signal?.aborted ? signal.reason : (failure() ?? err)
   } finally {
     // A consumer that stopped early (break, throw) leaves the rest unread: the connection cannot be reused.
     if (!res.complete) res.destroy()

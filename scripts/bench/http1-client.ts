@@ -24,6 +24,8 @@ interface Pending {
   mayRetry: boolean
   resolve(res: Http1Response): void
   reject(err: Error): void
+  /** The deadline's timer while it waits for a connection. */
+  queued?: NodeJS.Timeout
 }
 
 const CRLF_CRLF = Buffer.from('\r\n\r\n')
@@ -48,7 +50,18 @@ export class Http1Pool {
     const conn = this.idle.pop()
     if (conn) conn.run(p)
     else if (this.open < this.maxSockets) this.connect().run(p)
+    else this.queue(p)
+  }
+
+  /** Waits for a connection; at its deadline it leaves the line, never sent. */
+  private queue(p: Pending, first = false): void {
+    if (first) this.waiting.unshift(p)
     else this.waiting.push(p)
+    p.queued = setTimeout(() => {
+      const i = this.waiting.indexOf(p)
+      if (i >= 0) this.waiting.splice(i, 1)
+      p.reject(new Error(`${p.method} ${p.path} timed out waiting for a connection`))
+    }, Math.max(1, p.deadline - Date.now()))
   }
 
   private connect(): Connection {
@@ -72,8 +85,11 @@ export class Http1Pool {
     if (next) this.dispatch(next)
   }
 
+  /** Once, on a fresh connection if the limit allows (else first in line for the next free one). */
   retry(p: Pending): void {
-    this.connect().run({ ...p, mayRetry: false })
+    const again = { ...p, mayRetry: false }
+    if (this.open < this.maxSockets) this.connect().run(again)
+    else this.queue(again, true)
   }
 
   destroy(): void {
@@ -101,6 +117,7 @@ class Connection {
   }
 
   run(p: Pending): void {
+    clearTimeout(p.queued)
     this.current = p
     this.gotBytes = false
     const timeoutMs = Math.max(1, p.deadline - Date.now())

@@ -133,6 +133,26 @@ describe('bench: the lean HTTP/1.1 client', function () {
     expect((await p.request('GET', '/fast', undefined, soon())).body.toString()).to.equal('fast')
   })
 
+  it('never sends a request whose deadline passed while it queued for a connection', async function () {
+    const seen: string[] = []
+    const s = await serve((req, res) => {
+      seen.push(req.url!)
+      setTimeout(() => res.end('done'), 150)
+    })
+    servers.push(s.server)
+    const p = pool(s.port, 1)
+    const first = p.request('GET', '/first', undefined, soon())
+    const queued = p.request('GET', '/queued', undefined, soon(50)).then(
+      () => 'answered',
+      (e: unknown) => (e as Error).message,
+    )
+    // It gives up at its own deadline, while the first request is still being answered.
+    expect(await Promise.race([queued, first.then(() => 'first answered first')])).to.contain('timed out waiting for a connection')
+    expect((await first).body.toString()).to.equal('done')
+    expect((await p.request('GET', '/after', undefined, soon())).body.toString()).to.equal('done')
+    expect(seen).to.deep.equal(['/first', '/after'])
+  })
+
   it('rejects when nothing listens', async function () {
     const s = await serve((_req, res) => res.end())
     const port = s.port

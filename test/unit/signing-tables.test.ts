@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import { createRequire } from 'node:module'
 import { SigningKey, Wallet } from 'ethers'
 import { useSmallSigningTables } from '../../node/chain/signing-tables.js'
 
@@ -15,5 +16,11 @@ describe('chain: the smaller secp256k1 tables a member signs with', function () 
     })
     expect(new Wallet(key.privateKey).address).to.equal('0xdB00079cad3e665853Bf766eFe26F4C38cdbdCDA')
     expect(SigningKey.recoverPublicKey(`0x${'a1'.repeat(32)}`, sig)).to.equal(key.publicKey)
+  })
+
+  it('are set on the curve module ethers itself signs with (one copy of @noble/curves, not a second nested under ethers)', function () {
+    const fromProject = createRequire(import.meta.url)
+    const fromEthers = createRequire(fromProject.resolve('ethers'))
+    expect(fromEthers.resolve('@noble/curves/secp256k1')).to.equal(fromProject.resolve('@noble/curves/secp256k1'))
   })
 })
