@@ -13,16 +13,25 @@ export function inList(values: readonly (string | number)[]): string {
 
 /**
  * Inserts rows with few statements: `INSERT ... VALUES (...), (...) <tail>` over slices of 64, 32, ..., 1 rows, so a
- * few distinct statement texts serve any row count. Answers each statement's result with the rows it inserted.
+ * few distinct statement texts serve any row count. Answers each statement's result with the rows it inserted; its
+ * `lastInsertRowid` only when `rowids` (0 otherwise: reading it is one more statement each).
  * `placeholders` gives each column's placeholder when it is not a plain `?` (see TEXT_FROM_BYTES).
  */
-export function insertRows(tx: Tx, head: string, tail: string, rows: readonly (readonly SqlValue[])[], placeholders?: readonly string[]): { rows: number; result: RunResult }[] {
+export function insertRows(
+  tx: Tx,
+  head: string,
+  tail: string,
+  rows: readonly (readonly SqlValue[])[],
+  placeholders?: readonly string[],
+  rowids = false,
+): { rows: number; result: RunResult }[] {
+  const options = { rowid: rowids }
   const out: { rows: number; result: RunResult }[] = []
   let i = 0
   for (let size = 64; size >= 1; size >>= 1) {
     while (rows.length - i >= size) {
       const columns = rows[i]!.length
-      out.push({ rows: size, result: tx.run(insertText(head, tail, size, columns, placeholders), flatten(rows, i, size, columns)) })
+      out.push({ rows: size, result: tx.run(insertText(head, tail, size, columns, placeholders), flatten(rows, i, size, columns), options) })
       i += size
     }
   }

@@ -38,6 +38,8 @@ export class EventsRepo {
       'INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)',
       '',
       rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
+      undefined,
+      true,
     )
     const out: NodeEvent[] = []
     for (const { rows: n, result } of statements) {
