@@ -44,6 +44,13 @@ describe('insert rowids on demand', () => {
     expect(out.map((e) => e.sequence)).to.deep.equal(out.map((_, i) => i + 1))
   })
 
+  it('answers events with their keys in the order they always had', async () => {
+    const input: NewEvent = { type: 'message_confirmed', namespace: 'default', reference: newId<MessageId>(), correlator: newId<MessageId>(), tx: newId<MessageId>(), topic: 't' }
+    const [e] = await r.db.transaction((tx) => r.events.insertMany(tx, [input], now()))
+    expect(Object.keys(e!)).to.deep.equal(['type', 'namespace', 'reference', 'correlator', 'tx', 'topic', 'id', 'created', 'sequence'])
+    expect(e).to.deep.include({ ...input, sequence: 1 })
+  })
+
   it('reads the rowid by default, and only then', async () => {
     const result = await r.db.transaction((tx) => {
       const first = r.events.insert(tx, events(1)[0]!, now())
