@@ -2,6 +2,7 @@ import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { EVENT_FIELDS } from '../query-fields.js'
 import { insertRows } from '../in-list.js'
+import { extend } from '../../core/extend.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type EventType, type NewEvent, type NodeEvent, type EventQuery } from '../../model/index.js'
@@ -33,7 +34,7 @@ export class EventsRepo {
    */
   insertMany(tx: Tx, list: readonly NewEvent[], created: Timestamp): NodeEvent[] {
     // Made whole here, their sequence set once known: one object per event, its keys in the order they always had.
-    const rows: NodeEvent[] = list.map((e) => ({ ...e, id: newId<EventId>(), created, sequence: 0 }))
+    const rows: NodeEvent[] = list.map((e) => extend(e, { id: newId<EventId>(), created, sequence: 0 }))
     const statements = insertRows(
       tx,
       'INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)',
