@@ -208,6 +208,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
     log,
     dispatchers: [new PrivateDispatcher({ messages, nonces, groups, identities, self, delivery: deliveryQueue })],
+    recent,
   })
   const sender = new MessageSender({
     db,

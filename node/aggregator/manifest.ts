@@ -1,3 +1,4 @@
+import { extend } from '../core/extend.js'
 import type { Hash, MessageId } from '../core/ids.js'
 
 export interface ManifestEntry {
@@ -20,7 +21,7 @@ export class IndexedManifest {
     const messages = typeof manifest === 'string' ? (JSON.parse(manifest) as { messages: { id: MessageId; hash: Hash; topics: number }[] }).messages : manifest
     let next = 0
     this.entries = messages.map((e) => {
-      const entry = { ...e, firstPin: next }
+      const entry = extend(e, { firstPin: next })
       next += e.topics
       return entry
     })

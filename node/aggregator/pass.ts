@@ -1,5 +1,6 @@
 import { broadcastContext, identityTopic } from '../core/hashes.js'
 import { errorMessage, isParleyError } from '../core/errors.js'
+import { extend } from '../core/extend.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
@@ -122,14 +123,14 @@ export class Pass {
       this.deps.messages.reject(this.tx, message.header.id, record.id, record.txId, this.at, decision.reason)
       this.pendingEvents.push({ type: 'message_rejected', ...common })
       this.deps.log(`message ${message.header.id} rejected: ${decision.reason}`)
-      this.result.rejected.push({ message: { ...message, state: 'rejected', confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }, reason: decision.reason })
+      this.result.rejected.push({ message: extend(message, { state: 'rejected' as const, confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }), reason: decision.reason })
     } else {
       const batch = this.pendingConfirms.get(record.id) ?? { txId: record.txId, ids: [] }
       batch.ids.push(message.header.id)
       this.pendingConfirms.set(record.id, batch)
       this.pendingEvents.push({ type: 'message_confirmed', ...common })
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
-      this.result.confirmed.push({ ...message, state: 'confirmed', confirmed: this.at, batch: record.id, txid: record.txId })
+      this.result.confirmed.push(extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId }))
     }
     if (advance || message.header.type === 'definition') this.result.rewindWaiting = true
     return range

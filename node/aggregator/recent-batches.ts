@@ -1,3 +1,4 @@
+import { extend } from '../core/extend.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
 import { storedData } from '../db/repos/data.js'
@@ -65,7 +66,7 @@ export class RecentBatches {
     const indexed = new IndexedManifest(record.manifest)
     const ids = new Set(messages.map((m) => m.header.id as string))
     if (indexed.entries.length !== ids.size || indexed.entries.some((e) => !ids.has(e.id))) return
-    this.hold(record.id, record.hash, record.manifest, indexed, messages.map((m) => ({ ...m, batch: record.id, txid: record.txId })), data)
+    this.hold(record.id, record.hash, record.manifest, indexed, messages.map((m) => extend(m, { batch: record.id, txid: record.txId })), data)
   }
 
   /** The contents of batch `id` stored with exactly this hash and manifest, handed out once; undefined otherwise. */

@@ -39,6 +39,16 @@ interface AssemblerDeps {
   stopped: () => boolean
   /** Where a pinned batch's upload and pin sending are noted until its pin is recorded (for traces). */
   progress?: DispatchProgress
+  /** Told of each sealed batch inside its seal's transaction (see SealedBatchHolder). */
+  recent?: SealedBatchHolder
+}
+
+/**
+ * Keeps a batch just sealed as its rows now stand (the aggregator's RecentBatches), so that confirming it when its pin
+ * comes back does not read back the messages and data this member wrote moments before.
+ */
+export interface SealedBatchHolder {
+  sealed(record: Pick<BatchRecord, 'id' | 'hash' | 'manifest' | 'txId'>, messages: readonly Message[], data: readonly Data[]): void
 }
 
 const RETRY_MIN_MS = 500
@@ -194,6 +204,8 @@ export class Assembler {
         id,
         txId,
       )
+      // Told after every write to the messages' rows in this seal, before anything else can change them.
+      this.deps.recent?.sealed(record, sealedMessages, data)
       // The pin's transaction is created with its batch, as FireFly does; an unpinned batch submits none.
       if (txType === 'batch_pin') written = this.deps.events.insertMany(tx, [{ type: 'transaction_submitted', namespace: record.namespace, reference: txId, tx: txId, topic: txType }], record.created)
       this.broken = false

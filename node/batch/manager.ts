@@ -15,7 +15,7 @@ import type { BatchConfig } from './config.js'
 import type { BlobPublisher } from './blob-publisher.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
 import { BroadcastDispatcher } from './broadcast-dispatcher.js'
-import { Assembler, type Accepted } from './assembler.js'
+import { Assembler, type Accepted, type SealedBatchHolder } from './assembler.js'
 import { DispatchProgress } from './progress.js'
 
 export interface BatchManagerDeps {
@@ -35,6 +35,8 @@ export interface BatchManagerDeps {
   log: (line: string) => void
   /** Dispatchers besides the broadcast one (private messaging registers its own). */
   dispatchers?: Dispatcher[]
+  /** Told of each sealed batch in its seal's transaction, for the aggregator (see SealedBatchHolder). */
+  recent?: SealedBatchHolder
 }
 
 /**

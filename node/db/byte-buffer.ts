@@ -1,5 +1,8 @@
 import { DatabaseError } from './errors.js'
 
+/** Text up to this many characters is tried as ASCII first (see ByteWriter.string); for longer text the calls cost little beside the copy. */
+const SHORT_TEXT = 256
+
 /** A growable little-endian byte writer, so a journal record is built in one buffer without copies per field. */
 export class ByteWriter {
   private buf: Buffer
@@ -38,6 +41,25 @@ export class ByteWriter {
   }
 
   string(s: string): void {
+    // Most of a journal's text is short ASCII (ids, hashes, timestamps, keys): copied by a loop it skips the two
+    // calls into C++ (byteLength, then write) that cost more than the copy. Other text takes the general path.
+    const length = s.length
+    if (length <= SHORT_TEXT) {
+      this.ensure(4 + length)
+      const buf = this.buf
+      let at = this.len + 4
+      let i = 0
+      for (; i < length; i++) {
+        const c = s.charCodeAt(i)
+        if (c > 0x7f) break
+        buf[at++] = c
+      }
+      if (i === length) {
+        buf.writeUInt32LE(length, this.len)
+        this.len = at
+        return
+      }
+    }
     const n = Buffer.byteLength(s, 'utf8')
     this.u32(n)
     this.ensure(n)

@@ -98,12 +98,12 @@ export class Connection {
     this.cache.checkDeterministic(p)
   }
 
-  /** Executes a prepared statement to completion, ignoring rows; reports what it changed. */
-  execute(p: Prepared, params: SqlParams | undefined): RunResult {
+  /** Executes a prepared statement to completion, ignoring rows; reports what it changed, and its rowid unless told not to. */
+  execute(p: Prepared, params: SqlParams | undefined, withRowid = true): RunResult {
     this.step(p, params)
     const changes = this.db.getRowsModified()
-    // One more statement per INSERT; other statements skip it (their rowid would be a stale one).
-    if (!p.inserts) return { changes, lastInsertRowid: 0 }
+    // One more statement per INSERT that asks; other statements skip it (their rowid would be a stale one).
+    if (!p.inserts || !withRowid) return { changes, lastInsertRowid: 0 }
     const rowid = this.query(this.cache.get('SELECT last_insert_rowid() AS id'), undefined, 1)[0]?.['id']
     return { changes, lastInsertRowid: typeof rowid === 'number' ? rowid : Number(rowid ?? 0) }
   }

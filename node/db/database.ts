@@ -14,7 +14,7 @@ import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
 
-export type { DatabaseStats, Migration, Row, RunResult, SqlParams, SqlValue, Tx } from './types.js'
+export type { DatabaseStats, Migration, Row, RunOptions, RunResult, SqlParams, SqlValue, Tx } from './types.js'
 export { DatabaseError, type DatabaseErrorCode } from './errors.js'
 export type { DiskFull } from './disk-full.js'
 

@@ -374,19 +374,24 @@ export function isPositional(params: SqlParams): params is readonly SqlValue[] {
 export function validateParams(params: SqlParams | undefined): void {
   if (params === undefined) return
   if (isPositional(params)) {
-    params.forEach((v, i) => checkValue(v, `parameter ${i + 1}`))
+    for (let i = 0; i < params.length; i++) checkValue(params[i], i)
     return
   }
   for (const [k, v] of Object.entries(params)) {
     if (!/^[:@$]/.test(k)) {
       throw new DatabaseError('DB_MISUSE', `named parameter "${k}" must include its prefix as in the SQL, e.g. ":${k}"`)
     }
-    checkValue(v, `parameter ${k}`)
+    checkValue(v, k)
   }
 }
 
-function checkValue(v: unknown, what: string): asserts v is SqlValue {
+/**
+ * `at` is the parameter's index (0-based) or its name; the text naming it is built only for the error, since a
+ * page of received messages binds thousands of values.
+ */
+function checkValue(v: unknown, at: number | string): asserts v is SqlValue {
   if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || v instanceof Uint8Array) return
+  const what = typeof at === 'number' ? `parameter ${at + 1}` : `parameter ${at}`
   throw new DatabaseError('DB_MISUSE', `${what} is ${v === undefined ? 'undefined' : typeof v}; bind string, number, bigint, Uint8Array or null`)
 }
 
@@ -396,20 +401,20 @@ function writeParams(w: ByteWriter, params: SqlParams | undefined): void {
   } else if (isPositional(params)) {
     w.u8(SHAPE_POSITIONAL)
     w.u32(params.length)
-    params.forEach((v, i) => writeValue(w, v, `parameter ${i + 1}`))
+    for (let i = 0; i < params.length; i++) writeValue(w, params[i], i)
   } else {
     const keys = Object.keys(params)
     w.u8(SHAPE_NAMED)
     w.u32(keys.length)
     for (const k of keys) {
       w.string(k)
-      writeValue(w, params[k], `parameter ${k}`)
+      writeValue(w, params[k], k)
     }
   }
 }
 
-function writeValue(w: ByteWriter, v: unknown, what: string): void {
-  checkValue(v, what)
+function writeValue(w: ByteWriter, v: unknown, at: number | string): void {
+  checkValue(v, at)
   if (v === null) w.u8(TAG_NULL)
   else if (typeof v === 'number') {
     w.u8(TAG_NUMBER)

@@ -1,7 +1,7 @@
 import type { Connection } from './connection.js'
 import { DatabaseError, asError } from './errors.js'
 import { validateParams, type TxOps } from './journal-record.js'
-import type { Row, RunResult, SqlParams, Tx } from './types.js'
+import type { Row, RunOptions, RunResult, SqlParams, Tx } from './types.js'
 
 /**
  * The `tx` handed to a transaction function. Every statement that can write is recorded, with its
@@ -30,7 +30,7 @@ export class Transaction implements Tx {
     this.active = false
   }
 
-  run(sql: string, params?: SqlParams): RunResult {
+  run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
     return this.guard(() => {
       validateParams(params)
       const p = this.conn.prepare(sql)
@@ -38,7 +38,7 @@ export class Transaction implements Tx {
         this.conn.checkDeterministic(p)
         this.record.addStatement(sql, params)
       }
-      return this.conn.execute(p, params)
+      return this.conn.execute(p, params, options?.rowid)
     })
   }
 

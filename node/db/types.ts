@@ -20,8 +20,16 @@ export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>
 export interface RunResult {
   /** Rows changed by this INSERT, UPDATE or DELETE (SQLite's `changes()`). */
   changes: number
-  /** For an INSERT or REPLACE, the rowid of the (last) row it inserted; 0 for other statements. */
+  /** For an INSERT or REPLACE, the rowid of the (last) row it inserted; 0 for other statements, or when not asked for. */
   lastInsertRowid: number
+}
+
+export interface RunOptions {
+  /**
+   * Whether to read the INSERT's rowid into `lastInsertRowid` (the default). sql.js has no call for it, so it costs
+   * one more statement per INSERT: writers that never read it (bulk inserts, see insertRows) say false.
+   */
+  rowid?: boolean
 }
 
 /**
@@ -32,7 +40,7 @@ export interface RunResult {
  */
 export interface Tx {
   /** Runs one statement. SQL that writes must be deterministic: see `sql-guard.ts`. */
-  run(sql: string, params?: SqlParams): RunResult
+  run(sql: string, params?: SqlParams, options?: RunOptions): RunResult
   /** Rows of one statement; a statement that writes (e.g. `RETURNING`) is journaled like `run`. */
   all<R extends Row = Row>(sql: string, params?: SqlParams): R[]
   get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined

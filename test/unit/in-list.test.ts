@@ -48,3 +48,23 @@ describe('insertRows: statement texts', () => {
     ])
   })
 })
+
+describe('insertRows: bound values', () => {
+  it('binds exactly the values of rows.flat(), in order, for every slice size, nulls and bytes included', () => {
+    const bytes = new Uint8Array([1, 2, 3])
+    for (const count of [1, 2, 3, 63, 64, 65, 127, 128, 129, 200]) {
+      const rows = Array.from({ length: count }, (_, i) => [i, `v${i}`, i % 3 === 0 ? null : bytes, BigInt(i)])
+      const { tx, runs } = recordingTx()
+      insertRows(tx, 'INSERT INTO t (a, b, c, d)', '', rows)
+      const bound = runs.flatMap((r) => r.params as unknown[])
+      expect(bound).to.deep.equal(rows.flat())
+      for (const r of runs) expect(Object.keys(r.params as unknown[]).length, 'no holes').to.equal((r.params as unknown[]).length)
+    }
+  })
+
+  it('refuses rows of unequal widths rather than bind a shifted row', () => {
+    const { tx } = recordingTx()
+    expect(() => insertRows(tx, 'INSERT INTO t (a, b)', '', [[1, 2], [3, 4, 5]])).to.throw(/row 1 has 3 values, the first has 2/)
+    expect(() => insertRows(tx, 'INSERT INTO t (a, b)', '', [[1, 2], [3]])).to.throw(/row 1 has 1 values/)
+  })
+})

@@ -2,6 +2,7 @@ import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { EVENT_FIELDS } from '../query-fields.js'
 import { insertRows } from '../in-list.js'
+import { extend } from '../../core/extend.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
 import { type EventType, type NewEvent, type NodeEvent, type EventQuery } from '../../model/index.js'
@@ -32,19 +33,22 @@ export class EventsRepo {
    * statement's AUTOINCREMENT rowids are, and this is the only writer of the log.
    */
   insertMany(tx: Tx, list: readonly NewEvent[], created: Timestamp): NodeEvent[] {
-    const rows = list.map((e) => ({ ...e, id: newId<EventId>(), created }))
+    // Made whole here, their sequence set once known: one object per event, its keys in the order they always had.
+    const rows: NodeEvent[] = list.map((e) => extend(e, { id: newId<EventId>(), created, sequence: 0 }))
     const statements = insertRows(
       tx,
       'INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)',
       '',
       rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
+      undefined,
+      true,
     )
-    const out: NodeEvent[] = []
+    let i = 0
     for (const { rows: n, result } of statements) {
       const first = result.lastInsertRowid - n + 1
-      for (let k = 0; k < n; k++) out.push({ ...rows[out.length]!, sequence: first + k })
+      for (let k = 0; k < n; k++) rows[i++]!.sequence = first + k
     }
-    return out
+    return rows
   }
 
   /** The sequence of the newest event, 0 when the log is empty. */
