@@ -1,25 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { request } from 'node:http'
-
-/**
- * One HTTP request to a local process, answered with its status and body. Through node:http rather than fetch: a
- * start polls every process ten times a second until it answers, and fetch costs several times the CPU per call,
- * CPU the processes starting beside it need. One connection per call (no keep-alive): a process that was restarted
- * or closed an idle connection must never make a call fail that a fresh connection would not.
- */
-export function httpCall(url: string, opts: { method?: string; body?: string; timeoutMs: number }): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = opts.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(opts.body)) }
-    const req = request(url, { method: opts.method ?? 'GET', headers, agent: false, signal: AbortSignal.timeout(opts.timeoutMs) }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end(opts.body)
-  })
-}
+import { httpCall } from '../node/core/http-call.js'
 
 /** Whether `url` answers a GET (or `method`) with a 2xx. */
 export async function answersOk(url: string, timeoutMs: number, method = 'GET'): Promise<boolean> {

@@ -5,7 +5,8 @@ import { errorMessage } from '../core/errors.js'
 import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
 import { kuboAdd } from './kubo-add.js'
 import { Backoff } from '../core/backoff.js'
-import { postForJson, streamGet, type HttpStatusError } from './ipfs-http.js'
+import { streamGet, type HttpStatusError } from './ipfs-http.js'
+import { httpCall } from '../core/http-call.js'
 
 const PROBE_TIMEOUT_MS = 2000
 const RETRY_MIN_MS = 250
@@ -25,10 +26,14 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
 
   async function probe(): Promise<SharedStorageStatus> {
     try {
-      const v = (await postForJson(`${opts.api.replace(/\/$/, '')}/api/v0/version`, PROBE_TIMEOUT_MS)) as { Version?: unknown }
+      // A probe, like kubo-rpc-client's version() it replaces: one connection per call (node/core/http-call.ts).
+      const res = await httpCall(`${opts.api.replace(/\/$/, '')}/api/v0/version`, { method: 'POST', timeoutMs: PROBE_TIMEOUT_MS })
+      if (res.status !== 200) throw new Error(`/api/v0/version answered ${res.status}: ${res.body.slice(0, 300)}`)
+      const v = JSON.parse(res.body) as { Version?: unknown }
       last = { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
     } catch (err) {
-      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${errorMessage(err)}` }
+      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${PROBE_TIMEOUT_MS} ms` : errorMessage(err)
+      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${why}` }
     }
     return last
   }
