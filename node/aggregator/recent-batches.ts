@@ -23,6 +23,22 @@ interface Entry extends HeldContents {
 /** What the held batches may weigh together (about their data values' and manifests' text, and a part per message). */
 export const RECENT_BATCHES_BYTES = 32 * 1024 * 1024
 
+export interface ReceivedRows {
+  messages: Message[]
+  data: Data[]
+}
+
+/**
+ * The rows storeReceivedBatch writes for a received batch: its messages pending with the batch that brought them (as
+ * FireFly's validateBatchMessage does: a trace finds a pending message's batch), its data in the batch's namespace.
+ */
+export function receivedRows(b: BatchPayload): ReceivedRows {
+  return {
+    messages: b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) })),
+    data: b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
+  }
+}
+
 /**
  * Batches stored moments ago, as the database now holds their messages and data: a batch is walked by the aggregator
  * right after it is stored (a received batch: once it is here; one this member sealed: once its pin comes back), and
@@ -45,13 +61,12 @@ export class RecentBatches {
    * batch's namespace). Told in the storing transaction's own synchronous step, so that no other store comes between:
    * should that transaction fail, no batch record carries this hash and manifest, and a later store replaces the entry.
    */
-  received(b: BatchPayload, manifest: string): void {
+  received(b: BatchPayload, manifest: string, rows: ReceivedRows = receivedRows(b)): void {
     this.forget(b.id)
     if (b.tx.type !== 'batch_pin') return
-    const messages = b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) }))
     // checkBatch wrote `manifest` from these messages in this order: its entries are theirs.
     const indexed = new IndexedManifest(b.messages.map((m) => ({ id: m.header.id, hash: m.hash, topics: m.header.topics.length })))
-    this.hold(b.id, b.hash, manifest, indexed, messages, b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })))
+    this.hold(b.id, b.hash, manifest, indexed, rows.messages, rows.data)
   }
 
   /**

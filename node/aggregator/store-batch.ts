@@ -3,7 +3,7 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import { now } from '../core/time.js'
-import type { RecentBatches } from './recent-batches.js'
+import { receivedRows, type RecentBatches } from './recent-batches.js'
 import type { BatchPayload } from '../model/index.js'
 
 /**
@@ -56,19 +56,11 @@ export function storeReceivedBatch(
     local: false,
     received: now(),
   })
-  deps.data.insertMany(
-    tx,
-    b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
-  )
-  deps.messages.insertMany(
-    tx,
-    // With the batch that brought them, as FireFly's validateBatchMessage does (a trace finds a pending message's batch).
-    b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) })),
-    false,
-  )
-  // Handed to the aggregator in memory when every row is new (and dropped otherwise), here in the same synchronous
-  // step as the inserts, so that no store of another batch can come between them.
-  if (fresh) deps.recent?.received(b, manifest)
-  else deps.recent?.forget(b.id)
+  const rows = receivedRows(b)
+  deps.data.insertMany(tx, rows.data)
+  deps.messages.insertMany(tx, rows.messages, false)
+  // Handed to the aggregator in memory when every row is new (the holder was cleared above otherwise), here in the
+  // same synchronous step as the inserts, so that no store of another batch can come between them.
+  if (fresh) deps.recent?.received(b, manifest, rows)
   return undefined
 }

@@ -71,6 +71,11 @@ export function headerJsonText(h: Header): string {
   return writtenMessages.get(h)?.header ?? writeHeaderJson(h)
 }
 
+/** `,"name":value` as goJson writes a string field; nothing when it is undefined. */
+function field(name: string, v: string | undefined): string {
+  return v === undefined ? '' : `,"${name}":${goJsonString(v)}`
+}
+
 function writeHeaderJson(h: Header): string {
   const { topics } = h
   if (!Array.isArray(topics)) return goJson(headerJson(h))
@@ -84,7 +89,6 @@ function writeHeaderJson(h: Header): string {
   const always = [h.id, h.type, h.txtype, h.author, h.key, h.created, h.namespace, h.datahash] as unknown[]
   for (const v of always) if (v !== undefined && typeof v !== 'string') return goJson(headerJson(h))
   for (const v of [h.cid, h.group, h.tag] as unknown[]) if (v && typeof v !== 'string') return goJson(headerJson(h))
-  const field = (name: string, v: string | undefined): string => (v === undefined ? '' : `,"${name}":${goJsonString(v)}`)
   const text =
     field('id', h.id) +
     (h.cid ? field('cid', h.cid) : '') +
@@ -118,7 +122,6 @@ export function dataJsonAround(d: Data): { before: string; after: string } {
     const at = text.indexOf('"value":null') + '"value":'.length
     return { before: text.slice(0, at), after: text.slice(at + 'null'.length) }
   }
-  const field = (name: string, v: string | undefined): string => (v === undefined ? '' : `,"${name}":${goJsonString(v)}`)
   const head =
     field('id', d.id) +
     field('validator', d.validator) +
