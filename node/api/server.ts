@@ -40,7 +40,7 @@ export async function startApiServer(opts: {
   for (const register of API_ROUTES) register(api)
   // Test controls only where the config turns them on (the local network does): elsewhere, 404 like any unknown path.
   if (opts.services.config.admin) adminRoutes(api)
-  app.use(api.router.routes())
+  app.use(api.routes())
 
   const handle = app.callback()
   const server = http.createServer({ maxHeaderSize: limits.headerBytes }, handle)

@@ -1,8 +1,10 @@
 /**
  * The bare baseline's server: what this machine can accept at all through the same stack a member's API is built
- * on (Koa, @koa/router, sql.js), with none of a member's work (validation, batching, signing, journal). One POST
+ * on (Koa, a router, sql.js), with none of a member's work (validation, batching, signing, journal). One POST
  * route reads the JSON body, hashes it, inserts one row and answers 202 with `{header: {id}, hash}`, the shape
- * of a broadcast's answer that the benchmark's sender reads.
+ * of a broadcast's answer that the benchmark's sender reads. Its router is still @koa/router, as in every earlier
+ * run (members route with their own matcher since, node/api/router.ts): with one route it costs about what one
+ * segment match does, and the baseline stays comparable across runs.
  *
  * `node --import tsx scripts/bench/bare-server.ts`: listens on a free port of 127.0.0.1 and prints `{"port":N}`
  * on stdout once it accepts requests. Imports nothing from the project, so the baseline does not move when

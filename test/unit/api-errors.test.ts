@@ -30,8 +30,7 @@ describe('api error mapping', () => {
     const api = new ApiRouter(services)
     messageRoutes(api)
     datatypeRoutes(api)
-    app.use(api.router.routes())
-    app.use(api.router.allowedMethods({ throw: true }))
+    app.use(api.routes())
     server = http.createServer(app.callback())
     await listen(server, 0, '127.0.0.1')
     port = (server.address() as AddressInfo).port

@@ -79,7 +79,7 @@ describe('multipart upload (POST /data)', function () {
     app.use(errorMiddleware((l) => logs.push(l)))
     const api = new ApiRouter(services)
     dataRoutes(api)
-    app.use(api.router.routes())
+    app.use(api.routes())
     server = http.createServer(app.callback())
     await listen(server, 0, '127.0.0.1')
     port = (server.address() as AddressInfo).port

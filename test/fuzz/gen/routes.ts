@@ -19,7 +19,7 @@ export interface Route {
 export const API_ROUTES: readonly Route[] = (() => {
   const api = new ApiRouter({} as NodeServices)
   for (const register of REGISTRARS) register(api)
-  return api.router.stack.map((layer) => ({ pattern: String(layer.path), methods: [...layer.methods] }))
+  return api.list()
 })()
 
 export const routesWith = (method: string): Route[] => API_ROUTES.filter((r) => r.methods.includes(method))
