@@ -83,16 +83,17 @@ export class ApiRouter<S> {
   routes(): Middleware {
     return (ctx) => {
       const path = ctx.path
-      const segments = splitPath(path)
+      // Literals are compared lower-cased; parameters keep the request's case (one split when it is lower-case already).
+      const lower = path.toLowerCase()
+      const segments = splitPath(lower)
       const candidates = this.routesByLength.get(segments.length)
       const method = ctx.method
       let allowed: string[] | undefined
       if (candidates) {
         for (const route of candidates) {
-          const params = matchSegments(route.segments, segments)
-          if (params === undefined) continue
+          if (!fits(route.segments, segments)) continue
           if (route.methods.includes(method)) {
-            ctx.params = params
+            ctx.params = paramsOf(route.segments, lower === path ? segments : splitPath(path))
             return route.run(ctx)
           }
           allowed ??= []
@@ -132,21 +133,24 @@ function splitPath(path: string): string[] {
   return (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).split('/')
 }
 
-/** The parameters if `segments` (of the same length) fit the route, undefined otherwise. */
-function matchSegments(route: readonly Segment[], segments: readonly string[]): Record<string, string> | undefined {
-  let params: Record<string, string> | undefined
+/** Whether lower-cased `segments` (as many as the route's) fit the route: its literals, and a non-empty segment per parameter. */
+function fits(route: readonly Segment[], segments: readonly string[]): boolean {
   for (let i = 0; i < route.length; i++) {
     const want = route[i]!
     const got = segments[i]!
-    if ('literal' in want) {
-      if (got !== want.literal && got.toLowerCase() !== want.literal) return undefined
-    } else {
-      if (got === '') return undefined
-      params ??= Object.create(null) as Record<string, string>
-      params[want.param] = decodeSegment(got)
-    }
+    if ('literal' in want ? got !== want.literal : got === '') return false
   }
-  return params ?? (Object.create(null) as Record<string, string>)
+  return true
+}
+
+/** The route's parameters from the request's own segments, percent-decoded. */
+function paramsOf(route: readonly Segment[], segments: readonly string[]): Record<string, string> {
+  const params = Object.create(null) as Record<string, string>
+  for (let i = 0; i < route.length; i++) {
+    const want = route[i]!
+    if ('param' in want) params[want.param] = decodeSegment(segments[i]!)
+  }
+  return params
 }
 
 function decodeSegment(raw: string): string {

@@ -23,8 +23,8 @@ describe('api: routing requests to handlers', function () {
     app.silent = true
     app.use(errorMiddleware((l) => logs.push(l)))
     const api = new ApiRouter({ name: 'services' })
-    const echo = (route: string) => (ctx: Koa.Context, s: { name: string }, ns: string, q: Record<string, unknown>) =>
-      sendJson(ctx, 200, { route, ns, params: { ...ctx.params }, services: s.name, q: { ...q } })
+    const echo = (route: string) => (ctx: Koa.Context, s: { name: string }, ns: string, q: Record<string, unknown>): void =>
+      sendJson(ctx, 200, { route, ns, params: { ...ctx.params }, services: s.name, q: { ...q } as Record<string, string> })
     api.get('/messages', echo('list'))
     // Registered before `/messages/:id`: a literal segment does not outrank a parameter; order decides.
     api.get('/messages/latest', echo('latest'))
@@ -70,6 +70,7 @@ describe('api: routing requests to handlers', function () {
 
   it('matches literals case-insensitively, takes one trailing slash, and never an empty parameter', async function () {
     expect(await routeOf('GET', '/API/V1/Messages')).to.deep.include({ route: 'list' })
+    expect(await routeOf('GET', '/API/V1/Namespaces/Ns1/Messages/AbC%2fD')).to.deep.include({ route: 'one', ns: 'Ns1', params: { ns: 'Ns1', id: 'AbC/D' } })
     expect(await routeOf('GET', '/api/v1/messages/')).to.deep.include({ route: 'list' })
     expect(await routeOf('GET', '/api/v1/messages/m1/data/')).to.deep.include({ route: 'data', params: { id: 'm1' } })
     expect((await call('GET', '/api/v1/messages//')).status, 'two trailing slashes').to.equal(404)
