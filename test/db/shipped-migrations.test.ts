@@ -21,6 +21,7 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [8, 'bdd6080806f47ab0e659bed9f65ab6dc77398e092bff7246d566a1a3833352fb'],
   [9, '6a70f6a55c3c989fa765a1d6f7a4ecb238ec0bafbe7f41fecfbfed463c0dc00b'],
   [10, '72f649fd1236862d13601836a13b621249c88ecc5ba3f5f44711d1d86129c34d'],
+  [11, '7c379fa1b564b0ddadf07948edfe00917ac6b2f0d7e5156dff384ea454b57cbc'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

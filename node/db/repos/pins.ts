@@ -26,13 +26,25 @@ export class PinsRepo {
     this.insertMany(tx, [p])
   }
 
-  /** In the order given (their sequences follow it): the contexts of a pinned batch, with few statements. */
+  /**
+   * In the order given (their sequences follow it): the contexts of a pinned batch, with few statements. Each is
+   * written `held` if its batch is stored here and not refused (see v11); a batch stored later marks them itself.
+   */
   insertMany(tx: Tx, pins: readonly Omit<Pin, 'seq' | 'dispatched'>[]): void {
+    const held = new Map<string, number>()
+    const heldOf = (batchId: string): number => {
+      let h = held.get(batchId)
+      if (h === undefined) {
+        h = tx.get("SELECT 1 AS x FROM batches WHERE id = ? AND state != 'refused'", [batchId]) ? 1 : 0
+        held.set(batchId, h)
+      }
+      return h
+    }
     insertRows(
       tx,
-      'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id)',
+      'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, held)',
       'ON CONFLICT (batch_id, idx) DO NOTHING',
-      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId]),
+      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId, heldOf(p.batchId)]),
     )
   }
 
@@ -44,7 +56,7 @@ export class PinsRepo {
    * The waiting pins whose batch is here (`held`, kept by the schema: see v7) in (after, upTo], in chain order: what
    * a rewind walks again. Pins of batches not here can only wait, so however many there are, they are not read: the
    * index holds only waiting held pins (INDEXED BY makes the statement fail to prepare rather than quietly scan
-   * pins_undispatched, which SQLite's planner prefers here without statistics).
+   * pins_waiting, which SQLite's planner prefers here without statistics).
    */
   heldWaitingBetween(after: number, upTo: number, limit: number): Pin[] {
     return this.db.all<Row>('SELECT * FROM pins INDEXED BY pins_held_waiting WHERE dispatched = 0 AND held = 1 AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [after, upTo, limit]).map(fromRow)

@@ -8,6 +8,7 @@ import { v7HeldPins } from './v7-held-pins.js'
 import { v8DeliveryBlobs } from './v8-delivery-blobs.js'
 import { v9Subscriptions } from './v9-subscriptions.js'
 import { v10TraceTimes } from './v10-trace-times.js'
+import { v11WaitingPins } from './v11-waiting-pins.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes, v11WaitingPins]
