@@ -3,8 +3,6 @@
  * schemas with exactly the code the main thread uses (validation-schema.ts, validation-verdict.ts), so that a large
  * value's validation blocks this thread and not the node's event loop. It imports only that code.
  */
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 import type { DatatypeRef } from '../model/index.js'
 import { compileDatatypeSchema, type DatatypeSchema } from './validation-schema.js'
@@ -36,17 +34,11 @@ function schemaOf(raw: string): DatatypeSchema {
   return s
 }
 
-/** On Linux a thread has its own nice value: lowering this one's makes the scheduler prefer the event loop. */
-function yieldToTheNode(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 10)
-  } catch {
-    // not Linux, or not permitted
-  }
-}
-
-yieldToTheNode()
+/*
+ * The worker runs at the node's own priority, not a lowered one: a preempted low-priority thread of the process can
+ * hold a lock the event loop then sleeps behind (measured with the checkpoint's worker, see snapshot-worker.ts:
+ * stalls of 70-110 ms at nice 10, 350-490 ms at nice 19, 11-18 ms at the node's priority, on a machine short of CPU).
+ */
 parentPort?.on('message', (req: WorkerRequest) => {
   const outcomes = req.jobs.map((j): JobOutcome => {
     try {

@@ -3,28 +3,19 @@
  * from the files, so that the export, which takes time in proportion to the database, blocks this
  * thread and not the node's event loop. It imports only the snapshot builder and what that needs.
  */
-import { readlinkSync } from 'node:fs'
-import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { buildSnapshot } from './snapshot-build.js'
 
 export type WorkerReport = { kind: 'done'; result: Awaited<ReturnType<typeof buildSnapshot>> } | { kind: 'failed'; message: string; code?: string }
 
-/**
- * On a busy machine the build competes with the node's own thread for CPU; on Linux a thread has its
- * own nice value, so lowering this one's makes the scheduler prefer the event loop. Best effort:
- * elsewhere the build just runs at normal priority.
+/*
+ * The worker runs at the node's own priority. It used to lower its thread's (nice 19) so that the scheduler would
+ * prefer the event loop; on a machine short of CPU that stalled the event loop instead, for 350-490 ms at a time in
+ * test/db/checkpoint-stall.test.ts beside two busy processes: the event loop's thread was neither running nor waiting
+ * for a core but asleep in the kernel, behind a lock of the process's (its memory map, most likely, which the worker
+ * takes to grow its WebAssembly memory) held by a worker that, preempted at nice 19, got a core once in a long while.
+ * At nice 10 the stalls were 70-110 ms; at the node's priority, 11-18 ms.
  */
-function yieldToTheNode(): void {
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19)
-  } catch {
-    // not Linux, or not permitted
-  }
-}
-
-yieldToTheNode()
 const { dir } = workerData as { dir: string }
 let report: WorkerReport
 try {
