@@ -80,4 +80,15 @@ describe('db: the connection holds its database in memory', function () {
     c.rollback()
     expect(rows(c, 'SELECT id FROM t ORDER BY id')).to.deep.equal([{ id: 1 }])
   })
+  it('reports its size as pages in use times the page size, as the pager has them, growing with the rows', async function () {
+    const c = await open()
+    const pagerSize = (): unknown => c.query(c.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()'), undefined, 1)[0]?.['n']
+    expect(c.sizeBytes()).to.equal(pagerSize())
+    const before = c.sizeBytes()
+    c.begin()
+    c.script("CREATE TABLE big (v TEXT); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO big SELECT printf('%0500d', i) FROM n")
+    c.commit()
+    expect(c.sizeBytes()).to.equal(pagerSize())
+    expect(c.sizeBytes()).to.be.above(before + 1000 * 500)
+  })
 })

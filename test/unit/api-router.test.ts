@@ -85,6 +85,16 @@ describe('api: routing requests to handlers', function () {
     expect(await routeOf('POST', '/api/v1/messages/broadcast')).to.deep.include({ route: 'broadcast' })
   })
 
+  it('answers JSON as application/json; charset=utf-8', async function () {
+    const type = await new Promise<string | undefined>((resolve, reject) =>
+      http.get({ host: '127.0.0.1', port, path: '/api/v1/messages' }, (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.headers['content-type']))
+      }).on('error', reject),
+    )
+    expect(type).to.equal('application/json; charset=utf-8')
+  })
+
   it('answers HEAD with a GET route, without a body', async function () {
     const r = await call('HEAD', '/api/v1/messages/m1')
     expect(r.status).to.equal(200)
