@@ -1,6 +1,11 @@
 import http from 'node:http'
 import https from 'node:https'
 
+/** Node's client module for a URL's scheme: `node:https` for https, `node:http` otherwise. */
+export function httpModule(url: URL): typeof http | typeof https {
+  return url.protocol === 'https:' ? https : http
+}
+
 /**
  * One HTTP request, answered with its status and body. Through node:http rather than fetch: fetch (undici) costs
  * several times the CPU per call and ~0.15 s to load. One connection per call (no keep-alive): for probes and
@@ -10,8 +15,7 @@ import https from 'node:https'
 export function httpCall(url: string, opts: { method?: string; body?: string; timeoutMs: number }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = opts.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(opts.body)) }
-    const request = new URL(url).protocol === 'https:' ? https.request : http.request
-    const req = request(url, { method: opts.method ?? 'GET', headers, agent: false, signal: AbortSignal.timeout(opts.timeoutMs) }, (res) => {
+    const req = httpModule(new URL(url)).request(url, { method: opts.method ?? 'GET', headers, agent: false, signal: AbortSignal.timeout(opts.timeoutMs) }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))

@@ -1,5 +1,6 @@
-import http from 'node:http'
-import https from 'node:https'
+import type http from 'node:http'
+import type https from 'node:https'
+import { httpModule } from '../core/http-call.js'
 
 /**
  * Downloads from the IPFS gateway over plain `node:http`, in place of fetch: loading fetch's undici cost a member
@@ -11,14 +12,10 @@ export interface HttpStatusError extends Error {
   status: number
 }
 
-/** A transfer that moves no byte for this long fails, so that the caller's retry takes over (fetch had 300 s). */
+/** A transfer (download or upload) that moves no byte for this long fails, so that the caller's retry takes over (fetch had 300 s). */
 export const IDLE_TIMEOUT_MS = 60_000
 /** A gateway may redirect (Kubo's own sends `localhost` paths to its subdomain gateway); fetch followed up to 20. */
 const MAX_REDIRECTS = 5
-
-function clientOf(url: URL): typeof http | typeof https {
-  return url.protocol === 'https:' ? https : http
-}
 
 function isReset(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code
@@ -40,7 +37,7 @@ function getHead(url: URL, home: string, agent: http.Agent | https.Agent, signal
     let answered = false
     let late: Error | undefined
     // A redirect to another origin goes without this origin's agent.
-    const req = clientOf(url).get(url, { ...(url.origin === home ? { agent } : {}), ...(signal ? { signal } : {}) }, (res) => {
+    const req = httpModule(url).get(url, { ...(url.origin === home ? { agent } : {}), ...(signal ? { signal } : {}) }, (res) => {
       answered = true
       const status = res.statusCode ?? 0
       const location = res.headers.location

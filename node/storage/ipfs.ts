@@ -1,12 +1,10 @@
-import http from 'node:http'
-import https from 'node:https'
 import { CID } from 'multiformats/cid'
 import { errorMessage } from '../core/errors.js'
 import type { SharedStorage, SharedStorageStatus } from './shared-storage.js'
-import { kuboAdd } from './kubo-add.js'
+import { kuboAdd, kuboApiUrl } from './kubo-add.js'
 import { Backoff } from '../core/backoff.js'
 import { streamGet, type HttpStatusError } from './ipfs-http.js'
-import { httpCall } from '../core/http-call.js'
+import { httpCall, httpModule } from '../core/http-call.js'
 
 const PROBE_TIMEOUT_MS = 2000
 const RETRY_MIN_MS = 250
@@ -18,7 +16,7 @@ const RETRY_MAX_MS = 5000
  */
 export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
   // Batches and blobs are fetched one after another from the same gateway: its connections are kept open.
-  const gatewayAgent = new (new URL(opts.gateway).protocol === 'https:' ? https : http).Agent({ keepAlive: true })
+  const gatewayAgent = new (httpModule(new URL(opts.gateway)).Agent)({ keepAlive: true })
   let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
   let stopped = false
   let timer: NodeJS.Timeout | undefined
@@ -27,7 +25,7 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
   async function probe(): Promise<SharedStorageStatus> {
     try {
       // A probe, like kubo-rpc-client's version() it replaces: one connection per call (node/core/http-call.ts).
-      const res = await httpCall(`${opts.api.replace(/\/$/, '')}/api/v0/version`, { method: 'POST', timeoutMs: PROBE_TIMEOUT_MS })
+      const res = await httpCall(kuboApiUrl(opts.api, 'version').href, { method: 'POST', timeoutMs: PROBE_TIMEOUT_MS })
       if (res.status !== 200) throw new Error(`/api/v0/version answered ${res.status}: ${res.body.slice(0, 300)}`)
       const v = JSON.parse(res.body) as { Version?: unknown }
       last = { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }

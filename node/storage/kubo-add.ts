@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
-import http from 'node:http'
-import https from 'node:https'
+import { httpModule } from '../core/http-call.js'
+import { IDLE_TIMEOUT_MS } from './ipfs-http.js'
 
-/** A stalled transfer (no bytes either way for this long) fails, so the caller's retry takes over. */
-const IDLE_TIMEOUT_MS = 60_000
+/** The URL of a Kubo RPC call (`path` after `/api/v0/`) on the API at `api`, with or without its trailing slash. */
+export function kuboApiUrl(api: string, path: string): URL {
+  return new URL(`${api.replace(/\/$/, '')}/api/v0/${path}`)
+}
 
 /**
  * Kubo's `POST /api/v0/add` for one file, streamed with backpressure: the body is written only as fast as the
@@ -11,7 +13,7 @@ const IDLE_TIMEOUT_MS = 60_000
  * whole multi-gigabyte body before sending it.) `query` carries Kubo's add options; answers the root CID.
  */
 export async function kuboAdd(api: string, content: Uint8Array | AsyncIterable<Uint8Array>, name: string, query: Record<string, string>): Promise<string> {
-  const url = new URL(`${api.replace(/\/$/, '')}/api/v0/add`)
+  const url = kuboApiUrl(api, 'add')
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v)
   const boundary = `parley-${randomUUID()}`
   const head = Buffer.from(
@@ -20,7 +22,7 @@ export async function kuboAdd(api: string, content: Uint8Array | AsyncIterable<U
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${encodeURIComponent(name.replaceAll('/', '_'))}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
   )
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`)
-  const client = url.protocol === 'https:' ? https : http
+  const client = httpModule(url)
 
   return new Promise<string>((resolve, reject) => {
     let settled = false
