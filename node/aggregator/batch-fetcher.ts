@@ -68,7 +68,7 @@ export class BatchFetcher {
   }
 
   fetch(p: PinnedBatch): void {
-    if (this.stopped || this.inFlight.has(p.batchId) || this.deps.batches.get(p.batchId)) return
+    if (this.stopped || this.inFlight.has(p.batchId) || this.deps.batches.has(p.batchId)) return
     const run = this.run(p)
       .catch((err: unknown) => {
         // A bug, since run() retries what fails; the pins stay and the batch is fetched again at the next start.
@@ -158,8 +158,13 @@ export class BatchFetcher {
   }
 
   private async store(b: BatchPayload, manifest: string, p: PinnedBatch): Promise<void> {
-    const conflict = await this.deps.db.transaction((tx) => storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef))
-    if (conflict !== undefined) return this.refuse(p, conflict)
+    try {
+      await this.deps.db.transaction((tx) => storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef))
+    } catch (err) {
+      // Ids it carries are held here with other content: nothing of it was stored.
+      if (isParleyError(err, 'BAD_PEER_DATA')) return this.refuse(p, err.message)
+      throw err
+    }
     this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
     this.deps.arrived(b.id)
   }

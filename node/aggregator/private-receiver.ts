@@ -176,8 +176,12 @@ export class PrivateReceiver {
     if (!group.members.some((m) => m.node === selfNode!.id)) refuse(`this node is not a member of group ${groupHash}`)
     const senderNode = identities.byDid(from.node, tx)
     if (!senderNode || !group.members.some((m) => m.identity === b.author && m.node === senderNode.id)) refuse(`the author ${b.author} on ${from.node} is not a member of group ${groupHash}`)
-    const conflict = storeReceivedBatch(this.deps, tx, b, checked.ok ? checked.manifest : '', '')
-    if (conflict !== undefined) refuse(`batch ${b.id}: ${conflict}`)
+    try {
+      storeReceivedBatch(this.deps, tx, b, checked.ok ? checked.manifest : '', '')
+    } catch (err) {
+      if (isParleyError(err, 'BAD_PEER_DATA')) refuse(`batch ${b.id}: ${err.message}`)
+      throw err
+    }
     return true
   }
 

@@ -2,15 +2,21 @@ import type { Tx } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
+import { ParleyError } from '../core/errors.js'
 import { now } from '../core/time.js'
 import { receivedRows, type RecentBatches } from './recent-batches.js'
 import type { BatchPayload } from '../model/index.js'
 
 /**
  * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
- * batch as `received` (with when), its data, and its messages as `pending` (with their batch), in the caller's transaction. Answers why it cannot be
- * stored (an id this node holds with other content), or undefined once stored; storing the same batch again is a
- * no-op (every insert skips what is there).
+ * batch as `received` (with when), its data, and its messages as `pending` (with their batch), in the caller's
+ * transaction. Storing the same batch again is a no-op (every insert skips what is there).
+ *
+ * Ids are chosen by senders, so a batch must not stand for a message or data item this node holds with other content:
+ * then it throws BAD_PEER_DATA saying which, and the caller's transaction, which this function has written into, rolls
+ * back whole (the broadcast fetcher then records the batch as refused; the private receiver refuses the delivery). The
+ * rows are inserted first and the held ones read back only when some insert was skipped: a batch all new here, which
+ * is nearly every batch, costs no read.
  */
 export function storeReceivedBatch(
   deps: { batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; recent?: RecentBatches },
@@ -18,27 +24,7 @@ export function storeReceivedBatch(
   b: BatchPayload,
   manifest: string,
   payloadRef: string,
-): string | undefined {
-  // Ids are chosen by senders: a batch must not stand for a message or data item this node holds with other content.
-  const heldData = deps.data.byIds(
-    b.data.map((d) => d.id),
-    tx,
-  )
-  for (const d of b.data) {
-    const held = heldData.get(d.id)
-    if (held && held.hash !== d.hash) return `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`
-  }
-  const heldMessages = deps.messages.getMany(
-    b.messages.map((m) => m.header.id),
-    tx,
-  )
-  for (const m of b.messages) {
-    const held = heldMessages.get(m.header.id)
-    if (held && held.hash !== m.hash) return `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`
-  }
-  // Rows held already keep what they hold (and other batches may settle them): what the holder has may be stale.
-  const fresh = heldData.size === 0 && heldMessages.size === 0
-  if (!fresh) deps.recent?.clear()
+): void {
   deps.batches.insert(tx, {
     id: b.id,
     type: b.type,
@@ -57,10 +43,31 @@ export function storeReceivedBatch(
     received: now(),
   })
   const rows = receivedRows(b)
-  deps.data.insertMany(tx, rows.data)
-  deps.messages.insertMany(tx, rows.messages, false)
-  // Handed to the aggregator in memory when every row is new (the holder was cleared above otherwise), here in the
-  // same synchronous step as the inserts, so that no store of another batch can come between them.
-  if (fresh) deps.recent?.received(b, manifest, rows)
-  return undefined
+  const newData = deps.data.insertMany(tx, rows.data)
+  const newMessages = deps.messages.insertMany(tx, rows.messages, false)
+  if (newData === rows.data.length && newMessages === rows.messages.length) {
+    // Handed to the aggregator in memory, here in the same synchronous step as the inserts, so that no store of
+    // another batch can come between them.
+    deps.recent?.received(b, manifest, rows)
+    return
+  }
+  // Some rows were held already: each id now has what was there first, which must be what this batch carries.
+  const heldData = deps.data.byIds(
+    b.data.map((d) => d.id),
+    tx,
+  )
+  for (const d of b.data) {
+    const held = heldData.get(d.id)
+    if (held && held.hash !== d.hash) throw new ParleyError('BAD_PEER_DATA', `data ${d.id} is already held with hash ${held.hash}, the batch carries ${d.hash}`)
+  }
+  const heldMessages = deps.messages.getMany(
+    b.messages.map((m) => m.header.id),
+    tx,
+  )
+  for (const m of b.messages) {
+    const held = heldMessages.get(m.header.id)
+    if (held && held.hash !== m.hash) throw new ParleyError('BAD_PEER_DATA', `message ${m.header.id} is already held with hash ${held.hash}, the batch carries ${m.hash}`)
+  }
+  // Rows held already keep what they hold (and other batches may settle them): what the holder has may be stale.
+  deps.recent?.clear()
 }

@@ -38,6 +38,13 @@ export function insertRows(
   return out
 }
 
+/** How many rows the statements of an insertRows changed: with `ON CONFLICT DO NOTHING`, the rows that were new. */
+export function insertedCount(results: readonly { result: RunResult }[]): number {
+  let n = 0
+  for (const r of results) n += r.result.changes
+  return n
+}
+
 /**
  * The values of rows[from, from + count) in one array, row after row: filled by index, since `rows.slice(...).flat()`
  * took ~20 times as long (Array.prototype.flat is generic, and a page of received messages is thousands of values).

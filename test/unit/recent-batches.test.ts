@@ -179,7 +179,7 @@ describe('recent batches', () => {
     })
     afterEach(() => agg.stop())
 
-    async function store(b: BatchPayload): Promise<string | undefined> {
+    async function store(b: BatchPayload): Promise<void> {
       const checked = checkBatch(b, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
       if (!checked.ok) throw new Error(checked.reason)
       return repos.db.transaction((tx) => storeReceivedBatch({ ...repos, recent }, tx, b, checked.manifest, 'Qm'))
@@ -231,6 +231,32 @@ describe('recent batches', () => {
       await pin(other)
       await pin(a)
       expect(confirmed()).to.deep.equal([shared.header.id, a.messages[1]!.header.id])
+    })
+
+    it('refuses a batch whose ids are held with other content, storing none of it, whichever kind of row it is', async () => {
+      const a = payload([['t1']])
+      await store(a)
+      // New data (stored first), then a message whose id is a's with other content: the data goes back out too.
+      const forgedMessage = payload([['t2'], ['t3']])
+      const [fresh, reused] = forgedMessage.messages
+      forgedMessage.messages = [fresh!, { ...reused!, header: { ...reused!.header, id: a.messages[0]!.header.id } }]
+      forgedMessage.messages[1]!.hash = messageHash(forgedMessage.messages[1]!.header)
+      forgedMessage.hash = sealManifest(forgedMessage).hash
+      // A data item whose id is a's with other content.
+      const forgedData = payload([['t4']], () => ({ ...dataItem(JSON.stringify({ other: true })), id: a.data[0]!.id }))
+      for (const [b, what] of [[forgedMessage, 'message'], [forgedData, 'data']] as const) {
+        const err = await store(b).then(() => undefined, (e: unknown) => e)
+        expect(err, what).to.have.property('code', 'BAD_PEER_DATA')
+        expect((err as Error).message).to.match(new RegExp(`^${what} [0-9a-f-]{36} is already held with hash [0-9a-f]{64}, the batch carries [0-9a-f]{64}$`))
+        expect(repos.batches.get(b.id), what).to.equal(undefined)
+        expect(repos.data.byIds(b.data.map((d) => d.id)).size, what).to.equal(what === 'data' ? 1 : 0)
+        expect(repos.messages.getMany(b.messages.map((m) => m.header.id)).size, what).to.equal(what === 'message' ? 1 : 0)
+      }
+      // What a holds is untouched, and still settles by its pins.
+      expect(repos.messages.get(a.messages[0]!.header.id)!.hash).to.equal(a.messages[0]!.hash)
+      expect(repos.data.get(a.data[0]!.id)!.hash).to.equal(a.data[0]!.hash)
+      await pin(a)
+      expect(confirmed()).to.deep.equal([a.messages[0]!.header.id])
     })
 
     it('lets go of everything on a rewind of the waiting pins (pins changed by hand)', async () => {

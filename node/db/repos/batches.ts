@@ -61,6 +61,11 @@ export class BatchesRepo {
     )
   }
 
+  /** Whether any record of batch `id` is held (stored, sealed or refused), without reading its manifest. */
+  has(id: string): boolean {
+    return this.db.get('SELECT 1 AS x FROM batches WHERE id = ?', [id]) !== undefined
+  }
+
   get(id: string, tx?: Tx): BatchRecord | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ?', [id])
     return r && fromRow(r)

@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { IN_LIST, inList, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
+import { IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
@@ -34,8 +34,9 @@ export class DataRepo {
     this.insertMany(tx, [d])
   }
 
-  insertMany(tx: Tx, list: readonly Data[]): void {
-    insertRows(
+  /** Answers how many of `list` were new here (the rest were held already and are kept as they are). */
+  insertMany(tx: Tx, list: readonly Data[]): number {
+    return insertedCount(insertRows(
       tx,
       'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)',
       'ON CONFLICT (id) DO NOTHING',
@@ -54,7 +55,7 @@ export class DataRepo {
         d.blob?.public ?? null,
       ]),
       DATA_PLACEHOLDERS,
-    )
+    ))
   }
 
   /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */

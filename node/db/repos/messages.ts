@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { IN_LIST, inList, insertRows } from '../in-list.js'
+import { IN_LIST, inList, insertedCount, insertRows } from '../in-list.js'
 import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
@@ -68,9 +68,9 @@ export class MessagesRepo {
     this.insertMany(tx, [m], local)
   }
 
-  /** A message held already (in two batches, or ours coming back) is kept as it is. */
-  insertMany(tx: Tx, list: readonly Message[], local: boolean): void {
-    insertRows(
+  /** A message held already (in two batches, or ours coming back) is kept as it is. Answers how many of `list` were new. */
+  insertMany(tx: Tx, list: readonly Message[], local: boolean): number {
+    return insertedCount(insertRows(
       tx,
       `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
          data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`,
@@ -103,7 +103,7 @@ export class MessagesRepo {
           m.idempotencyKey ?? null,
         ]
       }),
-    )
+    ))
   }
 
   /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
