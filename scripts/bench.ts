@@ -17,6 +17,7 @@ import { consoleScenario } from './bench/console.js'
 import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
 import { privateScenario } from './bench/private.js'
+import { receiveScenario } from './bench/receive.js'
 import { Children } from './bench/children.js'
 import { sizeClient } from './bench/http.js'
 import { PACED_MAX_IN_FLIGHT } from './bench/send.js'
@@ -26,7 +27,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

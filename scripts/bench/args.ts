@@ -35,8 +35,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --slow-messages N     broadcasts in the events-slow run's stalled phase, and as many over its two controls
                         (default ${DEFAULTS.slowMessages})
   --console-runs N      cold loads of each console view in the console run, each in a fresh browser (default ${DEFAULTS.consoleRuns})
-  --only NAMES          run only these scenarios, comma-separated (broadcast, private, blob, events, console, capacity,
-                        soak, events-slow); without it, broadcast, private, blob, events and console: capacity (a member's database
+  --only NAMES          run only these scenarios, comma-separated (broadcast, receive, private, blob, events, console,
+                        capacity, soak, events-slow); without it, broadcast, receive, private, blob, events and console: capacity (a member's database
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
                         (a member's RSS while event sockets stop reading) take minutes and run only when named
   --keep                keep the temporary network folder (logs, data) after the run

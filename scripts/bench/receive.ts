@@ -1,0 +1,66 @@
+/**
+ * The receiving member's CPU per broadcast message, measured where nothing else competes: receive-pipeline.ts in a
+ * child process of its own, three times (the median is the figure, the range says how steady it was). The network
+ * stays idle meanwhile. A change to parsing, verifying, storing or confirming shows here as it is, while the broadcast
+ * run's per-receiver figure also carries downloads, the chain follower and two cores' worth of contention.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { layout } from '../../network/layout.js'
+import { projectRoot, tsEntry } from '../../network/process.js'
+import type { ReceiveFigures } from './receive-pipeline.js'
+import { Interrupted, throwIfAborted, type BenchContext, type Scenario } from './types.js'
+
+const RUNS = 3
+/** 60 batches of 200: 4,000 warm-up messages, then 8,000 measured. */
+const BATCHES = 60
+
+async function runOnce(ctx: BenchContext, run: number): Promise<ReceiveFigures> {
+  const dbDir = join(ctx.dir, `bench-receive-${run}`)
+  const logFile = layout(ctx.dir).log('bench-receive')
+  mkdirSync(dirname(logFile), { recursive: true })
+  const fd = openSync(logFile, 'a')
+  let child: ChildProcess
+  try {
+    child = spawn(process.execPath, tsEntry('scripts/bench/receive-pipeline.ts', [dbDir, String(BATCHES)]), { cwd: projectRoot, stdio: ['ignore', 'pipe', fd] })
+  } finally {
+    closeSync(fd)
+  }
+  const { pid, stdout } = child
+  if (pid === undefined || stdout === null) throw new Error('could not start the receive pipeline')
+  ctx.children.add(pid)
+  let out = ''
+  stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')))
+  const onAbort = (): void => void ctx.children.stop(pid)
+  ctx.signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+    throwIfAborted(ctx.signal)
+    if (code !== 0) throw new Error(`the receive pipeline exited with ${code}; see ${logFile}`)
+    return JSON.parse(out.trim().split('\n').at(-1) ?? '') as ReceiveFigures
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort)
+    await ctx.children.stop(pid)
+    rmSync(dbDir, { recursive: true, force: true })
+  }
+}
+
+export const receiveScenario: Scenario = {
+  name: 'receive',
+  describe: "a received broadcast batch in one member process alone: pins ingested, payload parsed and verified, stored, confirmed",
+  async run(ctx) {
+    const runs: ReceiveFigures[] = []
+    for (let i = 1; i <= RUNS; i++) {
+      const r = await runOnce(ctx, i)
+      if (r.confirmed !== r.messages) throw new Error(`run ${i}: ${r.confirmed} of ${r.messages} messages confirmed`)
+      ctx.log(`  run ${i}: ${r.messages} messages, CPU per message ${r.cpuMicrosPerMessage} µs (user ${r.userMicrosPerMessage}, system ${r.systemMicrosPerMessage}), wall ${r.wallMicrosPerMessage} µs`)
+      runs.push(r)
+    }
+    if (ctx.signal.aborted) throw new Interrupted()
+    const cpu = runs.map((r) => r.cpuMicrosPerMessage).sort((a, b) => a - b)
+    const median = cpu[Math.floor(cpu.length / 2)]!
+    ctx.log(`  receiver CPU per message: median ${median} µs over ${RUNS} runs (${cpu[0]}–${cpu.at(-1)})`)
+    return { cpuMicrosPerMessage: median, runsCpuMicrosPerMessage: cpu, messagesPerRun: runs[0]!.messages, messagesPerBatch: 200 }
+  },
+}
