@@ -61,6 +61,10 @@ describe('Go-compatible JSON', () => {
 
     it('writes a lone surrogate in JS text as U+FFFD, which is what its UTF-8 bytes would say', () => {
       expect(compactJson('"a\uD800b"')).to.equal('"a\uFFFDb"')
+      // Either half alone, at either end, reversed; a pair is kept (and written as it is).
+      expect(compactJson('"\uDC00\uD800"')).to.equal('"\uFFFD\uFFFD"')
+      expect(compactJson('["\uDBFF", "x\uDFFF"]')).to.equal('["\uFFFD","x\uFFFD"]')
+      expect(compactJson('"\uD83D\uDE00 \uD83D"')).to.equal('"\uD83D\uDE00 \uFFFD"')
       expect(compactJson('"\uD83D\uDE00"')).to.equal('"\uD83D\uDE00"')
     })
 
