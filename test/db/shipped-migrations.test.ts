@@ -22,6 +22,7 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [9, '6a70f6a55c3c989fa765a1d6f7a4ecb238ec0bafbe7f41fecfbfed463c0dc00b'],
   [10, '72f649fd1236862d13601836a13b621249c88ecc5ba3f5f44711d1d86129c34d'],
   [11, '7c379fa1b564b0ddadf07948edfe00917ac6b2f0d7e5156dff384ea454b57cbc'],
+  [12, '4d85bba98f070ac1c7c6b1dd00e19dd0bd6869d923fa6e12de8b3dee95373979'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

@@ -9,6 +9,7 @@ import { v8DeliveryBlobs } from './v8-delivery-blobs.js'
 import { v9Subscriptions } from './v9-subscriptions.js'
 import { v10TraceTimes } from './v10-trace-times.js'
 import { v11WaitingPins } from './v11-waiting-pins.js'
+import { v12MessageIndexes } from './v12-message-indexes.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes, v11WaitingPins]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes, v11WaitingPins, v12MessageIndexes]
