@@ -10,11 +10,14 @@ import type { BatchPayload } from '../model/index.js'
 /**
  * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
  * batch as `received` (with when), its data, and its messages as `pending` (with their batch), in the caller's
- * transaction. Storing the same batch again is a no-op (every insert skips what is there).
+ * transaction. Storing the same batch again changes nothing stored (every insert skips what is there; the in-memory
+ * holder of recent batches is emptied).
  *
  * Ids are chosen by senders, so a batch must not stand for a message or data item this node holds with other content:
- * then it throws BAD_PEER_DATA saying which, and the caller's transaction, which this function has written into, rolls
- * back whole (the broadcast fetcher then records the batch as refused; the private receiver refuses the delivery). The
+ * then it throws BAD_PEER_DATA saying which, after having written into the caller's transaction. The caller must let
+ * that error leave its transaction function, which then rolls back whole (a thrown error, unlike a failed statement,
+ * does not poison the transaction: caught inside it, the batch's rows would commit). The broadcast fetcher then records
+ * the batch as refused; the private receiver refuses the delivery. The
  * rows are inserted first and the held ones read back only when some insert was skipped: a batch all new here, which
  * is nearly every batch, costs no read.
  */

@@ -8,6 +8,8 @@
  * Run by the `receive` scenario (receive.ts) as a child process; prints one JSON line with its figures.
  * Usage: receive-pipeline.ts DIR BATCHES (the first third of the batches warm up and are not counted).
  */
+import { realpathSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { pinIngest } from '../../node/aggregator/pin-ingest.js'
 import { RecentBatches } from '../../node/aggregator/recent-batches.js'
@@ -127,7 +129,7 @@ export async function runReceivePipeline(dir: string, batches: number): Promise<
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const [dir, batches] = process.argv.slice(2)
   if (!dir || !Number.isInteger(Number(batches)) || Number(batches) < 3) {
     console.error('usage: receive-pipeline.ts DIR BATCHES (at least 3)')
