@@ -16,6 +16,11 @@ export function inList(values: readonly (string | number)[]): string {
  * few distinct statement texts serve any row count. Answers each statement's result with the rows it inserted; its
  * `lastInsertRowid` only when `rowids` (0 otherwise: reading it is one more statement each).
  * `placeholders` gives each column's placeholder when it is not a plain `?` (see TEXT_FROM_BYTES).
+ *
+ * A text column holding the same string in every row of a slice (a batch's id, its author, a namespace) is bound once,
+ * as a numbered parameter every row refers to: sql.js copies each bound string into SQLite's memory with an allocation
+ * and a character-by-character encoding, and the journal records each value, so a received batch's messages, pins and
+ * events bound and journaled thousands of copies of a few strings.
  */
 export function insertRows(
   tx: Tx,
@@ -31,7 +36,8 @@ export function insertRows(
   for (let size = 64; size >= 1; size >>= 1) {
     while (rows.length - i >= size) {
       const columns = rows[i]!.length
-      out.push({ rows: size, result: tx.run(insertText(head, tail, size, columns, placeholders), flatten(rows, i, size, columns), options) })
+      const { text, shared } = insertText(head, tail, size, columns, placeholders, sharedColumns(rows, i, size, columns))
+      out.push({ rows: size, result: tx.run(text, shared === 0 ? flatten(rows, i, size, columns) : flattenShared(rows, i, size, columns, shared), options) })
       i += size
     }
   }
@@ -61,28 +67,88 @@ function flatten(rows: readonly (readonly SqlValue[])[], from: number, count: nu
   return values
 }
 
+/** Columns past this many are never shared (the mask is a 32-bit integer); no table here is that wide. */
+const MAX_SHARED_COLUMN = 31
+/**
+ * How many sets of shared columns one statement shape is written with. Which columns a slice shares depends on the
+ * rows, which peers choose: past this many, a slice binds every value in its row, so that no sender can make this
+ * node keep (and journal, and prepare) a new statement text for every batch.
+ */
+const MAX_SHARED_SETS = 16
+
+/**
+ * The columns whose value is the same string in every row of rows[from, from + count), as a bit mask (bit c for column
+ * c); 0 for a single row. Other values (numbers, null, bytes) cost little to bind and are left in their rows.
+ */
+function sharedColumns(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number): number {
+  if (count < 2) return 0
+  let mask = 0
+  const first = rows[from]!
+  for (let c = 0; c < columns && c < MAX_SHARED_COLUMN; c++) {
+    const v = first[c]
+    if (typeof v !== 'string') continue
+    let same = true
+    for (let r = from + 1; r < from + count && same; r++) same = rows[r]![c] === v
+    if (same) mask |= 1 << c
+  }
+  return mask
+}
+
+/** The shared columns' values (in column order), then each row's other values: the numbering insertText gives them. */
+function flattenShared(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number, shared: number): SqlValue[] {
+  const values: SqlValue[] = []
+  const first = rows[from]!
+  for (let c = 0; c < columns; c++) if (shared & (1 << c)) values.push(first[c]!)
+  for (let r = from; r < from + count; r++) {
+    const row = rows[r]!
+    if (row.length !== columns) throw new DatabaseError('DB_MISUSE', `insertRows: row ${r} has ${row.length} values, the first has ${columns}`)
+    for (let c = 0; c < columns; c++) if (!(shared & (1 << c))) values.push(row[c]!)
+  }
+  return values
+}
+
 /**
  * The statement texts insertRows has built, so that an insert neither rebuilds its text nor makes the statement cache
  * hash a freshly built string of several kilobytes: the same few (statement, slice size) pairs come back on every
  * send. Keyed by head, tail and row shape (the repositories' constants), so it holds as few texts as they write.
  */
-const insertTexts = new Map<string, Map<string, Map<string | number, string[]>>>()
+const insertTexts = new Map<string, Map<string, Map<string | number, Map<number, string[]>>>>()
 
-function insertText(head: string, tail: string, size: number, columns: number, placeholders: readonly string[] | undefined): string {
+/** The statement's text, and the shared columns it was written for: none once its shape has MAX_SHARED_SETS. */
+function insertText(head: string, tail: string, size: number, columns: number, placeholders: readonly string[] | undefined, wanted: number): { text: string; shared: number } {
   let byTail = insertTexts.get(head)
   if (byTail === undefined) insertTexts.set(head, (byTail = new Map()))
   let byRow = byTail.get(tail)
   if (byRow === undefined) byTail.set(tail, (byRow = new Map()))
   // A plain row is known by its width; a row with its own placeholders by their text (callers pass constants).
   const rowKey = placeholders ? placeholders.join(', ') : columns
-  let bySize = byRow.get(rowKey)
-  if (bySize === undefined) byRow.set(rowKey, (bySize = []))
+  let byShared = byRow.get(rowKey)
+  if (byShared === undefined) byRow.set(rowKey, (byShared = new Map()))
+  const sets = byShared.size - (byShared.has(0) ? 1 : 0)
+  const shared = wanted !== 0 && !byShared.has(wanted) && sets >= MAX_SHARED_SETS ? 0 : wanted
+  let bySize = byShared.get(shared)
+  if (bySize === undefined) byShared.set(shared, (bySize = []))
   let text = bySize[size]
   if (text === undefined) {
-    const row = `(${(placeholders ?? new Array<string>(columns).fill('?')).join(', ')})`
-    text = bySize[size] = `${head} VALUES ${new Array<string>(size).fill(row).join(', ')} ${tail}`
+    const marks = placeholders ?? new Array<string>(columns).fill('?')
+    let rows: string[]
+    if (shared === 0) rows = new Array<string>(size).fill(`(${marks.join(', ')})`)
+    else {
+      // Numbered parameters: ?1..?k the shared columns, then each row's own values in order.
+      const sharedNumber: number[] = []
+      let k = 0
+      for (let c = 0; c < columns; c++) if (shared & (1 << c)) sharedNumber[c] = ++k
+      const own = columns - k
+      rows = []
+      for (let r = 0; r < size; r++) {
+        let j = 0
+        const row = marks.map((m, c) => m.replace('?', `?${sharedNumber[c] ?? k + r * own + ++j}`))
+        rows.push(`(${row.join(', ')})`)
+      }
+    }
+    text = bySize[size] = `${head} VALUES ${rows.join(', ')} ${tail}`
   }
-  return text
+  return { text, shared }
 }
 
 /**
