@@ -6,7 +6,7 @@ import { createNodeCertificate } from '../../network/tls.js'
 import { deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 import { freePort, isAlive, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
 import type { NodeConfigFile } from '../../node/config.js'
-import { startChain, type TestChain } from '../chain/chain-process.js'
+import { startChain, stopAllChains } from '../chain/chain-process.js'
 import { getJson, tempDir } from '../support/network.js'
 
 interface Status {
@@ -46,19 +46,18 @@ const count = (text: string, re: RegExp) => text.split('\n').filter((l) => re.te
 describe('a member node facing a wrong or missing chain and IPFS', function () {
   this.timeout(120_000)
   const procs: SpawnedProcess[] = []
-  const chains: TestChain[] = []
   const dirs: string[] = []
 
   after(async () => {
     for (const p of procs) await stopPid(p.pid)
-    for (const c of chains) await c.stop()
+    // Stops the chains this file started, by PID, and removes their state folders.
+    await stopAllChains()
     for (const d of dirs) rmSync(d, { recursive: true, force: true })
     expect(procs.filter((p) => isAlive(p.pid))).to.deep.equal([])
   })
 
   it('says once that the contract address is wrong and IPFS unreachable, keeps running, and recovers when IPFS appears', async () => {
     const chain = await startChain()
-    chains.push(chain)
     const dir = tempDir('lone-contract')
     dirs.push(dir)
     const ipfsApiPort = await freePort()
@@ -109,8 +108,7 @@ describe('a member node facing a wrong or missing chain and IPFS', function () {
     expect(count(node.log(), /chain: .*cannot reach/), node.log()).to.equal(1)
     expect(isAlive(node.proc.pid)).to.equal(true)
 
-    const chain = await startChain({ port: chainPort })
-    chains.push(chain)
+    await startChain({ port: chainPort })
     const deployed = await deployBatchPin(rpc)
     expect(deployed.address.toLowerCase()).to.equal(contract)
     await fundAccounts(rpc, [node.address], '1')
