@@ -37,7 +37,7 @@ export function insertRows(
     while (rows.length - i >= size) {
       const columns = rows[i]!.length
       const { text, shared } = insertText(head, tail, size, columns, placeholders, sharedColumns(rows, i, size, columns))
-      out.push({ rows: size, result: tx.run(text, shared === 0 ? flatten(rows, i, size, columns) : flattenShared(rows, i, size, columns, shared), options) })
+      out.push({ rows: size, result: tx.run(text, flatten(rows, i, size, columns, shared), options) })
       i += size
     }
   }
@@ -52,17 +52,23 @@ export function insertedCount(results: readonly { result: RunResult }[]): number
 }
 
 /**
- * The values of rows[from, from + count) in one array, row after row: filled by index, since `rows.slice(...).flat()`
- * took ~20 times as long (Array.prototype.flat is generic, and a page of received messages is thousands of values).
+ * The values of rows[from, from + count) in one array, as insertText numbers them: the `shared` columns' values once
+ * (in column order), then each row's other values, row after row (all of them when nothing is shared). Filled by
+ * index, since `rows.slice(...).flat()` took ~20 times as long (Array.prototype.flat is generic, and a page of received
+ * messages is thousands of values).
  */
-function flatten(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number): SqlValue[] {
-  const values = new Array<SqlValue>(count * columns)
+function flatten(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number, shared: number): SqlValue[] {
+  let sharedCount = 0
+  for (let c = 0; c < columns; c++) if (shared & (1 << c)) sharedCount++
+  const values = new Array<SqlValue>(sharedCount + count * (columns - sharedCount))
   let k = 0
+  const first = rows[from]!
+  for (let c = 0; c < columns; c++) if (shared & (1 << c)) values[k++] = first[c]!
   for (let r = from; r < from + count; r++) {
     const row = rows[r]!
     // A wider row would otherwise lose its last values without a word (flat() bound them, and SQLite refused them).
     if (row.length !== columns) throw new DatabaseError('DB_MISUSE', `insertRows: row ${r} has ${row.length} values, the first has ${columns}`)
-    for (let c = 0; c < columns; c++) values[k++] = row[c]!
+    for (let c = 0; c < columns; c++) if (!(shared & (1 << c))) values[k++] = row[c]!
   }
   return values
 }
@@ -92,19 +98,6 @@ function sharedColumns(rows: readonly (readonly SqlValue[])[], from: number, cou
     if (same) mask |= 1 << c
   }
   return mask
-}
-
-/** The shared columns' values (in column order), then each row's other values: the numbering insertText gives them. */
-function flattenShared(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number, shared: number): SqlValue[] {
-  const values: SqlValue[] = []
-  const first = rows[from]!
-  for (let c = 0; c < columns; c++) if (shared & (1 << c)) values.push(first[c]!)
-  for (let r = from; r < from + count; r++) {
-    const row = rows[r]!
-    if (row.length !== columns) throw new DatabaseError('DB_MISUSE', `insertRows: row ${r} has ${row.length} values, the first has ${columns}`)
-    for (let c = 0; c < columns; c++) if (!(shared & (1 << c))) values.push(row[c]!)
-  }
-  return values
 }
 
 /**

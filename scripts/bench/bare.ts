@@ -75,6 +75,22 @@ function readyPort(child: ChildProcess, signal: AbortSignal): Promise<number> {
  * it printed. The caller stops it with `ctx.children.stop(pid)`; a server that fails to listen is stopped here.
  */
 export async function startBareProcess(ctx: BenchContext, script: string, logName: string, args: string[] = []): Promise<{ pid: number; port: number }> {
+  const { child, pid } = spawnBenchProcess(ctx, script, logName, args)
+  child.unref()
+  try {
+    return { pid, port: await readyPort(child, ctx.signal) }
+  } catch (err) {
+    await ctx.children.stop(pid)
+    throw err
+  }
+}
+
+/**
+ * Starts `script` of this folder under tsx as a detached child of its own, as a member node is (a Ctrl-C reaches the
+ * benchmark, which stops it), its stdout piped to the caller and its stderr to `logs/<logName>.log`, and lists it
+ * among the benchmark's children at once.
+ */
+export function spawnBenchProcess(ctx: BenchContext, script: string, logName: string, args: string[] = []): { child: ChildProcess; pid: number } {
   const logFile = layout(ctx.dir).log(logName)
   mkdirSync(dirname(logFile), { recursive: true })
   const fd = openSync(logFile, 'a')
@@ -87,13 +103,7 @@ export async function startBareProcess(ctx: BenchContext, script: string, logNam
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start ${script}`)
   ctx.children.add(pid)
-  child.unref()
-  try {
-    return { pid, port: await readyPort(child, ctx.signal) }
-  } catch (err) {
-    await ctx.children.stop(pid)
-    throw err
-  }
+  return { child, pid }
 }
 
 /** Starts the bare server, drives it like the throughput run, and stops it by PID whatever happens. */

@@ -1,14 +1,13 @@
 /**
  * The receiving member's CPU per broadcast message, measured where nothing else competes: receive-pipeline.ts in a
  * child process of its own, three times (the median is the figure, the range says how steady it was), each once the
- * network's processes are idle. A change to parsing, verifying, storing or confirming shows here as it is, while the broadcast
- * run's per-receiver figure also carries downloads, the chain follower and two cores' worth of contention.
+ * network's processes are idle. A change to parsing, verifying, storing or confirming shows here as it is, while the
+ * broadcast run's per-receiver figure also carries downloads, the chain follower and two cores' worth of contention.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { layout } from '../../network/layout.js'
-import { projectRoot, tsEntry } from '../../network/process.js'
+import { spawnBenchProcess } from './bare.js'
 import { startProcessCpu } from './cpu.js'
 import { sleep } from './http.js'
 import type { ReceiveFigures } from './receive-pipeline.js'
@@ -39,18 +38,9 @@ async function waitForIdleNetwork(ctx: BenchContext): Promise<number> {
 async function runOnce(ctx: BenchContext, run: number): Promise<ReceiveFigures> {
   const dbDir = join(ctx.dir, `bench-receive-${run}`)
   const logFile = layout(ctx.dir).log('bench-receive')
-  mkdirSync(dirname(logFile), { recursive: true })
-  const fd = openSync(logFile, 'a')
-  let child: ChildProcess
-  try {
-    // Detached, as every process of the benchmark is: a Ctrl-C reaches the benchmark, which stops it.
-    child = spawn(process.execPath, tsEntry('scripts/bench/receive-pipeline.ts', [dbDir, String(BATCHES)]), { cwd: projectRoot, stdio: ['ignore', 'pipe', fd], detached: true })
-  } finally {
-    closeSync(fd)
-  }
-  const { pid, stdout } = child
-  if (pid === undefined || stdout === null) throw new Error('could not start the receive pipeline')
-  ctx.children.add(pid)
+  const { child, pid } = spawnBenchProcess(ctx, 'scripts/bench/receive-pipeline.ts', 'bench-receive', [dbDir, String(BATCHES)])
+  const stdout = child.stdout
+  if (stdout === null) throw new Error('the receive pipeline has no output pipe')
   let out = ''
   stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')))
   const onAbort = (): void => void ctx.children.stop(pid)
