@@ -167,8 +167,19 @@ export function processMemory(pid: number): { rss: number; hwm: number } {
 
 /** CPU time (user + system) a process has used so far, in seconds, from /proc (Linux). */
 export function processCpuSeconds(pid: number): number {
+  return cpuSecondsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+}
+
+/**
+ * CPU seconds of a process's main thread alone (its task whose id is the pid). What the process used beyond it ran on
+ * its other threads: in a Node process, V8's compiler and garbage collector helpers, libuv's pool and any workers.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  return cpuSecondsOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'))
+}
+
+function cpuSecondsOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
 }

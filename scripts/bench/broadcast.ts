@@ -1,6 +1,6 @@
 import type { MemberDescription } from '../../network/description.js'
 import { runBareBaseline, type BareResult } from './bare.js'
-import { fmtCpu, restOf, startCpu, startEachProcessCpu, startMachineCpu, startProcessCpu, type CpuFigure } from './cpu.js'
+import { fmtCpu, restOf, startCpu, startEachProcessCpu, startMachineCpu, startProcessCpu, type CpuFigure, type ProcessCpu } from './cpu.js'
 import { getJson } from './http.js'
 import { acceptRate, reportFailures, sendConcurrent, sendPaced, type SendRun } from './send.js'
 import { maxOf, minOf, round, summarize, type Summary } from './stats.js'
@@ -63,6 +63,28 @@ function quarterRates(run: SendRun): number[] {
   return out
 }
 
+/** Milliseconds of CPU per message for each process and in all, and the part of each node's spent off its main thread. */
+type PerProcess = { [process: string]: number | null }
+
+function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): { all: PerProcess; helpers: PerProcess } {
+  const per = (seconds: number): number | null => round((1000 * seconds) / Math.max(1, messages), 3)
+  const all: PerProcess = {}
+  const helpers: PerProcess = {}
+  for (const p of perProcess) {
+    all[p.name] = per(p.cpuSeconds)
+    if (p.name !== 'bench') helpers[p.name] = per(p.cpuSeconds - p.mainSeconds)
+  }
+  all['total'] = per(perProcess.reduce((n, p) => n + p.cpuSeconds, 0))
+  helpers['total'] = per(perProcess.reduce((n, p) => n + (p.name === 'bench' ? 0 : p.cpuSeconds - p.mainSeconds), 0))
+  return { all, helpers }
+}
+
+function logCpuPerMessage(ctx: BenchContext, figures: ReturnType<typeof cpuPerMessage>): void {
+  const fmt = (m: PerProcess): string => Object.entries(m).map(([n, v]) => `${n} ${v?.toFixed(3)}`).join(', ')
+  ctx.log(`  CPU per message, first POST to last confirmation (ms): ${fmt(figures.all)}`)
+  ctx.log(`    of it, off each process's main thread (V8's compiler and garbage collector, workers): ${fmt(figures.helpers)}`)
+}
+
 export function fmtSummary(s: Summary): string {
   return `p50 ${round(s.p50)} ms, p95 ${round(s.p95)} ms, p99 ${round(s.p99)} ms (min ${round(s.min)}, max ${round(s.max)}, n=${s.count})`
 }
@@ -100,7 +122,10 @@ export const broadcastScenario: Scenario = {
     const confirmedPerSec: { [org: string]: Json } = {}
     let acceptedPerSec = NaN
     let warmAcceptedPerSec = NaN
-    const cpuMsPerMessage: { [process: string]: number | null } = {}
+    let cpuMsPerMessage: PerProcess = {}
+    let helperCpuMsPerMessage: PerProcess = {}
+    let warmCpuMsPerMessage: PerProcess = {}
+    let warmHelperCpuMsPerMessage: PerProcess = {}
     let messages = 0
     let overall: Summary = summarize([])
     try {
@@ -132,9 +157,10 @@ export const broadcastScenario: Scenario = {
       const perProcess = eachCpu.stop()
       throwIfAborted(signal)
       // From the first POST until every member confirmed the last message: all the work the burst caused, anywhere.
-      for (const p of perProcess) cpuMsPerMessage[p.name] = round((1000 * p.cpuSeconds) / Math.max(1, burst.sent.length), 3)
-      cpuMsPerMessage['total'] = round(perProcess.reduce((n, p) => n + (1000 * p.cpuSeconds) / Math.max(1, burst.sent.length), 0), 3)
-      ctx.log(`  CPU per message, first POST to last confirmation (ms): ${Object.entries(cpuMsPerMessage).map(([n, v]) => `${n} ${v?.toFixed(3)}`).join(', ')}`)
+      const coldCpu = cpuPerMessage(perProcess, burst.sent.length)
+      cpuMsPerMessage = coldCpu.all
+      helperCpuMsPerMessage = coldCpu.helpers
+      logCpuPerMessage(ctx, coldCpu)
       for (const w of watchers) {
         const times = burstIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
         const lastConfirmed = maxOf(times)
@@ -153,13 +179,20 @@ export const broadcastScenario: Scenario = {
       // first thousands of requests; the rate climbs through the run), which a long-running network has behind it.
       // Reported beside the first run's, which stays the headline so that runs remain comparable.
       ctx.log(`throughput, warm: ${o.messages} more broadcasts from ${sender.org}, ${o.concurrency} concurrent`)
+      const warmCpu = startEachProcessCpu([...ctx.processes, { name: 'bench', pid: process.pid }])
       const warmBurst = await sendConcurrent(url, 'throughput-warm', o.messages, o.concurrency, signal)
       throwIfAborted(signal)
       reportFailures(ctx, 'throughput, warm', warmBurst)
       warmAcceptedPerSec = acceptRate(warmBurst).perSec
       ctx.log(`  accepted ${warmBurst.sent.length}: ${warmAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
+      ctx.log(`  accepted per second by quarter of the run: ${quarterRates(warmBurst).map((r) => r.toFixed(1)).join(', ')}`)
       const warmMissing = await waitAll(ctx, watchers, warmBurst.sent.map((s) => s.id), 60_000 + o.messages * 50)
+      const warmPerProcess = warmCpu.stop()
       throwIfAborted(signal)
+      const warmFigures = cpuPerMessage(warmPerProcess, warmBurst.sent.length)
+      warmCpuMsPerMessage = warmFigures.all
+      warmHelperCpuMsPerMessage = warmFigures.helpers
+      logCpuPerMessage(ctx, warmFigures)
       for (const w of watchers) await explainMissing(ctx, members.find((m) => m.org === w.org)!, warmMissing.get(w.org) ?? [])
 
       // 2. Latency: a paced run, so that batch timeouts show; 202 at the sender to `confirmed` on every other member.
@@ -213,9 +246,12 @@ export const broadcastScenario: Scenario = {
         acceptedPerSec: round(warmAcceptedPerSec),
         bareAcceptedPerSec: bare ? round(bare.warmAcceptedPerSec) : null,
         acceptVsBare: bare ? round(warmAcceptedPerSec / bare.warmAcceptedPerSec, 3) : null,
+        cpuMsPerMessage: warmCpuMsPerMessage,
+        helperCpuMsPerMessage: warmHelperCpuMsPerMessage,
       },
       benchCpuPct: Object.fromEntries(Object.entries(cpu).map(([phase, c]) => [phase, round(c.pctOfCore)])),
       cpuMsPerMessage,
+      helperCpuMsPerMessage,
       acceptCpuPct: { network: round(acceptOthers.network), rest: round(acceptOthers.rest) },
       bareCpuPct: bare ? { server: round(bare.serverCpuPct), network: round(bare.networkCpuPct), rest: round(bare.restCpuPct) } : null,
     }

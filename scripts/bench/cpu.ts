@@ -3,7 +3,7 @@
  * small machine the client competes with the nodes it measures; this says how much it took from them.
  */
 import { readFileSync } from 'node:fs'
-import { CLOCK_TICKS_PER_SECOND, processCpuSeconds, processMemory } from '../../network/process.js'
+import { CLOCK_TICKS_PER_SECOND, mainThreadCpuSeconds, processCpuSeconds, processMemory } from '../../network/process.js'
 
 export interface CpuFigure {
   /** User plus system CPU over wall time, percent of one core (above 100 when more than one thread ran). */
@@ -38,6 +38,15 @@ function cpuSecondsOf(pid: number): number {
   }
 }
 
+/** CPU seconds a process's main thread has used so far; 0 once it is gone. */
+function mainCpuSecondsOf(pid: number): number {
+  try {
+    return mainThreadCpuSeconds(pid)
+  } catch {
+    return 0
+  }
+}
+
 /** The CPU other processes (a server under test, the network) spend during a phase, summed, as % of one core. */
 export function startProcessCpu(pids: readonly number[]): { stop(): number } {
   const before = pids.map(cpuSecondsOf)
@@ -56,11 +65,26 @@ export function startProcessCpu(pids: readonly number[]): { stop(): number } {
  * CPU seconds each named process spends during a phase. Unlike a rate, CPU per unit of work hardly moves when
  * something else shares the machine, so it is the figure to compare a change by.
  */
-export function startEachProcessCpu(processes: readonly { name: string; pid: number }[]): { stop(): { name: string; cpuSeconds: number }[] } {
-  const before = processes.map((p) => cpuSecondsOf(p.pid))
+export function startEachProcessCpu(processes: readonly { name: string; pid: number }[]): { stop(): ProcessCpu[] } {
+  const before = processes.map((p) => ({ all: cpuSecondsOf(p.pid), main: mainCpuSecondsOf(p.pid) }))
   return {
-    stop: () => processes.map((p, i) => ({ name: p.name, cpuSeconds: Math.max(0, cpuSecondsOf(p.pid) - before[i]!) })),
+    stop: () =>
+      processes.map((p, i) => {
+        const cpuSeconds = Math.max(0, cpuSecondsOf(p.pid) - before[i]!.all)
+        const mainSeconds = Math.min(cpuSeconds, Math.max(0, mainCpuSecondsOf(p.pid) - before[i]!.main))
+        return { name: p.name, cpuSeconds, mainSeconds }
+      }),
   }
+}
+
+/**
+ * A process's CPU over a phase, and how much of it its main thread used. In a member node the rest is mostly V8's
+ * helpers: its optimising compiler, which runs most in a fresh process, and its garbage collector.
+ */
+export interface ProcessCpu {
+  name: string
+  cpuSeconds: number
+  mainSeconds: number
 }
 
 /** Busy CPU seconds of the whole machine so far, all cores together, from the first line of /proc/stat. */
