@@ -63,7 +63,10 @@ function quarterRates(run: SendRun): number[] {
   return out
 }
 
-/** Milliseconds of CPU per message for each process and in all, and the part of each node's spent off its main thread. */
+/**
+ * Milliseconds of CPU per message for each process (the benchmark's own included) and in all, and the part of each
+ * spent off its main thread. A process that could not be read is null, and so is the total.
+ */
 type PerProcess = { [process: string]: number | null }
 
 function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): { all: PerProcess; helpers: PerProcess } {
@@ -72,10 +75,10 @@ function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): { a
   const helpers: PerProcess = {}
   for (const p of perProcess) {
     all[p.name] = per(p.cpuSeconds)
-    if (p.name !== 'bench') helpers[p.name] = per(p.cpuSeconds - p.mainSeconds)
+    helpers[p.name] = per(p.cpuSeconds - p.mainSeconds)
   }
   all['total'] = per(perProcess.reduce((n, p) => n + p.cpuSeconds, 0))
-  helpers['total'] = per(perProcess.reduce((n, p) => n + (p.name === 'bench' ? 0 : p.cpuSeconds - p.mainSeconds), 0))
+  helpers['total'] = per(perProcess.reduce((n, p) => n + p.cpuSeconds - p.mainSeconds, 0))
   return { all, helpers }
 }
 
@@ -122,6 +125,8 @@ export const broadcastScenario: Scenario = {
     const confirmedPerSec: { [org: string]: Json } = {}
     let acceptedPerSec = NaN
     let warmAcceptedPerSec = NaN
+    let byQuarter: (number | null)[] = []
+    let warmByQuarter: (number | null)[] = []
     let cpuMsPerMessage: PerProcess = {}
     let helperCpuMsPerMessage: PerProcess = {}
     let warmCpuMsPerMessage: PerProcess = {}
@@ -148,7 +153,9 @@ export const broadcastScenario: Scenario = {
       const last202 = maxOf(burst.sent.map((s) => s.acceptedMs))
       acceptedPerSec = acceptRate(burst).perSec
       ctx.log(`  accepted ${burst.sent.length} in ${((last202 - burst.firstSendMs) / 1000).toFixed(2)} s: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      ctx.log(`  accepted per second by quarter of the run: ${quarterRates(burst).map((r) => r.toFixed(1)).join(', ')}`)
+      const quarters = quarterRates(burst)
+      byQuarter = quarters.map((r) => round(r))
+      ctx.log(`  accepted per second by quarter of the run: ${quarters.map((r) => r.toFixed(1)).join(', ')}`)
       ctx.log(`  bench process CPU while sending: ${fmtCpu(cpu.accept)}`)
       ctx.log(`  meanwhile the network's processes used ${acceptOthers.network.toFixed(1)} % of one core, the rest of the machine ${acceptOthers.rest.toFixed(1)} %`)
       const confirmCpu = startCpu()
@@ -185,7 +192,9 @@ export const broadcastScenario: Scenario = {
       reportFailures(ctx, 'throughput, warm', warmBurst)
       warmAcceptedPerSec = acceptRate(warmBurst).perSec
       ctx.log(`  accepted ${warmBurst.sent.length}: ${warmAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      ctx.log(`  accepted per second by quarter of the run: ${quarterRates(warmBurst).map((r) => r.toFixed(1)).join(', ')}`)
+      const warmQuarters = quarterRates(warmBurst)
+      warmByQuarter = warmQuarters.map((r) => round(r))
+      ctx.log(`  accepted per second by quarter of the run: ${warmQuarters.map((r) => r.toFixed(1)).join(', ')}`)
       const warmMissing = await waitAll(ctx, watchers, warmBurst.sent.map((s) => s.id), 60_000 + o.messages * 50)
       const warmPerProcess = warmCpu.stop()
       throwIfAborted(signal)
@@ -236,6 +245,7 @@ export const broadcastScenario: Scenario = {
 
     return {
       acceptedPerSec: round(acceptedPerSec),
+      acceptedPerSecByQuarter: byQuarter,
       confirmedPerSec,
       latencyMs: { p50: round(overall.p50), p95: round(overall.p95), p99: round(overall.p99) },
       messages,
@@ -244,6 +254,7 @@ export const broadcastScenario: Scenario = {
       acceptVsBare: round(acceptVsBare, 3),
       warm: {
         acceptedPerSec: round(warmAcceptedPerSec),
+        acceptedPerSecByQuarter: warmByQuarter,
         bareAcceptedPerSec: bare ? round(bare.warmAcceptedPerSec) : null,
         acceptVsBare: bare ? round(warmAcceptedPerSec / bare.warmAcceptedPerSec, 3) : null,
         cpuMsPerMessage: warmCpuMsPerMessage,

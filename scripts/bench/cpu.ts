@@ -29,21 +29,21 @@ export function fmtCpu(c: CpuFigure): string {
   return `${c.pctOfCore.toFixed(1)} % of one core (${c.cpuSeconds.toFixed(2)} s CPU over ${c.wallSeconds.toFixed(2)} s)`
 }
 
-/** CPU seconds a process has used so far; 0 once it is gone. */
+/** CPU seconds a process has used so far; NaN once it is gone. */
 function cpuSecondsOf(pid: number): number {
   try {
     return processCpuSeconds(pid)
   } catch {
-    return 0
+    return NaN
   }
 }
 
-/** CPU seconds a process's main thread has used so far; 0 once it is gone. */
+/** CPU seconds a process's main thread has used so far; NaN once it is gone. */
 function mainCpuSecondsOf(pid: number): number {
   try {
     return mainThreadCpuSeconds(pid)
   } catch {
-    return 0
+    return NaN
   }
 }
 
@@ -54,8 +54,11 @@ export function startProcessCpu(pids: readonly number[]): { stop(): number } {
   return {
     stop(): number {
       const wallSeconds = (performance.now() - t0) / 1000
-      // A process gone mid-phase reads 0: count none of its time rather than a negative share.
-      const used = pids.reduce((sum, pid, i) => sum + Math.max(0, cpuSecondsOf(pid) - before[i]!), 0)
+      // A process gone mid-phase cannot be read: count none of its time rather than fail the figure.
+      const used = pids.reduce((sum, pid, i) => {
+        const d = cpuSecondsOf(pid) - before[i]!
+        return Number.isFinite(d) ? sum + Math.max(0, d) : sum
+      }, 0)
       return (100 * used) / Math.max(1e-3, wallSeconds)
     },
   }
@@ -63,7 +66,8 @@ export function startProcessCpu(pids: readonly number[]): { stop(): number } {
 
 /**
  * CPU seconds each named process spends during a phase. Unlike a rate, CPU per unit of work hardly moves when
- * something else shares the machine, so it is the figure to compare a change by.
+ * something else shares the machine, so it is the figure to compare a change by. A process that could not be read at
+ * both ends (gone mid-phase) has NaN for what was not read, which the figures print as null rather than as nothing used.
  */
 export function startEachProcessCpu(processes: readonly { name: string; pid: number }[]): { stop(): ProcessCpu[] } {
   const before = processes.map((p) => ({ all: cpuSecondsOf(p.pid), main: mainCpuSecondsOf(p.pid) }))
@@ -71,6 +75,7 @@ export function startEachProcessCpu(processes: readonly { name: string; pid: num
     stop: () =>
       processes.map((p, i) => {
         const cpuSeconds = Math.max(0, cpuSecondsOf(p.pid) - before[i]!.all)
+        // Read after the whole process: if it ended in between, this is NaN, not all of its time given to helpers.
         const mainSeconds = Math.min(cpuSeconds, Math.max(0, mainCpuSecondsOf(p.pid) - before[i]!.main))
         return { name: p.name, cpuSeconds, mainSeconds }
       }),
@@ -79,7 +84,8 @@ export function startEachProcessCpu(processes: readonly { name: string; pid: num
 
 /**
  * A process's CPU over a phase, and how much of it its main thread used. In a member node the rest is mostly V8's
- * helpers: its optimising compiler, which runs most in a fresh process, and its garbage collector.
+ * helpers (its optimising compiler, which runs most in a fresh process, and its garbage collector), then libuv's file
+ * writes and syncs and the node's workers.
  */
 export interface ProcessCpu {
   name: string
