@@ -60,6 +60,8 @@ type Decision =
  */
 export class Pass {
   private readonly views = new Map<string, BatchView | undefined>()
+  /** The page's pins by batch and index: a batch whose pins the page holds every one of is not read again. */
+  private readonly pagePins = new Map<string, Map<number, Pin>>()
   private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
   private readonly pendingPins: number[] = []
@@ -78,7 +80,13 @@ export class Pass {
 
   run(page: readonly Pin[]): PassResult {
     // Only broadcast pins hold their context back; a private pin is unique and ordered by its nonce (PrivateChecks).
-    for (const pin of page) if (!pin.masked) this.queues.add(pin.seq, pin.hash)
+    for (const pin of page) {
+      if (!pin.masked) this.queues.add(pin.seq, pin.hash)
+      let ofBatch = this.pagePins.get(pin.batchId)
+      if (ofBatch === undefined) this.pagePins.set(pin.batchId, (ofBatch = new Map()))
+      // (batch, index) is unique among stored pins; the first one stays, as when read from the table.
+      if (!ofBatch.has(pin.index)) ofBatch.set(pin.index, pin)
+    }
     const done = new Set<string>()
     for (const pin of page) {
       if (done.has(`${pin.batchId}:${pin.index}`)) continue
@@ -224,12 +232,12 @@ export class Pass {
     const record = this.deps.batches.get(batchId)
     let view: BatchView | undefined
     if (record && record.state !== 'refused') {
-      const pins = new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p]))
       // Just stored, it is still in memory as stored (recent-batches.ts); read back otherwise.
       const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
+      const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
+      const pins = this.pinsOf(batchId, manifest)
       if (held) view = { record, ...held, pins, prefetched: false }
       else {
-        const manifest = new IndexedManifest(record.manifest)
         const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
         const dataIds = [...new Set([...messages.values()].flatMap((m) => m.data.map((r) => r.id)))]
         view = { record, manifest, pins, messages, data: this.deps.data.byIds(dataIds, this.tx), prefetched: false }
@@ -237,6 +245,25 @@ export class Pass {
     }
     this.views.set(batchId, view)
     return view
+  }
+
+  /**
+   * The batch's pins by index, as the table holds them. The page was read just before this pass's transaction began,
+   * with nothing in between, and only passes change a pin that is read here (its `dispatched`): when the page holds
+   * a pin at every index the manifest gives a message, those are the pins a read would return for every index a pass
+   * looks at (a pin past the manifest's, which a sender may have added on chain, belongs to no message). Otherwise
+   * (a batch across two pages, some of its pins used already, a rewind's partial page) they are read.
+   */
+  private pinsOf(batchId: BatchId, manifest: IndexedManifest): Map<number, Pin> {
+    const fromPage = this.pagePins.get(batchId)
+    const last = manifest.entries[manifest.entries.length - 1]
+    const count = last === undefined ? 0 : last.firstPin + last.topics
+    if (fromPage !== undefined && count > 0 && fromPage.size >= count) {
+      let every = true
+      for (let i = 0; i < count && every; i++) every = fromPage.has(i)
+      if (every) return fromPage
+    }
+    return new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p]))
   }
 
   /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */

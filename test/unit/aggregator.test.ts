@@ -226,6 +226,45 @@ describe('aggregator', () => {
     expect(repos.pins.ofBatch(b.id)).to.have.length(1)
   })
 
+  describe('a batch\'s pins, from the page or read', () => {
+    /** The batches whose pins a pass read from the table, in order. */
+    function countReads(): BatchId[] {
+      const reads: BatchId[] = []
+      const read = repos.pins.ofBatch.bind(repos.pins)
+      repos.pins.ofBatch = (batchId, tx) => {
+        reads.push(batchId as BatchId)
+        return read(batchId, tx)
+      }
+      return reads
+    }
+
+    it('takes the pins of a batch the page holds whole, and reads those of a batch across two pages (200 pins each)', async () => {
+      // 199 single-topic messages, one with two topics across the first page's end, 49 more: 251 pins.
+      const big = makeBatch('did:firefly:org/orgA', KEY_A, [...Array.from({ length: 199 }, () => ['t1']), ['t2', 't1'], ...Array.from({ length: 49 }, () => ['t1'])])
+      const small = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t2'], ['t1']])
+      await arrive([big, KEY_A], [small, KEY_A])
+      const reads = countReads()
+      agg.start()
+      await agg.whenIdle()
+      expect(confirmedOrder()).to.deep.equal([...big.messages, ...small.messages].map((m) => m.header.id))
+      // Each page held part of the big batch: read in both passes; the small one came whole in the second page.
+      expect(reads).to.deep.equal([big.id, big.id])
+      expect(repos.pins.undispatchedAfter(0, 1000)).to.deep.equal([])
+    })
+
+    it('takes the page\'s pins when the chain carried more than the manifest names, and leaves the extra one waiting', async () => {
+      const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t2']])
+      await store(b)
+      await pin(b, KEY_A)
+      await db.transaction((tx) => repos.pins.insert(tx, { batchId: b.id, batchHash: b.hash as never, index: 2, hash: broadcastContext('t3'), masked: false, signer: KEY_A, eventId: newId() }))
+      const reads = countReads()
+      await settle()
+      expect(confirmedOrder()).to.deep.equal(b.messages.map((m) => m.header.id))
+      expect(reads).to.deep.equal([])
+      expect(repos.pins.undispatchedAfter(0, 1000).map((p) => p.index)).to.deep.equal([2])
+    })
+  })
+
   describe('blobs and datatypes', () => {
     const blobHash = 'ab'.repeat(32) as Hash
     const withBlob = (extra: Partial<NonNullable<Data['blob']>> = {}) => () => ({ blob: { hash: blobHash, size: 10, name: 'f.bin', public: 'QmWhatever', ...extra } })
