@@ -199,7 +199,7 @@ export class Aggregator {
           // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
           // not every pin ever read whose batch never came (a private batch of a group this member is not in).
           const rewinding = this.offset < this.frontier
-          const page = rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE) : this.deps.pins.undispatchedAfter(this.offset, PAGE)
+          const page = wholeBatches(rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE) : this.deps.pins.undispatchedAfter(this.offset, PAGE), PAGE)
           if (page.length === 0) {
             if (!rewinding) break
             this.offset = this.frontier
@@ -260,4 +260,18 @@ export class Aggregator {
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
     return result
   }
+}
+
+/**
+ * A full page may end inside a batch whose next pins follow it (a batch's pins are stored together, in order): those
+ * are left to the next page, so that a pass sees each batch's pins whole and need not read them again (see
+ * Pass.pinsOf). A batch that fills the page alone stays, so every page moves on. Pins a page leaves out are later
+ * in chain order than all it keeps: nothing it decides could have waited for them.
+ */
+export function wholeBatches(page: Pin[], limit: number): Pin[] {
+  if (page.length < limit) return page
+  const last = page[page.length - 1]!.batchId
+  let cut = page.length
+  while (cut > 0 && page[cut - 1]!.batchId === last) cut--
+  return cut === 0 ? page : page.slice(0, cut)
 }

@@ -252,6 +252,17 @@ describe('aggregator', () => {
       expect(repos.pins.undispatchedAfter(0, 1000)).to.deep.equal([])
     })
 
+    it('ends a full page where a batch ends, so that batches of 150 pins are each taken whole from a page', async () => {
+      const batches = [0, 1, 2].map(() => makeBatch('did:firefly:org/orgA', KEY_A, Array.from({ length: 150 }, (_, i) => [`t${i % 3}`])))
+      await arrive(...batches.map((b): [ReturnType<typeof makeBatch>, string] => [b, KEY_A]))
+      const reads = countReads()
+      agg.start()
+      await agg.whenIdle()
+      expect(confirmedOrder()).to.deep.equal(batches.flatMap((b) => b.messages.map((m) => m.header.id)))
+      expect(reads).to.deep.equal([])
+      expect(repos.pins.undispatchedAfter(0, 1000)).to.deep.equal([])
+    })
+
     it('takes the page\'s pins when the chain carried more than the manifest names, and leaves the extra one waiting', async () => {
       const b = makeBatch('did:firefly:org/orgA', KEY_A, [['t1'], ['t2']])
       await store(b)
