@@ -210,6 +210,8 @@ export class Aggregator {
           if (!rewinding) this.frontier = this.offset
           let result: PassResult
           try {
+            // The pass marks the page's pins used as it decides (they are its view of each batch): a page is never
+            // reused after its pass, a failed one included (the next loop reads the page again).
             result = await this.pass(page)
           } catch (err) {
             this.offset = Math.min(this.offset, page[0]!.seq - 1)
@@ -263,10 +265,11 @@ export class Aggregator {
 }
 
 /**
- * A full page may end inside a batch whose next pins follow it (a batch's pins are stored together, in order): those
- * are left to the next page, so that a pass sees each batch's pins whole and need not read them again (see
- * Pass.pinsOf). A batch that fills the page alone stays, so every page moves on. Pins a page leaves out are later
- * in chain order than all it keeps: nothing it decides could have waited for them.
+ * A full page may end inside a batch whose next pins follow it (the pins of one BatchPin event are stored together, in
+ * order): those are left to the next page, so that a pass sees each batch's pins whole and need not read them again
+ * (see Pass.pinsOf). A batch that fills the page alone stays, so every page moves on. Pins a page leaves out are later
+ * in chain order than all it keeps: nothing it decides could have waited for them. (A second event for a batch
+ * stores only indexes the first did not have, later in the order; such a batch is read, as before.)
  */
 export function wholeBatches(page: Pin[], limit: number): Pin[] {
   if (page.length < limit) return page

@@ -78,6 +78,7 @@ export class Pass {
     private readonly at: Timestamp,
   ) {}
 
+  /** Decides what `page` allows. Its pins become the views' own (marked used as they are): not to be reused after. */
   run(page: readonly Pin[]): PassResult {
     // Only broadcast pins hold their context back; a private pin is unique and ordered by its nonce (PrivateChecks).
     for (const pin of page) {
