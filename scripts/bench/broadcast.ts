@@ -68,8 +68,9 @@ function quarterRates(run: SendRun): number[] {
  * spent off its main thread. A process that could not be read is null, and so is the total.
  */
 type PerProcess = { [process: string]: number | null }
+type CpuPerMessage = { all: PerProcess; helpers: PerProcess }
 
-function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): { all: PerProcess; helpers: PerProcess } {
+function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): CpuPerMessage {
   const per = (seconds: number): number | null => round((1000 * seconds) / Math.max(1, messages), 3)
   const all: PerProcess = {}
   const helpers: PerProcess = {}
@@ -82,10 +83,17 @@ function cpuPerMessage(perProcess: readonly ProcessCpu[], messages: number): { a
   return { all, helpers }
 }
 
-function logCpuPerMessage(ctx: BenchContext, figures: ReturnType<typeof cpuPerMessage>): void {
+function logCpuPerMessage(ctx: BenchContext, figures: CpuPerMessage): void {
   const fmt = (m: PerProcess): string => Object.entries(m).map(([n, v]) => `${n} ${v?.toFixed(3)}`).join(', ')
   ctx.log(`  CPU per message, first POST to last confirmation (ms): ${fmt(figures.all)}`)
   ctx.log(`    of it, off each process's main thread (V8's compiler and garbage collector, workers): ${fmt(figures.helpers)}`)
+}
+
+/** Prints a run's rates by quarter; answers them rounded, for the figures. */
+function logQuarterRates(ctx: BenchContext, run: SendRun): (number | null)[] {
+  const rates = quarterRates(run)
+  ctx.log(`  accepted per second by quarter of the run: ${rates.map((r) => r.toFixed(1)).join(', ')}`)
+  return rates.map((r) => round(r))
 }
 
 export function fmtSummary(s: Summary): string {
@@ -127,10 +135,8 @@ export const broadcastScenario: Scenario = {
     let warmAcceptedPerSec = NaN
     let byQuarter: (number | null)[] = []
     let warmByQuarter: (number | null)[] = []
-    let cpuMsPerMessage: PerProcess = {}
-    let helperCpuMsPerMessage: PerProcess = {}
-    let warmCpuMsPerMessage: PerProcess = {}
-    let warmHelperCpuMsPerMessage: PerProcess = {}
+    let coldCpu: CpuPerMessage = { all: {}, helpers: {} }
+    let warmCpu: CpuPerMessage = { all: {}, helpers: {} }
     let messages = 0
     let overall: Summary = summarize([])
     try {
@@ -153,9 +159,7 @@ export const broadcastScenario: Scenario = {
       const last202 = maxOf(burst.sent.map((s) => s.acceptedMs))
       acceptedPerSec = acceptRate(burst).perSec
       ctx.log(`  accepted ${burst.sent.length} in ${((last202 - burst.firstSendMs) / 1000).toFixed(2)} s: ${acceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      const quarters = quarterRates(burst)
-      byQuarter = quarters.map((r) => round(r))
-      ctx.log(`  accepted per second by quarter of the run: ${quarters.map((r) => r.toFixed(1)).join(', ')}`)
+      byQuarter = logQuarterRates(ctx, burst)
       ctx.log(`  bench process CPU while sending: ${fmtCpu(cpu.accept)}`)
       ctx.log(`  meanwhile the network's processes used ${acceptOthers.network.toFixed(1)} % of one core, the rest of the machine ${acceptOthers.rest.toFixed(1)} %`)
       const confirmCpu = startCpu()
@@ -164,9 +168,7 @@ export const broadcastScenario: Scenario = {
       const perProcess = eachCpu.stop()
       throwIfAborted(signal)
       // From the first POST until every member confirmed the last message: all the work the burst caused, anywhere.
-      const coldCpu = cpuPerMessage(perProcess, burst.sent.length)
-      cpuMsPerMessage = coldCpu.all
-      helperCpuMsPerMessage = coldCpu.helpers
+      coldCpu = cpuPerMessage(perProcess, burst.sent.length)
       logCpuPerMessage(ctx, coldCpu)
       for (const w of watchers) {
         const times = burstIds.map((id) => w.get(id)?.confirmedMs).filter((t): t is number => t !== undefined)
@@ -186,22 +188,18 @@ export const broadcastScenario: Scenario = {
       // first thousands of requests; the rate climbs through the run), which a long-running network has behind it.
       // Reported beside the first run's, which stays the headline so that runs remain comparable.
       ctx.log(`throughput, warm: ${o.messages} more broadcasts from ${sender.org}, ${o.concurrency} concurrent`)
-      const warmCpu = startEachProcessCpu([...ctx.processes, { name: 'bench', pid: process.pid }])
+      const warmEachCpu = startEachProcessCpu([...ctx.processes, { name: 'bench', pid: process.pid }])
       const warmBurst = await sendConcurrent(url, 'throughput-warm', o.messages, o.concurrency, signal)
       throwIfAborted(signal)
       reportFailures(ctx, 'throughput, warm', warmBurst)
       warmAcceptedPerSec = acceptRate(warmBurst).perSec
       ctx.log(`  accepted ${warmBurst.sent.length}: ${warmAcceptedPerSec.toFixed(1)} messages/s at ${sender.org}`)
-      const warmQuarters = quarterRates(warmBurst)
-      warmByQuarter = warmQuarters.map((r) => round(r))
-      ctx.log(`  accepted per second by quarter of the run: ${warmQuarters.map((r) => r.toFixed(1)).join(', ')}`)
+      warmByQuarter = logQuarterRates(ctx, warmBurst)
       const warmMissing = await waitAll(ctx, watchers, warmBurst.sent.map((s) => s.id), 60_000 + o.messages * 50)
-      const warmPerProcess = warmCpu.stop()
+      const warmPerProcess = warmEachCpu.stop()
       throwIfAborted(signal)
-      const warmFigures = cpuPerMessage(warmPerProcess, warmBurst.sent.length)
-      warmCpuMsPerMessage = warmFigures.all
-      warmHelperCpuMsPerMessage = warmFigures.helpers
-      logCpuPerMessage(ctx, warmFigures)
+      warmCpu = cpuPerMessage(warmPerProcess, warmBurst.sent.length)
+      logCpuPerMessage(ctx, warmCpu)
       for (const w of watchers) await explainMissing(ctx, members.find((m) => m.org === w.org)!, warmMissing.get(w.org) ?? [])
 
       // 2. Latency: a paced run, so that batch timeouts show; 202 at the sender to `confirmed` on every other member.
@@ -257,12 +255,12 @@ export const broadcastScenario: Scenario = {
         acceptedPerSecByQuarter: warmByQuarter,
         bareAcceptedPerSec: bare ? round(bare.warmAcceptedPerSec) : null,
         acceptVsBare: bare ? round(warmAcceptedPerSec / bare.warmAcceptedPerSec, 3) : null,
-        cpuMsPerMessage: warmCpuMsPerMessage,
-        helperCpuMsPerMessage: warmHelperCpuMsPerMessage,
+        cpuMsPerMessage: warmCpu.all,
+        helperCpuMsPerMessage: warmCpu.helpers,
       },
       benchCpuPct: Object.fromEntries(Object.entries(cpu).map(([phase, c]) => [phase, round(c.pctOfCore)])),
-      cpuMsPerMessage,
-      helperCpuMsPerMessage,
+      cpuMsPerMessage: coldCpu.all,
+      helperCpuMsPerMessage: coldCpu.helpers,
       acceptCpuPct: { network: round(acceptOthers.network), rest: round(acceptOthers.rest) },
       bareCpuPct: bare ? { server: round(bare.serverCpuPct), network: round(bare.networkCpuPct), rest: round(bare.restCpuPct) } : null,
     }

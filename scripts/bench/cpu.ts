@@ -29,23 +29,20 @@ export function fmtCpu(c: CpuFigure): string {
   return `${c.pctOfCore.toFixed(1)} % of one core (${c.cpuSeconds.toFixed(2)} s CPU over ${c.wallSeconds.toFixed(2)} s)`
 }
 
-/** CPU seconds a process has used so far; NaN once it is gone. */
-function cpuSecondsOf(pid: number): number {
-  try {
-    return processCpuSeconds(pid)
-  } catch {
-    return NaN
+/** A /proc reading of a process, NaN once the process is gone. */
+function unlessGone(read: (pid: number) => number): (pid: number) => number {
+  return (pid) => {
+    try {
+      return read(pid)
+    } catch {
+      return NaN
+    }
   }
 }
 
-/** CPU seconds a process's main thread has used so far; NaN once it is gone. */
-function mainCpuSecondsOf(pid: number): number {
-  try {
-    return mainThreadCpuSeconds(pid)
-  } catch {
-    return NaN
-  }
-}
+/** CPU seconds a process (or only its main thread) has used so far; NaN once it is gone. */
+const cpuSecondsOf = unlessGone(processCpuSeconds)
+const mainCpuSecondsOf = unlessGone(mainThreadCpuSeconds)
 
 /** The CPU other processes (a server under test, the network) spend during a phase, summed, as % of one core. */
 export function startProcessCpu(pids: readonly number[]): { stop(): number } {

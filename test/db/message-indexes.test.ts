@@ -3,8 +3,7 @@ import { dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Header, Message } from '../../node/model/index.js'
-import { openRepos, type Repos } from '../support/repos.js'
-import { TempDirs } from './helpers.js'
+import { freshReposEachTest, type Repos } from '../support/repos.js'
 
 const GROUP = 'e'.repeat(64) as Hash
 
@@ -19,15 +18,8 @@ function message(extra: Partial<Header> = {}): Message {
  * what reads them still finds exactly them, through those indexes.
  */
 describe('db: the partial indexes of messages', () => {
-  const dirs = new TempDirs()
   let r: Repos
-  beforeEach(async () => {
-    r = await openRepos(await dirs.make())
-  })
-  afterEach(async () => {
-    await r.db.close()
-    await dirs.cleanup()
-  })
+  freshReposEachTest((repos) => (r = repos))
 
   const plan = (sql: string, params: unknown[]): string =>
     r.db

@@ -5,6 +5,7 @@ import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { openRepositories, type Repositories } from '../../node/db/repos/index.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
+import { TempDirs } from '../db/helpers.js'
 
 /** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
 export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
@@ -12,6 +13,24 @@ export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
 /** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
 export async function openRepos(dir: string): Promise<Repos> {
   return reposOver(await Database.open({ dir, migrations }))
+}
+
+/**
+ * Mocha hooks for a suite whose every test starts from an empty database: before each, one in a temporary folder,
+ * handed to `use`; after each, closed and its folder removed.
+ */
+export function freshReposEachTest(use: (r: Repos) => void): void {
+  const dirs = new TempDirs()
+  let open: Repos | undefined
+  beforeEach(async () => {
+    open = await openRepos(await dirs.make())
+    use(open)
+  })
+  afterEach(async () => {
+    await open?.db.close()
+    open = undefined
+    await dirs.cleanup()
+  })
 }
 
 /** Every repository over an open database (one opened with fault injection, say). */

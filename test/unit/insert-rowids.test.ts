@@ -1,6 +1,5 @@
 import { expect } from 'chai'
-import { TempDirs } from '../db/helpers.js'
-import { openRepos, type Repos } from '../support/repos.js'
+import { freshReposEachTest, type Repos } from '../support/repos.js'
 import { newId, type BatchId, type Hash, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { NewEvent, NodeEvent } from '../../node/model/index.js'
@@ -10,16 +9,8 @@ import type { NewEvent, NodeEvent } from '../../node/model/index.js'
  * get exactly the rowids SQLite gave them, whatever other inserts (which no longer read theirs) run around them.
  */
 describe('insert rowids on demand', () => {
-  const temp = new TempDirs()
   let r: Repos
-
-  beforeEach(async () => {
-    r = await openRepos(await temp.make())
-  })
-  afterEach(async () => {
-    await r.db.close()
-  })
-  after(() => temp.cleanup())
+  freshReposEachTest((repos) => (r = repos))
 
   const events = (n: number): NewEvent[] =>
     Array.from({ length: n }, (_, i) => ({ type: 'message_confirmed', namespace: 'default', reference: newId<MessageId>(), topic: `t${i % 3}` }))

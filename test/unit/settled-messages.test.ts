@@ -7,8 +7,7 @@ import { now } from '../../node/core/time.js'
 import { MessagesRepo } from '../../node/db/repos/messages.js'
 import { eventFrameRenderer, eventRenderer } from '../../node/api/present.js'
 import type { Header, Message, NodeEvent } from '../../node/model/index.js'
-import { TempDirs } from '../db/helpers.js'
-import { openRepos, type Repos } from '../support/repos.js'
+import { freshReposEachTest, type Repos } from '../support/repos.js'
 
 describe('LruMap', () => {
   it('drops the least recently used entry past its capacity; a read counts as a use', () => {
@@ -43,15 +42,8 @@ describe('LruMap', () => {
  * deliveries: the same object comes back, and every statement that changes a row makes the next read see it.
  */
 describe('settled messages in memory', () => {
-  const dirs = new TempDirs()
   let r: Repos
-  beforeEach(async () => {
-    r = await openRepos(await dirs.make())
-  })
-  afterEach(async () => {
-    await r.db.close()
-    await dirs.cleanup()
-  })
+  freshReposEachTest((repos) => (r = repos))
 
   function message(txtype: Header['txtype'] = 'batch_pin'): Message {
     const refs = [{ id: newId<DataId>(), hash: ('d'.repeat(63) + '1') as Hash }]
