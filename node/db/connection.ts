@@ -1,6 +1,7 @@
-import type { BindParams, Database as SqlJsDatabase } from 'sql.js'
+import type { Database as SqlJsDatabase } from 'sql.js'
 import { DatabaseError, asError } from './errors.js'
-import { openInMemory } from './sqljs.js'
+import { ParamBinder } from './param-binder.js'
+import { openInMemoryRaw } from './sqljs.js'
 import { assertDeterministic, classify, preview } from './sql-guard.js'
 import { StatementCache, type Prepared } from './statement-cache.js'
 import type { Row, RunResult, SqlParams } from './types.js'
@@ -30,14 +31,18 @@ export class Connection {
   private readonly cache: StatementCache
   private pageSize: number | undefined
 
-  private constructor(private readonly db: SqlJsDatabase) {
+  private constructor(
+    private readonly db: SqlJsDatabase,
+    private readonly binder: ParamBinder,
+  ) {
     this.cache = new StatementCache(db)
     this.applyPragmas()
   }
 
   /** Opens an empty database, or one loaded from snapshot bytes. */
   static async open(snapshot?: Uint8Array): Promise<Connection> {
-    return new Connection(await openInMemory(snapshot))
+    const { db, raw } = await openInMemoryRaw(snapshot)
+    return new Connection(db, new ParamBinder(raw))
   }
 
   begin(): void {
@@ -123,7 +128,7 @@ export class Connection {
   step(p: Prepared, params: SqlParams | undefined): void {
     const { stmt } = p
     try {
-      if (params !== undefined) stmt.bind(toBind(params))
+      if (params !== undefined) this.binder.bind(stmt, params)
       while (stmt.step()) {
         // Step to the end: a RETURNING statement finishes its work only when fully stepped.
       }
@@ -138,7 +143,7 @@ export class Connection {
   query(p: Prepared, params: SqlParams | undefined, limit: number): Row[] {
     const { stmt } = p
     try {
-      if (params !== undefined) stmt.bind(toBind(params))
+      if (params !== undefined) this.binder.bind(stmt, params)
       const names = stmt.getColumnNames()
       const rows: Row[] = []
       while (rows.length < limit && stmt.step()) {
@@ -182,6 +187,7 @@ export class Connection {
 
   close(): void {
     this.cache.clear()
+    this.binder.release()
     this.db.close()
   }
 
@@ -199,12 +205,4 @@ export class Connection {
   private applyPragmas(): void {
     for (const p of PRAGMAS) this.db.exec(p)
   }
-}
-
-/**
- * sql.js's declared bind type leaves out bigint, which it does bind (as decimal text), and readonly
- * arrays, which it only reads. The values were validated by `validateParams` before they get here.
- */
-function toBind(params: SqlParams): BindParams {
-  return params as unknown as BindParams
 }

@@ -3,10 +3,24 @@ import { createRequire } from 'node:module'
 import initSqlJs from 'sql.js'
 import type { Database as SqlJsDatabase, SqlJsStatic } from 'sql.js'
 
-let loading: Promise<SqlJsStatic> | undefined
+let loading: Promise<LoadedSqlJs> | undefined
+const MEMORY_KEY = Symbol.for('parley.sqljs.memory')
+
+/** sql.js's module, and the memory of its WebAssembly instance (which sql.js does not export). */
+export interface LoadedSqlJs {
+  SQL: SqlJsStatic
+  memory: WasmMemory
+}
+
+/** A WebAssembly.Memory: `buffer` is replaced (the old one detached) whenever the memory grows. */
+export interface WasmMemory {
+  readonly buffer: ArrayBuffer
+}
 
 /** The two WebAssembly constructors used here (this project's TypeScript libraries do not declare them). */
-const Wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object, imports: object) => object } }).WebAssembly
+const Wasm = (globalThis as unknown as {
+  WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object, imports: object) => { exports: Record<string, unknown> }; Memory: new (d: { initial: number }) => WasmMemory }
+}).WebAssembly
 
 /**
  * Compiles the SQLite WebAssembly module once per process; every database shares it.
@@ -16,16 +30,26 @@ const Wasm = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint
  * ~200 ms at every start with nothing else able to run (timers, I/O callbacks); compiled synchronously, that
  * optimisation runs on background threads while the loop goes on. The module is the same either way.
  */
-export function loadSqlJs(): Promise<SqlJsStatic> {
+export function loadSqlJs(): Promise<LoadedSqlJs> {
   loading ??= (async () => {
     // Compiled here rather than inside the hook, so that a missing or broken .wasm rejects this promise.
     const module = new Wasm.Module(readFileSync(createRequire(import.meta.url).resolve('sql.js/dist/sql-wasm.wasm')))
-    return initSqlJs({
+    let memory: WasmMemory | undefined
+    const SQL = await initSqlJs({
       instantiateWasm(imports, ready) {
-        ready(new Wasm.Instance(module, imports) as Parameters<typeof ready>[0])
+        const instance = new Wasm.Instance(module, imports)
+        memory = Object.values(instance.exports).find((e): e is WasmMemory => e instanceof Wasm.Memory)
+        ready(instance as unknown as Parameters<typeof ready>[0])
         return undefined
       },
     })
+    // sql.js instantiates once per process and answers later calls with that module, without calling the hook: kept
+    // on the module itself, the memory is found again by a second copy of this file (a test run can load two).
+    const holder = SQL as unknown as Record<symbol, WasmMemory | undefined>
+    if (memory) holder[MEMORY_KEY] = memory
+    else memory = holder[MEMORY_KEY]
+    if (!memory) throw new Error('sql.js: its WebAssembly instance exports no memory (has sql.js changed?)')
+    return { SQL, memory }
   })()
   return loading
 }
@@ -34,7 +58,7 @@ export function loadSqlJs(): Promise<SqlJsStatic> {
  * The C functions sql.js exports on its module object (its `Module`), which its typings leave out. Only these are
  * used, each as SQLite documents it.
  */
-interface SqliteExports {
+export interface SqliteExports {
   _malloc(bytes: number): number
   _free(ptr: number): void
   stringToNewUTF8(s: string): number
@@ -43,6 +67,9 @@ interface SqliteExports {
   _sqlite3_errmsg(db: number): number
   UTF8ToString(ptr: number): string
   _sqlite3_bind_blob(stmt: number, index: number, value: number, bytes: number, destructor: number): number
+  _sqlite3_bind_text(stmt: number, index: number, value: number, bytes: number, destructor: number): number
+  _sqlite3_bind_int(stmt: number, index: number, value: number): number
+  _sqlite3_bind_double(stmt: number, index: number, value: number): number
   _sqlite3_sql(stmt: number): number
   _sqlite3_backup_init(dest: number, destName: number, source: number, sourceName: number): number
   _sqlite3_backup_step(backup: number, pages: number): number
@@ -55,10 +82,10 @@ interface HandleHolder {
   db: number
 }
 
-const SQLITE_OK = 0
+export const SQLITE_OK = 0
 const SQLITE_DONE = 101
 /** sqlite3_destructor_type SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns. */
-const SQLITE_TRANSIENT = -1
+export const SQLITE_TRANSIENT = -1
 const PROBE_SQL = 'SELECT ?'
 
 /**
@@ -77,12 +104,28 @@ const PROBE_SQL = 'SELECT ?'
  * opening fails here with the reason (test/db checks that the main database is in memory).
  */
 export async function openInMemory(snapshot?: Uint8Array): Promise<SqlJsDatabase> {
-  const SQL = await loadSqlJs()
+  return (await openInMemoryRaw(snapshot)).db
+}
+
+/** What a caller that binds through SQLite's C API (param-binder.ts) needs beside the database. */
+export interface RawAccess {
+  api: SqliteExports
+  memory: WasmMemory
+  /** The sqlite3* every statement of the database runs on. */
+  handle: number
+  /** The property of a sql.js Statement that holds its sqlite3_stmt* (named by sql.js's minifier). */
+  statementKey: string
+}
+
+/** openInMemory, and the raw access to it. */
+export async function openInMemoryRaw(snapshot?: Uint8Array): Promise<{ db: SqlJsDatabase; raw: RawAccess }> {
+  const { SQL, memory } = await loadSqlJs()
   const api = SQL as unknown as SqliteExports
   const db = new SQL.Database()
   let handle = 0
+  let statementKey: string
   try {
-    handle = openMemoryHandle(api, db)
+    ;({ handle, statementKey } = openMemoryHandle(api, db))
     if (snapshot) copySnapshotInto(SQL, api, handle, snapshot)
     // What sql.js registers on every handle it opens (its extension functions), so SQL behaves as before.
     api._RegisterExtensionFunctions(handle)
@@ -95,21 +138,21 @@ export async function openInMemory(snapshot?: Uint8Array): Promise<SqlJsDatabase
   const fileBacked = holder.db
   holder.db = handle
   api._sqlite3_close_v2(fileBacked)
-  return db
+  return { db, raw: { api, memory, handle, statementKey } }
 }
 
 /**
  * `sqlite3_open(":memory:", &db)`, reading the handle back through SQLite itself: sql.js exports no way to read its
  * memory, so the 4 bytes at `&db` are bound as a blob to a probe statement and selected.
  */
-function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): number {
+function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): { handle: number; statementKey: string } {
   const out = api._malloc(8)
   const name = api.stringToNewUTF8(':memory:')
   try {
     const rc = api._sqlite3_open(name, out)
     const probe = db.prepare(PROBE_SQL)
     try {
-      const stmt = statementPointer(api, probe)
+      const { key: statementKey, pointer: stmt } = statementPointer(api, probe)
       if (api._sqlite3_bind_blob(stmt, 1, out, 4, SQLITE_TRANSIENT) !== SQLITE_OK) throw new Error('sql.js: binding the probe failed')
       if (!probe.step()) throw new Error('sql.js: the probe returned no row')
       const bytes = probe.get()[0]
@@ -120,7 +163,7 @@ function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): number {
         if (handle !== 0) api._sqlite3_close_v2(handle)
         throw new Error(`sqlite3_open(":memory:") failed: ${why}`)
       }
-      return handle
+      return { handle, statementKey }
     } finally {
       probe.free()
     }
@@ -134,12 +177,12 @@ function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): number {
  * The sqlite3_stmt* behind a sql.js Statement. sql.js keeps it in a property whose name its minifier chose, so it
  * is found by asking SQLite which of the statement's numeric properties is a statement with the probe's text.
  */
-function statementPointer(api: SqliteExports, probe: object): number {
-  for (const value of Object.values(probe)) {
+function statementPointer(api: SqliteExports, probe: object): { key: string; pointer: number } {
+  for (const [key, value] of Object.entries(probe)) {
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) continue
     try {
       const sql = api._sqlite3_sql(value)
-      if (sql !== 0 && api.UTF8ToString(sql) === PROBE_SQL) return value
+      if (sql !== 0 && api.UTF8ToString(sql) === PROBE_SQL) return { key, pointer: value }
     } catch {
       // Not a statement: reading through it trapped. Try the next property.
     }
