@@ -23,7 +23,6 @@ const COUNT_FROM = 1024
  */
 export class ParamBinder {
   private scratch = 0
-  private heap: Buffer | undefined
 
   constructor(private readonly raw: RawAccess) {}
 
@@ -40,7 +39,6 @@ export class ParamBinder {
     const borrowed = need > SCRATCH_BYTES
     const base = borrowed ? this.allocate(need) : this.scratchBlock()
     try {
-      const heap = this.view()
       let at = base
       for (let i = 0; i < values.length; i++) {
         const v = values[i]
@@ -49,7 +47,8 @@ export class ParamBinder {
           case 'string':
           case 'bigint': {
             const text = typeof v === 'string' ? v : v.toString()
-            const n = writeUtf8(heap, text, at, base + need - at)
+            // Fetched for each value: SQLite's copy of the one before may have grown the memory (a new buffer).
+            const n = writeUtf8(this.raw.heap.get(), text, at, base + need - at)
             rc = this.raw.api._sqlite3_bind_text(pointer, i + 1, at, n, SQLITE_TRANSIENT)
             at += n
             break
@@ -66,7 +65,7 @@ export class ParamBinder {
               break
             }
             if (v instanceof Uint8Array) {
-              heap.set(v, at)
+              this.raw.heap.get().set(v, at)
               rc = this.raw.api._sqlite3_bind_blob(pointer, i + 1, at, v.byteLength, SQLITE_TRANSIENT)
               at += v.byteLength
               break
@@ -98,13 +97,6 @@ export class ParamBinder {
     // As SQLite says it when its own allocation fails (asError makes it a DB_SQL error).
     if (p === 0) throw new Error(`out of memory: ${bytes} bytes of bound values`)
     return p
-  }
-
-  /** SQLite's memory as a Buffer; made again after the memory grew (which replaces its ArrayBuffer). */
-  private view(): Buffer {
-    const buffer = this.raw.memory.buffer
-    if (this.heap?.buffer !== buffer) this.heap = Buffer.from(buffer)
-    return this.heap
   }
 }
 

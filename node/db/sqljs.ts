@@ -70,6 +70,11 @@ export interface SqliteExports {
   _sqlite3_bind_text(stmt: number, index: number, value: number, bytes: number, destructor: number): number
   _sqlite3_bind_int(stmt: number, index: number, value: number): number
   _sqlite3_bind_double(stmt: number, index: number, value: number): number
+  _sqlite3_column_type(stmt: number, column: number): number
+  _sqlite3_column_double(stmt: number, column: number): number
+  _sqlite3_column_text(stmt: number, column: number): number
+  _sqlite3_column_blob(stmt: number, column: number): number
+  _sqlite3_column_bytes(stmt: number, column: number): number
   _sqlite3_sql(stmt: number): number
   _sqlite3_backup_init(dest: number, destName: number, source: number, sourceName: number): number
   _sqlite3_backup_step(backup: number, pages: number): number
@@ -107,10 +112,11 @@ export async function openInMemory(snapshot?: Uint8Array): Promise<SqlJsDatabase
   return (await openInMemoryRaw(snapshot)).db
 }
 
-/** What a caller that binds through SQLite's C API (param-binder.ts) needs beside the database. */
+/** What a caller that binds or reads through SQLite's C API (param-binder.ts, row-reader.ts) needs beside the database. */
 export interface RawAccess {
   api: SqliteExports
-  memory: WasmMemory
+  /** SQLite's memory. */
+  heap: HeapView
   /** The sqlite3* every statement of the database runs on. */
   handle: number
   /** The property of a sql.js Statement that holds its sqlite3_stmt* (named by sql.js's minifier). */
@@ -138,7 +144,20 @@ export async function openInMemoryRaw(snapshot?: Uint8Array): Promise<{ db: SqlJ
   const fileBacked = holder.db
   holder.db = handle
   api._sqlite3_close_v2(fileBacked)
-  return { db, raw: { api, memory, handle, statementKey } }
+  return { db, raw: { api, heap: new HeapView(memory), handle, statementKey } }
+}
+
+/** SQLite's memory as a Buffer, made again after the memory grew (growing replaces its ArrayBuffer). */
+export class HeapView {
+  private view: Buffer | undefined
+
+  constructor(private readonly memory: WasmMemory) {}
+
+  get(): Buffer {
+    const buffer = this.memory.buffer
+    if (this.view?.buffer !== buffer) this.view = Buffer.from(buffer)
+    return this.view
+  }
 }
 
 /**

@@ -106,6 +106,21 @@ describe('db: values are bound as sql.js binds them', function () {
     conn.commit()
   })
 
+  it('binds every value right when copying one of them grows the memory, mid-statement', async function () {
+    const { memory } = await loadSqlJs()
+    // SQLite copies each value as it is bound (SQLITE_TRANSIENT): a copy can grow the memory, after which values
+    // must be written through a view of the new buffer. Larger values until one statement's binding grew it.
+    let grew = false
+    for (let mib = 4; !grew && mib <= 256; mib *= 2) {
+      const values = ['a', 'b', 'c'].map((c) => c.repeat(mib << 20))
+      const before = memory.buffer
+      const [row] = viaConnection('SELECT length(?1) AS a, length(?2) AS b, length(?3) AS c, substr(?3, -2) AS end', values)
+      grew = memory.buffer !== before
+      expect(row).to.deep.equal({ a: mib << 20, b: mib << 20, c: mib << 20, end: 'cc' })
+    }
+    expect(grew, 'a statement grew the memory').to.equal(true)
+  })
+
   it("encodes a lone surrogate as Buffer does (U+FFFD), the same text the journal replays", function () {
     const text = 'a\ud800b'
     const replayed = Buffer.from(text, 'utf8').toString('utf8')
