@@ -1,6 +1,7 @@
 import type { Database as SqlJsDatabase } from 'sql.js'
 import { DatabaseError, asError } from './errors.js'
 import { ParamBinder } from './param-binder.js'
+import { RowReader } from './row-reader.js'
 import { openInMemoryRaw } from './sqljs.js'
 import { assertDeterministic, classify, preview } from './sql-guard.js'
 import { StatementCache, type Prepared } from './statement-cache.js'
@@ -34,6 +35,7 @@ export class Connection {
   private constructor(
     private readonly db: SqlJsDatabase,
     private readonly binder: ParamBinder,
+    private readonly reader: RowReader,
   ) {
     this.cache = new StatementCache(db)
     this.applyPragmas()
@@ -42,7 +44,7 @@ export class Connection {
   /** Opens an empty database, or one loaded from snapshot bytes. */
   static async open(snapshot?: Uint8Array): Promise<Connection> {
     const { db, raw } = await openInMemoryRaw(snapshot)
-    return new Connection(db, new ParamBinder(raw))
+    return new Connection(db, new ParamBinder(raw), new RowReader(raw))
   }
 
   begin(): void {
@@ -146,12 +148,7 @@ export class Connection {
       if (params !== undefined) this.binder.bind(stmt, params)
       const names = stmt.getColumnNames()
       const rows: Row[] = []
-      while (rows.length < limit && stmt.step()) {
-        const values = stmt.get()
-        const row: Row = {}
-        for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i] ?? null
-        rows.push(row)
-      }
+      while (rows.length < limit && stmt.step()) rows.push(this.reader.row(stmt, names))
       return rows
     } catch (err) {
       throw asError(err)

@@ -6,11 +6,12 @@ import { loadSqlJs } from '../../node/db/sqljs.js'
 import type { Row, SqlParams, SqlValue } from '../../node/db/types.js'
 
 /**
- * The connection binds values through SQLite's C API (node/db/param-binder.ts) instead of sql.js's `bind`. Every
- * value must reach SQLite as the same type and bytes as sql.js gives it, or live execution and anything compared
- * with earlier data would disagree; these tests compare the two binders value by value.
+ * The connection binds and reads values through SQLite's C API (node/db/param-binder.ts, row-reader.ts) instead of
+ * sql.js's `bind` and `get`. Every value must reach SQLite, and come back, as the same type and bytes as through
+ * sql.js, or live execution and anything compared with earlier data would disagree; these tests compare the two
+ * ways value by value.
  */
-describe('db: values are bound as sql.js binds them', function () {
+describe('db: values are bound and read as sql.js binds and reads them', function () {
   let conn: Connection
   let plain: SqlJsDatabase
 
@@ -73,6 +74,13 @@ describe('db: values are bound as sql.js binds them', function () {
     it(`binds ${name} as sql.js does`, function () {
       const params = [value, value] as SqlValue[]
       expect(viaConnection(PROBE, params)).to.deep.equal(viaSqlJs(PROBE, params))
+    })
+  }
+
+  for (const [name, value] of values) {
+    it(`reads ${name} back as sql.js does, as its own type, as a blob and as text`, function () {
+      const sql = 'SELECT ?1 AS v, CAST(?1 AS BLOB) AS b, CAST(?1 AS TEXT) AS t, CAST(?1 AS REAL) AS r'
+      expect(viaConnection(sql, [value as SqlValue])).to.deep.equal(viaSqlJs(sql, [value as SqlValue]))
     })
   }
 

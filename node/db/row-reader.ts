@@ -1,0 +1,51 @@
+import type { Statement } from 'sql.js'
+import type { RawAccess } from './sqljs.js'
+import type { Row } from './types.js'
+
+const SQLITE_INTEGER = 1
+const SQLITE_FLOAT = 2
+const SQLITE_TEXT = 3
+const SQLITE_BLOB = 4
+
+/**
+ * Reads the current row of a stepped statement through SQLite's C API, as sql.js's `get` reads it: INTEGER and REAL
+ * as numbers (`sqlite3_column_double`), TEXT as a string of all its bytes (NULs included), BLOB as a copy in a new
+ * Uint8Array, NULL as null. Text is decoded by Node from SQLite's memory (`Buffer#toString`), where sql.js made a
+ * subarray and called a TextDecoder for each value, and copied blobs byte by byte in JavaScript.
+ */
+export class RowReader {
+  constructor(private readonly raw: RawAccess) {}
+
+  /** The current row as an object keyed by `names` (the statement's column names, in order). */
+  row(stmt: Statement, names: readonly string[]): Row {
+    const api = this.raw.api
+    const pointer = (stmt as unknown as Record<string, number>)[this.raw.statementKey]!
+    // Stepping may have grown the memory; reading a column does not allocate, so one view serves the row.
+    const heap = this.raw.heap.get()
+    const row: Row = {}
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!
+      switch (api._sqlite3_column_type(pointer, i)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT:
+          row[name] = api._sqlite3_column_double(pointer, i)
+          break
+        case SQLITE_TEXT: {
+          const at = api._sqlite3_column_text(pointer, i)
+          const n = api._sqlite3_column_bytes(pointer, i)
+          row[name] = n === 0 ? '' : heap.toString('utf8', at, at + n)
+          break
+        }
+        case SQLITE_BLOB: {
+          const at = api._sqlite3_column_blob(pointer, i)
+          const n = api._sqlite3_column_bytes(pointer, i)
+          row[name] = n === 0 ? new Uint8Array(0) : new Uint8Array(heap.subarray(at, at + n))
+          break
+        }
+        default:
+          row[name] = null
+      }
+    }
+    return row
+  }
+}
