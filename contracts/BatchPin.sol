@@ -16,8 +16,8 @@ contract Firefly {
     );
 
     /// uuids = transaction id (16 bytes) || batch id (16 bytes).
-    /// calldata, not memory (FireFly's form): the same ABI and event, but the contexts are not copied into memory one
-    /// by one and encoded again one by one: 370 EVM steps for 200 contexts instead of 10,530, each traced by Hardhat.
+    /// calldata where FireFly's contract says memory: the same ABI and event, but the contexts are not copied into memory
+    /// one by one and encoded again one by one: 370 EVM steps for 200 contexts instead of 10,530, each traced by Hardhat.
     function pinBatch(bytes32 uuids, bytes32 batchHash, string calldata payloadRef, bytes32[] calldata contexts) public {
         // tx.origin, as FireFly does since V2: the signing key of the member, even through a relay contract.
         emit BatchPin(tx.origin, block.timestamp, "firefly:batch_pin", uuids, batchHash, payloadRef, contexts);

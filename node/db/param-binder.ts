@@ -61,7 +61,10 @@ export class ParamBinder {
             break
           case 'object':
             if (v === null) {
-              rc = this.raw.api._sqlite3_bind_blob(pointer, i + 1, 0, 0, 0)
+              // sql.js ignored this call's result: a null past the last placeholder was accepted. So is it here, so that
+              // a statement that ran before (and its journal record, replayed) runs the same.
+              this.raw.api._sqlite3_bind_blob(pointer, i + 1, 0, 0, 0)
+              rc = SQLITE_OK
               break
             }
             if (v instanceof Uint8Array) {
