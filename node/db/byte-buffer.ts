@@ -1,7 +1,23 @@
 import { DatabaseError } from './errors.js'
 
 /** Text up to this many characters is tried as ASCII first (see ByteWriter.string); for longer text the calls cost little beside the copy. */
-const SHORT_TEXT = 256
+/** Text up to this many UTF-16 units is tried as ASCII first (see asciiInto). */
+export const SHORT_TEXT = 256
+
+/**
+ * Copies `s` into `buf` at `at` if it is all ASCII, and says whether it was. Most text written here is short ASCII
+ * (ids, hashes, timestamps, keys): copied by a loop it skips the calls into C++ (byteLength, then write) that cost
+ * more than the copy. Bytes past the first non-ASCII character are left as they were; the caller writes the text
+ * the general way then.
+ */
+export function asciiInto(buf: Buffer, s: string, at: number): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c > 0x7f) return false
+    buf[at + i] = c
+  }
+  return true
+}
 
 /** A growable little-endian byte writer, so a journal record is built in one buffer without copies per field. */
 export class ByteWriter {
@@ -41,22 +57,12 @@ export class ByteWriter {
   }
 
   string(s: string): void {
-    // Most of a journal's text is short ASCII (ids, hashes, timestamps, keys): copied by a loop it skips the two
-    // calls into C++ (byteLength, then write) that cost more than the copy. Other text takes the general path.
     const length = s.length
     if (length <= SHORT_TEXT) {
       this.ensure(4 + length)
-      const buf = this.buf
-      let at = this.len + 4
-      let i = 0
-      for (; i < length; i++) {
-        const c = s.charCodeAt(i)
-        if (c > 0x7f) break
-        buf[at++] = c
-      }
-      if (i === length) {
-        buf.writeUInt32LE(length, this.len)
-        this.len = at
+      if (asciiInto(this.buf, s, this.len + 4)) {
+        this.buf.writeUInt32LE(length, this.len)
+        this.len += 4 + length
         return
       }
     }

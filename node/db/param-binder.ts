@@ -1,4 +1,5 @@
 import type { BindParams, Statement } from 'sql.js'
+import { asciiInto, SHORT_TEXT } from './byte-buffer.js'
 import { DatabaseError } from './errors.js'
 import { SQLITE_OK, SQLITE_TRANSIENT, type RawAccess } from './sqljs.js'
 import type { SqlParams } from './types.js'
@@ -34,7 +35,7 @@ export class ParamBinder {
       return
     }
     const values = params as readonly unknown[]
-    const pointer = (stmt as unknown as Record<string, number>)[this.raw.statementKey]!
+    const pointer = this.raw.pointerOf(stmt)
     const need = bytesNeeded(values)
     const borrowed = need > SCRATCH_BYTES
     const base = borrowed ? this.allocate(need) : this.scratchBlock()
@@ -103,20 +104,9 @@ export class ParamBinder {
   }
 }
 
-/** Short ASCII text by a loop (cheaper than a call into C++ for a few bytes, as ByteWriter finds); the rest by Buffer. */
-const SHORT_TEXT = 64
-
+/** Short ASCII text by a loop (asciiInto), the rest by Buffer. */
 function writeUtf8(heap: Buffer, text: string, at: number, room: number): number {
-  const length = text.length
-  if (length <= SHORT_TEXT) {
-    let i = 0
-    for (; i < length; i++) {
-      const c = text.charCodeAt(i)
-      if (c > 0x7f) break
-      heap[at + i] = c
-    }
-    if (i === length) return length
-  }
+  if (text.length <= SHORT_TEXT && asciiInto(heap, text, at)) return text.length
   return heap.write(text, at, room, 'utf8')
 }
 

@@ -21,7 +21,7 @@ export class RowReader {
   /** The current row as an object keyed by `names` (the statement's column names, in order). */
   row(stmt: Statement, names: readonly string[]): Row {
     const api = this.raw.api
-    const pointer = (stmt as unknown as Record<string, number>)[this.raw.statementKey]!
+    const pointer = this.raw.pointerOf(stmt)
     const row: Row = {}
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import initSqlJs from 'sql.js'
-import type { Database as SqlJsDatabase, SqlJsStatic } from 'sql.js'
+import type { Database as SqlJsDatabase, SqlJsStatic, Statement } from 'sql.js'
 
 let loading: Promise<LoadedSqlJs> | undefined
 const MEMORY_KEY = Symbol.for('parley.sqljs.memory')
@@ -119,19 +119,21 @@ export interface RawAccess {
   heap: HeapView
   /** The sqlite3* every statement of the database runs on. */
   handle: number
-  /** The property of a sql.js Statement that holds its sqlite3_stmt* (named by sql.js's minifier). */
-  statementKey: string
+  /** The sqlite3_stmt* behind a sql.js Statement. */
+  pointerOf(stmt: Statement): number
 }
 
 /** openInMemory, and the raw access to it. */
 export async function openInMemoryRaw(snapshot?: Uint8Array): Promise<{ db: SqlJsDatabase; raw: RawAccess }> {
   const { SQL, memory } = await loadSqlJs()
   const api = SQL as unknown as SqliteExports
+  const heap = new HeapView(memory)
   const db = new SQL.Database()
   let handle = 0
   let statementKey: string
   try {
-    ;({ handle, statementKey } = openMemoryHandle(api, db))
+    statementKey = statementPointerKey(api, db)
+    handle = openMemoryHandle(api, heap)
     if (snapshot) copySnapshotInto(SQL, api, handle, snapshot)
     // What sql.js registers on every handle it opens (its extension functions), so SQL behaves as before.
     api._RegisterExtensionFunctions(handle)
@@ -144,7 +146,8 @@ export async function openInMemoryRaw(snapshot?: Uint8Array): Promise<{ db: SqlJ
   const fileBacked = holder.db
   holder.db = handle
   api._sqlite3_close_v2(fileBacked)
-  return { db, raw: { api, heap: new HeapView(memory), handle, statementKey } }
+  const pointerOf = (stmt: Statement): number => (stmt as unknown as Record<string, number>)[statementKey]!
+  return { db, raw: { api, heap, handle, pointerOf } }
 }
 
 /** SQLite's memory as a Buffer, made again after the memory grew (growing replaces its ArrayBuffer). */
@@ -160,32 +163,19 @@ export class HeapView {
   }
 }
 
-/**
- * `sqlite3_open(":memory:", &db)`, reading the handle back through SQLite itself: sql.js exports no way to read its
- * memory, so the 4 bytes at `&db` are bound as a blob to a probe statement and selected.
- */
-function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): { handle: number; statementKey: string } {
+/** `sqlite3_open(":memory:", &db)`, the handle read back from SQLite's memory. */
+function openMemoryHandle(api: SqliteExports, heap: HeapView): number {
   const out = api._malloc(8)
   const name = api.stringToNewUTF8(':memory:')
   try {
     const rc = api._sqlite3_open(name, out)
-    const probe = db.prepare(PROBE_SQL)
-    try {
-      const { key: statementKey, pointer: stmt } = statementPointer(api, probe)
-      if (api._sqlite3_bind_blob(stmt, 1, out, 4, SQLITE_TRANSIENT) !== SQLITE_OK) throw new Error('sql.js: binding the probe failed')
-      if (!probe.step()) throw new Error('sql.js: the probe returned no row')
-      const bytes = probe.get()[0]
-      if (!(bytes instanceof Uint8Array) || bytes.length !== 4) throw new Error('sql.js: the probe did not return 4 bytes')
-      const handle = Buffer.from(bytes).readUInt32LE(0)
-      if (rc !== SQLITE_OK) {
-        const why = handle !== 0 ? api.UTF8ToString(api._sqlite3_errmsg(handle)) : `code ${rc}`
-        if (handle !== 0) api._sqlite3_close_v2(handle)
-        throw new Error(`sqlite3_open(":memory:") failed: ${why}`)
-      }
-      return { handle, statementKey }
-    } finally {
-      probe.free()
+    const handle = heap.get().readUInt32LE(out)
+    if (rc !== SQLITE_OK) {
+      const why = handle !== 0 ? api.UTF8ToString(api._sqlite3_errmsg(handle)) : `code ${rc}`
+      if (handle !== 0) api._sqlite3_close_v2(handle)
+      throw new Error(`sqlite3_open(":memory:") failed: ${why}`)
     }
+    return handle
   } finally {
     api._free(name)
     api._free(out)
@@ -193,18 +183,23 @@ function openMemoryHandle(api: SqliteExports, db: SqlJsDatabase): { handle: numb
 }
 
 /**
- * The sqlite3_stmt* behind a sql.js Statement. sql.js keeps it in a property whose name its minifier chose, so it
- * is found by asking SQLite which of the statement's numeric properties is a statement with the probe's text.
+ * The property of a sql.js Statement that holds its sqlite3_stmt*, a name sql.js's minifier chose: found by asking
+ * SQLite which numeric property of a probe statement is a statement with the probe's text.
  */
-function statementPointer(api: SqliteExports, probe: object): { key: string; pointer: number } {
-  for (const [key, value] of Object.entries(probe)) {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) continue
-    try {
-      const sql = api._sqlite3_sql(value)
-      if (sql !== 0 && api.UTF8ToString(sql) === PROBE_SQL) return { key, pointer: value }
-    } catch {
-      // Not a statement: reading through it trapped. Try the next property.
+function statementPointerKey(api: SqliteExports, db: SqlJsDatabase): string {
+  const probe = db.prepare(PROBE_SQL)
+  try {
+    for (const [key, value] of Object.entries(probe)) {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) continue
+      try {
+        const sql = api._sqlite3_sql(value)
+        if (sql !== 0 && api.UTF8ToString(sql) === PROBE_SQL) return key
+      } catch {
+        // Not a statement: reading through it trapped. Try the next property.
+      }
     }
+  } finally {
+    probe.free()
   }
   throw new Error('sql.js: cannot find the statement handle of a prepared statement (has sql.js changed?)')
 }

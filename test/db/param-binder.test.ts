@@ -194,7 +194,7 @@ describe('db: binding and reading while the memory grows', function () {
       _sqlite3_errmsg: (): number => 0,
       UTF8ToString: (): string => 'fake error',
     }
-    const raw = { api: api as unknown as RawAccess['api'], heap: new HeapView(memory), handle: 1, statementKey: 'handle' }
+    const raw: RawAccess = { api: api as unknown as RawAccess['api'], heap: new HeapView(memory), handle: 1, pointerOf: () => 1 }
     const stmt = { handle: 1, reset(): void {}, bind(): void {} } as unknown as Statement
     return { api, raw, stmt, bound, put: (text: string | Uint8Array): [number, number] => {
       const b = typeof text === 'string' ? Buffer.from(text, 'utf8') : text
