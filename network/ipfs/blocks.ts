@@ -24,11 +24,11 @@ export function missingBlock(cid: CID): IpfsError {
  */
 export class LocalBlocks implements Blocks {
   /**
-   * Puts in progress, by CID. Repetitive content (zeros, repeated records) yields the same block many times at
-   * once; blockstore-fs writes each through one shared temp file and retries the losing renames 10 x 100 ms, which
-   * is slow and can briefly expose a truncated block. One write per block at a time avoids both.
+   * Puts in progress, by block file. Repetitive content (zeros, repeated records) yields the same block many times
+   * at once; blockstore-fs writes each through one shared temp file and retries the losing renames 10 x 100 ms,
+   * which is slow and can briefly expose a truncated block. One write per block at a time avoids both.
    */
-  private readonly writing = new Map<string, Promise<CID>>()
+  private readonly writing = new Map<string, Promise<void>>()
 
   private constructor(
     private readonly fs: FsBlockstore,
@@ -44,26 +44,28 @@ export class LocalBlocks implements Blocks {
   }
 
   put(cid: CID, block: PutValue, options?: Options): Promise<CID> {
-    const key = cid.toString()
+    // By file, not by CID: the file is named by the multihash alone, so a CIDv0 and a CIDv1 of the same bytes (one
+    // add with cid-version=0, another with cid-version=1 and dag-pb leaves) are one block and one write.
+    const key = this.sharding.encode(cid).file
     const pending = this.writing.get(key)
-    if (pending) return pending
+    if (pending) return pending.then(() => cid)
     const write = (async () => {
       try {
         if (!(await this.fs.has(cid, options))) await this.fs.put(cid, block, options)
-        return cid
       } finally {
         this.writing.delete(key)
       }
     })()
     this.writing.set(key, write)
-    return write
+    return write.then(() => cid)
   }
 
   /**
    * The block in one piece. blockstore-fs streams the file in 64 KiB chunks, which the UnixFS exporter joins again
    * one chunk at a time (it-to-buffer copies everything read so far at each one): four copies of a 256 KiB leaf and
    * a stream's machinery, about a fifth of this process's CPU when members fetch batches. A block is bounded (a leaf
-   * is one chunk of the file, an inner node at most 174 links), and the exporter holds it whole anyway.
+   * is one chunk of the file, at most 1 MiB; an inner node has at most max-file-links links, ~3 MB at its 65,536
+   * limit), and the exporter holds it whole anyway.
    */
   async *get(cid: CID, options?: Options): AsyncGenerator<Uint8Array> {
     const { dir, file } = this.sharding.encode(cid)

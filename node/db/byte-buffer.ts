@@ -19,14 +19,15 @@ export function asciiInto(buf: Buffer, s: string, at: number): boolean {
   return true
 }
 
+const EMPTY = Buffer.alloc(0)
+
 /** A growable little-endian byte writer, so a journal record is built in one buffer without copies per field. */
 export class ByteWriter {
-  private buf: Buffer
+  private buf = EMPTY
   private len = 0
 
-  constructor(initial = 256) {
-    this.buf = Buffer.allocUnsafe(initial)
-  }
+  /** `initial`: the first buffer's size, allocated at the first write (a writer that writes nothing costs nothing). */
+  constructor(private readonly initial = 256) {}
 
   get length(): number {
     return this.len
@@ -95,7 +96,7 @@ export class ByteWriter {
 
   private ensure(n: number): void {
     if (this.len + n <= this.buf.length) return
-    let size = this.buf.length * 2
+    let size = Math.max(this.buf.length * 2, this.initial, 1)
     while (size < this.len + n) size *= 2
     const next = Buffer.allocUnsafe(size)
     this.buf.copy(next, 0, 0, this.len)

@@ -137,8 +137,9 @@ const PART_INITIAL_BYTES = 2048
  */
 export class TxOps {
   /**
-   * Sized for a send (about 1.4 KB of ops): from the writer's default 256 bytes, every send's part grew three times,
-   * two copies per message measured in a broadcast run. A slice of Node's buffer pool, so a small part costs no more.
+   * Sized for a send (under 1 KB of ops): from the writer's default 256 bytes, a send's part grew twice, two copies per
+   * message in a broadcast run. Allocated at the first op (a slice of Node's buffer pool), so a transaction that
+   * writes nothing takes none.
    */
   readonly w = new ByteWriter(PART_INITIAL_BYTES)
   ops = 0

@@ -47,4 +47,19 @@ describe('ByteWriter.string', () => {
     const r = new ByteReader(w.take())
     for (const s of texts) expect(r.string()).to.equal(Buffer.from(s, 'utf8').toString('utf8'))
   })
+
+  it('allocates at its first write, whatever the initial size (zero included), and takes nothing when nothing was written', () => {
+    expect(new ByteWriter(2048).take().length).to.equal(0)
+    for (const initial of [0, 1, 2048]) {
+      const w = new ByteWriter(initial)
+      w.skip(0)
+      w.bytes(new Uint8Array(0))
+      w.u32(0xdeadbeef)
+      w.string('after')
+      const r = new ByteReader(w.take())
+      expect(r.u32()).to.equal(0)
+      expect(r.u32()).to.equal(0xdeadbeef)
+      expect(r.string()).to.equal('after')
+    }
+  })
 })

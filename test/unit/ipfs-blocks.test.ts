@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
+import { FsBlockstore } from 'blockstore-fs'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { LocalBlocks } from '../../network/ipfs/blocks.js'
+
+const DAG_PB = 0x70
 
 async function rawBlock(bytes: Uint8Array): Promise<CID> {
   return CID.createV1(raw.code, await sha256.digest(bytes))
@@ -33,6 +36,32 @@ describe('IPFS local blocks', () => {
     assert.equal(pieces.length, 1)
     assert.deepEqual(Buffer.from(pieces[0]!), Buffer.from(bytes))
     assert.equal(await blocks.has(cid), true)
+  })
+
+  it('one write for a CIDv0 and a CIDv1 of the same bytes put at once (one file), each caller answered with its own CID', async () => {
+    // The store does not decode blocks: any bytes do under the dag-pb codec a CIDv0 implies.
+    const bytes = new Uint8Array([10, 3, 1, 2, 3])
+    const digest = await sha256.digest(bytes)
+    const v0 = CID.createV0(digest)
+    const v1 = CID.createV1(DAG_PB, digest)
+    const originalPut = FsBlockstore.prototype.put
+    let writes = 0
+    FsBlockstore.prototype.put = function (this: FsBlockstore, ...args: Parameters<FsBlockstore['put']>) {
+      writes++
+      return originalPut.apply(this, args)
+    }
+    try {
+      const answered = await Promise.all([blocks.put(v0, bytes), blocks.put(v1, bytes)])
+      assert.deepEqual(answered.map(String), [v0.toString(), v1.toString()])
+    } finally {
+      FsBlockstore.prototype.put = originalPut
+    }
+    assert.equal(writes, 1)
+    for (const cid of [v0, v1]) {
+      const pieces: Uint8Array[] = []
+      for await (const piece of blocks.get(cid)) pieces.push(piece)
+      assert.deepEqual(Buffer.concat(pieces), Buffer.from(bytes))
+    }
   })
 
   it('a block it does not hold fails at once with the offline message naming it', async () => {
