@@ -1,8 +1,7 @@
 import { DatabaseError } from './errors.js'
 
-/** Text up to this many characters is tried as ASCII first (see ByteWriter.string); for longer text the calls cost little beside the copy. */
-/** Text up to this many UTF-16 units is tried as ASCII first (see asciiInto). */
-export const SHORT_TEXT = 256
+/** Text up to this many UTF-16 units is tried as ASCII first (see asciiInto), and its UTF-8 size bounded, not counted. */
+const SHORT_TEXT = 256
 
 /**
  * Copies `s` into `buf` at `at` if it is all ASCII, and says whether it was. Most text written here is short ASCII
@@ -10,13 +9,24 @@ export const SHORT_TEXT = 256
  * more than the copy. Bytes past the first non-ASCII character are left as they were; the caller writes the text
  * the general way then.
  */
-export function asciiInto(buf: Buffer, s: string, at: number): boolean {
+function asciiInto(buf: Buffer, s: string, at: number): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c > 0x7f) return false
     buf[at + i] = c
   }
   return true
+}
+
+/** Room for `s` encoded as UTF-8: at most 3 bytes a unit for short text (no call into C++), counted for longer text. */
+export function utf8Room(s: string): number {
+  return s.length <= SHORT_TEXT ? s.length * 3 : Buffer.byteLength(s, 'utf8')
+}
+
+/** Writes `s` as UTF-8 into `buf` at `at`, within `room` bytes (utf8Room), short ASCII by a loop; answers the bytes written. */
+export function utf8Into(buf: Buffer, s: string, at: number, room: number): number {
+  if (s.length <= SHORT_TEXT && asciiInto(buf, s, at)) return s.length
+  return buf.write(s, at, room, 'utf8')
 }
 
 const EMPTY = Buffer.alloc(0)
@@ -58,20 +68,11 @@ export class ByteWriter {
   }
 
   string(s: string): void {
-    const length = s.length
-    if (length <= SHORT_TEXT) {
-      this.ensure(4 + length)
-      if (asciiInto(this.buf, s, this.len + 4)) {
-        this.buf.writeUInt32LE(length, this.len)
-        this.len += 4 + length
-        return
-      }
-    }
-    const n = Buffer.byteLength(s, 'utf8')
-    this.u32(n)
-    this.ensure(n)
-    this.buf.write(s, this.len, n, 'utf8')
-    this.len += n
+    const room = utf8Room(s)
+    this.ensure(4 + room)
+    const n = utf8Into(this.buf, s, this.len + 4, room)
+    this.buf.writeUInt32LE(n, this.len)
+    this.len += 4 + n
   }
 
   bytes(b: Uint8Array): void {

@@ -1,13 +1,11 @@
 import type { BindParams, Statement } from 'sql.js'
-import { asciiInto, SHORT_TEXT } from './byte-buffer.js'
+import { utf8Into, utf8Room } from './byte-buffer.js'
 import { DatabaseError } from './errors.js'
 import { SQLITE_OK, SQLITE_TRANSIENT, type RawAccess } from './sqljs.js'
 import type { SqlParams } from './types.js'
 
 /** Scratch kept between statements; a statement whose values need more borrows a larger block, freed at once. */
 const SCRATCH_BYTES = 256 * 1024
-/** Past this many UTF-16 units a string's UTF-8 length is counted rather than bounded (3 bytes a unit). */
-const COUNT_FROM = 1024
 
 /**
  * Binds a statement's positional values through SQLite's C API, each string encoded by Node (`Buffer#utf8Write`,
@@ -49,7 +47,7 @@ export class ParamBinder {
           case 'bigint': {
             const text = typeof v === 'string' ? v : v.toString()
             // Fetched for each value: SQLite's copy of the one before may have grown the memory (a new buffer).
-            const n = writeUtf8(this.raw.heap.get(), text, at, base + need - at)
+            const n = utf8Into(this.raw.heap.get(), text, at, base + need - at)
             rc = this.raw.api._sqlite3_bind_text(pointer, i + 1, at, n, SQLITE_TRANSIENT)
             at += n
             break
@@ -104,17 +102,11 @@ export class ParamBinder {
   }
 }
 
-/** Short ASCII text by a loop (asciiInto), the rest by Buffer. */
-function writeUtf8(heap: Buffer, text: string, at: number, room: number): number {
-  if (text.length <= SHORT_TEXT && asciiInto(heap, text, at)) return text.length
-  return heap.write(text, at, room, 'utf8')
-}
-
 /** An upper bound of the bytes `values` take encoded (exact for long strings, so a large value borrows no more than it needs). */
 function bytesNeeded(values: readonly unknown[]): number {
   let n = 0
   for (const v of values) {
-    if (typeof v === 'string') n += v.length < COUNT_FROM ? v.length * 3 : Buffer.byteLength(v, 'utf8')
+    if (typeof v === 'string') n += utf8Room(v)
     else if (typeof v === 'bigint') n += 24 + v.toString().length
     else if (v instanceof Uint8Array) n += v.byteLength
   }
