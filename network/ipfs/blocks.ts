@@ -71,7 +71,7 @@ export class LocalBlocks implements Blocks {
     const { dir, file } = this.sharding.encode(cid)
     let bytes: Uint8Array
     try {
-      bytes = await readFile(join(this.fs.path, dir, file), options?.signal ? { signal: options.signal } : {})
+      bytes = await readFile(join(this.fs.path, dir, file), { signal: options?.signal })
     } catch {
       // As blockstore-fs did: any failure to read the block file is a missing block, with Kubo's offline message.
       throw missingBlock(cid)

@@ -1,12 +1,10 @@
-import { strict as assert } from 'node:assert'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { expect } from 'chai'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { FsBlockstore } from 'blockstore-fs'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { LocalBlocks } from '../../network/ipfs/blocks.js'
+import { TempDirs } from '../db/helpers.js'
 
 const DAG_PB = 0x70
 
@@ -14,28 +12,43 @@ async function rawBlock(bytes: Uint8Array): Promise<CID> {
   return CID.createV1(raw.code, await sha256.digest(bytes))
 }
 
+/** Every piece `get` yields for `cid`, in order. */
+async function piecesOf(blocks: LocalBlocks, cid: CID, options?: { signal: AbortSignal }): Promise<Uint8Array[]> {
+  const pieces: Uint8Array[] = []
+  for await (const piece of blocks.get(cid, options)) pieces.push(piece)
+  return pieces
+}
+
+/** The error reading `cid` fails with; a piece read before it, or no failure, fails the test. */
+async function readFailure(blocks: LocalBlocks, cid: CID, options?: { signal: AbortSignal }): Promise<Error> {
+  try {
+    for await (const _ of blocks.get(cid, options)) expect.fail('no piece expected')
+  } catch (err) {
+    return err as Error
+  }
+  expect.fail('a failure expected')
+}
+
 describe('IPFS local blocks', () => {
-  let dir: string
+  const dirs = new TempDirs()
   let blocks: LocalBlocks
 
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'parley-blocks-'))
-    blocks = await LocalBlocks.open(dir)
+    blocks = await LocalBlocks.open(await dirs.make('parley-blocks-'))
   })
   afterEach(async () => {
     await blocks.close()
-    await rm(dir, { recursive: true, force: true })
+    await dirs.cleanup()
   })
 
   it('reads a block back whole, in one piece, however large (the exporter joins pieces by copying)', async () => {
     const bytes = new Uint8Array(300_000).map((_, i) => (i * 7) % 251)
     const cid = await rawBlock(bytes)
     await blocks.put(cid, bytes)
-    const pieces: Uint8Array[] = []
-    for await (const piece of blocks.get(cid)) pieces.push(piece)
-    assert.equal(pieces.length, 1)
-    assert.deepEqual(Buffer.from(pieces[0]!), Buffer.from(bytes))
-    assert.equal(await blocks.has(cid), true)
+    const pieces = await piecesOf(blocks, cid)
+    expect(pieces.length).to.equal(1)
+    expect(Buffer.from(pieces[0]!).equals(Buffer.from(bytes))).to.equal(true)
+    expect(await blocks.has(cid)).to.equal(true)
   })
 
   it('one write for a CIDv0 and a CIDv1 of the same bytes put at once (one file), each caller answered with its own CID', async () => {
@@ -52,26 +65,18 @@ describe('IPFS local blocks', () => {
     }
     try {
       const answered = await Promise.all([blocks.put(v0, bytes), blocks.put(v1, bytes)])
-      assert.deepEqual(answered.map(String), [v0.toString(), v1.toString()])
+      expect(answered.map(String)).to.deep.equal([v0.toString(), v1.toString()])
     } finally {
       FsBlockstore.prototype.put = originalPut
     }
-    assert.equal(writes, 1)
-    for (const cid of [v0, v1]) {
-      const pieces: Uint8Array[] = []
-      for await (const piece of blocks.get(cid)) pieces.push(piece)
-      assert.deepEqual(Buffer.concat(pieces), Buffer.from(bytes))
-    }
+    expect(writes).to.equal(1)
+    for (const cid of [v0, v1]) expect(Buffer.concat(await piecesOf(blocks, cid)).equals(Buffer.from(bytes))).to.equal(true)
   })
 
   it('a block it does not hold fails at once with the offline message naming it', async () => {
     const cid = await rawBlock(new Uint8Array([1, 2, 3]))
-    await assert.rejects(
-      async () => {
-        for await (const _ of blocks.get(cid)) assert.fail('no piece expected')
-      },
-      (err: Error) => err.message === `block was not found locally (offline): ipld: could not find ${cid.toString()}`,
-    )
+    const err = await readFailure(blocks, cid)
+    expect(err.message).to.equal(`block was not found locally (offline): ipld: could not find ${cid.toString()}`)
   })
 
   it('an aborted read fails as a missing block, as blockstore-fs did', async () => {
@@ -80,8 +85,7 @@ describe('IPFS local blocks', () => {
     await blocks.put(cid, bytes)
     const controller = new AbortController()
     controller.abort()
-    await assert.rejects(async () => {
-      for await (const _ of blocks.get(cid, { signal: controller.signal })) assert.fail('no piece expected')
-    }, /not found locally/)
+    const err = await readFailure(blocks, cid, { signal: controller.signal })
+    expect(err.message).to.match(/not found locally/)
   })
 })
