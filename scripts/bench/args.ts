@@ -24,7 +24,8 @@ export const USAGE = `usage: npm run bench -- [options]
   --concurrency C       concurrent POSTs in the throughput run (default ${DEFAULTS.concurrency})
   --rate R              messages per second in the paced latency run (default ${DEFAULTS.rate})
   --latency-messages M  messages in the paced latency run (default ${DEFAULTS.latencyMessages})
-  --members K           members of the network, at least 2 (default ${DEFAULTS.members})
+  --members K           members of the network (default ${DEFAULTS.members}); 1 runs the broadcast scenario alone
+                        (--only broadcast): the sender's ceiling with no member receiving
   --timeout S           whole-run limit in seconds; the network is stopped when reached (default ${DEFAULTS.timeoutSeconds})
   --blob-mib N          size of the blob in the blob run, MiB (default ${DEFAULTS.blobMiB})
   --capacity-messages N broadcasts the capacity run sends, in rounds of 10,000 (default ${DEFAULTS.capacityMessages};
@@ -47,7 +48,7 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   '--concurrency': { key: 'concurrency', min: 1, max: 1000, integer: true },
   '--rate': { key: 'rate', min: 0.1, max: 100_000, integer: false },
   '--latency-messages': { key: 'latencyMessages', min: 1, max: 1_000_000, integer: true },
-  '--members': { key: 'members', min: 2, max: 16, integer: true },
+  '--members': { key: 'members', min: 1, max: 16, integer: true },
   '--timeout': { key: 'timeoutSeconds', min: 10, max: 86_400, integer: false },
   '--blob-mib': { key: 'blobMiB', min: 1, max: 65_536, integer: true },
   // A member's database reaches its limit after a few hundred thousand broadcasts: past that only failures are measured.
@@ -89,6 +90,10 @@ export function parseArgs(argv: string[]): BenchOptions | 'help' {
       throw new UsageError(`${name} must be ${spec.integer ? 'a whole number' : 'a number'} from ${spec.min} to ${spec.max} (got ${JSON.stringify(raw)})`)
     }
     out[spec.key] = n
+  }
+  // Every other scenario sends to, or reads on, a member other than the first.
+  if (out.members === 1 && !(out.only.length === 1 && out.only[0] === 'broadcast')) {
+    throw new UsageError('--members 1 runs only the broadcast scenario (the others need a second member): add --only broadcast')
   }
   return out
 }

@@ -114,7 +114,8 @@ export async function recipientLatency(ctx: BenchContext, watchers: Confirmation
     await explainMissing(ctx, ctx.members.find((m) => m.org === w.org)!, missing.get(w.org) ?? [])
   }
   const overall = summarize(all)
-  ctx.log(`  202-to-confirmed on ${ctx.members.filter((m) => m.org !== sender.org).map((m) => m.org).join(', ')}: ${fmtSummary(overall)}`)
+  const others = ctx.members.filter((m) => m.org !== sender.org).map((m) => m.org)
+  ctx.log(others.length > 0 ? `  202-to-confirmed on ${others.join(', ')}: ${fmtSummary(overall)}` : '  202-to-confirmed on other members: none in a one-member network')
   return overall
 }
 
