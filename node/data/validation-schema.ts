@@ -118,6 +118,12 @@ const FAIL_FAST_MAX_UNITS = 500
 export const MAX_SCHEMA_BYTES = 64 * 1024
 export const MAX_SCHEMA_DEPTH = 64
 export const MAX_SCHEMA_UNITS = 1000
+/**
+ * The RE2 instructions a schema's patterns may compile to, together (node/core/regex-size.ts). re2js compiles them
+ * with the schema, at 2-9 µs an instruction: a pattern's text says little (`[a-z]{1000}` is eleven characters and
+ * a thousand instructions), and within the bounds above five patterns of repeats took 7 s, on every member.
+ */
+export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 10_000
 
 /**
  * Reads a JSON Schema (draft 2020-12) given as JSON text and annotates it; anything that is not a schema object or
@@ -143,10 +149,16 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
     throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
   }
   if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
-  const { schema: metered, weight, units, refIntoData } = meterSchema(schema)
+  const { schema: metered, weight, units, patternInstructions, refIntoData } = meterSchema(schema)
   if (refIntoData) throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${refIntoData}`)
   if (units > MAX_SCHEMA_UNITS) {
     throw new ParleyError('INVALID_FIELD', `datatype value has ${units} subschemas and keywords; a schema may have at most ${MAX_SCHEMA_UNITS} (split it into several datatypes)`)
+  }
+  if (patternInstructions > MAX_SCHEMA_PATTERN_INSTRUCTIONS) {
+    throw new ParleyError(
+      'INVALID_FIELD',
+      `datatype value's patterns compile to ${patternInstructions} RE2 instructions; a schema's patterns may take at most ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} (a repeat such as {1000} copies what it repeats: bound lengths with minLength and maxLength instead)`,
+    )
   }
   return { metered: metered as object, weight, units }
 }

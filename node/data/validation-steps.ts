@@ -1,6 +1,7 @@
 import { _, Name, type KeywordDefinition } from 'ajv/dist/2020.js'
 import { CODE_CHARS_PER_STACK_UNIT, MAX_HELD_FAILURES, MAX_STACK_UNITS, type StepMeter } from './validation-budget.js'
 import { QUADRATIC_FORMATS } from './validation-formats.js'
+import { regexProgramSize } from '../core/regex-size.js'
 
 /**
  * Counting the steps of a validation, in the code Ajv compiles: before compiling, every subschema of a datatype's
@@ -31,8 +32,11 @@ const KEY_WALKERS = ['additionalProperties', 'patternProperties', 'propertyNames
 const sizeUnits = (v: unknown): number => Math.floor((JSON.stringify(v) ?? '').length / 64)
 const entries = (v: unknown): number => (Array.isArray(v) ? v.length : v !== null && typeof v === 'object' ? Object.keys(v).length : 0)
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
-/** What running one RE2 expression costs, relative to the simplest: longer expressions have more states. */
-const patternSize = (p: string): number => 1 + Math.floor(p.length / 32)
+/**
+ * What running one RE2 expression costs, relative to the simplest: in proportion to its compiled program, which a
+ * repeat makes far larger than its text (`[a-z]{1000}`).
+ */
+const patternSize = (p: string): number => 1 + Math.floor(regexProgramSize(p) / 32)
 
 function weightsOf(s: Record<string, unknown>): Weights {
   let fixed = 1
@@ -65,6 +69,8 @@ export interface MeteredSchema {
   weight: number
   /** How many subschemas, keywords and named subschemas it has. */
   units: number
+  /** The RE2 instructions its distinct patterns (`pattern`, `patternProperties` names) compile to, together. */
+  patternInstructions: number
   /**
    * Why it cannot be metered, if so: a `$ref` or `$dynamicRef` whose JSON-pointer fragment leads into a data
    * keyword (`#/enum/0`, `#/$defs/a/default`) would make Ajv compile data as a schema, with no weights in it.
@@ -81,6 +87,8 @@ export function meterSchema(schema: unknown): MeteredSchema {
   let weight = 0
   let units = 0
   let refIntoData: string | undefined
+  // Ajv compiles each distinct pattern once per schema (it caches them by their text).
+  const patterns = new Set<string>()
   const subschema = (s: unknown): unknown => {
     if (!isObject(s)) return s
     const out: Record<string, unknown> = {}
@@ -99,6 +107,8 @@ export function meterSchema(schema: unknown): MeteredSchema {
         if (into) refIntoData = `${k} ${JSON.stringify(v)} points into "${into}", which holds data, not a schema`
       }
     }
+    if (typeof out.pattern === 'string') patterns.add(out.pattern)
+    if (isObject(out.patternProperties)) for (const p of Object.keys(out.patternProperties)) patterns.add(p)
     // Counted apart from the copy's own keyword, which is not a cost.
     const w = weightsOf(out)
     weight += w[0]
@@ -108,7 +118,10 @@ export function meterSchema(schema: unknown): MeteredSchema {
   }
   // Under a keyword Ajv ignores: objects in it are treated as schemas in case a `$ref` makes them one.
   const anything = (v: unknown): unknown => (Array.isArray(v) ? v.map(anything) : subschema(v))
-  return { schema: subschema(schema), weight, units, refIntoData }
+  const metered = subschema(schema)
+  let patternInstructions = 0
+  for (const p of patterns) patternInstructions += regexProgramSize(p)
+  return { schema: metered, weight, units, patternInstructions, refIntoData }
 }
 
 /**

@@ -69,6 +69,27 @@ describe('validation: the step budget', () => {
     expect(() => compileDatatypeSchema(JSON.stringify(deep))).to.throw(/nests deeper than 64/)
   })
 
+  it('refuses, before compiling them, patterns whose repeats make programs too large; counts each distinct pattern once', () => {
+    // Five of these (55 KB of schema, within every other bound) took 7 s to compile, synchronously, on every member.
+    const repeated = (k: number) => `${'[a-z]{1000}'.repeat(k)}`
+    const schemaOf = (patterns: string[], keys: string[] = []) =>
+      JSON.stringify({ type: 'object', properties: Object.fromEntries(patterns.map((p, i) => [`p${i}`, { type: 'string', pattern: p }])), patternProperties: Object.fromEntries(keys.map((k) => [k, { type: 'string' }])) })
+    expect(() => compileDatatypeSchema(schemaOf([`${repeated(1000)}a`]))).to.throw(/patterns compile to 1000\d{3} RE2 instructions; a schema's patterns may take at most 10000/)
+    expect(() => compileDatatypeSchema(schemaOf([repeated(6), `x${repeated(5)}`]))).to.throw(/patterns compile to 1100\d RE2 instructions/)
+    // patternProperties names are patterns too.
+    expect(() => compileDatatypeSchema(schemaOf([repeated(6)], [`^${repeated(5)}$`]))).to.throw(/patterns compile to 1100\d RE2 instructions/)
+    // Up to the bound, and the same pattern in many places, compiles (and checks what it should).
+    const near = compileDatatypeSchema(schemaOf([...Array(20).fill('^.{0,1000}$'), repeated(7)]))
+    expect(near.check(JSON.stringify({ p0: 'x'.repeat(10) })).problem).to.equal(undefined)
+    expect(near.check(JSON.stringify({ p20: 'A' })).problem).to.match(/must match pattern/)
+  })
+
+  it('counts a pattern\'s steps per character by its compiled program, not its text', () => {
+    const stepsFor = (pattern: string) => compileDatatypeSchema(JSON.stringify({ type: 'string', pattern })).check(JSON.stringify('x'.repeat(320))).steps
+    // Eleven characters each; RE2 runs a program of 2,004 instructions for the first (up to one step each per character).
+    expect(stepsFor('^.{0,1000}$')).to.be.above(40 * stepsFor('^(?:.*)x*$'))
+  })
+
   it('validates the audit\'s recursive schema 512 deep, and refuses 600 deep before checking', () => {
     const schema = compileDatatypeSchema('{"$defs":{"n":{"type":"array","items":{"$ref":"#/$defs/n"}}},"$ref":"#/$defs/n"}')
     expect(schemaVerdict(dt, (r) => schema.check(r), nested(512)).failure).to.equal(undefined)
