@@ -1,5 +1,6 @@
 import { RE2JS } from 're2js'
 import { ParleyError, errorMessage } from '../core/errors.js'
+import { regexProgramSize } from '../core/regex-size.js'
 import { EVENT_FILTER_FIELDS, type EnrichedEvent, type EventFilterField, type SubscriptionFilter } from '../model/index.js'
 
 /** Whether an event (with the object it refers to) passes a subscription's filter. */
@@ -33,11 +34,23 @@ export function filterExpression(filter: SubscriptionFilter, field: EventFilterF
   return typeof v === 'string' ? v : undefined
 }
 
+/** How large a program one filter expression may compile to (node/core/regex-size.ts): `^(a|b|...)$` over 100 topics of 8 characters is ~1,000. */
+export const MAX_FILTER_INSTRUCTIONS = 2000
+
 /**
  * One filter expression compiled with RE2 syntax. `key` is how the caller named it (`filter.message.tag`,
  * `filter.tag`), for the error, which imitates FireFly's FF10171 and adds the parser's reason.
  */
 export function compileExpression(key: string, pattern: string): RE2JS {
+  // Counted before compiling: re2js compiles at 2-9 µs an instruction, and each event's match can step through every
+  // one for each character of the field, for as long as the subscription lives.
+  const size = regexProgramSize(pattern)
+  if (size > MAX_FILTER_INSTRUCTIONS) {
+    throw new ParleyError(
+      'INVALID_FIELD',
+      `${key} regexp ${JSON.stringify(cut(pattern))} compiles to ${size} RE2 instructions; a filter expression may take at most ${MAX_FILTER_INSTRUCTIONS} (a repeat such as {100} copies what it repeats)`,
+    )
+  }
   try {
     return RE2JS.compile(pattern)
   } catch (err) {
