@@ -41,6 +41,30 @@ interface BatchView {
   prefetched: boolean
 }
 
+/**
+ * What the chain says of a message that no member may accept, read from every pin of its range that came with its
+ * first one (one BatchPin event, stored in one transaction), before any check that can make it wait: which pin a pass
+ * happens to be on when it decides (the first, or a later one after a wait for a blob or a datatype check) must not
+ * change the verdict. A broadcast's contexts must be its topics' hashes (a private message's were checked against its
+ * nonces already: PrivateChecks), and the message's key must have signed them. Pins of its range from a later event
+ * (a re-pin) come after the verdict and decide nothing.
+ */
+function pinsProblem(message: Message, pins: ReadonlyMap<number, Pin>, range: { from: number; to: number }, contexts: readonly Hash[] | undefined): string | undefined {
+  let first: Pin | undefined
+  for (let i = range.from; i <= range.to; i++) {
+    const p = pins.get(i)
+    if (p && (first === undefined || p.seq < first.seq)) first = p
+  }
+  for (let i = range.from; i <= range.to; i++) {
+    const p = pins.get(i)
+    if (p === undefined || p.eventId !== first?.eventId) continue
+    const topic = i - range.from
+    if (contexts && p.hash !== contexts[topic]) return `on-chain context ${p.hash} is not the hash of topic ${message.header.topics[topic]}`
+    if (p.signer !== message.header.key) return `pinned on chain by ${p.signer}, but the message is signed with key ${message.header.key}`
+  }
+  return undefined
+}
+
 /** The most data items one batch sends to be checked off the main thread at once. */
 const PREFETCH_ITEMS = 1000
 
@@ -119,7 +143,7 @@ export class Pass {
     const ordering = orderingOf(message, view.record, view.pins, range, firstSeq, this.queues, this.deps.privateChecks, this.tx)
     if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
     const advance = ordering.kind === 'open' ? ordering.advance : undefined
-    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(pin, view, message, ordering.contexts?.[place.topic], message.header.topics[place.topic], firstSeq)
+    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(view, message, range, ordering.contexts, firstSeq)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
@@ -145,24 +169,25 @@ export class Pass {
     return range
   }
 
-  private decide(pin: Pin, view: BatchView, message: Message, expected: Hash | undefined, topic: string | undefined, firstSeq: number): Decision {
+  private decide(view: BatchView, message: Message, range: { from: number; to: number }, contexts: readonly Hash[] | undefined, firstSeq: number): Decision {
     // A message past a network-wide limit is rejected as a message: its pins are consumed, its topics move on.
     const overLimit = messageLimitProblem(message)
     if (overLimit) return { kind: 'reject', reason: overLimit }
-    // A private message's pins were checked against its nonces already (PrivateChecks).
-    if (batchTypeOf(message) === 'broadcast' && pin.hash !== expected) return { kind: 'reject', reason: `on-chain context ${pin.hash} is not the hash of topic ${topic}` }
-    if (message.header.key !== pin.signer) return { kind: 'reject', reason: `pinned on chain by ${pin.signer}, but the message is signed with key ${message.header.key}` }
+    const pinned = pinsProblem(message, view.pins, range, contexts)
+    if (pinned) return { kind: 'reject', reason: pinned }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return { kind: 'wait', wait: { reason: 'batch', detail: 'its data is not all here' } }
-    if (message.header.type === 'definition' || message.header.type === 'groupinit') return this.decideDefinition(pin, message, data, firstSeq)
+    if (message.header.type === 'definition' || message.header.type === 'groupinit') return this.decideDefinition(message, data, firstSeq)
 
-    const signer = this.signerOf(pin.signer)
+    // The key every pin that decides it was signed with (pinsProblem).
+    const key = message.header.key
+    const signer = this.signerOf(key)
     if (!signer) {
       // An unknown key may belong to an org whose claim, ordered earlier, is not applied yet: only then wait.
       if (this.claimPending(message.header.author, firstSeq)) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author } }
-      return { kind: 'reject', reason: `key ${pin.signer} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message` }
+      return { kind: 'reject', reason: `key ${key} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message` }
     }
-    if (signer.did !== message.header.author) return { kind: 'reject', reason: `author ${message.header.author} does not own key ${pin.signer} (it belongs to ${signer.did})` }
+    if (signer.did !== message.header.author) return { kind: 'reject', reason: `author ${message.header.author} does not own key ${key} (it belongs to ${signer.did})` }
     for (const d of data) {
       if (d.blob) {
         if (message.header.type === 'broadcast') {
@@ -195,12 +220,12 @@ export class Pass {
     return { kind: 'confirm' }
   }
 
-  private decideDefinition(pin: Pin, message: Message, data: Data[], firstSeq: number): Decision {
+  private decideDefinition(message: Message, data: Data[], firstSeq: number): Decision {
     const handler = this.deps.definitions.find((h) => h.tag === message.header.tag)
     if (!handler) return { kind: 'reject', reason: `no definition handler for tag ${message.header.tag ?? '(none)'}` }
     // A handler reads and writes through the transaction: it must see every earlier decision of this page.
     this.flush()
-    const out = handler.handle(this.tx, message, data, pin.signer, firstSeq)
+    const out = handler.handle(this.tx, message, data, message.header.key, firstSeq)
     if (out.kind !== 'confirm') return out
     // What it applied (an identity, say) may change who later messages' signers are.
     this.signers.clear()

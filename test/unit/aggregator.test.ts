@@ -299,6 +299,36 @@ describe('aggregator', () => {
       expect(confirmedOrder()).to.deep.equal([b.messages[0]!.header.id, next.messages[0]!.header.id])
     })
 
+    it('judges every pin of a message\'s first pinning alike, whether or not a wait came first: members cannot disagree', async () => {
+      // Topics [t1, t2] pinned as [t1, t3] in one BatchPin event. A member holding the blob used to confirm at the
+      // first pin; one still fetching it waited there, then rejected at the second: the verdict followed local timing.
+      const pinAs = async (b: ReturnType<typeof makeBatch>, pins: { topic: string; signer: string }[], eventId = newId()) => {
+        await db.transaction((tx) => pins.forEach((p, index) => repos.pins.insert(tx, { batchId: b.id, batchHash: b.hash as never, index, hash: broadcastContext(p.topic), masked: false, signer: p.signer, eventId })))
+      }
+      const held = makeBatch('did:firefly:org/orgA', KEY_A, [['t1', 't2']], withBlob())
+      await store(held)
+      await db.transaction((tx) => {
+        repos.blobs.insert(tx, { hash: blobHash, size: 10, created: now() })
+        repos.refs.settle(tx, announced, { ok: true }, now())
+      })
+      await pinAs(held, [{ topic: 't1', signer: KEY_A }, { topic: 't3', signer: KEY_A }])
+      await settle()
+      expect(repos.messages.get(held.messages[0]!.header.id)!.rejectReason).to.equal(`on-chain context ${broadcastContext('t3')} is not the hash of topic t2`)
+      // The same with a second pin signed by another key.
+      const signed = makeBatch('did:firefly:org/orgA', KEY_A, [['t4', 't5']], withBlob())
+      await store(signed)
+      await pinAs(signed, [{ topic: 't4', signer: KEY_A }, { topic: 't5', signer: KEY_B }])
+      await settle()
+      expect(repos.messages.get(signed.messages[0]!.header.id)!.rejectReason).to.equal(`pinned on chain by ${KEY_B}, but the message is signed with key ${KEY_A}`)
+      // A pin of its range from a later event (a re-pin) comes after the verdict: the first pinning decides.
+      const repinned = makeBatch('did:firefly:org/orgA', KEY_A, [['t6', 't7']])
+      await store(repinned)
+      await pinAs(repinned, [{ topic: 't6', signer: KEY_A }])
+      await db.transaction((tx) => repos.pins.insert(tx, { batchId: repinned.id, batchHash: repinned.hash as never, index: 1, hash: broadcastContext('t8'), masked: false, signer: KEY_B, eventId: newId() }))
+      await settle()
+      expect(repos.messages.get(repinned.messages[0]!.header.id)!.state).to.equal('confirmed')
+    })
+
     it('rejects a message whose blob can never be obtained, without blocking its topic', async () => {
       const bad = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob())
       const unpublished = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']], withBlob({ hash: 'cd'.repeat(32) as Hash, public: undefined }))
