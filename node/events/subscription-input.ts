@@ -216,23 +216,39 @@ function parseFirstEvent(v: unknown): string | undefined {
   return String(n)
 }
 
+/**
+ * The duration text kept for `batchTimeout`, checked by reading it back with parseDurationMs, the reader delivery
+ * uses when the subscription starts: whatever is accepted here starts there.
+ */
 function parseBatchTimeout(v: unknown): string | undefined {
   if (v === undefined || v === null || v === '') return undefined
-  let ms: number
+  const outOfRange = (): ParleyError => new ParleyError('INVALID_FIELD', `options.batchTimeout must be from 0 to ${MAX_BATCH_TIMEOUT_MS} ms, not ${typeof v === 'number' ? String(v) : describe(v)}`)
   let text: string
   if (typeof v === 'number') {
-    ms = v
-    text = `${v}ms`
+    // Checked before it is written out: a number too large for whole nanoseconds has no duration text.
+    if (!Number.isFinite(v) || v < 0 || v > MAX_BATCH_TIMEOUT_MS) throw outOfRange()
+    text = millisecondsText(v)
   } else if (typeof v === 'string') {
-    ms = parseDurationMs(v, 'options.batchTimeout')
     text = v
   } else {
     throw new ParleyError('INVALID_FIELD', `options.batchTimeout must be a duration ('50ms', '1.5s', '2m') or a number of milliseconds, not ${describe(v)}`)
   }
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_BATCH_TIMEOUT_MS) {
-    throw new ParleyError('INVALID_FIELD', `options.batchTimeout must be from 0 to ${MAX_BATCH_TIMEOUT_MS} ms: ${JSON.stringify(v)}`)
-  }
+  const ms = parseDurationMs(text, 'options.batchTimeout')
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_BATCH_TIMEOUT_MS) throw outOfRange()
   return text
+}
+
+/**
+ * A number of milliseconds as a Go duration, rounded to whole nanoseconds (a Go duration's resolution) and written
+ * in fixed point: `75ms`, `2.5ms`, `0.000001ms`. `${n}ms` would write 1e-7 as `1e-7ms`, which no duration reader
+ * (FireFly's, Go's or parseDurationMs) takes. `n` is finite and from 0 to MAX_BATCH_TIMEOUT_MS, so the nanoseconds
+ * are a safe integer.
+ */
+function millisecondsText(n: number): string {
+  const ns = Math.round(n * 1e6)
+  const whole = Math.floor(ns / 1e6)
+  const fraction = String(ns % 1e6).padStart(6, '0').replace(/0+$/, '')
+  return fraction === '' ? `${whole}ms` : `${whole}.${fraction}ms`
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 }

@@ -7,7 +7,8 @@ import { Dispatcher, type Consumer, type EventMatcher } from '../../node/events/
 import { OffsetTracker } from '../../node/events/delivery/offset-tracker.js'
 import { DurableDispatchers } from '../../node/events/delivery/durable.js'
 import { deliveryShape, startOffset } from '../../node/events/delivery/shape.js'
-import type { EnrichedEvent, EventType, NodeEvent } from '../../node/model/index.js'
+import { ParleyError } from '../../node/core/errors.js'
+import type { EnrichedEvent, EventType, NodeEvent, Subscription } from '../../node/model/index.js'
 
 /** Lets every runnable callback and microtask run (woken streams read, dispatchers send). */
 const settle = async (): Promise<void> => {
@@ -119,6 +120,45 @@ describe('event delivery', () => {
       await registry.stop()
       await streams.stop()
       expect(stored).to.equal(3)
+    })
+    it('a start that fails leaves nothing behind: a definition that fixes it later starts no dispatcher for that consumer', async () => {
+      const log: NodeEvent[] = []
+      const streams = createEventStreams((_ns, after, limit) => log.filter((e) => e.sequence > after).slice(0, limit), { durableThrough: 0 })
+      // Stored before batchTimeout was checked at parse time: the shape cannot be read, so its dispatcher cannot start.
+      let sub: Subscription = { id: newId<SubscriptionId>(), namespace: 'default', name: 'broken', transport: 'websockets', filter: {}, options: { batch: true, batchTimeout: '1e-7ms' }, created: '2026-11-23T00:00:00Z' as Timestamp }
+      let listener: ((c: { kind: 'upsert' | 'delete'; subscription: Subscription }) => void) | undefined
+      const started: Dispatcher[] = []
+      const registry = new DurableDispatchers({
+        directory: { byName: () => sub, currentOffset: () => 0, onChange: (l) => ((listener = l), () => {}) },
+        start: (s, offset, offsetMoved, failed) => {
+          const d = new Dispatcher({ ref: { id: s.id, namespace: s.namespace, name: s.name }, after: offset, ...deliveryShape(s.options), matcher: () => true, streams, enrich: (p) => p.map((event) => ({ event, refs: {} })), render: (e) => ({ id: e.event.id, sequence: e.event.sequence }), offsetMoved, failed, log: () => {} })
+          started.push(d)
+          return d
+        },
+        reconfigure: () => {},
+        saveOffset: async () => true,
+        log: () => {},
+      })
+      const a = new Recorder()
+      expect(() => registry.attach('default', 'broken', a)).to.throw(ParleyError, /options\.batchTimeout must be a duration/)
+      // The PUT that fixes it: nobody is attached, so nothing starts and nothing is sent to the consumer that failed.
+      sub = { ...sub, options: { batch: true, batchTimeout: '0ms' } }
+      listener!({ kind: 'upsert', subscription: sub })
+      const event: NodeEvent = { id: newId<EventId>(), sequence: 1, type: 'message_confirmed', namespace: 'default', reference: 'r', created: '2026-11-23T00:00:00Z' as Timestamp }
+      log.push(event)
+      streams.published([event])
+      await settle()
+      expect(started).to.have.length(0)
+      expect(a.frames).to.deep.equal([])
+      // A consumer that comes now is served by a dispatcher started for it alone.
+      const b = new Recorder()
+      registry.attach('default', 'broken', b)
+      await new Promise((r) => setTimeout(r, 10))
+      expect(started).to.have.length(1)
+      expect(b.frames.map((f) => f.type)).to.deep.equal(['event_batch'])
+      expect(a.frames).to.deep.equal([])
+      await registry.stop()
+      await streams.stop()
     })
   })
 

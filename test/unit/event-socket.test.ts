@@ -7,6 +7,7 @@ import type { Timestamp } from '../../node/core/time.js'
 import { createEventStreams } from '../../node/events/stream.js'
 import type { EventStreams } from '../../node/events/types.js'
 import { WebSocketTransport } from '../../node/events/websockets/transport.js'
+import { MAX_STARTS_PER_CONNECTION } from '../../node/events/websockets/connection.js'
 import type { SubscriptionDirectory } from '../../node/events/delivery/durable.js'
 import type { EnrichedEvent, EventType, NodeEvent, Subscription } from '../../node/model/index.js'
 
@@ -247,6 +248,10 @@ describe('event socket (WebSocket transport over a real server)', () => {
     ['an ack of an event never sent', '/ws?namespace=default&ephemeral', { type: 'ack', id: '0f0e0d0c-0b0a-4908-8706-050403020100' }, /no event or batch/],
     ['an ack on an autoack connection', '/ws?namespace=default&ephemeral&autoack', { type: 'ack' }, /autoack/],
     ['a bad expression in a start filter', '/ws', { type: 'start', namespace: 'default', ephemeral: true, filter: { events: '(' } }, /events/],
+    // A start's namespace and name are checked as the REST API checks them: each would be a key the node keeps.
+    ['a start whose namespace is not a name', '/ws', { type: 'start', namespace: 'n'.repeat(60_000), ephemeral: true }, /^INVALID_FIELD: namespace must be 1-64 letters/],
+    ['a durable start whose name is not a name', '/ws', { type: 'start', namespace: 'default', name: 'x'.repeat(60_000) }, /^INVALID_FIELD: name must be 1-64 letters/],
+    ['a durable start named by a UUID', '/ws', { type: 'start', namespace: 'default', name: '0f0e0d0c-0b0a-4908-8706-050403020100' }, /^INVALID_FIELD: name must not be a UUID/],
   ]
   for (const [what, path, frame, error] of refusals) {
     it(`answers ${what} with protocol_error and closes the socket`, async () => {
@@ -260,11 +265,44 @@ describe('event socket (WebSocket transport over a real server)', () => {
     })
   }
 
+  it(`refuses a start past ${MAX_STARTS_PER_CONNECTION} on one connection, naming the limit; a repeated durable start is not counted`, async () => {
+    const c = await open('/ws')
+    const half = MAX_STARTS_PER_CONNECTION / 2
+    for (let i = 0; i < half; i++) c.send({ type: 'start', namespace: 'default', ephemeral: true, autoack: true })
+    // Durable names that do not exist are accepted (nothing is delivered until they do), each sent twice.
+    for (let i = 0; i < half; i++) for (let k = 0; k < 2; k++) c.send({ type: 'start', namespace: 'default', name: `app${i}` })
+    await c.quiet()
+    c.send({ type: 'start', namespace: 'default', ephemeral: true })
+    const [f] = await c.next()
+    expect(f).to.deep.equal({
+      type: 'protocol_error',
+      error: `BAD_REQUEST: invalid start: an event socket may start at most ${MAX_STARTS_PER_CONNECTION} subscriptions (MAX_STARTS_PER_CONNECTION) and this one has; open another connection for more`,
+    })
+    expect(await c.closed).to.equal(1008)
+    // The limit is the connection's: a new one starts afresh.
+    const d = await open('/ws?namespace=default&ephemeral&autoack')
+    publish(1)
+    expect((await d.next())[0]!.sequence).to.equal(1)
+  })
+
   it('answers a bad expression in the query with protocol_error', async () => {
     const c = await open('/ws?namespace=default&ephemeral&filter.message.tag=%28')
     const [f] = await c.next()
     expect(f!.type).to.equal('protocol_error')
     expect(f!.error).to.match(/tag/)
+  })
+
+  it('answers a bad name or namespace in the query with protocol_error', async () => {
+    for (const [query, error] of [
+      ['namespace=default&name=-bad', /^INVALID_FIELD: name must be 1-64 letters/],
+      [`namespace=${'n'.repeat(100)}&ephemeral`, /^INVALID_FIELD: namespace must be 1-64 letters/],
+    ] as const) {
+      const c = await open(`/ws?${query}`)
+      const [f] = await c.next()
+      expect(f!.type).to.equal('protocol_error')
+      expect(f!.error).to.match(error)
+      expect(await c.closed).to.equal(1008)
+    }
   })
 
   it('refuses an upgrade on any other path with a JSON 404', async () => {

@@ -7,6 +7,7 @@ import {
   parseSubscriptionOptions,
   parseSubscriptionRequest,
 } from '../../node/events/subscription-input.js'
+import { deliveryShape } from '../../node/events/delivery/shape.js'
 import { EVENT_FILTER_FIELDS, type EventFilterField, type SubscriptionFilter } from '../../node/model/index.js'
 
 /** The error a call throws (it must throw a ParleyError INVALID_FIELD). */
@@ -212,6 +213,26 @@ describe('subscriptions: input', () => {
       expect(invalid(() => parseSubscriptionOptions({ batchTimeout: -5 }))).to.match(/^options\.batchTimeout must be from 0 to 2147483647 ms/)
       expect(invalid(() => parseSubscriptionOptions({ batchTimeout: '600h' }))).to.match(/^options\.batchTimeout must be from 0 to 2147483647 ms/)
       expect(invalid(() => parseSubscriptionOptions({ batchTimeout: true }))).to.match(/^options\.batchTimeout must be a duration/)
+    })
+
+    it('batchTimeout: a number of milliseconds is kept as a fixed-point duration, to the nanosecond, that delivery reads back', () => {
+      const cases: [number, string][] = [
+        [1e-7, '0ms'],
+        [1e-6, '0.000001ms'],
+        [0.1 + 0.2, '0.3ms'],
+        [123.456789, '123.456789ms'],
+        [2_147_483_647, '2147483647ms'],
+      ]
+      for (const [n, text] of cases) {
+        const options = parseSubscriptionOptions({ batch: true, batchTimeout: n })
+        expect(options.batchTimeout, String(n)).to.equal(text)
+        // What was accepted is what a subscription starts with: the reader delivery uses takes it.
+        expect(deliveryShape(options).batch!.timeoutMs, String(n)).to.equal(parseDurationMs(text))
+      }
+      for (const bad of [NaN, Infinity, -Infinity, -1e-7, 2_147_483_648]) {
+        expect(invalid(() => parseSubscriptionOptions({ batchTimeout: bad })), String(bad)).to.equal(`options.batchTimeout must be from 0 to 2147483647 ms, not ${bad}`)
+      }
+      expect(invalid(() => parseSubscriptionOptions({ batchTimeout: `${'9'.repeat(400)}ms` }))).to.match(/^options\.batchTimeout must be from 0 to 2147483647 ms, not "9{99}…$/)
     })
 
     it('withData: true is refused (FireFly FF10244); false is accepted', () => {

@@ -10,6 +10,7 @@ import { Database } from '../../node/db/database.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { SubscriptionsRepo } from '../../node/db/repos/subscriptions.js'
 import { SubscriptionManager } from '../../node/events/subscriptions.js'
+import { parseDurationMs } from '../../node/events/subscription-input.js'
 
 interface Reply {
   status: number
@@ -164,6 +165,19 @@ describe('subscriptions: API', () => {
         expect(r.status, path).to.equal(400)
         expect(r.json.error).to.match(/^INVALID_FIELD: namespace must be/)
       }
+    })
+
+    it('a batchTimeout of a fraction of a millisecond is stored as a duration delivery reads; one out of range is 400 naming it', async () => {
+      // JSON sends 1e-7 in exponent form; `${n}ms` would have stored "1e-7ms", which no subscription could start with.
+      const created = await call('POST', '/api/v1/subscriptions', { name: 'tiny', options: { batch: true, batchTimeout: 1e-7 } })
+      expect(created.status, created.text).to.equal(201)
+      expect(created.json.options.batchTimeout).to.equal('0ms')
+      const replaced = await call('PUT', '/api/v1/subscriptions', { name: 'tiny', options: { batch: true, batchTimeout: 9e-7 } })
+      expect(replaced.json.options.batchTimeout).to.equal('0.000001ms')
+      expect(parseDurationMs(replaced.json.options.batchTimeout)).to.equal(0.000001)
+      const tooLong = await call('POST', '/api/v1/subscriptions', { name: 'long', options: { batch: true, batchTimeout: 1e300 } })
+      expect(tooLong.status).to.equal(400)
+      expect(tooLong.json.error).to.equal('INVALID_FIELD: options.batchTimeout must be from 0 to 2147483647 ms, not 1e+300')
     })
 
     it('a method a path does not take is 405 naming what it takes; OPTIONS answers the list', async () => {

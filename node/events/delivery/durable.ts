@@ -66,7 +66,14 @@ export class DurableDispatchers {
     entry.consumers.add(consumer)
     if (!entry.running) {
       const sub = this.o.directory.byName(namespace, name)
-      if (sub) this.run(entry, sub)
+      try {
+        if (sub) this.run(entry, sub)
+      } catch (err) {
+        // The caller records no attachment, so nothing would ever detach this consumer: without this it would stay
+        // in the entry and be handed to the dispatcher a later definition starts, which then never stops.
+        this.detach(entry, key, consumer)
+        throw err
+      }
     }
     entry.running?.dispatcher.attach(consumer)
     const held = entry
@@ -116,24 +123,29 @@ export class DurableDispatchers {
     this.run(entry, sub)
   }
 
+  /** Starts delivering `sub` to the entry's consumers; throws, holding nothing new, when the dispatcher cannot start. */
   private run(entry: Entry, sub: Subscription): void {
-    let writer = this.writers.get(sub.id)
-    if (!writer) {
-      writer = new OffsetWriter(sub.id, this.o.saveOffset, this.o.log)
-      this.writers.set(sub.id, writer)
+    const existing = this.writers.get(sub.id)
+    const w = existing ?? new OffsetWriter(sub.id, this.o.saveOffset, this.o.log)
+    if (!existing) this.writers.set(sub.id, w)
+    let dispatcher: Dispatcher
+    try {
+      const stored = this.o.directory.currentOffset(sub.id)
+      dispatcher = this.o.start(
+        sub,
+        Math.max(stored, w.latest ?? stored),
+        (offset) => w.write(offset),
+        () => {
+          // The log could not be read (the database closing): the dispatcher closed its connections, whose clients
+          // reconnect to a fresh one.
+          if (entry.running?.dispatcher === dispatcher) this.halt(entry)
+        },
+      )
+    } catch (err) {
+      // A writer made for this start has written nothing; one that was there already is another run's to keep.
+      if (!existing) this.writers.delete(sub.id)
+      throw err
     }
-    const w = writer
-    const stored = this.o.directory.currentOffset(sub.id)
-    const dispatcher = this.o.start(
-      sub,
-      Math.max(stored, w.latest ?? stored),
-      (offset) => w.write(offset),
-      () => {
-        // The log could not be read (the database closing): the dispatcher closed its connections, whose clients
-        // reconnect to a fresh one.
-        if (entry.running?.dispatcher === dispatcher) this.halt(entry)
-      },
-    )
     entry.running = { sub, dispatcher }
     for (const c of entry.consumers) dispatcher.attach(c)
   }

@@ -4,7 +4,9 @@ import { ParleyError, errorMessage, isParleyError } from '../../core/errors.js'
 import { newId, type Uuid } from '../../core/ids.js'
 import type { Consumer, Dispatcher } from '../delivery/dispatcher.js'
 import type { DurableAttachment } from '../delivery/durable.js'
+import { parseSubscriptionName } from '../subscription-input.js'
 import { parseClientFrame, type AckFrame, type StartFrame } from './frames.js'
+import { invalidNamespace, validNamespace } from './paths.js'
 
 /**
  * Bytes sent and not yet handed to the kernel past which a connection takes no more frames: a client that stops
@@ -15,6 +17,13 @@ export const SEND_HIGH_WATER = 1 << 20
 const MISSED_PINGS = 3
 /** How long a client gets to answer the server's close before its socket is cut (aborted, or the node stopping). */
 const CLOSE_GRACE_MS = 1_000
+/**
+ * Starts one connection may make (a repeated durable start is not one). Each holds memory for as long as the
+ * connection lives (an ephemeral one a dispatcher and a page of up to 200 events, a durable one its place in the
+ * durable registry), and nothing but closing the connection ends a start, so without a bound one socket could grow
+ * the node without end. An application with more subscriptions opens more connections.
+ */
+export const MAX_STARTS_PER_CONNECTION = 100
 
 /** What a connection asks of the transport to begin delivering. */
 export interface ConnectionHost {
@@ -38,6 +47,8 @@ export class Connection implements Consumer {
   private autoackChosen: boolean | undefined
   private pendingBytes = 0
   private readonly started: Started[] = []
+  /** The durable subscriptions in `started`, by durableKey: a repeated start is found without a scan. */
+  private readonly durableKeys = new Set<string>()
   private closed = false
   /** Pings sent since the last pong. */
   private missed = 0
@@ -158,6 +169,9 @@ export class Connection implements Consumer {
   }
 
   private onStart(frame: StartFrame): void {
+    // Checked as the REST API checks them, before anything is held: a name and namespace become a key the node keeps
+    // while the connection lives, so their size is bounded, and one no subscription could have is refused, not awaited.
+    if (frame.namespace !== undefined && !validNamespace(frame.namespace)) throw invalidNamespace(frame.namespace)
     const namespace = frame.namespace ?? this.scope
     if (namespace === undefined) throw new ParleyError('BAD_REQUEST', 'invalid start: "namespace" is required on /ws')
     if (this.scope !== undefined && namespace !== this.scope) {
@@ -168,15 +182,29 @@ export class Connection implements Consumer {
     if (this.autoackChosen !== undefined && frame.autoack !== undefined && autoack !== this.autoackChosen) {
       throw new ParleyError('BAD_REQUEST', `invalid start: autoack must be the same for every start on a connection (it is ${this.autoackChosen})`)
     }
-    this.autoackChosen ??= autoack
     if (frame.ephemeral) {
+      this.checkStartLimit()
+      this.autoackChosen ??= autoack
       this.started.push({ kind: 'ephemeral', namespace, dispatcher: this.host.ephemeral(namespace, frame, this) })
       return
     }
-    const name = frame.name!
-    // A client that reconnects re-sends its starts; a repeat on one connection changes nothing.
-    if (this.started.some((s) => s.kind === 'durable' && s.namespace === namespace && s.name === name)) return
+    const name = parseSubscriptionName(frame.name)
+    const key = durableKey(namespace, name)
+    // A client that reconnects re-sends its starts; a repeat on one connection changes nothing, and is not counted.
+    if (this.durableKeys.has(key)) return
+    this.checkStartLimit()
+    this.autoackChosen ??= autoack
     this.started.push({ kind: 'durable', namespace, name, attachment: this.host.durable(namespace, name, this) })
+    this.durableKeys.add(key)
+  }
+
+  /** Refuses a start past MAX_STARTS_PER_CONNECTION. */
+  private checkStartLimit(): void {
+    if (this.started.length < MAX_STARTS_PER_CONNECTION) return
+    throw new ParleyError(
+      'BAD_REQUEST',
+      `invalid start: an event socket may start at most ${MAX_STARTS_PER_CONNECTION} subscriptions (MAX_STARTS_PER_CONNECTION) and this one has; open another connection for more`,
+    )
   }
 
   private onAck(frame: AckFrame): void {
@@ -214,8 +242,13 @@ export class Connection implements Consumer {
       else s.dispatcher.stop()
     }
     this.started.length = 0
+    this.durableKeys.clear()
     this.host.closed(this)
   }
+}
+
+function durableKey(namespace: string, name: string): string {
+  return `${namespace}\u0000${name}`
 }
 
 function dispatcherOf(s: Started): Dispatcher | undefined {

@@ -1,3 +1,4 @@
+import { ParleyError } from '../../core/errors.js'
 import { NAME_RE } from '../../core/names.js'
 
 const NAMESPACED = /^\/api\/v1\/namespaces\/([^/]+)\/ws\/?$/
@@ -22,4 +23,9 @@ export function eventSocketPath(path: string): { namespace: string | undefined }
 
 export function validNamespace(ns: string): boolean {
   return NAME_RE.test(ns)
+}
+
+/** The refusal of a namespace that fails validNamespace, in a socket's path or in a start frame alike. */
+export function invalidNamespace(ns: string): ParleyError {
+  return new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-' and start and end alphanumeric: ${JSON.stringify(ns).slice(0, 80)}`)
 }

@@ -14,7 +14,7 @@ import { compileFilter } from '../filter.js'
 import { parseSubscriptionFilter, parseSubscriptionOptions } from '../subscription-input.js'
 import { Connection, type ConnectionHost } from './connection.js'
 import type { StartFrame } from './frames.js'
-import { eventSocketPath, validNamespace } from './paths.js'
+import { eventSocketPath, invalidNamespace, validNamespace } from './paths.js'
 import { startFromQuery } from './query.js'
 
 /** Client frames are starts and acks: a few hundred bytes. Anything near this is not one. */
@@ -100,7 +100,7 @@ export class WebSocketTransport implements EventTransport {
     const path = eventSocketPath(url.pathname)
     if (!path) return writeRaw(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', `no WebSocket endpoint at ${url.pathname.slice(0, 200)}; events are at /ws and /api/v1/namespaces/{ns}/ws`))
     if (path.namespace !== undefined && !validNamespace(path.namespace)) {
-      return writeRaw(socket, 400, 'Bad Request', new ParleyError('INVALID_FIELD', `namespace must be 1-64 letters, digits, '.', '_' or '-': ${JSON.stringify(path.namespace).slice(0, 80)}`))
+      return writeRaw(socket, 400, 'Bad Request', invalidNamespace(path.namespace))
     }
     if (this.stopped) return writeRaw(socket, 503, 'Service Unavailable', new ParleyError('UNAVAILABLE', 'the node is stopping'))
     if (this.connections.size >= MAX_CONNECTIONS) {
