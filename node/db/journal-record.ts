@@ -207,9 +207,11 @@ export class RecordBuilder {
 
   /** Refuses a finished function's part that would make the record too large to journal. */
   checkFits(part: TxOps): void {
-    // +1 for a forget op, which is decided only when the record is sealed.
+    // +1 for a forget op, which is decided only when the record is sealed. The whole record is a frame's body (its
+    // own length field included), which frameHeader refuses past the bound: refused here, it fails this transaction
+    // alone rather than the commit it would share.
     const len = this.bytesKept + 1 + part.w.length
-    if (len - 4 > MAX_FRAME_BODY_BYTES) throw new DatabaseError('DB_MISUSE', `transaction too large for one journal record (${len} bytes)`)
+    if (len > MAX_FRAME_BODY_BYTES) throw new DatabaseError('DB_MISUSE', `transaction too large for one journal record (${len} bytes)`)
   }
 
   /** Adds a finished function's part (after `checkFits`). */
