@@ -56,10 +56,13 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
     let replayed = 0
     let sealedPending = false
 
+    /** Whether a repair cut acknowledged transactions out of the sealed journal (the journal follows them). */
+    let sealedCut = false
     const sealedBuf = await JournalFile.read(dir, SEALED_JOURNAL_FILE)
     if (sealedBuf) {
       const scan = scanJournal(sealedBuf)
       await handleDamage(dir, SEALED_JOURNAL_FILE, scan, opts)
+      sealedCut = scan.damage?.validFrameAfter !== undefined
       // The checkpoint worker reads the file itself: it must see the same records as this replay.
       if (scan.damage) await truncateFile(join(dir, SEALED_JOURNAL_FILE), scan.validEnd)
       const r = replay(conn, scan, lastSeq, 'sealed journal')
@@ -80,6 +83,15 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
     if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq, replayed, names: [], sealedPending }
 
     const scan = scanJournal(buf)
+    const first = scan.records[0]
+    if (sealedCut && first && first.seq > lastSeq + 1) {
+      // Everything in it comes after what the repair cut from the sealed journal: none of it can be replayed on what
+      // is left, so it goes too (kept aside), and the database resumes after the last transaction replayed.
+      const copy = join(dir, `${JOURNAL_FILE}.corrupt-${Date.now()}`)
+      await copyFile(join(dir, JOURNAL_FILE), copy)
+      opts.log(`journal: ${JOURNAL_FILE} holds transactions ${first.seq} on, after those cut from ${SEALED_JOURNAL_FILE}; set aside as ${copy}, resuming after transaction ${lastSeq}`)
+      return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq, replayed, names: [], sealedPending }
+    }
     await handleDamage(dir, JOURNAL_FILE, scan, opts)
     const r = replay(conn, scan, lastSeq)
     replayed += r.replayed

@@ -132,6 +132,44 @@ describe('db: durability and recovery', function () {
     expect((await readdir(image)).some((f) => f.startsWith('journal.corrupt-'))).to.equal(true)
   })
 
+  it('repairs a sealed journal damaged in the middle only when asked, setting aside the journal that follows it', async function () {
+    const dir = await temp.make()
+    // A checkpoint that never folds: the sealed journal stays, and later commits go to the new journal.
+    const builder: SnapshotBuilder = async (_d, started) => {
+      started()
+      throw new Error('simulated build failure')
+    }
+    const db = await openDb(dir, { buildSnapshot: builder })
+    await insertMany(db, 1, 10)
+    const cut = db.stats().journalBytes
+    await insertMany(db, 11, 10)
+    await db.checkpoint().catch(() => {})
+    await insertMany(db, 21, 5)
+    const image = await temp.crashImage(dir)
+    const sealed = await readFile(join(image, 'journal.sealed'))
+    sealed[cut - 3] = (sealed[cut - 3] ?? 0) ^ 0xff // inside the first batch's last frame, with a valid frame after it
+    await writeFile(join(image, 'journal.sealed'), sealed)
+
+    const err = await Database.open({ dir: image, migrations: [itemsMigration] }).catch((e: unknown) => e)
+    expect((err as DatabaseError).code).to.equal('DB_CORRUPT')
+    expect((err as DatabaseError).message).to.match(/journal\.sealed file is damaged .* valid data after it/)
+    expect((await readFile(join(image, 'journal.sealed'))).length, 'nothing cut without the repair').to.equal(sealed.length)
+
+    const { lines, log } = logCollector()
+    const repaired = await openDb(image, { repairCorruptJournal: true, log })
+    const kept = ids(repaired)
+    expect(kept.length).to.be.below(10)
+    expect(kept).to.deep.equal(range(1, kept.length))
+    expect(lines.join('\n')).to.match(/repairing/).and.match(/journal holds transactions \d+ on, after those cut from journal\.sealed; set aside/)
+    const files = await readdir(image)
+    expect(files.some((f) => f.startsWith('journal.sealed.corrupt-'))).to.equal(true)
+    expect(files.some((f) => /^journal\.corrupt-/.test(f))).to.equal(true)
+    // It goes on from there, and opens again without the repair option.
+    await insertMany(repaired, 100, 3)
+    await repaired.close()
+    expect(ids(await openDb(image))).to.deep.equal([...kept, 100, 101, 102])
+  })
+
   it('checkpoints past the threshold, then replays later writes on top of the snapshot', async function () {
     const dir = await temp.make()
     const db = await openDb(dir, { checkpointBytes: 16 * 1024 })
