@@ -15,7 +15,7 @@ import { checkBatch } from '../batch/verify.js'
 import { storeReceivedBatch } from './store-batch.js'
 import type { RecentBatches } from './recent-batches.js'
 import { parseGroupinit } from '../identity/groupinit.js'
-import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type NewEvent, type NodeEvent } from '../model/index.js'
+import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type Message, type NewEvent, type NodeEvent } from '../model/index.js'
 import type { Peer } from '../exchange/index.js'
 import { isVerdict } from './pass.js'
 
@@ -56,23 +56,35 @@ const notYet = (msg: string): never => {
  * when the peer's org is the batch's author, the batch is private, its group is known here (or defined by a groupinit
  * in the batch, or by one already received), this node and the author's node are members of it, and it verifies as
  * a broadcast does (manifest hash, every message and data hash). Then the batch, its messages (pending) and data are
- * stored in one transaction and the aggregator is told. The same batch again resolves. What cannot be known here yet
- * (its group, defined by a groupinit in a batch still on its way; this node's own registration) is UNAVAILABLE, which
- * the peer retries: batches of one group travel independently. Anything else is refused with BAD_PEER_DATA (the
- * exchange answers 400 and logs it, and the peer gives up) and nothing is stored.
+ * stored in one transaction and the aggregator is told; an unpinned batch's messages are decided in that transaction
+ * instead (all of these checks come before its data is validated), but for one decided already, which stays as it is.
+ * The same batch again resolves. What cannot be known here yet (its group, defined by a groupinit in a batch still on
+ * its way; this node's own registration) is UNAVAILABLE, which the peer retries: batches of one group travel
+ * independently. Anything else is refused with BAD_PEER_DATA (the exchange answers 400 and logs it, and the peer gives
+ * up) and nothing is stored.
  */
 export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
 
   readonly handle = async (from: Peer, b: BatchPayload): Promise<void> => {
-    // A batch held already is not checked again (check() answers it without storing anything).
-    const held = this.deps.batches.get(b.id)
-    const verdicts = b.tx.type === 'unpinned' && held?.hash !== b.hash ? await this.checkData(b) : undefined
+    let manifest: string | undefined
+    let verdicts: Verdicts | undefined
+    if (b.tx.type === 'unpinned') {
+      // Its data is validated before its transaction, which may cost far more than sending it did (a value of megabytes
+      // under a datatype): the batch is checked in full first, so one refused, not takeable yet, or held already (then
+      // this resolves) costs no validation.
+      manifest = this.check(undefined, from, b)
+      if (manifest === undefined) return
+      verdicts = await this.checkData(b)
+    }
     let written: NodeEvent[] = []
     const stored = await this.deps.db.transaction((tx) => {
-      const fresh = this.check(tx, from, b)
-      if (fresh && verdicts) written = this.decideUnpinned(tx, b, verdicts)
-      return fresh
+      // Checked again here, reading what is held now: another delivery of it, or of its group, may have come meanwhile.
+      const checked = this.check(tx, from, b, manifest)
+      if (checked === undefined) return false
+      const held = this.store(tx, b, checked)
+      if (verdicts) written = this.decideUnpinned(tx, b, verdicts, held)
+      return true
     })
     if (!stored) return
     if (verdicts) this.deps.unpinned!.published(written)
@@ -84,8 +96,7 @@ export class PrivateReceiver {
    * a verdict about the data rejects its message; this node's own trouble checking is UNAVAILABLE (sent again later).
    */
   private async checkData(b: BatchPayload): Promise<Verdicts> {
-    if (!this.deps.unpinned) refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
-    const { validator } = this.deps.unpinned!
+    const { validator } = this.deps.unpinned ?? refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
     const byId = new Map(b.data.map((d) => [d.id as string, d]))
     const out: Verdicts = new Map()
     for (const m of b.messages) {
@@ -110,13 +121,16 @@ export class PrivateReceiver {
 
   /**
    * FireFly's unpinned path: each message of a stored unpinned batch is confirmed (or rejected, on a verdict about its
-   * data) at once, in batch order, with its event; no pin, no nonce.
+   * data) at once, in batch order, with its event; no pin, no nonce. `held`: what storeReceivedBatch answered.
    */
-  private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts): NodeEvent[] {
+  private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts, held: ReadonlyMap<string, Message> | undefined): NodeEvent[] {
     const at = now()
     const events: NewEvent[] = []
     const confirmed = []
     for (const m of b.messages) {
+      // Its author sent it before, in another batch, and it was decided then: it keeps that decision, its batch and its
+      // one event (a pinned message held settled is skipped as well, by the aggregator's pass).
+      if (held && held.get(m.header.id)?.state !== 'pending') continue
       const reason = verdicts.get(m.header.id)
       const common = { namespace: m.header.namespace, reference: m.header.id, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
       if (reason === undefined) {
@@ -128,11 +142,15 @@ export class PrivateReceiver {
       }
     }
     if (confirmed.length > 0) this.deps.messages.confirmMany(tx, confirmed, b.id, b.tx.id, at)
-    return this.deps.unpinned!.events.insertMany(tx, events, at)
+    return events.length > 0 ? this.deps.unpinned!.events.insertMany(tx, events, at) : []
   }
 
-  /** Checks and stores in one transaction; answers whether something new was stored. */
-  private check(tx: Tx, from: Peer, b: BatchPayload): boolean {
+  /**
+   * Every check of a batch, reading inside `tx` when given (nothing is written): answers its manifest, or undefined
+   * when it is held here already. `verified`: the manifest an earlier check of this same payload answered, so that
+   * its hashes are not computed again.
+   */
+  private check(tx: Tx | undefined, from: Peer, b: BatchPayload, verified?: string): string | undefined {
     const { batches, identities, self } = this.deps
     if (b.type !== 'private') refuse(`batch ${b.id} is a ${b.type} batch; only private batches travel peer to peer`)
     if (b.author !== orgDid(from.org)) refuse(`batch ${b.id} is authored by ${b.author}, but was sent by a node of ${orgDid(from.org)}`)
@@ -141,13 +159,36 @@ export class PrivateReceiver {
     // differs from it changes nothing here, whatever it holds.
     const held = batches.get(b.id, tx)
     if (held) {
-      if (held.hash === b.hash && held.state !== 'refused') return false
+      if (held.hash === b.hash && held.state !== 'refused') return undefined
       refuse(held.hash === b.hash ? `batch ${b.id} was refused here before` : `batch ${b.id} is already held with hash ${held.hash}, this one has ${b.hash}`)
     }
+    const unpinned = b.tx.type === 'unpinned'
+    if (unpinned && !this.deps.unpinned) refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
+    const manifest = verified ?? this.verify(b)
+    const groupHash = b.group ?? refuse(`private batch ${b.id} names no group`)
+    // An unpinned message is confirmed on arrival: its group must be known here already (its groupinit, pinned, is
+    // confirmed), and its blobs held (they are sent before the batch). Until then the peer sends it again.
+    const group = unpinned ? this.deps.groups.byHash(groupHash, tx) ?? notYet(`group ${groupHash} is not known here yet: its groupinit is not confirmed`) : this.groupOf(tx, b, groupHash)
+    if (unpinned) {
+      for (const d of b.data) if (d.blob && !this.deps.unpinned!.blobs.has(d.blob.hash, tx)) notYet(`blob ${d.blob.hash} of data ${d.id} is not here yet`)
+    }
+    if (group.namespace !== b.namespace) refuse(`batch ${b.id} is in namespace ${b.namespace}, its group ${groupHash} in ${group.namespace}`)
+    const selfNode = identities.byDid(self.nodeDid, tx)
+    if (!selfNode) notYet(`this node's own registration (${self.nodeDid}) is not confirmed here yet`)
+    if (!group.members.some((m) => m.node === selfNode!.id)) refuse(`this node is not a member of group ${groupHash}`)
+    const senderNode = identities.byDid(from.node, tx)
+    if (!senderNode || !group.members.some((m) => m.identity === b.author && m.node === senderNode.id)) refuse(`the author ${b.author} on ${from.node} is not a member of group ${groupHash}`)
+    return manifest
+  }
+
+  /**
+   * What a private batch must be whatever this node holds (its manifest hash, every message and data hash, one group
+   * and one kind of transaction throughout, pins as its kind needs): answers its manifest. Reads nothing.
+   */
+  private verify(b: BatchPayload): string {
     const checked = checkBatch(b, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
     if (!checked.ok) refuse(`batch ${b.id} does not verify: ${checked.reason}`)
-    const groupHash = b.group
-    if (!groupHash) refuse(`private batch ${b.id} names no group`)
+    const groupHash = b.group ?? refuse(`private batch ${b.id} names no group`)
     const unpinned = b.tx.type === 'unpinned'
     for (const m of b.messages) {
       if (m.header.type !== 'private' && m.header.type !== 'groupinit') refuse(`message ${m.header.id} of private batch ${b.id} is of type ${m.header.type}`)
@@ -163,30 +204,21 @@ export class PrivateReceiver {
       // Two pins of one message on one context could never both be the next nonce: the topic would wait forever.
       if (new Set(m.header.topics).size !== m.header.topics.length) refuse(`message ${m.header.id} names the same topic twice`)
     }
-    // An unpinned message is confirmed on arrival: its group must be known here already (its groupinit, pinned, is
-    // confirmed), and its blobs held (they are sent before the batch). Until then the peer sends it again.
-    const group = unpinned ? this.deps.groups.byHash(groupHash!, tx) ?? notYet(`group ${groupHash} is not known here yet: its groupinit is not confirmed`) : this.groupOf(tx, b, groupHash!)
-    if (unpinned) {
-      const { blobs } = this.deps.unpinned ?? refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
-      for (const d of b.data) if (d.blob && !blobs.has(d.blob.hash, tx)) notYet(`blob ${d.blob.hash} of data ${d.id} is not here yet`)
-    }
-    if (group.namespace !== b.namespace) refuse(`batch ${b.id} is in namespace ${b.namespace}, its group ${groupHash} in ${group.namespace}`)
-    const selfNode = identities.byDid(self.nodeDid, tx)
-    if (!selfNode) notYet(`this node's own registration (${self.nodeDid}) is not confirmed here yet`)
-    if (!group.members.some((m) => m.node === selfNode!.id)) refuse(`this node is not a member of group ${groupHash}`)
-    const senderNode = identities.byDid(from.node, tx)
-    if (!senderNode || !group.members.some((m) => m.identity === b.author && m.node === senderNode.id)) refuse(`the author ${b.author} on ${from.node} is not a member of group ${groupHash}`)
+    return checked.ok ? checked.manifest : ''
+  }
+
+  /** Stores a checked batch; answers what storeReceivedBatch does. */
+  private store(tx: Tx, b: BatchPayload, manifest: string): ReadonlyMap<string, Message> | undefined {
     try {
-      storeReceivedBatch(this.deps, tx, b, checked.ok ? checked.manifest : '', '')
+      return storeReceivedBatch(this.deps, tx, b, manifest, '')
     } catch (err) {
       if (isParleyError(err, 'BAD_PEER_DATA')) refuse(`batch ${b.id}: ${err.message}`)
       throw err
     }
-    return true
   }
 
   /** The group stored here, else the one a groupinit in the batch (or one received earlier) defines. */
-  private groupOf(tx: Tx, b: BatchPayload, hash: Hash): Group {
+  private groupOf(tx: Tx | undefined, b: BatchPayload, hash: Hash): Group {
     const stored = this.deps.groups.byHash(hash, tx)
     if (stored) return stored
     const inBatch = b.messages.find((m) => m.header.type === 'groupinit')

@@ -5,7 +5,7 @@ import type { DataRepo } from '../db/repos/data.js'
 import { ParleyError } from '../core/errors.js'
 import { now } from '../core/time.js'
 import { receivedRows, type RecentBatches } from './recent-batches.js'
-import type { BatchPayload } from '../model/index.js'
+import type { BatchPayload, Message } from '../model/index.js'
 
 /**
  * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
@@ -20,6 +20,10 @@ import type { BatchPayload } from '../model/index.js'
  * the batch as refused; the private receiver refuses the delivery. The
  * rows are inserted first and the held ones read back only when some insert was skipped: a batch all new here, which
  * is nearly every batch, costs no read.
+ *
+ * Answers undefined when every message was new here (each is now pending, in this batch); else the rows of its
+ * messages as they stand now, by id: one held already keeps the state and batch it had, which the caller must not
+ * decide again (an unpinned message sent again in another batch of its author was confirmed on its first arrival).
  */
 export function storeReceivedBatch(
   deps: { batches: BatchesRepo; messages: MessagesRepo; data: DataRepo; recent?: RecentBatches },
@@ -27,7 +31,7 @@ export function storeReceivedBatch(
   b: BatchPayload,
   manifest: string,
   payloadRef: string,
-): void {
+): ReadonlyMap<string, Message> | undefined {
   deps.batches.insert(tx, {
     id: b.id,
     type: b.type,
@@ -52,7 +56,7 @@ export function storeReceivedBatch(
     // Handed to the aggregator in memory, here in the same synchronous step as the inserts, so that no store of
     // another batch can come between them.
     deps.recent?.received(b, manifest, rows)
-    return
+    return undefined
   }
   // Some rows were held already: each id now has what was there first, which must be what this batch carries.
   const heldData = deps.data.byIds(
@@ -73,4 +77,5 @@ export function storeReceivedBatch(
   }
   // Rows held already keep what they hold (and other batches may settle them): what the holder has may be stale.
   deps.recent?.clear()
+  return heldMessages
 }

@@ -27,8 +27,9 @@ export interface DatatypeCheck {
 /** Checks data against its datatype; the data capability provides it. */
 export interface DataValidator {
   /**
-   * At send and upload: checks every item, throwing the first failure in item order. When the items' budgets
-   * together exceed what may run on the main thread, they are checked in the validation worker.
+   * At send and upload (and on receipt of an unpinned message): checks every item, throwing the first failure in item
+   * order. Items of one datatype and value are checked once. When the budgets of what is checked together exceed what
+   * may run on the main thread, they are checked in the validation worker.
    */
   validateAll(namespace: string, items: readonly Data[]): Promise<void>
   /**
@@ -96,7 +97,9 @@ export class DataValidatorImpl implements DataValidator {
   }
 
   async validateAll(namespace: string, items: readonly Data[]): Promise<void> {
-    const targets = items.map((d) => this.target(namespace, d)).filter((t): t is Target => t !== undefined)
+    // Each item's target first, in item order: the first one no check is needed to refuse is what is thrown.
+    const each = shared(namespace, items, items.map((d) => this.target(namespace, d)))
+    const targets = [...new Set(each.filter((t): t is Target => t !== undefined))]
     const here = targets.reduce((n, t) => n + budgetOf(t), 0) <= INLINE_STEPS
     const verdicts = new Map<Target, Verdict>()
     for (const t of targets) {
@@ -119,7 +122,7 @@ export class DataValidatorImpl implements DataValidator {
         verdicts.set(t, o)
       })
     }
-    for (const t of targets) throwIfFailed(verdicts.get(t)!)
+    for (const t of each) if (t) throwIfFailed(verdicts.get(t)!)
   }
 
   validateOnReceipt(namespace: string, d: Data, orderedBefore: number, allowance: StepAllowance): string | undefined {
@@ -233,6 +236,25 @@ export class DataValidatorImpl implements DataValidator {
     this.kept.set(key, v)
     if (this.kept.size > MAX_KEPT_VERDICTS) this.kept.delete(this.kept.keys().next().value!)
   }
+}
+
+/**
+ * `targets` (one per item, in item order) with each repeated one replaced by its first: a message may refer to one data
+ * item a thousand times, or carry copies of it, and each check costs a pass over the value (and a copy of it to the
+ * worker). A verdict is fixed by the datatype and the value, so every item sharing a target gets the verdict it would
+ * get alone. Shared by data hash (a long text is not a cheap Map key), and only when the values are the same text too:
+ * a hash nobody verified cannot make an item take another's verdict.
+ */
+function shared(namespace: string, items: readonly Data[], targets: readonly (Target | undefined)[]): (Target | undefined)[] {
+  const first = new Map<string, Target>()
+  return targets.map((t, i) => {
+    if (!t) return undefined
+    const key = keyOf(namespace, t, items[i]!)
+    const seen = first.get(key)
+    if (seen?.valueRaw === t.valueRaw) return seen
+    if (!seen) first.set(key, t)
+    return t
+  })
 }
 
 /** The verdict reached on this thread, or undefined when the stack ran out first (then only the worker decides). */

@@ -182,7 +182,9 @@ describe('recent batches', () => {
     async function store(b: BatchPayload): Promise<void> {
       const checked = checkBatch(b, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
       if (!checked.ok) throw new Error(checked.reason)
-      return repos.db.transaction((tx) => storeReceivedBatch({ ...repos, recent }, tx, b, checked.manifest, 'Qm'))
+      await repos.db.transaction((tx) => {
+        storeReceivedBatch({ ...repos, recent }, tx, b, checked.manifest, 'Qm')
+      })
     }
     async function pin(b: BatchPayload): Promise<void> {
       await repos.db.transaction((tx) => {

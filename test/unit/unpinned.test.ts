@@ -7,7 +7,7 @@ import { PrivateDispatcher } from '../../node/batch/private-dispatcher.js'
 import type { BlobPublisher } from '../../node/batch/blob-publisher.js'
 import { PrivateReceiver } from '../../node/aggregator/private-receiver.js'
 import { sealManifest } from '../../node/batch/verify.js'
-import { DataValidatorImpl } from '../../node/data/validator.js'
+import { DataValidatorImpl, type DataValidator } from '../../node/data/validator.js'
 import { datatypeLookup } from '../../node/data/schema-cache.js'
 import { sealGroup } from '../../node/identity/group-resolver.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
@@ -206,6 +206,74 @@ describe('unpinned private messages', () => {
       expect(code).to.equal('BAD_PEER_DATA')
       await receiver.handle(from0, unpinnedBatch([u], group.hash))
       expect(r.messages.get(u.message.header.id)!.state).to.equal('confirmed')
+    })
+
+    it('leaves a message decided already as it is when its author sends it again in another batch: no second event, its batch unchanged', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const good = unpinnedMessage(group.hash)
+      const bad = unpinnedMessage(group.hash, '{"a":1}', { name: 'widget', version: '1' })
+      await receiver.handle(from0, unpinnedBatch([good, bad], group.hash))
+      const decided = () => [good, bad].map((i) => r.messages.get(i.message.header.id)!)
+      const before = decided()
+      expect(before.map((m) => m.state)).to.deep.equal(['confirmed', 'rejected'])
+      // Both again in a new batch, beside a new message: only the new one is decided, in the new batch.
+      const fresh = unpinnedMessage(group.hash)
+      const again = unpinnedBatch([good, bad, fresh], group.hash)
+      await receiver.handle(from0, again)
+      expect(decided()).to.deep.equal(before)
+      expect([r.messages.get(fresh.message.header.id)!.state, r.messages.get(fresh.message.header.id)!.batch]).to.deep.equal(['confirmed', again.id])
+      // And a batch of nothing but decided messages decides nothing.
+      await receiver.handle(from0, unpinnedBatch([bad, good], group.hash))
+      expect(decided()).to.deep.equal(before)
+      expect(written.map((e) => [e.type, e.reference])).to.deep.equal([
+        ['message_confirmed', good.message.header.id],
+        ['message_rejected', bad.message.header.id],
+        ['message_confirmed', fresh.message.header.id],
+      ])
+      // The log holds what was published, no more.
+      const logged = ['message_confirmed', 'message_rejected'].flatMap((type) => r.events.list({ namespace: NS, type, limit: 10, skip: 0 }))
+      expect(logged).to.have.length(3)
+    })
+
+    it('checks an unpinned batch in full (author, hashes, group, blobs) before validating any of its data', async () => {
+      let validations = 0
+      const validator = new DataValidatorImpl(datatypeLookup(r.datatypes))
+      const counting: DataValidator = {
+        validateAll: (ns, items) => (validations++, validator.validateAll(ns, items)),
+        validateOnReceipt: (...a) => validator.validateOnReceipt(...a),
+        prefetch: (ns, items) => validator.prefetch(ns, items),
+        requireDatatype: (...a) => validator.requireDatatype(...a),
+        stop: () => validator.stop(),
+      }
+      receiver = new PrivateReceiver({ ...r, self: self1, arrived: () => expect.fail('no pins to walk for an unpinned batch'), unpinned: { blobs: r.blobs, validator: counting, events: r.events, published: (w) => written.push(...w) } })
+      const codeOf = (p: Promise<void>): Promise<string> => p.then(() => 'stored', (err: unknown) => (isParleyError(err) ? err.code : String(err)))
+      const widget = () => unpinnedMessage(group.hash, '{"size":1}', { name: 'widget', version: '1' })
+      // The group is not known here yet: sent again later, nothing validated meanwhile.
+      expect(await codeOf(receiver.handle(from0, unpinnedBatch([widget()], group.hash)))).to.equal('UNAVAILABLE')
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const tampered = unpinnedBatch([widget()], group.hash)
+      tampered.data = [{ ...tampered.data[0]!, value: '{"size":2}' }]
+      expect(await codeOf(receiver.handle(from0, tampered))).to.equal('BAD_PEER_DATA')
+      // Sent by a node of another org than its author's.
+      const from2: Peer = { ...from0, org: 'org2', node: 'did:firefly:node/node2' }
+      expect(await codeOf(receiver.handle(from2, unpinnedBatch([widget()], group.hash)))).to.equal('BAD_PEER_DATA')
+      // A blob it refers to is not here yet.
+      const withBlob = widget()
+      withBlob.data.blob = { hash: 'c'.repeat(64) as Hash, size: 1, name: '' }
+      withBlob.data.hash = dataHash({ valueRaw: withBlob.data.value, blobHash: withBlob.data.blob.hash })
+      withBlob.message.data = [{ id: withBlob.data.id, hash: withBlob.data.hash }]
+      withBlob.message.header.datahash = dataRefsHash(withBlob.message.data)
+      withBlob.message.hash = messageHash(withBlob.message.header)
+      expect(await codeOf(receiver.handle(from0, unpinnedBatch([withBlob], group.hash)))).to.equal('UNAVAILABLE')
+      expect(validations).to.equal(0)
+      // A batch that passes every check has its data validated, and its message confirmed.
+      const ok = widget()
+      const b = unpinnedBatch([ok], group.hash)
+      expect(await codeOf(receiver.handle(from0, b))).to.equal('stored')
+      expect([validations, r.messages.get(ok.message.header.id)!.state]).to.deep.equal([1, 'confirmed'])
+      // Held already: not validated again.
+      expect(await codeOf(receiver.handle(from0, b))).to.equal('stored')
+      expect(validations).to.equal(1)
     })
   })
 })

@@ -113,6 +113,23 @@ describe('validation: where a check runs', function () {
     expect(worker.jobs).to.have.length(41)
   })
 
+  it('at send: checks each distinct (datatype, value) once per call, and gives every item that shares it the same verdict', async () => {
+    const valid = JSON.stringify(Array.from({ length: 100_000 }, (_, i) => i % 100))
+    expect(compiled.budget(valid)).to.be.above(INLINE_STEPS)
+    const good = item(valid)
+    const bad = item(large)
+    // One item referred to many times over (as a message's data refs may), and a copy of it under another id.
+    const lot = [...Array<Data>(100).fill(good), { ...good, id: newId<DataId>() }, ...Array<Data>(100).fill(bad)]
+    expect(await problemOf(() => validator.validateAll('ns', lot))).to.equal('SCHEMA_VALIDATION_FAILED: data does not conform to datatype dt/1: /100000 must be <= 100')
+    expect(worker.jobs.map((j) => j.valueRaw.length)).to.deep.equal([valid.length, large.length])
+    // Cheap items, costly only together while repeated: checked once, here, with the refusal the worker would give.
+    worker.jobs = []
+    expect(await problemOf(() => validator.validateAll('ns', Array<Data>(40).fill(item(small))))).to.equal('SCHEMA_VALIDATION_FAILED: data does not conform to datatype dt/1: /2 must be <= 100')
+    expect(worker.jobs).to.have.length(0)
+    // Shared only with the same value: an item claiming another's hash keeps its own verdict.
+    expect(await problemOf(() => validator.validateAll('ns', [good, { ...item(small), hash: good.hash }]))).to.equal('SCHEMA_VALIDATION_FAILED: data does not conform to datatype dt/1: /2 must be <= 100')
+  })
+
   it('on receipt: within the pass\'s allowance inline, beyond it a wait until the worker\'s verdict is kept', async () => {
     const allowance = new StepAllowance()
     const cheap = item(JSON.stringify([1, 2, 3]))
