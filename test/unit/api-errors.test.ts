@@ -42,7 +42,7 @@ describe('api error mapping', () => {
 
   function call(method: string, path: string): Promise<{ status: number; json: { error?: string }; allow: string | undefined }> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
+      const req = http.request({ host: '127.0.0.1', port, agent: false, method, path }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () =>
@@ -99,7 +99,7 @@ describe('api error mapping', () => {
   it('a JSON body that is not valid UTF-8 is a 400, not silently repaired', async () => {
     const r = await new Promise<{ status: number; json: { error?: string } }>((resolve, reject) => {
       const body = Buffer.concat([Buffer.from('{"data":[{"value":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')])
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/messages/broadcast', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+      const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: '/api/v1/messages/broadcast', headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error?: string } }))

@@ -87,7 +87,7 @@ describe('api: routing requests to handlers', function () {
 
   it('answers JSON as application/json; charset=utf-8', async function () {
     const type = await new Promise<string | undefined>((resolve, reject) =>
-      http.get({ host: '127.0.0.1', port, path: '/api/v1/messages' }, (res) => {
+      http.get({ host: '127.0.0.1', port, agent: false, path: '/api/v1/messages' }, (res) => {
         res.resume()
         res.on('end', () => resolve(res.headers['content-type']))
       }).on('error', reject),

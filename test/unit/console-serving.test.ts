@@ -17,7 +17,7 @@ interface Reply {
 /** One raw request: the path goes out byte for byte (no client-side normalising of `..` or `%2F`). */
 function call(port: number, method: string, path: string): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, agent: false, method, path }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }))

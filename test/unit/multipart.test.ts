@@ -97,7 +97,7 @@ describe('multipart upload (POST /data)', function () {
 
   function post(body: Buffer | string, contentType = 'multipart/form-data; boundary=XyZzy0123', path = '/api/v1/namespaces/up/data'): Promise<Reply> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path, headers: { 'content-type': contentType, 'content-length': Buffer.byteLength(body) } }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => {
@@ -249,7 +249,7 @@ describe('multipart upload (POST /data)', function () {
   it('a client that disconnects mid-file leaves no temporary file, no blob and no data row, and the server carries on', async () => {
     const before = rows()
     const head = `--XyZzy0123\r\nContent-Disposition: form-data; name="autometa"\r\n\r\ntrue\r\n--XyZzy0123\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n\r\n`
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/namespaces/up/data', headers: { 'content-type': 'multipart/form-data; boundary=XyZzy0123', 'content-length': 10_000_000 } })
+    const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: '/api/v1/namespaces/up/data', headers: { 'content-type': 'multipart/form-data; boundary=XyZzy0123', 'content-length': 10_000_000 } })
     req.on('error', () => {})
     req.write(head)
     req.write(randomBytes(1_000_000))
@@ -264,7 +264,7 @@ describe('multipart upload (POST /data)', function () {
 
   it('a client that disconnects while sending fields leaves nothing behind', async () => {
     const before = rows()
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/namespaces/up/data', headers: { 'content-type': 'multipart/form-data; boundary=XyZzy0123', 'content-length': 1000 } })
+    const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: '/api/v1/namespaces/up/data', headers: { 'content-type': 'multipart/form-data; boundary=XyZzy0123', 'content-length': 1000 } })
     req.on('error', () => {})
     req.write(`--XyZzy0123\r\nContent-Disposition: form-data; name="metadata"\r\n\r\nsome`)
     await new Promise((r) => setTimeout(r, 100))

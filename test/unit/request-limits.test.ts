@@ -56,7 +56,7 @@ describe('request limits', () => {
 
   function call(opts: { path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; error: string; headers: http.IncomingHttpHeaders }> {
     return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: opts.path ?? DATA, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
+      const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: opts.path ?? DATA, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
         const chunks: Buffer[] = []
         res.on('data', (c: Buffer) => chunks.push(c))
         res.on('end', () => {
