@@ -5,11 +5,18 @@
  * instruction per character matching, on the thread that asked. Every member computes the same figure from the same
  * text, so a limit on it refuses a pattern alike everywhere, and nothing runs the compile to find out.
  *
- * The count follows RE2's compiler: one instruction per literal character, class, `.` or assertion; one more for
- * `*`, `+`, `?` and each `|`; two for a capturing group; `x{n}` is n copies of x, `x{n,}` n copies and a loop,
- * `x{n,m}` m copies and m-n alternations. RE2's simplifications (alternations of literals merged into a class) only
- * make the real program smaller. Malformed text still gets a figure; re2js refuses it when it compiles.
+ * The count follows RE2's compiler, rounding up: one instruction per literal character, class, `.` or assertion, and
+ * one for an empty alternative or group; two more for `*` (one where x cannot match nothing, as in RE2), one for `+`
+ * and `?`, one for each `|`, two for a capturing group; `x{n}` is n copies of x, `x{n,}` n copies (at least one) and a
+ * loop, `x{n,m}` m copies and m-n alternations. RE2's simplifications (alternations of literals merged into a class)
+ * only make the real program smaller. Malformed text still gets a figure; re2js refuses it when it compiles.
  */
+
+/**
+ * The longest pattern text to hand re2js at all, whatever its program: its parser is quadratic in some texts (a class
+ * of 32,000 `[:` took 0.76 s, twice that 3 s), which the program's size does not show.
+ */
+export const MAX_PATTERN_CHARS = 4096
 
 /** What a figure saturates at: far past any limit, and exact in floating point. */
 const CEILING = 2 ** 40
@@ -23,6 +30,8 @@ interface Frame {
 }
 
 const REPEAT = /^\{(\d+)(,(\d*))?\}/
+/** The longest POSIX class name (`[:xdigit:]`, `[:^alpha:]`). */
+const MAX_CLASS_NAME = 7
 
 export function regexProgramSize(pattern: string): number {
   const stack: Frame[] = []
@@ -37,7 +46,8 @@ export function regexProgramSize(pattern: string): number {
     f.sequence = Math.min(CEILING, f.sequence - f.last + size)
     f.last = size
   }
-  const close = (): number => f.alternatives + f.sequence + (f.capturing ? 2 : 0)
+  // An empty alternative (`a|`, `()`) compiles to an instruction of its own.
+  const close = (): number => f.alternatives + Math.max(1, f.sequence) + (f.capturing ? 2 : 0)
   let i = 0
   while (i < pattern.length) {
     const c = pattern[i]!
@@ -94,13 +104,13 @@ export function regexProgramSize(pattern: string): number {
       item(size)
     } else if (c === '|') {
       i++
-      f.alternatives = Math.min(CEILING, f.alternatives + f.sequence + 1)
+      f.alternatives = Math.min(CEILING, f.alternatives + Math.max(1, f.sequence) + 1)
       f.sequence = 0
       f.last = 0
     } else if (c === '*' || c === '+' || c === '?') {
       i++
       if (pattern[i] === '?') i++
-      repeat(1, 1)
+      repeat(1, c === '*' ? 2 : 1)
     } else if (c === '{' && REPEAT.test(pattern.slice(i, i + 24))) {
       const m = REPEAT.exec(pattern.slice(i, i + 24))!
       i += m[0].length
@@ -108,7 +118,7 @@ export function regexProgramSize(pattern: string): number {
       // re2js refuses a count over 1,000; counted as read, so the figure is only ever too large.
       const min = Number(m[1])
       if (m[2] === undefined) repeat(min, 0)
-      else if (m[3] === '') repeat(min, 1)
+      else if (m[3] === '') repeat(Math.max(1, min), 2)
       else repeat(Math.max(min, Number(m[3])), Math.max(0, Number(m[3]) - min))
     } else {
       i++
@@ -134,8 +144,9 @@ function classEnd(pattern: string, start: number): number {
     const c = pattern[i]!
     if (c === '\\') i += 2
     else if (c === '[' && pattern[i + 1] === ':') {
-      const end = pattern.indexOf(':]', i + 2)
-      i = end < 0 ? i + 1 : end + 2
+      // Looked for within a class name's length only: searching the rest of the text at every `[:` is quadratic.
+      const end = pattern.slice(i + 2, i + 2 + MAX_CLASS_NAME + 2).indexOf(':]')
+      i = end < 0 ? i + 1 : i + 2 + end + 2
     } else if (c === ']') return i + 1
     else i++
   }

@@ -7,6 +7,7 @@ import { addBoundedFormats } from './validation-formats.js'
 import { stepBudget, StepMeter, ValidationOverflow, ValidationStopped, type Exhausted } from './validation-budget.js'
 import { countStackUnits, meterSchema, stepsKeyword } from './validation-steps.js'
 import { uniqueItemsKeyword } from './validation-unique-items.js'
+import { MAX_PATTERN_CHARS } from '../core/regex-size.js'
 
 /**
  * Datatype schemas compiled for bounded validation: patterns on RE2, `uniqueItems` in linear time, and a step meter
@@ -149,10 +150,13 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
     throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
   }
   if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
-  const { schema: metered, weight, units, patternInstructions, refIntoData } = meterSchema(schema)
+  const { schema: metered, weight, units, patternInstructions, longestPattern, refIntoData } = meterSchema(schema)
   if (refIntoData) throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${refIntoData}`)
   if (units > MAX_SCHEMA_UNITS) {
     throw new ParleyError('INVALID_FIELD', `datatype value has ${units} subschemas and keywords; a schema may have at most ${MAX_SCHEMA_UNITS} (split it into several datatypes)`)
+  }
+  if (longestPattern > MAX_PATTERN_CHARS) {
+    throw new ParleyError('INVALID_FIELD', `datatype value has a pattern of ${longestPattern} characters; a pattern may have at most ${MAX_PATTERN_CHARS}`)
   }
   if (patternInstructions > MAX_SCHEMA_PATTERN_INSTRUCTIONS) {
     throw new ParleyError(

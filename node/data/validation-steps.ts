@@ -71,6 +71,8 @@ export interface MeteredSchema {
   units: number
   /** The RE2 instructions its distinct patterns (`pattern`, `patternProperties` names) compile to, together. */
   patternInstructions: number
+  /** The characters of its longest pattern. */
+  longestPattern: number
   /**
    * Why it cannot be metered, if so: a `$ref` or `$dynamicRef` whose JSON-pointer fragment leads into a data
    * keyword (`#/enum/0`, `#/$defs/a/default`) would make Ajv compile data as a schema, with no weights in it.
@@ -120,8 +122,12 @@ export function meterSchema(schema: unknown): MeteredSchema {
   const anything = (v: unknown): unknown => (Array.isArray(v) ? v.map(anything) : subschema(v))
   const metered = subschema(schema)
   let patternInstructions = 0
-  for (const p of patterns) patternInstructions += regexProgramSize(p)
-  return { schema: metered, weight, units, patternInstructions, refIntoData }
+  let longestPattern = 0
+  for (const p of patterns) {
+    patternInstructions += regexProgramSize(p)
+    longestPattern = Math.max(longestPattern, p.length)
+  }
+  return { schema: metered, weight, units, patternInstructions, longestPattern, refIntoData }
 }
 
 /**

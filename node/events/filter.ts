@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js'
 import { ParleyError, errorMessage } from '../core/errors.js'
-import { regexProgramSize } from '../core/regex-size.js'
+import { MAX_PATTERN_CHARS, regexProgramSize } from '../core/regex-size.js'
 import { EVENT_FILTER_FIELDS, type EnrichedEvent, type EventFilterField, type SubscriptionFilter } from '../model/index.js'
 
 /** Whether an event (with the object it refers to) passes a subscription's filter. */
@@ -44,6 +44,9 @@ export const MAX_FILTER_INSTRUCTIONS = 2000
 export function compileExpression(key: string, pattern: string): RE2JS {
   // Counted before compiling: re2js compiles at 2-9 µs an instruction, and each event's match can step through every
   // one for each character of the field, for as long as the subscription lives.
+  if (pattern.length > MAX_PATTERN_CHARS) {
+    throw new ParleyError('INVALID_FIELD', `${key} regexp ${JSON.stringify(cut(pattern))} is ${pattern.length} characters; a filter expression may have at most ${MAX_PATTERN_CHARS}`)
+  }
   const size = regexProgramSize(pattern)
   if (size > MAX_FILTER_INSTRUCTIONS) {
     throw new ParleyError(

@@ -139,6 +139,8 @@ describe('subscriptions: input', () => {
       // Every spelling given is counted, as every spelling given is compiled (FireFly compiles each before choosing).
       expect(invalid(() => parseSubscriptionFilter({ tag: 'x{2000}', message: { tag: 'ok' } }))).to.match(/^filter\.tag regexp .* compiles to 2002 RE2/)
       expect(invalid(() => filterFromQuery([['filter.topic', '(?:ab){1000}']]))).to.match(/^filter\.topic regexp .* compiles to 2002 RE2/)
+      // Nor any text past 4,096 characters: re2js's parser is quadratic in some (a class of many `[:`).
+      expect(invalid(() => parseSubscriptionFilter({ topic: `[${'[:'.repeat(2100)}a]` }))).to.match(/^filter\.topic regexp .* is 4203 characters; a filter expression may have at most 4096/)
       // A realistic list of 100 topics fits.
       const topics = `^(${Array.from({ length: 100 }, (_, i) => `topic-${String(i).padStart(3, '0')}`).join('|')})$`
       expect(parseSubscriptionFilter({ topic: topics })).to.deep.equal({ topic: topics })
