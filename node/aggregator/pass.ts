@@ -49,15 +49,17 @@ interface BatchView {
  * nonces already: PrivateChecks), and the message's key must have signed them. Pins of its range from a later event
  * (a re-pin) come after the verdict and decide nothing.
  */
-function pinsProblem(message: Message, pins: ReadonlyMap<number, Pin>, range: { from: number; to: number }, contexts: readonly Hash[] | undefined): string | undefined {
+function pinsProblem(message: Message, batchHash: Hash, pins: ReadonlyMap<number, Pin>, range: { from: number; to: number }, contexts: readonly Hash[] | undefined): string | undefined {
+  // A pin naming another batch hash is not this batch's (process() passes over it too): it decides nothing here.
+  const ofBatch = (p: Pin | undefined): p is Pin => p !== undefined && p.batchHash === batchHash
   let first: Pin | undefined
   for (let i = range.from; i <= range.to; i++) {
     const p = pins.get(i)
-    if (p && (first === undefined || p.seq < first.seq)) first = p
+    if (ofBatch(p) && (first === undefined || p.seq < first.seq)) first = p
   }
   for (let i = range.from; i <= range.to; i++) {
     const p = pins.get(i)
-    if (p === undefined || p.eventId !== first?.eventId) continue
+    if (!ofBatch(p) || p.eventId !== first?.eventId) continue
     const topic = i - range.from
     if (contexts && p.hash !== contexts[topic]) return `on-chain context ${p.hash} is not the hash of topic ${message.header.topics[topic]}`
     if (p.signer !== message.header.key) return `pinned on chain by ${p.signer}, but the message is signed with key ${message.header.key}`
@@ -173,7 +175,7 @@ export class Pass {
     // A message past a network-wide limit is rejected as a message: its pins are consumed, its topics move on.
     const overLimit = messageLimitProblem(message)
     if (overLimit) return { kind: 'reject', reason: overLimit }
-    const pinned = pinsProblem(message, view.pins, range, contexts)
+    const pinned = pinsProblem(message, view.record.hash, view.pins, range, contexts)
     if (pinned) return { kind: 'reject', reason: pinned }
     const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return { kind: 'wait', wait: { reason: 'batch', detail: 'its data is not all here' } }

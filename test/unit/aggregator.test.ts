@@ -327,6 +327,14 @@ describe('aggregator', () => {
       await db.transaction((tx) => repos.pins.insert(tx, { batchId: repinned.id, batchHash: repinned.hash as never, index: 1, hash: broadcastContext('t8'), masked: false, signer: KEY_B, eventId: newId() }))
       await settle()
       expect(repos.messages.get(repinned.messages[0]!.header.id)!.state).to.equal('confirmed')
+      // A pin naming another batch hash (a forgery that landed first, taking index 0) is not this batch's: its own
+      // pins decide, as they did before any wait.
+      const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['t9', 't10']])
+      await store(forged)
+      await db.transaction((tx) => repos.pins.insert(tx, { batchId: forged.id, batchHash: 'ee'.repeat(32) as Hash, index: 0, hash: broadcastContext('zz'), masked: false, signer: KEY_B, eventId: newId() }))
+      await pinAs(forged, [{ topic: 't9', signer: KEY_A }, { topic: 't10', signer: KEY_A }])
+      await settle()
+      expect(repos.messages.get(forged.messages[0]!.header.id)!.state).to.equal('confirmed')
     })
 
     it('rejects a message whose blob can never be obtained, without blocking its topic', async () => {
