@@ -71,11 +71,11 @@ export class PrivateReceiver {
     let verdicts: Verdicts | undefined
     if (b.tx.type === 'unpinned') {
       // Its data is validated before its transaction, which may cost far more than sending it did (a value of megabytes
-      // under a datatype): the batch is checked in full first, so one refused, not takeable yet, or held already (then
-      // this resolves) costs no validation.
+      // under a datatype): the batch is checked in full first, so one refused, not takeable yet, or held already costs
+      // no validation. One held already still goes through the transaction below, which answers only once the commit
+      // that stored it is durable (a resend may come while the first delivery's commit is being written).
       manifest = this.check(undefined, from, b)
-      if (manifest === undefined) return
-      verdicts = await this.checkData(b)
+      if (manifest !== undefined) verdicts = await this.checkData(b)
     }
     let written: NodeEvent[] = []
     const stored = await this.deps.db.transaction((tx) => {
@@ -96,7 +96,8 @@ export class PrivateReceiver {
    * a verdict about the data rejects its message; this node's own trouble checking is UNAVAILABLE (sent again later).
    */
   private async checkData(b: BatchPayload): Promise<Verdicts> {
-    const { validator } = this.deps.unpinned ?? refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
+    // check() refused the batch already when this node takes no unpinned batches.
+    const { validator } = this.deps.unpinned!
     const byId = new Map(b.data.map((d) => [d.id as string, d]))
     const out: Verdicts = new Map()
     for (const m of b.messages) {

@@ -162,6 +162,21 @@ describe('unpinned private messages', () => {
       receiver = new PrivateReceiver({ ...r, self: self1, arrived: () => expect.fail('no pins to walk for an unpinned batch'), unpinned: { blobs: r.blobs, validator, events: r.events, published: (w) => written.push(...w) } })
     })
 
+    it('answers a resend of an unpinned batch only once the commit that stored it is durable', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const m = unpinnedMessage(group.hash)
+      const b = unpinnedBatch([m], group.hash)
+      let durableAtFirst = -1
+      const first = receiver.handle(from0, b).then(() => (durableAtFirst = r.db.stats().durableSeq))
+      // The resend comes once the first delivery has stored the batch, before its commit is written.
+      while (r.messages.get(m.message.header.id) === undefined) await new Promise((resolve) => setImmediate(resolve))
+      let durableAtResend = -1
+      const resend = receiver.handle(from0, b).then(() => (durableAtResend = r.db.stats().durableSeq))
+      await Promise.all([first, resend])
+      expect(durableAtResend).to.be.at.least(durableAtFirst)
+      expect(written).to.have.length(1)
+    })
+
     it('confirms each message of an unpinned batch on arrival, and rejects one whose data fails its datatype', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
       const good = unpinnedMessage(group.hash)
