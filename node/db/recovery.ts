@@ -56,13 +56,20 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
     let replayed = 0
     let sealedPending = false
 
-    /** Whether a repair cut acknowledged transactions out of the sealed journal (the journal follows them). */
-    let sealedCut = false
     const sealedBuf = await JournalFile.read(dir, SEALED_JOURNAL_FILE)
     if (sealedBuf) {
       const scan = scanJournal(sealedBuf)
       await handleDamage(dir, SEALED_JOURNAL_FILE, scan, opts)
-      sealedCut = scan.damage?.validFrameAfter !== undefined
+      if (scan.damage?.validFrameAfter !== undefined) {
+        // A repair cuts acknowledged transactions out of the sealed journal. Everything in the journal comes after
+        // them, so none of it can be replayed on what is left: it goes too (kept aside), before the sealed file is
+        // cut, so that a crash in between leaves what this open found, and the next open repairs it again.
+        const copy = await keepCopy(dir, JOURNAL_FILE)
+        if (copy) {
+          await (await JournalFile.createEmpty(dir)).close()
+          opts.log(`journal: ${JOURNAL_FILE} holds only transactions after those cut from ${SEALED_JOURNAL_FILE}; set aside as ${copy}`)
+        }
+      }
       // The checkpoint worker reads the file itself: it must see the same records as this replay.
       if (scan.damage) await truncateFile(join(dir, SEALED_JOURNAL_FILE), scan.validEnd)
       const r = replay(conn, scan, lastSeq, 'sealed journal')
@@ -83,15 +90,6 @@ export async function recover(dir: string, opts: RecoverOptions): Promise<Recove
     if (!buf) return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq, replayed, names: [], sealedPending }
 
     const scan = scanJournal(buf)
-    const first = scan.records[0]
-    if (sealedCut && first && first.seq > lastSeq + 1) {
-      // Everything in it comes after what the repair cut from the sealed journal: none of it can be replayed on what
-      // is left, so it goes too (kept aside), and the database resumes after the last transaction replayed.
-      const copy = join(dir, `${JOURNAL_FILE}.corrupt-${Date.now()}`)
-      await copyFile(join(dir, JOURNAL_FILE), copy)
-      opts.log(`journal: ${JOURNAL_FILE} holds transactions ${first.seq} on, after those cut from ${SEALED_JOURNAL_FILE}; set aside as ${copy}, resuming after transaction ${lastSeq}`)
-      return { conn, journal: await JournalFile.createEmpty(dir), snapshotSeq, lastSeq, replayed, names: [], sealedPending }
-    }
     await handleDamage(dir, JOURNAL_FILE, scan, opts)
     const r = replay(conn, scan, lastSeq)
     replayed += r.replayed
@@ -156,7 +154,25 @@ async function handleDamage(dir: string, file: string, scan: JournalScan, opts: 
   if (!opts.repairCorruptJournal) {
     throw new DatabaseError('DB_CORRUPT', `${what}; refusing to drop acknowledged transactions (open with repairCorruptJournal to cut the journal there)`)
   }
-  const copy = join(dir, `${file}.corrupt-${Date.now()}`)
-  await copyFile(join(dir, file), copy)
+  const copy = await keepCopy(dir, file)
   opts.log(`journal: ${what}; repairing by cutting ${lost} bytes, original kept as ${copy}`)
+}
+
+/** A durable copy of `file` as `<file>.corrupt-<time>`, before a repair changes it; undefined when there is no file. */
+async function keepCopy(dir: string, file: string): Promise<string | undefined> {
+  const copy = join(dir, `${file}.corrupt-${Date.now()}`)
+  try {
+    await copyFile(join(dir, file), copy)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+  const fh = await open(copy, 'r')
+  try {
+    await fh.sync()
+  } finally {
+    await fh.close()
+  }
+  await fsyncDir(dir)
+  return copy
 }
