@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Database, DatabaseError, type Migration, type SqlValue } from '../../node/db/database.js'
-import { frameHeader } from '../../node/db/journal-record.js'
+import { frameHeader, MAX_FRAME_BODY_BYTES, RecordBuilder, StatementNames, type TxOps } from '../../node/db/journal-record.js'
 import { TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
 import { journalRecords, occurrences } from './journal.js'
 
@@ -191,6 +191,17 @@ describe('db: journal format 2 names statements', function () {
     await db.transaction((tx) => tx.run(sql, [3, 'three']))
     const image = await temp.crashImage(dir)
     expect((await openDb(image)).all('SELECT id FROM items ORDER BY id')).to.deep.equal([{ id: 1 }, { id: 2 }, { id: 3 }])
+  })
+
+  it('refuses a transaction whose record would pass the frame bound, up to the byte, before it is committed', function () {
+    // The whole record (its length field included) is a frame's body, which frameHeader refuses past the bound: a
+    // record the check let through there would fail the commit every transaction of the tick shares.
+    const record = new RecordBuilder(new StatementNames())
+    // A part of a given size, without allocating a gigabyte: checkFits reads only its length.
+    const part = (bytes: number) => ({ w: { length: bytes } }) as unknown as TxOps
+    const room = MAX_FRAME_BODY_BYTES - record.byteLength - 1 // one byte for a forget op, decided at the seal
+    expect(() => record.checkFits(part(room))).not.to.throw()
+    expect(() => record.checkFits(part(room + 1))).to.throw(DatabaseError, /transaction too large for one journal record/)
   })
 
   it('refuses a journal in a format it does not know, saying what to do', async function () {
