@@ -2,7 +2,7 @@ import { NAME_RE } from './core/names.js'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { BatchConfig } from './batch/config.js'
-import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
+import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_BATCH, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from './core/limits.js'
 
 /**
@@ -167,6 +167,8 @@ function parseBatchConfig(v: unknown, fail: (problem: string) => never): Partial
     if (!Number.isInteger(b[k]) || (b[k] as number) < (k === 'timeoutMs' ? 0 : 1)) fail(`batch.${k} must be a whole number${k === 'timeoutMs' ? '' : ' of at least 1'}`)
     out[k] = b[k] as number
   }
+  // Receivers refuse a batch of more messages: a member may not be set to send one.
+  if (out.size !== undefined && out.size > MAX_MESSAGES_PER_BATCH) fail(`batch.size must be at most ${MAX_MESSAGES_PER_BATCH} messages (members refuse batches of more)`)
   // A batch of many messages may pass its estimate a little; well under what receivers read, it never passes that.
   if (out.payloadLimit !== undefined && out.payloadLimit > MAX_PAYLOAD_LIMIT) {
     fail(`batch.payloadLimit must be at most ${MAX_PAYLOAD_LIMIT} bytes (members refuse batches over ${MAX_BATCH_PAYLOAD_BYTES})`)

@@ -3,7 +3,7 @@ import { goJson, parseJsonRaw, type JsonNode } from '../core/json.js'
 import { batchHeaderJson, dataJson, dataJsonAround, headerJson, messageJson } from '../model/wire.js'
 import { parseHash, parseUuid, type BatchId, type DataId, type Hash, type MessageId, type TxId, type Uuid } from '../core/ids.js'
 import { isTimestamp, type Timestamp } from '../core/time.js'
-import { batchTxTypeOf, MAX_DATA_PER_MESSAGE, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
+import { batchTxTypeOf, MAX_DATA_PER_MESSAGE, MAX_DATA_REFS_PER_BATCH, MAX_MESSAGES_PER_BATCH, MAX_TOPICS_PER_BATCH, MAX_TOPICS_PER_MESSAGE, MESSAGE_TYPES, type BatchPayload, type BatchRecord, type Data, type Header, type Message, type MessageType, type TxType } from '../model/index.js'
 
 
 /**
@@ -74,105 +74,173 @@ export function messageLimitProblem(m: { header: { topics: readonly string[] }; 
   return undefined
 }
 
+// The members parseBatch picks from each object of a batch (JsonNode.pick), in the order its readers destructure them.
+const BATCH_MEMBERS = ['id', 'type', 'namespace', 'node', 'author', 'key', 'group', 'created', 'hash', 'payload'] as const
+const PAYLOAD_MEMBERS = ['tx', 'messages', 'data'] as const
+const TX_MEMBERS = ['type', 'id'] as const
+const MESSAGE_MEMBERS = ['header', 'hash', 'data', 'pins'] as const
+const HEADER_MEMBERS = ['id', 'cid', 'type', 'txtype', 'author', 'key', 'created', 'namespace', 'group', 'topics', 'tag', 'datahash'] as const
+const REF_MEMBERS = ['id', 'hash'] as const
+const DATA_MEMBERS = ['id', 'validator', 'namespace', 'hash', 'created', 'datatype', 'blob', 'value'] as const
+const DATATYPE_MEMBERS = ['name', 'version'] as const
+const BLOB_MEMBERS = ['hash', 'size', 'name', 'public'] as const
+
+/**
+ * The levels of a batch's text that parseBatch walks: the batch, its payload, the messages and data arrays, their
+ * items, the fields of those (a header, a message's data references, a data value) and their items (topics, a
+ * reference). Data values are kept as text and never walked: whatever they nest further costs no index.
+ */
+const BATCH_INDEX_DEPTH = 5
+
+/** What the messages of a batch may still name in all (MAX_TOPICS_PER_BATCH, MAX_DATA_REFS_PER_BATCH), as they are read. */
+interface Remaining {
+  topics: number
+  refs: number
+}
+
 /**
  * Reads a batch from a peer or from shared storage. Anything malformed is a BAD_PEER_DATA ParleyError naming what;
  * the caller refuses the batch. Data values keep their raw text so their hashes can be checked byte for byte.
+ *
+ * What it reads is bounded by the network's limits, not by the text's length: an array past its bound is refused, as
+ * malformed like any other, before the node of the item past it is built; each item is checked as it is built and
+ * none is kept beyond its turn; the members of an object are picked by name, the others never built. So a body of
+ * millions of tiny items (`"messages":[0,0,…]`) is refused at the cost of its first item or of the bound, not of its
+ * length.
  */
 export function parseBatch(text: string): BatchPayload {
-  const root = parseJsonRaw(text)
-  const o = obj(root, 'batch')
-  const payload = obj(o.get('payload'), 'payload')
-  const tx = obj(payload.get('tx'), 'payload.tx')
-  const txType = str(tx.get('type'), 'payload.tx.type')
+  const root = obj(parseJsonRaw(text, { indexDepth: BATCH_INDEX_DEPTH }), 'batch')
+  const [idN, typeN, namespaceN, nodeN, authorN, keyN, groupN, createdN, hashN, payloadN] = root.pick(BATCH_MEMBERS)
+  const [txN, messagesN, dataN] = obj(payloadN, 'payload').pick(PAYLOAD_MEMBERS)
+  const [txTypeN, txIdN] = obj(txN, 'payload.tx').pick(TX_MEMBERS)
+  const txType = str(txTypeN, 'payload.tx.type')
   if (txType !== 'batch_pin' && txType !== 'unpinned') fail(`payload.tx.type must be batch_pin or unpinned, not ${txType}`)
-  const type = str(o.get('type'), 'type')
+  const type = str(typeN, 'type')
   if (type !== 'broadcast' && type !== 'private') fail(`type must be broadcast or private, not ${type}`)
-  const node = optStr(o.get('node'), 'node')
-  const group = optStr(o.get('group'), 'group')
+  const node = optStr(nodeN, 'node')
+  const group = optStr(groupN, 'group')
+  const id = parseUuid<BatchId>(str(idN, 'id'), 'batch id')
+  const namespace = str(namespaceN, 'namespace')
+  const author = str(authorN, 'author')
+  const key = str(keyN, 'key')
+  const groupHash = group ? parseHash(group, 'group') : undefined
+  const created = timestamp(createdN, 'created')
+  const hash = parseHash(str(hashN, 'hash'), 'hash')
+  const txId = parseUuid<TxId>(str(txIdN, 'payload.tx.id'), 'payload.tx.id')
+  const remaining: Remaining = { topics: MAX_TOPICS_PER_BATCH, refs: MAX_DATA_REFS_PER_BATCH }
+  const messages: BatchPayload['messages'] = []
+  each(messagesN, MAX_MESSAGES_PER_BATCH, 'payload.messages', '', tooManyMessages, (m, i) => {
+    messages.push(parseMessage(m, `payload.messages[${i}]`, remaining))
+  })
+  // Every data item must be referred to, and only once (verifyBatch): no more than the messages' references.
+  const refs = MAX_DATA_REFS_PER_BATCH - remaining.refs
+  const data: Data[] = []
+  each(dataN, refs, 'payload.data', '', () => `holds more than the ${refs} data items its messages refer to`, (d, i) => {
+    data.push(parseData(d, `payload.data[${i}]`))
+  })
   return {
-    id: parseUuid<BatchId>(str(o.get('id'), 'id'), 'batch id'),
+    id,
     type,
-    namespace: str(o.get('namespace'), 'namespace'),
+    namespace,
     ...(node ? { node } : {}),
-    author: str(o.get('author'), 'author'),
-    key: str(o.get('key'), 'key'),
-    ...(group ? { group: parseHash(group, 'group') } : {}),
-    created: timestamp(o.get('created'), 'created'),
-    hash: parseHash(str(o.get('hash'), 'hash'), 'hash'),
-    tx: { type: txType, id: parseUuid<TxId>(str(tx.get('id'), 'payload.tx.id'), 'payload.tx.id') },
-    messages: arr(payload.get('messages'), 'payload.messages').map((m, i) => parseMessage(m, `payload.messages[${i}]`)),
-    data: arr(payload.get('data'), 'payload.data').map((d, i) => parseData(d, `payload.data[${i}]`)),
+    author,
+    key,
+    ...(groupHash ? { group: groupHash } : {}),
+    created,
+    hash,
+    tx: { type: txType, id: txId },
+    messages,
+    data,
   }
 }
+
+// What a bound says when an array passes it; written once here, not as a closure per message.
+const tooManyMessages = (): string => `holds more than ${MAX_MESSAGES_PER_BATCH} messages, the most a batch may carry`
+const tooManyTopics = (): string => `takes the batch past ${MAX_TOPICS_PER_BATCH} topics, the most the messages of a batch may name`
+const tooManyRefs = (): string => `takes the batch past ${MAX_DATA_REFS_PER_BATCH} data references, the most the messages of a batch may hold`
 
 // The paths named in errors are written only when something fails: a batch of hundreds of messages would otherwise
 // build a dozen strings per message that nothing reads. `where` is the element, `field` the rest of the path.
+// A node picked from an object is named after its member with an N (`idN`), beside the value read from it (`id`).
 
-function parseMessage(n: JsonNode, where: string): BatchPayload['messages'][number] {
-  const m = obj(n, where)
-  const h = obj(m.get('header'), where, '.header')
-  const type = str(h.get('type'), where, '.header.type') as MessageType
+function parseMessage(n: JsonNode, where: string, remaining: Remaining): BatchPayload['messages'][number] {
+  const [headerN, hashN, dataN, pinsN] = obj(n, where).pick(MESSAGE_MEMBERS)
+  const h = obj(headerN, where, '.header')
+  const [idN, cidN, typeN, txtypeN, authorN, keyN, createdN, namespaceN, groupN, topicsN, tagN, datahashN] = h.pick(HEADER_MEMBERS)
+  const type = str(typeN, where, '.header.type') as MessageType
   if (!MESSAGE_TYPES.includes(type)) fail(`${where}.header.type ${type} is not a message type`)
-  const txtype = str(h.get('txtype'), where, '.header.txtype') as TxType
+  const txtype = str(txtypeN, where, '.header.txtype') as TxType
   if (txtype !== 'batch_pin' && txtype !== 'none') fail(`${where}.header.txtype ${txtype} is not batch_pin or none`)
-  const cid = optStr(h.get('cid'), where, '.header.cid')
-  const group = optStr(h.get('group'), where, '.header.group')
-  const tag = optStr(h.get('tag'), where, '.header.tag')
+  const cid = optStr(cidN, where, '.header.cid')
+  const group = optStr(groupN, where, '.header.group')
+  const tag = optStr(tagN, where, '.header.tag')
+  const id = uuid<MessageId>(idN, where, '.header.id')
+  const cidId = cid ? uuidOf<MessageId>(cid, where, '.header.cid') : undefined
+  const author = str(authorN, where, '.header.author')
+  const key = str(keyN, where, '.header.key')
+  const created = timestamp(createdN, where, '.header.created')
+  const namespace = str(namespaceN, where, '.header.namespace')
+  const groupHash = group ? hashOf(group, where, '.header.group') : undefined
+  const topics: string[] = []
+  remaining.topics -= each(topicsN, remaining.topics, where, '.header.topics', tooManyTopics, (t, i) => {
+    topics.push(t.kind === 'string' ? text(t) : str(t, where, `.header.topics[${i}]`))
+  })
   const header: Header = {
-    id: uuid<MessageId>(h.get('id'), where, '.header.id'),
-    ...(cid ? { cid: uuidOf<MessageId>(cid, where, '.header.cid') } : {}),
+    id,
+    ...(cidId ? { cid: cidId } : {}),
     type,
     txtype,
-    author: str(h.get('author'), where, '.header.author'),
-    key: str(h.get('key'), where, '.header.key'),
-    created: timestamp(h.get('created'), where, '.header.created'),
-    namespace: str(h.get('namespace'), where, '.header.namespace'),
-    ...(group ? { group: hashOf(group, where, '.header.group') } : {}),
-    topics: arr(h.get('topics'), where, '.header.topics').map((t, i) => (t.kind === 'string' ? text(t) : str(t, where, `.header.topics[${i}]`))),
+    author,
+    key,
+    created,
+    namespace,
+    ...(groupHash ? { group: groupHash } : {}),
+    topics,
     ...(tag ? { tag } : {}),
-    datahash: hash(h.get('datahash'), where, '.header.datahash'),
+    datahash: hash(datahashN, where, '.header.datahash'),
   }
-  const pins = m.get('pins')
-  return {
-    header,
-    hash: hash(m.get('hash'), where, '.hash'),
-    data: arr(m.get('data'), where, '.data').map((r, i) => {
-      const ref = r.kind === 'object' ? r : obj(r, where, `.data[${i}]`)
-      return { id: uuid<DataId>(ref.get('id'), where, `.data[${i}].id`), hash: hash(ref.get('hash'), where, `.data[${i}].hash`) }
-    }),
-    ...(pins && pins.kind !== 'null' ? { pins: arr(pins, where, '.pins').map((p, i) => (p.kind === 'string' ? text(p) : str(p, where, `.pins[${i}]`))) } : {}),
+  const messageHash = hash(hashN, where, '.hash')
+  const refs: BatchPayload['messages'][number]['data'] = []
+  remaining.refs -= each(dataN, remaining.refs, where, '.data', tooManyRefs, (r, i) => {
+    const [refIdN, refHashN] = (r.kind === 'object' ? r : obj(r, where, `.data[${i}]`)).pick(REF_MEMBERS)
+    refs.push({ id: uuid<DataId>(refIdN, where, `.data[${i}].id`), hash: hash(refHashN, where, `.data[${i}].hash`) })
+  })
+  // A message carries one pin per topic (a private one; a broadcast none): more can only be malformed.
+  let pins: string[] | undefined
+  if (pinsN && pinsN.kind !== 'null') {
+    const list: string[] = (pins = [])
+    each(pinsN, topics.length, where, '.pins', () => `holds more pins than the message's ${topics.length} topics`, (p, i) => {
+      list.push(p.kind === 'string' ? text(p) : str(p, where, `.pins[${i}]`))
+    })
   }
+  return { header, hash: messageHash, data: refs, ...(pins ? { pins } : {}) }
 }
 
 function parseData(n: JsonNode, where: string): Data {
-  const d = obj(n, where)
-  const dt = d.get('datatype')
-  const blob = d.get('blob')
-  const value = d.get('value')
+  const [idN, validatorN, namespaceN, hashN, createdN, dt, blob, value] = obj(n, where).pick(DATA_MEMBERS)
   let datatype: Data['datatype']
   if (dt && dt.kind !== 'null') {
-    const o = obj(dt, where, '.datatype')
-    datatype = { name: str(o.get('name'), where, '.datatype.name'), version: optStr(o.get('version'), where, '.datatype.version') ?? '' }
+    const [nameN, versionN] = obj(dt, where, '.datatype').pick(DATATYPE_MEMBERS)
+    datatype = { name: str(nameN, where, '.datatype.name'), version: optStr(versionN, where, '.datatype.version') ?? '' }
   }
   let blobRef: Data['blob']
   if (blob && blob.kind !== 'null') {
-    const b = obj(blob, where, '.blob')
-    const size = b.get('size')
+    const [blobHashN, size, nameN, publicN] = obj(blob, where, '.blob').pick(BLOB_MEMBERS)
     if (size === undefined || size.kind !== 'number' || !Number.isSafeInteger(size.value) || (size.value as number) < 0) fail(`${where}.blob.size must be a byte count`)
-    const pub = optStr(b.get('public'), where, '.blob.public')
+    const pub = optStr(publicN, where, '.blob.public')
     blobRef = {
-      hash: hash(b.get('hash'), where, '.blob.hash'),
+      hash: hash(blobHashN, where, '.blob.hash'),
       size: size!.value as number,
-      name: optStr(b.get('name'), where, '.blob.name') ?? '',
+      name: optStr(nameN, where, '.blob.name') ?? '',
       ...(pub ? { public: pub } : {}),
     }
   }
   return {
-    id: uuid<DataId>(d.get('id'), where, '.id'),
-    validator: optStr(d.get('validator'), where, '.validator') ?? 'json',
-    namespace: optStr(d.get('namespace'), where, '.namespace') ?? '',
-    hash: hash(d.get('hash'), where, '.hash'),
-    created: timestamp(d.get('created'), where, '.created'),
+    id: uuid<DataId>(idN, where, '.id'),
+    validator: optStr(validatorN, where, '.validator') ?? 'json',
+    namespace: optStr(namespaceN, where, '.namespace') ?? '',
+    hash: hash(hashN, where, '.hash'),
+    created: timestamp(createdN, where, '.created'),
     ...(datatype ? { datatype } : {}),
     value: value === undefined || value.kind === 'null' ? null : value.raw,
     ...(blobRef ? { blob: blobRef } : {}),
@@ -186,9 +254,15 @@ function obj(n: JsonNode | undefined, where: string, field = ''): JsonNode {
   if (!n || n.kind !== 'object') fail(`${where}${field} must be an object`)
   return n!
 }
-function arr(n: JsonNode | undefined, where: string, field = ''): readonly JsonNode[] {
+/**
+ * Visits the items of an array that may hold at most `atMost`, answering how many it held. One more is refused (`over`
+ * says what the bound is) before its node is built: reading an overlong array costs what its bound allows, no more.
+ */
+function each(n: JsonNode | undefined, atMost: number, where: string, field: string, over: () => string, visit: (item: JsonNode, index: number) => void): number {
   if (!n || n.kind !== 'array') fail(`${where}${field} must be an array`)
-  return n!.items
+  const count = n!.eachItem(visit, atMost)
+  if (count > atMost) fail(`${where}${field} ${over()}`)
+  return count
 }
 function str(n: JsonNode | undefined, where: string, field = ''): string {
   if (!n || n.kind !== 'string') fail(`${where}${field} must be a string`)

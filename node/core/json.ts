@@ -5,8 +5,14 @@
  *
  * `parseJsonRaw` validates with Go's rules and returns a tree whose every node carries `raw` — its own text as Go's
  * `json.Marshal(json.RawMessage)` would write it — beside a convenience JS `value`.
+ *
+ * A reader pays for what it reads, not for what the text holds (peers and clients send up to 64 MiB, and a node per
+ * tiny item costs fifty times its text): `get` and `pick` pass over the members they do not want without building
+ * them, `count` and `eachItem` let a reader bound an array before building its items, and only `items`, `members`
+ * and `value` build everything below a node.
  */
 import { compactJson, GO_MAX_DEPTH } from './go-json.js'
+import { ContainerIndex, decodeString, keyIndex, MIN_INDEXED_CHARS, scalarEnd, scanEnd, stringEnd } from './json-text.js'
 
 export { clientJson, compactJson, goJson, goJsonString, goStruct, GoStruct, RawJson, GO_MAX_DEPTH, type GoJsonValue } from './go-json.js'
 
@@ -23,11 +29,31 @@ interface JsonNodeCommon {
   readonly raw: string
   /** Object members in received order, duplicates included (Go keeps them in the raw text); empty otherwise. */
   readonly members: readonly JsonMember[]
-  /** Array items in order; empty otherwise. */
+  /** Array items in order; empty otherwise. Builds (and keeps) a node for every item: see count and eachItem. */
   readonly items: readonly JsonNode[]
-  /** An object member's node; with duplicate keys the last one, as Go's decoder keeps. Undefined for non-objects. */
+  /**
+   * An object member's node; with duplicate keys the last one, as Go's decoder keeps. Undefined for non-objects.
+   * Unless `members` was read, each call scans the object's members without building any but the one found.
+   */
   get(key: string): JsonNode | undefined
   has(key: string): boolean
+  /**
+   * The members named `names`, in that order (undefined for those absent, and for all of a non-object; the last of a
+   * repeated key), found in one scan that builds none of the others. An array rather than a record: a record's keyed
+   * writes cost a batch reader more than the scan (it picks from every object of a batch).
+   */
+  pick<const K extends readonly string[]>(names: K): Picked<K>
+  /**
+   * How many items or members a container holds (0 for other kinds), counted without building their nodes; counting
+   * stops past `atMost`, answering `atMost + 1`, so that a reader refuses an overlong array at the cost of its limit.
+   */
+  count(atMost?: number): number
+  /**
+   * Visits an array's items in order (nothing for other kinds), building each one's node as it comes and keeping
+   * none: a visitor that throws on a bad item stops there, at the cost of the items before it. Answers how many there
+   * were; with more than `atMost`, it stops before building the next one and answers `atMost + 1`.
+   */
+  eachItem(visit: (item: JsonNode, index: number) => void, atMost?: number): number
 }
 
 /**
@@ -44,74 +70,26 @@ export type JsonNode =
 
 export type JsonKind = JsonNode['kind']
 
+/** What JsonNode.pick answers for the names `K`: a node or undefined for each, in order. */
+export type Picked<K extends readonly string[]> = { -readonly [I in keyof K]: JsonNode | undefined }
+
 const NO_MEMBERS: readonly JsonMember[] = Object.freeze([])
 const NO_ITEMS: readonly JsonNode[] = Object.freeze([])
 
 /**
- * Where every object and array of a compact text ends, found in one pass: `opens` holds their starts in increasing
- * order, `closes` the index just past each one's closing bracket. Children are then found by jumping over nested
- * containers, so a node's children cost what they are in number, not in size, and are built only when asked for: a
- * 16 MiB request body is mostly data values that are forwarded by their raw text and never walked.
+ * How many levels below the root a parse indexes unless told otherwise (ParseJsonOptions.indexDepth): request bodies
+ * and definition values are read no deeper (a message's data values sit at the third level and are kept as text).
  */
-class ContainerIndex {
-  private readonly opens: Int32Array
-  private readonly closes: Int32Array
-  private readonly count: number
+const DEFAULT_INDEX_DEPTH = 3
 
-  constructor(s: string) {
-    let opens: Int32Array = new Int32Array(64)
-    let closes: Int32Array = new Int32Array(64)
-    let count = 0
-    const stack: number[] = []
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i)
-      if (c === 0x22) i = stringEnd(s, i) - 1
-      else if (c === 0x7b || c === 0x5b) {
-        if (count === opens.length) {
-          opens = grow(opens)
-          closes = grow(closes)
-        }
-        opens[count] = i
-        stack.push(count++)
-      } else if (c === 0x7d || c === 0x5d) closes[stack.pop()!] = i + 1
-    }
-    this.opens = opens
-    this.closes = closes
-    this.count = count
-  }
-
-  /** The index just past the container that starts at `start`. */
-  endOf(start: number): number {
-    let lo = 0
-    let hi = this.count - 1
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1
-      const o = this.opens[mid]!
-      if (o === start) return this.closes[mid]!
-      if (o < start) lo = mid + 1
-      else hi = mid - 1
-    }
-    throw new Error(`no container starts at offset ${start}`)
-  }
+/** Nodes built since the process started: lets tests check that reading a tree costs what it reads, not its size. */
+let nodesBuilt = 0
+export function jsonNodesBuilt(): number {
+  return nodesBuilt
 }
 
-function grow(a: Int32Array): Int32Array {
-  const b = new Int32Array(a.length * 2)
-  b.set(a)
-  return b
-}
-
-/**
- * Index just past the closing quote of the string starting at `from`: the first quote not escaped by an odd run of
- * backslashes (the text is valid, so one exists).
- */
-function stringEnd(s: string, from: number): number {
-  for (let q = s.indexOf('"', from + 1); ; q = s.indexOf('"', q + 1)) {
-    let b = q - 1
-    while (s.charCodeAt(b) === 0x5c) b--
-    if ((q - 1 - b) % 2 === 0) return q + 1
-  }
-}
+/** What Node.find answers, reused: it runs for every object a reader picks from, and garbage costs there. */
+const FOUND: number[] = []
 
 // Internal to this module: callers see the `JsonNode` union. `value` is built on first use, since a large data value
 // is mostly forwarded and hashed by its raw text and walked only near the top; so are a container's children.
@@ -119,7 +97,7 @@ class Node implements JsonNodeCommon {
   /** @internal */ cached: JsonValue | undefined = undefined
   /** @internal */ done = false
   private children: JsonMember[] | JsonNode[] | undefined
-  // Built on first lookup and only for larger objects: most nodes are never asked, and a short scan is cheaper.
+  // Built on first lookup and only for larger objects whose members were listed: a short scan is cheaper.
   private byKey?: Map<string, JsonNode>
 
   constructor(
@@ -128,9 +106,16 @@ class Node implements JsonNodeCommon {
     readonly text: string,
     /** @internal */ readonly start: number,
     /** @internal */ readonly end: number,
-    /** @internal Where the containers of `text` end; shared by all the nodes of one parse. */
-    private readonly index: ContainerIndex,
-  ) {}
+    /**
+     * @internal Where this container's child containers end: an index that holds this container at `level` (its
+     * children are in it while `level` is under the index's depth), or undefined for a container found by scanning.
+     * A container whose children its index does not hold indexes itself when first walked below (childEnd).
+     */
+    private index: ContainerIndex | undefined,
+    /** @internal */ private level: number,
+  ) {
+    nodesBuilt++
+  }
 
   get raw(): string {
     return this.text.slice(this.start, this.end)
@@ -153,7 +138,13 @@ class Node implements JsonNodeCommon {
   }
 
   get(key: string): JsonNode | undefined {
-    const members = this.members
+    if (this.kind !== 'object') return undefined
+    if (this.children === undefined) {
+      // Found by one scan that builds no member it passes: an object of a million tiny members costs no memory.
+      const at = this.find([key])
+      return at[0]! < 0 ? undefined : (this.child(at[0]!, at[1]) as JsonNode)
+    }
+    const members = this.children as JsonMember[]
     if (members.length <= 16) {
       for (let k = members.length - 1; k >= 0; k--) if (members[k]!.key === key) return members[k]!.node
       return undefined
@@ -167,6 +158,52 @@ class Node implements JsonNodeCommon {
 
   has(key: string): boolean {
     return this.get(key) !== undefined
+  }
+
+  pick<const K extends readonly string[]>(names: K): Picked<K> {
+    const out: (JsonNode | undefined)[] = []
+    const at = this.kind === 'object' && this.children === undefined ? this.find(names) : undefined
+    for (let j = 0; j < names.length; j++) {
+      if (at === undefined) out.push(this.get(names[j]!))
+      else out.push(at[2 * j]! < 0 ? undefined : (this.child(at[2 * j]!, at[2 * j + 1]) as JsonNode))
+    }
+    return out as unknown as Picked<K>
+  }
+
+  count(atMost = Number.MAX_SAFE_INTEGER): number {
+    if (this.kind !== 'object' && this.kind !== 'array') return 0
+    if (this.children !== undefined) return Math.min(this.children.length, atMost + 1)
+    const s = this.text
+    const last = this.end - 1
+    const object = this.kind === 'object'
+    let n = 0
+    for (let i = this.start + 1; i < last && n <= atMost; i++) {
+      if (object) i = stringEnd(s, i) + 1 // past the key and its colon
+      i = this.valueEnd(i) // at the comma or the closer
+      n++
+    }
+    return n
+  }
+
+  eachItem(visit: (item: JsonNode, index: number) => void, atMost = Number.MAX_SAFE_INTEGER): number {
+    if (this.kind !== 'array') return 0
+    if (this.children !== undefined) {
+      const items = this.children as JsonNode[]
+      for (let k = 0; k < items.length; k++) {
+        if (k === atMost) return atMost + 1
+        visit(items[k]!, k)
+      }
+      return items.length
+    }
+    const last = this.end - 1
+    let k = 0
+    for (let i = this.start + 1; i < last; i++) {
+      if (k === atMost) return atMost + 1 // before building the item past the bound
+      const node = this.child(i)
+      visit(node as JsonNode, k++)
+      i = node.end
+    }
+    return k
   }
 
   /** This container's members or items, in order, read from the compact text between its brackets. */
@@ -183,67 +220,80 @@ class Node implements JsonNodeCommon {
         key = decodeString(s.slice(i + 1, keyEnd - 1))
         i = keyEnd + 1 // past the colon
       }
-      const node = nodeAt(s, i, this.index)
+      const node = this.child(i)
       i = node.end // at the comma or the closer
       if (object) members.push({ key, node: node as JsonNode })
       else items.push(node as JsonNode)
     }
     return object ? members : items
   }
-}
 
-/** The node of the value that starts at `i` in compact text `s` (children built later, when asked for). */
-function nodeAt(s: string, i: number, index: ContainerIndex): Node {
-  const c = s.charCodeAt(i)
-  if (c === 0x7b) return new Node('object', s, i, index.endOf(i), index)
-  if (c === 0x5b) return new Node('array', s, i, index.endOf(i), index)
-  if (c === 0x22) return new Node('string', s, i, stringEnd(s, i), index)
-  if (c === 0x74) return new Node('boolean', s, i, i + 4, index)
-  if (c === 0x66) return new Node('boolean', s, i, i + 5, index)
-  if (c === 0x6e) return new Node('null', s, i, i + 4, index)
-  // A validated number runs to the next `,` `]` `}` or the end.
-  let k = i + 1
-  for (; k < s.length; k++) {
-    const d = s.charCodeAt(k)
-    if (d === 0x2c || d === 0x5d || d === 0x7d) break
-  }
-  return new Node('number', s, i, k, index)
-}
-
-const SHORT_UNESCAPES: Readonly<Record<string, string>> = {
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-}
-
-/** The string a Go decoder would produce: a `\u` surrogate escape without its pair becomes U+FFFD, like Go's. */
-function decodeString(body: string): string {
-  let k = body.indexOf('\\')
-  if (k === -1) return body
-  let out = ''
-  let from = 0
-  for (; k !== -1; k = body.indexOf('\\', from)) {
-    out += body.slice(from, k)
-    const e = body.charAt(k + 1)
-    if (e !== 'u') {
-      out += SHORT_UNESCAPES[e] ?? ''
-      from = k + 2
-      continue
+  /**
+   * Where the values of the members named `names` start and end (pairs, -1 for those absent), the last of a repeated
+   * key as Go's decoder keeps, in one pass over this object's text that builds nothing for the members it passes.
+   * The answer is FOUND, valid until the next call (callers read it before building anything).
+   */
+  private find(names: readonly string[]): number[] {
+    const at = FOUND
+    for (let j = 0; j < 2 * names.length; j++) at[j] = -1
+    const s = this.text
+    const last = this.end - 1
+    let hint = 0
+    for (let i = this.start + 1; i < last; i++) {
+      const keyEnd = stringEnd(s, i)
+      const j = keyIndex(s, i + 1, keyEnd - 1, names, hint)
+      const start = keyEnd + 1 // past the colon
+      i = this.valueEnd(start) // at the comma or the closer
+      if (j >= 0) {
+        at[2 * j] = start
+        at[2 * j + 1] = i
+        hint = j + 1 < names.length ? j + 1 : 0
+      }
     }
-    const cu = parseInt(body.slice(k + 2, k + 6), 16)
-    from = k + 6
-    if (cu < 0xd800 || cu > 0xdfff) out += String.fromCharCode(cu)
-    else if (cu <= 0xdbff && body.startsWith('\\u', from) && /^[dD][c-fC-F]/.test(body.slice(from + 2, from + 4))) {
-      out += String.fromCharCode(cu, parseInt(body.slice(from + 2, from + 6), 16))
-      from += 6
-    } else out += '\uFFFD'
+    return at
   }
-  return out + body.slice(from)
+
+  /** The node of the child value that starts at `i` in this container's text (and ends at `end`, when known). */
+  private child(i: number, end = this.valueEnd(i)): Node {
+    const s = this.text
+    const c = s.charCodeAt(i)
+    if (c !== 0x7b && c !== 0x5b) return new Node(scalarKind(c), s, i, end, undefined, 0)
+    // After valueEnd, which may have indexed this container.
+    const indexed = this.index !== undefined && this.level < this.index.depth
+    return new Node(c === 0x7b ? 'object' : 'array', s, i, end, indexed ? this.index : undefined, this.level + 1)
+  }
+
+  /** Index just past the child value that starts at `i`, without building its node. */
+  private valueEnd(i: number): number {
+    const c = this.text.charCodeAt(i)
+    return c === 0x7b || c === 0x5b ? this.childEnd(i) : scalarEnd(this.text, i)
+  }
+
+  /** Index just past the child container that starts at `i`: from the index when it holds it, else by scanning it. */
+  private childEnd(i: number): number {
+    if (this.index === undefined || this.level >= this.index.depth) {
+      // Below what its parse indexed: a short container's children are shorter, scanned at small cost; a larger one
+      // is indexed now, all levels at once, so that walking down through it stays linear.
+      if (this.end - this.start < MIN_INDEXED_CHARS) return scanEnd(this.text, i)
+      this.index = new ContainerIndex(this.text, this.start, this.end, Number.POSITIVE_INFINITY)
+      this.level = 0
+    }
+    const end = this.index.endOf(i)
+    return end >= 0 ? end : scanEnd(this.text, i)
+  }
+}
+
+/** The kind of the scalar whose first character is `c` (a conditional: a lookup table of char codes is a slow sparse one). */
+function scalarKind(c: number): JsonKind {
+  return c === 0x22 ? 'string' : c === 0x74 || c === 0x66 ? 'boolean' : c === 0x6e ? 'null' : 'number'
+}
+
+/** The node of the document's root value, held by `index` at level 0. */
+function rootNode(s: string, index: ContainerIndex): Node {
+  const c = s.charCodeAt(0)
+  if (c !== 0x7b && c !== 0x5b) return new Node(scalarKind(c), s, 0, scalarEnd(s, 0), undefined, 0)
+  const end = index.endOf(0)
+  return new Node(c === 0x7b ? 'object' : 'array', s, 0, end >= 0 ? end : scanEnd(s, 0), index, 0)
 }
 
 function scalarValue(n: Node): JsonValue {
@@ -297,6 +347,11 @@ function materialise(root: Node): JsonValue {
 export interface ParseJsonOptions {
   /** Nesting limit; defaults to Go's own (10000), so we accept exactly what a Go member accepts. */
   maxDepth?: number
+  /**
+   * How many levels below the root are indexed up front (3 unless told); deeper ones are found by scanning and
+   * indexed when first walked, so what no reader walks (data values, kept as text) costs no index.
+   */
+  indexDepth?: number
 }
 
 /**
@@ -305,7 +360,7 @@ export interface ParseJsonOptions {
  */
 export function parseJsonRaw(text: string, options: ParseJsonOptions = {}): JsonNode {
   const compact = compactJson(text, options.maxDepth ?? GO_MAX_DEPTH)
-  return nodeAt(compact, 0, new ContainerIndex(compact)) as JsonNode
+  return rootNode(compact, new ContainerIndex(compact, 0, compact.length, options.indexDepth ?? DEFAULT_INDEX_DEPTH)) as JsonNode
 }
 
 /**

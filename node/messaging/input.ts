@@ -68,8 +68,10 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean; l
   const data = body.get('data')
   if (data === undefined || data.kind === 'null') bad('data is required: an array of {value} or {id} items')
   if (data!.kind !== 'array') bad('data must be an array')
-  if (data!.items.length === 0) bad('data must hold at least one item')
-  if (data!.items.length > limits.dataPerMessage) throw overLimit('dataPerMessage', limits.dataPerMessage, `data has ${data!.items.length} items`)
+  // Counted before any item is built: a body of millions of tiny items costs a count, not a node each.
+  const items = data!.count()
+  if (items === 0) bad('data must hold at least one item')
+  if (items > limits.dataPerMessage) throw overLimit('dataPerMessage', limits.dataPerMessage, `data has ${items} items`)
   out.data = data!.items.map((item, i) => parseDataInput(item, `data[${i}]`, limits.valueBytes))
   const ids = out.data.filter((d) => d.kind === 'ref').map((d) => (d as { id: string }).id)
   if (new Set(ids).size !== ids.length) bad('data refers to the same id more than once')
@@ -86,9 +88,12 @@ export function parseMessageInput(body: JsonNode, opts: { allowGroup: boolean; l
 }
 
 export function parseTopics(node: JsonNode, maxTopics: number): string[] {
-  const list = node.kind === 'string' ? [String(node.value)] : node.kind === 'array' ? node.items.map((t, i) => optString(t, `header.topics[${i}]`) ?? '') : bad('header.topics must be an array of strings')
+  if (node.kind !== 'string' && node.kind !== 'array') bad('header.topics must be an array of strings')
+  // Counted before any topic is built, as data items are.
+  const count = node.kind === 'array' ? node.count() : 1
+  if (count > maxTopics) throw overLimit('topicsPerMessage', maxTopics, `header.topics has ${count} topics`)
+  const list = node.kind === 'string' ? [String(node.value)] : node.items.map((t, i) => optString(t, `header.topics[${i}]`) ?? '')
   if (list.length === 0) return []
-  if (list.length > maxTopics) throw overLimit('topicsPerMessage', maxTopics, `header.topics has ${list.length} topics`)
   for (const t of list) if (!NAME_RE.test(t)) bad(`topic must be 1-64 letters, digits, '.', '_' or '-', starting and ending alphanumeric: ${JSON.stringify(t)}`)
   if (new Set(list).size !== list.length) bad('header.topics holds the same topic twice')
   if (list.join('').length > MAX_TOPICS_CHARS) bad(`header.topics is longer than ${MAX_TOPICS_CHARS} characters in all`)
@@ -115,16 +120,16 @@ export function parseDataInput(item: JsonNode, where: string, maxValueBytes: num
 function parseGroup(node: JsonNode): NonNullable<MessageInput['group']> {
   if (node.kind !== 'object') bad('group must be an object {members: [{identity}]}')
   const members = node.get('members')
-  if (members === undefined || members.kind !== 'array' || members.items.length === 0) bad('group.members must hold at least one member')
+  if (members === undefined || members.kind !== 'array' || members.count(0) === 0) bad('group.members must hold at least one member')
   const name = optString(node.get('name'), 'group.name')
-  return {
-    ...(name ? { name } : {}),
-    members: members!.items.map((m, i) => {
-      if (m.kind !== 'object') bad(`group.members[${i}] must be {identity}`)
-      const identity = optString(m.get('identity'), `group.members[${i}].identity`)
-      if (!identity) bad(`group.members[${i}].identity is required`)
-      const nodeName = optString(m.get('node'), `group.members[${i}].node`)
-      return { identity: identity!, ...(nodeName ? { node: nodeName } : {}) }
-    }),
-  }
+  const list: { identity: string; node?: string }[] = []
+  // Each member checked as it is built, none kept: a list of millions of tiny items stops at the first bad one.
+  members!.eachItem((m, i) => {
+    if (m.kind !== 'object') bad(`group.members[${i}] must be {identity}`)
+    const identity = optString(m.get('identity'), `group.members[${i}].identity`)
+    if (!identity) bad(`group.members[${i}].identity is required`)
+    const nodeName = optString(m.get('node'), `group.members[${i}].node`)
+    list.push({ identity: identity!, ...(nodeName ? { node: nodeName } : {}) })
+  })
+  return { ...(name ? { name } : {}), members: list }
 }

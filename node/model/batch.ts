@@ -1,7 +1,7 @@
 import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
-import type { Data } from './data.js'
-import type { DataRef, Header } from './message.js'
+import { MAX_DATA_PER_MESSAGE, type Data } from './data.js'
+import { MAX_TOPICS_PER_MESSAGE, type DataRef, type Header } from './message.js'
 
 export type BatchType = 'broadcast' | 'private'
 
@@ -18,6 +18,22 @@ export const MAX_BATCH_PAYLOAD_BYTES = 64 * 1024 * 1024
 
 /** What one message, with its data as the payload carries it, may take: the payload limit less room for the batch's own fields. */
 export const MAX_MESSAGE_BYTES = MAX_BATCH_PAYLOAD_BYTES - 64 * 1024
+
+/**
+ * The most messages one batch may carry, on every member. A receiver refuses a batch with more as malformed, reading
+ * no further than this: what reading a batch costs is bounded by the limits, not by how many tiny items its text can
+ * list. A member's `batch.size` may not be set higher, so that no member sends what the others refuse.
+ */
+export const MAX_MESSAGES_PER_BATCH = 10_000
+
+/**
+ * The most topics, and data references, the messages of one batch may name in all: what MAX_MESSAGES_PER_BATCH
+ * messages at the per-message limits name. A message past a per-message limit is rejected as a message, its pins
+ * consumed (see messageLimitProblem); only a batch past these totals, which no batch within the limits reaches, is
+ * refused as malformed, read no further.
+ */
+export const MAX_TOPICS_PER_BATCH = MAX_MESSAGES_PER_BATCH * MAX_TOPICS_PER_MESSAGE
+export const MAX_DATA_REFS_PER_BATCH = MAX_MESSAGES_PER_BATCH * MAX_DATA_PER_MESSAGE
 
 /**
  * A batch's life on this node. Sent: `sealed` → `pinned` (pinBatch mined; `payloadRef` set then). `uploaded` is only

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadNodeConfig } from '../../node/config.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
+import { MAX_MESSAGES_PER_BATCH } from '../../node/model/index.js'
 
 describe('member node config', () => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-config-'))
@@ -58,6 +59,7 @@ describe('member node config', () => {
     ['a missing key file', { ...good, signingKeyFile: 'missing.key' }, /cannot read signingKeyFile/],
     ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
     ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
+    ['a batch size receivers would refuse', { ...good, batch: { size: MAX_MESSAGES_PER_BATCH + 1 } }, /batch.size must be at most 10000 messages \(members refuse batches of more\)/],
     ['a payload limit receivers could be handed more than they read', { ...good, batch: { payloadLimit: 16 * 1024 * 1024 + 1 } }, /batch.payloadLimit must be at most 16777216 bytes \(members refuse batches over 67108864\)/],
     ['an admin flag that is not a boolean', { ...good, admin: 'yes' }, /admin must be true or false/],
     ['an unknown limit', { ...good, limits: { bodyBytes: 5 } }, /limits.bodyBytes is not a limit; known: jsonBodyBytes, /],

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { ParleyError } from '../../node/core/errors.js'
-import { parseJsonRaw } from '../../node/core/json.js'
+import { jsonNodesBuilt, parseJsonRaw } from '../../node/core/json.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import { parseMessageInput, type MessageInputLimits } from '../../node/messaging/input.js'
 
@@ -33,9 +33,12 @@ describe('message input limits', () => {
     const err = refusal(() => parse({ data: [...data, { value: 'x' }] }, limits({ dataPerMessage: 4 })))
     expect(err.code).to.equal('INVALID_FIELD')
     expect(err.message).to.equal('data has 5 items; this member accepts at most 4 (limits.dataPerMessage)')
-    // The default holds too: 210,000 items is refused at once.
-    const many = refusal(() => parse({ data: Array.from({ length: 210_000 }, () => ({ value: 1 })) }))
+    // The default holds too: 210,000 items is refused at once, counted without building a node for any.
+    const body = JSON.stringify({ data: Array.from({ length: 210_000 }, () => ({ value: 1 })) })
+    const before = jsonNodesBuilt()
+    const many = refusal(() => parseMessageInput(parseJsonRaw(body), { allowGroup: false }))
     expect(many.message).to.match(/data has 210000 items; this member accepts at most 100 \(limits.dataPerMessage\)/)
+    expect(jsonNodesBuilt() - before).to.be.lessThan(10)
   })
 
   it('refuses more topics than the member allows', () => {
