@@ -88,7 +88,8 @@ const BLOB_MEMBERS = ['hash', 'size', 'name', 'public'] as const
 /**
  * The levels of a batch's text that parseBatch walks: the batch, its payload, the messages and data arrays, their
  * items, the fields of those (a header, a message's data references, a data value) and their items (topics, a
- * reference). Data values are kept as text and never walked: whatever they nest further costs no index.
+ * reference). Data values are kept as text and never walked: their direct members sit at the last level indexed, and
+ * whatever they nest deeper costs no index.
  */
 const BATCH_INDEX_DEPTH = 5
 
@@ -96,6 +97,7 @@ const BATCH_INDEX_DEPTH = 5
 interface Remaining {
   topics: number
   refs: number
+  pins: number
 }
 
 /**
@@ -127,7 +129,7 @@ export function parseBatch(text: string): BatchPayload {
   const created = timestamp(createdN, 'created')
   const hash = parseHash(str(hashN, 'hash'), 'hash')
   const txId = parseUuid<TxId>(str(txIdN, 'payload.tx.id'), 'payload.tx.id')
-  const remaining: Remaining = { topics: MAX_TOPICS_PER_BATCH, refs: MAX_DATA_REFS_PER_BATCH }
+  const remaining: Remaining = { topics: MAX_TOPICS_PER_BATCH, refs: MAX_DATA_REFS_PER_BATCH, pins: MAX_TOPICS_PER_BATCH }
   const messages: BatchPayload['messages'] = []
   each(messagesN, MAX_MESSAGES_PER_BATCH, 'payload.messages', '', tooManyMessages, (m, i) => {
     messages.push(parseMessage(m, `payload.messages[${i}]`, remaining))
@@ -157,6 +159,7 @@ export function parseBatch(text: string): BatchPayload {
 // What a bound says when an array passes it; written once here, not as a closure per message.
 const tooManyMessages = (): string => `holds more than ${MAX_MESSAGES_PER_BATCH} messages, the most a batch may carry`
 const tooManyTopics = (): string => `takes the batch past ${MAX_TOPICS_PER_BATCH} topics, the most the messages of a batch may name`
+const tooManyPins = (): string => `takes the batch past ${MAX_TOPICS_PER_BATCH} pins, the most the messages of a batch may carry`
 const tooManyRefs = (): string => `takes the batch past ${MAX_DATA_REFS_PER_BATCH} data references, the most the messages of a batch may hold`
 
 // The paths named in errors are written only when something fails: a batch of hundreds of messages would otherwise
@@ -205,11 +208,13 @@ function parseMessage(n: JsonNode, where: string, remaining: Remaining): BatchPa
     const [refIdN, refHashN] = (r.kind === 'object' ? r : obj(r, where, `.data[${i}]`)).pick(REF_MEMBERS)
     refs.push({ id: uuid<DataId>(refIdN, where, `.data[${i}].id`), hash: hash(refHashN, where, `.data[${i}].hash`) })
   })
-  // A message carries one pin per topic (a private one; a broadcast none): more can only be malformed.
+  // A message carries one pin per topic (a private one; a broadcast none). Bounded for the batch as topics are, not
+  // per message: a pin list that does not fit its message is for the ordering checks to judge, as it always was
+  // (a batch refused here keeps its pins waiting, a verdict members reaching it under earlier versions did not give).
   let pins: string[] | undefined
   if (pinsN && pinsN.kind !== 'null') {
     const list: string[] = (pins = [])
-    each(pinsN, topics.length, where, '.pins', () => `holds more pins than the message's ${topics.length} topics`, (p, i) => {
+    remaining.pins -= each(pinsN, remaining.pins, where, '.pins', tooManyPins, (p, i) => {
       list.push(p.kind === 'string' ? text(p) : str(p, where, `.pins[${i}]`))
     })
   }
