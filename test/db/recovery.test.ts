@@ -123,16 +123,10 @@ describe('db: durability and recovery', function () {
     expect((err as DatabaseError).code).to.equal('DB_CORRUPT')
     expect((err as DatabaseError).message).to.match(/valid data after it/)
 
-    // A repair that crashed after setting the journal aside and before cutting the sealed file: opened again, the
-    // repair picks up from there.
-    const interrupted = await temp.crashImage(image)
-    await writeFile(join(interrupted, 'journal'), (await readFile(join(image, 'journal'))).subarray(0, HEADER))
-
     const { lines, log } = logCollector()
     const repaired = await openDb(image, { repairCorruptJournal: true, log })
     const kept = ids(repaired)
     expect(kept.length).to.be.below(10)
-    expect(ids(await openDb(interrupted, { repairCorruptJournal: true }))).to.deep.equal(kept)
     expect(kept).to.deep.equal(range(1, kept.length))
     expect(lines.join('\n')).to.match(/repairing/)
     expect((await readdir(image)).some((f) => f.startsWith('journal.corrupt-'))).to.equal(true)
@@ -147,13 +141,14 @@ describe('db: durability and recovery', function () {
     }
     const db = await openDb(dir, { buildSnapshot: builder })
     await insertMany(db, 1, 10)
-    const cut = db.stats().journalBytes
     await insertMany(db, 11, 10)
+    const cut = db.stats().journalBytes
+    await insertMany(db, 21, 10)
     await db.checkpoint().catch(() => {})
-    await insertMany(db, 21, 5)
+    await insertMany(db, 31, 5)
     const image = await temp.crashImage(dir)
     const sealed = await readFile(join(image, 'journal.sealed'))
-    sealed[cut - 3] = (sealed[cut - 3] ?? 0) ^ 0xff // inside the first batch's last frame, with a valid frame after it
+    sealed[cut - 3] = (sealed[cut - 3] ?? 0) ^ 0xff // inside the second batch's frame, with a valid frame after it
     await writeFile(join(image, 'journal.sealed'), sealed)
 
     const err = await Database.open({ dir: image, migrations: [itemsMigration] }).catch((e: unknown) => e)
@@ -169,9 +164,8 @@ describe('db: durability and recovery', function () {
     const { lines, log } = logCollector()
     const repaired = await openDb(image, { repairCorruptJournal: true, log })
     const kept = ids(repaired)
-    expect(kept.length).to.be.below(10)
+    expect(kept).to.deep.equal(range(1, 10))
     expect(ids(await openDb(interrupted, { repairCorruptJournal: true }))).to.deep.equal(kept)
-    expect(kept).to.deep.equal(range(1, kept.length))
     expect(lines.join('\n')).to.match(/repairing/).and.match(/journal holds only transactions after those cut from journal\.sealed; set aside/)
     const files = await readdir(image)
     expect(files.some((f) => f.startsWith('journal.sealed.corrupt-'))).to.equal(true)
