@@ -184,10 +184,8 @@ function parseMessage(n: JsonNode, where: string, remaining: Remaining): BatchPa
   const created = timestamp(createdN, where, '.header.created')
   const namespace = str(namespaceN, where, '.header.namespace')
   const groupHash = group ? hashOf(group, where, '.header.group') : undefined
-  const topics: string[] = []
-  remaining.topics -= each(topicsN, remaining.topics, where, '.header.topics', tooManyTopics, (t, i) => {
-    topics.push(t.kind === 'string' ? text(t) : str(t, where, `.header.topics[${i}]`))
-  })
+  const topics = strings(topicsN, remaining.topics, where, '.header.topics', tooManyTopics)
+  remaining.topics -= topics.length
   const header: Header = {
     id,
     ...(cidId ? { cid: cidId } : {}),
@@ -211,13 +209,8 @@ function parseMessage(n: JsonNode, where: string, remaining: Remaining): BatchPa
   // A message carries one pin per topic (a private one; a broadcast none). Bounded for the batch as topics are, not
   // per message: a pin list that does not fit its message is for the ordering checks to judge, as it always was
   // (a batch refused here keeps its pins waiting, a verdict members reaching it under earlier versions did not give).
-  let pins: string[] | undefined
-  if (pinsN && pinsN.kind !== 'null') {
-    const list: string[] = (pins = [])
-    remaining.pins -= each(pinsN, remaining.pins, where, '.pins', tooManyPins, (p, i) => {
-      list.push(p.kind === 'string' ? text(p) : str(p, where, `.pins[${i}]`))
-    })
-  }
+  const pins = pinsN && pinsN.kind !== 'null' ? strings(pinsN, remaining.pins, where, '.pins', tooManyPins) : undefined
+  if (pins) remaining.pins -= pins.length
   return { header, hash: messageHash, data: refs, ...(pins ? { pins } : {}) }
 }
 
@@ -268,6 +261,12 @@ function each(n: JsonNode | undefined, atMost: number, where: string, field: str
   const count = n!.eachItem(visit, atMost)
   if (count > atMost) fail(`${where}${field} ${over()}`)
   return count
+}
+/** An array of strings (topics, pins), read up to `atMost` items. */
+function strings(n: JsonNode | undefined, atMost: number, where: string, field: string, over: () => string): string[] {
+  const list: string[] = []
+  each(n, atMost, where, field, over, (s, i) => list.push(s.kind === 'string' ? text(s) : str(s, where, `${field}[${i}]`)))
+  return list
 }
 function str(n: JsonNode | undefined, where: string, field = ''): string {
   if (!n || n.kind !== 'string') fail(`${where}${field} must be a string`)

@@ -36,9 +36,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * What running one RE2 expression costs, relative to the simplest: in proportion to its compiled program, which a
  * repeat makes far larger than its text (`[a-z]{1000}`).
  */
-const patternSize = (p: string): number => 1 + Math.floor(regexProgramSize(p) / 32)
+const patternSize = (instructions: number): number => 1 + Math.floor(instructions / 32)
 
-function weightsOf(s: Record<string, unknown>): Weights {
+/** `programOf`: the RE2 program size of a pattern (counted once per distinct pattern by meterSchema). */
+function weightsOf(s: Record<string, unknown>, programOf: (pattern: string) => number): Weights {
   let fixed = 1
   for (const [k, v] of Object.entries(s)) {
     fixed += 1
@@ -49,13 +50,13 @@ function weightsOf(s: Record<string, unknown>): Weights {
     else if (k === 'pattern' || k === 'format') fixed += 16
   }
   let perChars = 0
-  if (typeof s.pattern === 'string') perChars += 64 * patternSize(s.pattern)
+  if (typeof s.pattern === 'string') perChars += 64 * patternSize(programOf(s.pattern))
   if ('format' in s) perChars += 64
   for (const k of ['minLength', 'maxLength', 'enum', 'const']) if (k in s) perChars += 1
   let perKey = 0
   if (KEY_WALKERS.some((k) => k in s && s[k] !== true)) {
     perKey = 1
-    if (isObject(s.patternProperties)) for (const p of Object.keys(s.patternProperties)) perKey += 8 * patternSize(p)
+    if (isObject(s.patternProperties)) for (const p of Object.keys(s.patternProperties)) perKey += 8 * patternSize(programOf(p))
   }
   const quadratic = typeof s.format === 'string' && QUADRATIC_FORMATS.has(s.format) ? 1 : 0
   return [fixed, perChars, perKey, quadratic]
@@ -89,8 +90,14 @@ export function meterSchema(schema: unknown): MeteredSchema {
   let weight = 0
   let units = 0
   let refIntoData: string | undefined
-  // Ajv compiles each distinct pattern once per schema (it caches them by their text).
-  const patterns = new Set<string>()
+  // Each distinct pattern's program, counted once: Ajv compiles each distinct pattern once per schema (it caches them
+  // by their text), and these are what the schema's bounds add up.
+  const programs = new Map<string, number>()
+  const programOf = (p: string): number => {
+    let n = programs.get(p)
+    if (n === undefined) programs.set(p, (n = regexProgramSize(p)))
+    return n
+  }
   const subschema = (s: unknown): unknown => {
     if (!isObject(s)) return s
     const out: Record<string, unknown> = {}
@@ -109,10 +116,8 @@ export function meterSchema(schema: unknown): MeteredSchema {
         if (into) refIntoData = `${k} ${JSON.stringify(v)} points into "${into}", which holds data, not a schema`
       }
     }
-    if (typeof out.pattern === 'string') patterns.add(out.pattern)
-    if (isObject(out.patternProperties)) for (const p of Object.keys(out.patternProperties)) patterns.add(p)
     // Counted apart from the copy's own keyword, which is not a cost.
-    const w = weightsOf(out)
+    const w = weightsOf(out, programOf)
     weight += w[0]
     units += 1 + Object.keys(out).length + entries(out.properties) + entries(out.patternProperties) + entries(out.dependentSchemas)
     out[STEPS_KEYWORD] = w
@@ -123,8 +128,8 @@ export function meterSchema(schema: unknown): MeteredSchema {
   const metered = subschema(schema)
   let patternInstructions = 0
   let longestPattern = 0
-  for (const p of patterns) {
-    patternInstructions += regexProgramSize(p)
+  for (const [p, n] of programs) {
+    patternInstructions += n
     longestPattern = Math.max(longestPattern, p.length)
   }
   return { schema: metered, weight, units, patternInstructions, longestPattern, refIntoData }
