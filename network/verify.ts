@@ -9,7 +9,7 @@
  *
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
  * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts
- * are tested on fabricated views (test/unit/verify.test.ts) as well as on real networks.
+ * are tested on fabricated views (test/unit/network/verify.test.ts) as well as on real networks.
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'

@@ -1,6 +1,6 @@
 /**
  * `npm run fuzz -- [--runs N] [--seed N] [--only family,...] [--timeout-ms MS] [--keep]`: the API fuzz of `npm test`
- * (test/fuzz, the same generators and verdict) for as long as asked, against a 1-member network it starts itself in
+ * (test/support/fuzz, the same generators and verdict) for as long as asked, against a 1-member network it starts itself in
  * a temp folder and stops by PID at the end, on failure and on Ctrl-C too. Prints the counts per generator family,
  * the error codes each drew, the known faults met, and every kind of bad answer with a request that shows it.
  * Exits 1 when there was a bad answer.
@@ -12,10 +12,10 @@ import { startNetwork, stopUntilNoneLeft, type RunningNetwork } from '../network
 import { signalPid } from '../network/process.js'
 import { startReaper } from './bench/reaper.js'
 import { stopOnInterrupt } from './bench/interrupt.js'
-import { codesReport, countsTable, failureReport, knownReport, runCampaign } from '../test/fuzz/campaign.js'
-import { FAMILIES } from '../test/fuzz/gen/families.js'
-import { plantSeeds } from '../test/fuzz/gen/seeds.js'
-import { REQUEST_TIMEOUT_MS } from '../test/fuzz/settings.js'
+import { codesReport, countsTable, failureReport, knownReport, runCampaign } from '../test/support/fuzz/campaign.js'
+import { FAMILIES } from '../test/support/fuzz/gen/families.js'
+import { plantSeeds } from '../test/support/fuzz/gen/seeds.js'
+import { REQUEST_TIMEOUT_MS } from '../test/support/fuzz/settings.js'
 
 const USAGE = `npm run fuzz -- [--runs N] [--seed N] [--only family,...] [--timeout-ms MS] [--keep]
   --runs N         requests in all, shared among the families by weight (default 20000)

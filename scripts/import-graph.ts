@@ -5,7 +5,7 @@
 // Each .ts file belongs to the first path segment under the root ("db" for node/db/repos/x.ts);
 // files directly in the root belong to "(root)". We print the folder edges, then the folder-level
 // cycles with one concrete file import per edge so a reader can go and cut it. The layering test
-// (test/unit/layers.test.ts) imports the same functions, so the CLI and the test cannot disagree.
+// (test/unit/scripts/import-graph.test.ts) imports the same functions, so the CLI and the test cannot disagree.
 import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'

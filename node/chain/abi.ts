@@ -23,7 +23,7 @@ const PIN_BATCH_SELECTOR = Buffer.from(batchPinInterface.getFunction('pinBatch')
 /**
  * pinBatch's calldata, ABI-encoded into one Buffer: the four head words, then payloadRef (length, padded bytes), then
  * contexts (count, words). Written out because the generic encoder spent about a millisecond on 200 contexts, on the
- * sender's busy path; test/unit/abi-encode.test.ts holds it byte-equal to ethers' encodeFunctionData.
+ * sender's busy path; test/unit/node/chain/abi.encode.test.ts holds it byte-equal to ethers' encodeFunctionData.
  */
 export function encodePinBatchBytes(req: PinBatchRequest): Buffer {
   const uuids = uuidsBytes32(req.txId, req.batchId)

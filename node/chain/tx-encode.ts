@@ -4,7 +4,7 @@ import { keccak256, type SigningKey } from 'ethers'
  * EIP-1559 transactions built and signed with Buffers. A pinBatch carries a few kilobytes of calldata, and ethers'
  * Wallet.signTransaction walks it as hex several times (normalising, hashing, serialising, re-parsing for the hash):
  * that cost a sender milliseconds per batch. Only the fast primitives are borrowed from ethers (secp256k1 signing of a
- * digest, keccak256 of bytes); test/unit/tx-encode.test.ts proves the bytes equal ethers' own.
+ * digest, keccak256 of bytes); test/unit/node/chain/tx-encode.test.ts proves the bytes equal ethers' own.
  */
 
 /** The fields of a type-2 transaction with an empty access list, the only kind the node sends. */

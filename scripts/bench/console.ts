@@ -1,11 +1,11 @@
 /**
  * The web console's first view: the first member's `/ui` opened in headless Chromium (the browser tests' launcher,
- * `test/browser/chromium.ts`), a fresh browser with a fresh profile and an empty cache for every load, timed in the
+ * `test/support/chromium.ts`), a fresh browser with a fresh profile and an empty cache for every load, timed in the
  * page from navigation start to the view being rendered.
  */
 import type { Page, Response } from 'playwright-core'
 import type { MemberDescription } from '../../network/description.js'
-import { formatProblems, launchChromium, PageWatch } from '../../test/browser/chromium.js'
+import { formatProblems, launchChromium, PageWatch } from '../../test/support/chromium.js'
 import { nsBase } from '../../test/support/api.js'
 import { get, postJson, sleep } from './http.js'
 import { round, summarize } from './stats.js'

@@ -10,7 +10,7 @@ import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
 import { get, messageReaching, nsBase, request, runId, send, type ApiMessage } from '../support/api.js'
 import { testNetwork } from '../support/network.js'
-import { formatProblems, launchChromium, PageWatch, screenshot, type LaunchedChromium, type PageProblem } from './chromium.js'
+import { formatProblems, launchChromium, PageWatch, screenshot, type LaunchedChromium, type PageProblem } from '../support/chromium.js'
 
 const NS = 'default'
 /** How long the console may take to show something the API already has (it polls or follows the socket). */

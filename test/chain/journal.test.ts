@@ -9,7 +9,7 @@ import { encodePinBatch, type RpcLog } from '../../node/chain/abi.js'
 import { JsonRpcClient, RpcError } from '../../node/chain/rpc.js'
 import { pendingNonce, signTransaction } from '../../node/chain/tx.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { assertCompiled, startChain, stopAllChains, type TestChain } from './chain-process.js'
+import { assertCompiled, startChain, stopAllChains, type TestChain } from '../support/chain-process.js'
 
 interface Snapshot {
   head: number

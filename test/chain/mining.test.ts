@@ -11,7 +11,7 @@ import { createChain, type BatchPinEvent, type Chain, type PinBatchRequest } fro
 import { JsonRpcClient, RpcError } from '../../node/chain/rpc.js'
 import { getReceipt, pendingNonce, signTransaction, type RpcReceipt, type SignedTx } from '../../node/chain/tx.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { assertCompiled, startChain, stopAllChains, type TestChain } from './chain-process.js'
+import { assertCompiled, startChain, stopAllChains, type TestChain } from '../support/chain-process.js'
 
 interface Block {
   number: string

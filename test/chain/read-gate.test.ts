@@ -5,7 +5,7 @@ import { sleep, waitFor } from '../../network/process.js'
 import { createChain, type BatchPinEvent, type Chain, type PinBatchRequest } from '../../node/chain/index.js'
 import { Gate } from '../../node/core/gate.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { startDeployedChain, stopAllChains, type TestChain } from './chain-process.js'
+import { startDeployedChain, stopAllChains, type TestChain } from '../support/chain-process.js'
 
 const hash = (): Hash => hexlify(randomBytes(32)).slice(2) as Hash
 const request = (): PinBatchRequest => ({ txId: randomUUID() as TxId, batchId: randomUUID() as BatchId, batchHash: hash(), payloadRef: '', contexts: [hash()] })

@@ -7,7 +7,7 @@ import { createChain, type BatchPinEvent, type Chain, type PinBatchRequest } fro
 import { JsonRpcClient } from '../../node/chain/rpc.js'
 import { pendingNonce } from '../../node/chain/tx.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
-import { startChain, startDeployedChain, stopAllChains, tempDir, type TestChain } from './chain-process.js'
+import { startChain, startDeployedChain, stopAllChains, tempDir, type TestChain } from '../support/chain-process.js'
 
 const hash = (): Hash => hexlify(randomBytes(32)).slice(2) as Hash
 

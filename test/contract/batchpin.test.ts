@@ -18,7 +18,7 @@ import { BATCH_PIN_ARTIFACT, deployBatchPin, fundAccounts } from '../../network/
 import { BATCH_PIN_TOPIC, batchPinInterface, decodeBatchPinLog, type RpcLog } from '../../node/chain/abi.js'
 import { uuidsBytes32 } from '../../node/core/hashes.js'
 import type { BatchId, TxId } from '../../node/core/ids.js'
-import { assertCompiled, startChain, stopAllChains, type TestChain } from '../chain/chain-process.js'
+import { assertCompiled, startChain, stopAllChains, type TestChain } from '../support/chain-process.js'
 
 const TOPIC0 = '0x805721bc246bccc732581be0c0aa2dd8f7ec93e97ba4b307be84428c98b0a12f'
 

@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Database, type Migration } from '../../node/db/database.js'
-import { TempDirs, logCollector } from './helpers.js'
+import { TempDirs, logCollector } from '../support/db/helpers.js'
 
 /**
  * The checkpoint's export runs in a worker thread: on a database of 100+ MiB, commits go on during a

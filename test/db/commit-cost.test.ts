@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { randomUUID } from 'node:crypto'
 import { Database, type Migration } from '../../node/db/database.js'
-import { TempDirs } from './helpers.js'
+import { TempDirs } from '../support/db/helpers.js'
 
 /**
  * The point of the journal: a commit costs the same on a big database as on a small one, because it

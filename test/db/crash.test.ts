@@ -2,8 +2,8 @@ import { expect } from 'chai'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Database } from '../../node/db/database.js'
-import { CrashChildren, TempDirs } from './helpers.js'
-import { crashMigrations } from './fixtures/crash-schema.js'
+import { CrashChildren, TempDirs } from '../support/db/helpers.js'
+import { crashMigrations } from '../support/db/fixtures/crash-schema.js'
 
 /**
  * Real processes, real SIGKILL: a child commits inserts as fast as it can and prints each acknowledged
@@ -35,7 +35,7 @@ async function runAndKill(
   },
 ): Promise<Round> {
   const round: Round = { acked: [], checkpointInFlight: false, checkpointsSeen: 0 }
-  round.acked = await children.run('test/db/fixtures/insert-stream.ts', [dir, String(opts.checkpointBytes), String(opts.concurrency), String(opts.filler)], {
+  round.acked = await children.run('test/support/db/fixtures/insert-stream.ts', [dir, String(opts.checkpointBytes), String(opts.concurrency), String(opts.filler)], {
     line: (line, child) => {
       if (opts.killOnLog && !child.killed && line.startsWith(`log ${opts.killOnLog}`) && child.acked.length >= opts.killAfterAcks) {
         round.killedOn = line.slice(4)

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { Database, DatabaseError, type Tx } from '../../node/db/database.js'
-import { TempDirs, itemsMigration } from './helpers.js'
+import { TempDirs, itemsMigration } from '../support/db/helpers.js'
 
 function insert(tx: Tx, name: string): number {
   return tx.run('INSERT INTO items (name) VALUES (?)', [name]).lastInsertRowid

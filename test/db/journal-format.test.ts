@@ -3,8 +3,8 @@ import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Database, DatabaseError, type Migration, type SqlValue } from '../../node/db/database.js'
 import { frameHeader, MAX_FRAME_BODY_BYTES, RecordBuilder, StatementNames, type TxOps } from '../../node/db/journal-record.js'
-import { TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
-import { journalRecords, occurrences } from './journal.js'
+import { TempDirs, itemsMigration, logCollector, openedDatabases } from '../support/db/helpers.js'
+import { journalRecords, occurrences } from '../support/db/journal.js'
 
 /** The accept path's two inserts (a data item, then its message), with SQL shaped like the repositories'. */
 const acceptMigration: Migration = {

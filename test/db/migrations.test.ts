@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { Database, DatabaseError, type Migration } from '../../node/db/database.js'
 import { migrationChecksum } from '../../node/db/migrations.js'
-import { TempDirs, openedDatabases } from './helpers.js'
+import { TempDirs, openedDatabases } from '../support/db/helpers.js'
 
 const v1: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)' }
 const v2: Migration = {

@@ -6,7 +6,7 @@ import { Database, DatabaseError, type Migration } from '../../node/db/database.
 import type { JournalSink } from '../../node/db/journal-file.js'
 import type { SnapshotBuilder } from '../../node/db/checkpoint.js'
 import { buildSnapshot } from '../../node/db/snapshot-build.js'
-import { TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
+import { TempDirs, itemsMigration, logCollector, openedDatabases } from '../support/db/helpers.js'
 
 const HEADER = 8
 

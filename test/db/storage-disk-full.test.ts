@@ -10,8 +10,8 @@ import { buildSnapshot } from '../../node/db/snapshot-build.js'
 import { isParleyError, ParleyError } from '../../node/core/errors.js'
 import { HTTP_STATUS } from '../../node/api/errors.js'
 import { waitFor } from '../../network/process.js'
-import { TempDirs, logCollector, openedDatabases } from './helpers.js'
-import { DiskFullFault, enospc } from './disk-faults.js'
+import { TempDirs, logCollector, openedDatabases } from '../support/db/helpers.js'
+import { DiskFullFault, enospc } from '../support/db/disk-faults.js'
 
 const insert = (db: Database, id: number): Promise<unknown> => db.transaction((tx) => tx.run('INSERT INTO items (id, name) VALUES (?, ?)', [id, `item-${id}`]))
 const ids = (db: Database): number[] => db.all<{ id: number }>('SELECT id FROM items ORDER BY id').map((r) => r.id)

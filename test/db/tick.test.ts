@@ -4,9 +4,9 @@ import { mkdir, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import { Database, DatabaseError, type Tx } from '../../node/db/database.js'
-import { crashMigrations } from './fixtures/crash-schema.js'
-import { CrashChildren, TempDirs, itemsMigration, logCollector, openedDatabases } from './helpers.js'
-import { journalRecords, occurrences } from './journal.js'
+import { crashMigrations } from '../support/db/fixtures/crash-schema.js'
+import { CrashChildren, TempDirs, itemsMigration, logCollector, openedDatabases } from '../support/db/helpers.js'
+import { journalRecords, occurrences } from '../support/db/journal.js'
 
 function insert(tx: Tx, name: string): number {
   return tx.run('INSERT INTO items (name) VALUES (?)', [name]).lastInsertRowid
@@ -299,7 +299,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
 
     async function runAndKill(dbDir: string, killAfterAcks: number): Promise<{ acked: number[]; nacked: number[] }> {
       const nacked: number[] = []
-      const acked = await children.run('test/db/fixtures/tick-groups.ts', [dbDir], {
+      const acked = await children.run('test/support/db/fixtures/tick-groups.ts', [dbDir], {
         line: (line) => {
           if (line.startsWith('nack ')) nacked.push(Number(line.slice(5)))
         },

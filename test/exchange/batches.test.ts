@@ -3,7 +3,7 @@ import { freePort } from '../../network/process.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import { ParleyError, isParleyError } from '../../node/core/errors.js'
 import { createExchange } from '../../node/exchange/index.js'
-import { deferred, FAST_RETRY, makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from './harness.js'
+import { deferred, FAST_RETRY, makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from '../support/exchange-harness.js'
 
 describe('exchange: batches between three nodes on loopback (real mutual TLS)', () => {
   let a: TestNode

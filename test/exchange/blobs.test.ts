@@ -5,7 +5,7 @@ import vm from 'node:vm'
 import { ParleyError, isParleyError } from '../../node/core/errors.js'
 import type { BlobRef } from '../../node/exchange/types.js'
 import type { Hash } from '../../node/core/ids.js'
-import { deferred, makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from './harness.js'
+import { deferred, makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from '../support/exchange-harness.js'
 
 const MiB = 1024 * 1024
 

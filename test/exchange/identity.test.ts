@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto'
 import { createNodeCertificate } from '../../network/tls.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import { isParleyError } from '../../node/core/errors.js'
-import { makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from './harness.js'
+import { makeBatch, makeNode, rawRequest, settle, startAll, type TestNode } from '../support/exchange-harness.js'
 import { issueCertificate } from '../support/certificates.js'
 
 describe('exchange: who a peer is, both ways (exact certificates)', () => {

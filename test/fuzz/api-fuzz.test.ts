@@ -2,10 +2,10 @@ import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { suiteNetwork } from '../support/network.js'
 import { runId } from '../support/api.js'
-import { countsTable, failureReport, knownReport, runCampaign } from './campaign.js'
-import { plantSeeds, type Seeds } from './gen/seeds.js'
-import { DEFAULT_RUNS, DEFAULT_SEED, REQUEST_TIMEOUT_MS, TEST_TIME_BUDGET_MS, envInt } from './settings.js'
-import { FAMILIES } from './gen/families.js'
+import { countsTable, failureReport, knownReport, runCampaign } from '../support/fuzz/campaign.js'
+import { plantSeeds, type Seeds } from '../support/fuzz/gen/seeds.js'
+import { DEFAULT_RUNS, DEFAULT_SEED, REQUEST_TIMEOUT_MS, TEST_TIME_BUDGET_MS, envInt } from '../support/fuzz/settings.js'
+import { FAMILIES } from '../support/fuzz/gen/families.js'
 
 /**
  * DESIGN section 7, "bad input", as a property: whatever a client sends to any route — method, path, query, headers,

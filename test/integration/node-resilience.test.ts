@@ -6,7 +6,7 @@ import { createNodeCertificate } from '../../network/tls.js'
 import { deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 import { freePort, isAlive, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
 import type { NodeConfigFile } from '../../node/config.js'
-import { startChain, stopAllChains } from '../chain/chain-process.js'
+import { startChain, stopAllChains } from '../support/chain-process.js'
 import { getJson, tempDir } from '../support/network.js'
 
 interface Status {

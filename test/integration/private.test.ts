@@ -10,7 +10,7 @@ import { serializeBatch } from '../../node/batch/payload.js'
 import type { BatchPayload, Data, Header } from '../../node/model/index.js'
 import { suiteNetwork } from '../support/network.js'
 import { confirmationOrder, get, messageReaching, nsBase, plain, request, runId, waitConfirmedAll, type ApiChainEvent, type ApiMessage } from '../support/api.js'
-import { rawRequest } from '../exchange/harness.js'
+import { rawRequest } from '../support/exchange-harness.js'
 
 const HASH_RE = /^[0-9a-f]{64}$/
 const PIN_RE = /^[0-9a-f]{64}:\d{16}$/

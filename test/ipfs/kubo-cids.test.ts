@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { create, type AddOptions, type KuboRPCClient } from 'kubo-rpc-client'
-import { collect, kuboDeterministicBytes, removeIfPassed, startIpfsProcess, stopIpfsProcess, tempDir, type IpfsProcess } from './helpers.js'
+import { collect, kuboDeterministicBytes, removeIfPassed, startIpfsProcess, stopIpfsProcess, tempDir, type IpfsProcess } from '../support/ipfs.js'
 
 /**
  * CIDs that Kubo itself produces with its default `ipfs add` settings, each from Kubo's own tests or docs, so that

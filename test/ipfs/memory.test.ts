@@ -11,7 +11,7 @@ import {
   stopIpfsProcess,
   tempDir,
   type IpfsProcess,
-} from './helpers.js'
+} from '../support/ipfs.js'
 
 const SIZE = 256 << 20
 /**

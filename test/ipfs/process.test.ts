@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { create } from 'kubo-rpc-client'
 import { spawnLogged, stopPid, tsEntry } from '../../network/process.js'
-import { collect, readLog, removeIfPassed, startIpfsProcess, stopIpfsProcess, tempDir, type IpfsProcess } from './helpers.js'
+import { collect, readLog, removeIfPassed, startIpfsProcess, stopIpfsProcess, tempDir, type IpfsProcess } from '../support/ipfs.js'
 
 describe('local IPFS: the process', function () {
   this.timeout(60_000)

@@ -11,7 +11,7 @@ import {
   stopIpfsProcess,
   tempDir,
   type IpfsProcess,
-} from './helpers.js'
+} from '../support/ipfs.js'
 
 const BIG_SIZE = 175 * 262_144 // two tree levels under Kubo's defaults
 const BIG_CID = 'QmepeWtdmS1hHXx1oZXsPUv6bMrfRRKfZcoPPU4eEfjnbf'

@@ -16,7 +16,7 @@ import {
   stopIpfsProcess,
   tempDir,
   type IpfsProcess,
-} from '../ipfs/helpers.js'
+} from '../support/ipfs.js'
 
 const HELLO = new TextEncoder().encode('hello world\n')
 /** What Kubo's `ipfs add` answers for "hello world\n" (CIDv0, and the same DAG as CIDv1). */

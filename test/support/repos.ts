@@ -5,7 +5,7 @@ import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
 import { openRepositories, type Repositories } from '../../node/db/repos/index.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import { TempDirs } from '../db/helpers.js'
+import { TempDirs } from './db/helpers.js'
 
 /** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
 export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }

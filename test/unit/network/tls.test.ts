@@ -1,0 +1,137 @@
+import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill), as network/tls.ts does
+import { expect } from 'chai'
+import https from 'node:https'
+import { X509Certificate, createPrivateKey } from 'node:crypto'
+import { createNodeCertificate, peerIdFromCertificate, type TlsMaterial } from '../../../network/tls.js'
+import { startP2pServer, type P2pServer } from '../../../node/exchange/p2p-server.js'
+import { freePort } from '../../../network/process.js'
+import { issueCertificate } from '../../support/certificates.js'
+
+function ping(url: string, client: TlsMaterial | undefined, ca: string): Promise<number> {
+  return new Promise((res, rej) => {
+    const req = https.request(`${url}/api/v1/ping`, { method: 'HEAD', ca, ...(client ? { cert: client.cert, key: client.key } : {}), agent: false }, (r) => {
+      r.resume()
+      res(r.statusCode ?? 0)
+    })
+    req.on('error', rej)
+    req.end()
+  })
+}
+
+describe('member TLS material and the p2p endpoint (mutual TLS)', () => {
+  let org0: TlsMaterial
+  let org1: TlsMaterial
+  let stranger: TlsMaterial
+  let server: P2pServer
+
+  before(async () => {
+    org0 = await createNodeCertificate('org0', 'node0')
+    org1 = await createNodeCertificate('org1', 'node1')
+    stranger = await createNodeCertificate('org9', 'node9')
+    server = await startP2pServer({ host: '127.0.0.1', port: await freePort(), cert: org0.cert, key: org0.key })
+  })
+  after(async () => server?.close())
+
+  it('names the org in the subject and covers 127.0.0.1', () => {
+    const x = new X509Certificate(org1.cert)
+    expect(x.subject).to.contain('O=org1')
+    expect(x.subject).to.contain('CN=node1')
+    expect(x.subjectAltName).to.contain('IP Address:127.0.0.1')
+    expect(peerIdFromCertificate(org1.cert)).to.equal('org1')
+    expect(x.checkPrivateKey(createPrivateKey(org1.key))).to.equal(true)
+  })
+
+  it('refuses a client without a certificate, and one whose certificate it has not been told to trust', async () => {
+    await expectTlsRefusal(ping(server.url, undefined, org0.cert))
+    await expectTlsRefusal(ping(server.url, org1, org0.cert))
+  })
+
+  it('accepts a trusted peer, and stops accepting it once it is no longer trusted', async () => {
+    server.trust([org1.cert])
+    expect(await ping(server.url, org1, org0.cert)).to.equal(204)
+    await expectTlsRefusal(ping(server.url, stranger, org0.cert))
+    server.trust([])
+    await expectTlsRefusal(ping(server.url, org1, org0.cert))
+  })
+})
+
+
+async function expectTlsRefusal(p: Promise<number>): Promise<void> {
+  const outcome = await p.then(
+    (status) => `status ${status}`,
+    (err: NodeJS.ErrnoException) => `error ${err.code ?? err.message}`,
+  )
+  expect(outcome).to.match(/^error /)
+}
+
+describe('the p2p endpoint refuses a certificate a trusted member signed for another org', () => {
+  let orgA: TlsMaterial // the server
+  let orgB: TlsMaterial // the org being impersonated (a registered member)
+  let orgM: TlsMaterial // the trusted but malicious member
+  let forged: TlsMaterial // O=orgB, CN=nodeB, issued and signed by orgM
+  let server: P2pServer
+  const seen: string[] = []
+
+  before(async () => {
+    orgA = await createNodeCertificate('orgA', 'nodeA')
+    orgB = await createNodeCertificate('orgB', 'nodeB')
+    orgM = await createNodeCertificate('orgM', 'nodeM')
+    forged = await issueCertificate(orgM, 'orgB', 'nodeB')
+    server = await startP2pServer({
+      host: '127.0.0.1',
+      port: await freePort(),
+      cert: orgA.cert,
+      key: orgA.key,
+      handler: (_req, res, peer) => {
+        seen.push(peer.org)
+        res.writeHead(204).end()
+      },
+    })
+    server.trust([orgB.cert, orgM.cert])
+  })
+  after(async () => server?.close())
+
+  it('builds the forgery: subject O=orgB, CN=nodeB, signed by orgM, yet not a registered certificate', () => {
+    const x = new X509Certificate(forged.cert)
+    expect(x.subject).to.contain('O=orgB')
+    expect(x.subject).to.contain('CN=nodeB')
+    expect(x.issuer).to.equal(new X509Certificate(orgM.cert).subject)
+    expect(x.verify(new X509Certificate(orgM.cert).publicKey)).to.equal(true)
+    expect(peerIdFromCertificate(forged.cert)).to.equal('orgB')
+    expect(x.fingerprint256).to.not.equal(new X509Certificate(orgB.cert).fingerprint256)
+    expect(x.fingerprint256).to.not.equal(new X509Certificate(orgM.cert).fingerprint256)
+  })
+
+  it("answers orgM's own certificate, and refuses with 401 the orgB certificate orgM signed (it passes TLS)", async () => {
+    expect((await get(server.url, '/api/v1/ping', orgM, orgA.cert)).status).to.equal(204)
+
+    // The forged certificate chains to orgM's, which the server trusts, so the TLS handshake succeeds and the
+    // answer is an HTTP status: only the registered-fingerprint check stands between orgM and posing as orgB.
+    for (const path of ['/api/v1/ping', '/api/v1/messages']) {
+      const r = await get(server.url, path, forged, orgA.cert)
+      expect(r.status, `GET ${path}`).to.equal(401)
+      expect(r.contentType).to.match(/^application\/json/)
+      const body = JSON.parse(r.body) as { error?: unknown }
+      expect(body.error).to.be.a('string')
+      expect(body.error).to.match(/not one a registered node published/)
+    }
+    expect(seen, 'the handler must never see the forged sender').to.not.include('orgB')
+
+    expect((await get(server.url, '/api/v1/messages', orgM, orgA.cert)).status).to.equal(204)
+    expect(seen).to.deep.equal(['orgM'])
+  })
+})
+
+function get(url: string, path: string, client: TlsMaterial, ca: string): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((res, rej) => {
+    const req = https.request(`${url}${path}`, { method: 'GET', ca, cert: client.cert, key: client.key, agent: false }, (r) => {
+      let body = ''
+      r.setEncoding('utf8')
+      r.on('data', (c: string) => (body += c))
+      r.on('end', () => res({ status: r.statusCode ?? 0, contentType: String(r.headers['content-type'] ?? ''), body }))
+    })
+    req.on('error', rej)
+    req.end()
+  })
+}
+

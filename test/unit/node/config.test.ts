@@ -1,0 +1,83 @@
+import { expect } from 'chai'
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadNodeConfig } from '../../../node/config.js'
+import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
+import { MAX_MESSAGES_PER_BATCH } from '../../../node/model/index.js'
+
+describe('member node config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-config-'))
+  const key = '0x' + 'ab'.repeat(32)
+  writeFileSync(join(dir, 'signing.key'), key + '\n')
+  const good = {
+    org: 'org0',
+    node: 'node0',
+    signingKeyFile: 'signing.key',
+    chain: { rpc: 'http://127.0.0.1:8545/', contract: '0x5FbDB2315678afecb367f032d93F642f64180aa3', firstBlock: 1 },
+    ipfs: { api: 'http://127.0.0.1:5001', gateway: 'http://127.0.0.1:8080' },
+    api: { port: 5000 },
+    p2p: { port: 5001, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
+    dataDir: 'data',
+  }
+  const write = (cfg: unknown): string => {
+    const f = join(dir, 'config.json')
+    writeFileSync(f, JSON.stringify(cfg))
+    return f
+  }
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('resolves paths against the file, reads the key, normalises addresses and URLs, defaults hosts to loopback', () => {
+    const cfg = loadNodeConfig(write(good))
+    expect(cfg.signingKey).to.equal(key)
+    expect(cfg.chain.contract).to.equal('0x5fbdb2315678afecb367f032d93f642f64180aa3')
+    expect(cfg.chain.rpc).to.equal('http://127.0.0.1:8545')
+    expect(cfg.api.host).to.equal('127.0.0.1')
+    expect(cfg.p2p.cert).to.equal(join(dir, 'tls/cert.pem'))
+    expect(cfg.dataDir).to.equal(join(dir, 'data'))
+    expect(cfg.batch).to.deep.equal({})
+    expect(loadNodeConfig(write({ ...good, batch: { size: 10, timeoutMs: 0 } })).batch).to.deep.equal({ size: 10, timeoutMs: 0 })
+  })
+
+  it('takes the documented request limits by default and any of them from the file', () => {
+    expect(loadNodeConfig(write(good)).limits).to.deep.equal(DEFAULT_REQUEST_LIMITS)
+    const cfg = loadNodeConfig(write({ ...good, limits: { dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 } }))
+    expect(cfg.limits).to.deep.equal({ ...DEFAULT_REQUEST_LIMITS, dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 })
+  })
+
+  it('serves no admin routes unless the file says admin: true', () => {
+    expect(loadNodeConfig(write(good)).admin).to.equal(false)
+    expect(loadNodeConfig(write({ ...good, admin: true })).admin).to.equal(true)
+    expect(loadNodeConfig(write({ ...good, admin: false })).admin).to.equal(false)
+  })
+
+  const bad: [string, unknown, RegExp][] = [
+    ['a bad org name', { ...good, org: 'org 0' }, /org "org 0"/],
+    ['a contract that is not an address', { ...good, chain: { ...good.chain, contract: '0x12' } }, /chain.contract is not an address/],
+    ['a URL that is not one', { ...good, ipfs: { ...good.ipfs, api: 'nope' } }, /ipfs.api is not a URL/],
+    ['a port out of range', { ...good, api: { port: 70000 } }, /api.port must be a port number/],
+    ['a missing key file', { ...good, signingKeyFile: 'missing.key' }, /cannot read signingKeyFile/],
+    ['no chain section', { ...good, chain: undefined }, /chain must be an object/],
+    ['a batch size of zero', { ...good, batch: { size: 0 } }, /batch.size must be a whole number of at least 1/],
+    ['a batch size receivers would refuse', { ...good, batch: { size: MAX_MESSAGES_PER_BATCH + 1 } }, /batch.size must be at most 10000 messages \(members refuse batches of more\)/],
+    ['a payload limit receivers could be handed more than they read', { ...good, batch: { payloadLimit: 16 * 1024 * 1024 + 1 } }, /batch.payloadLimit must be at most 16777216 bytes \(members refuse batches over 67108864\)/],
+    ['an admin flag that is not a boolean', { ...good, admin: 'yes' }, /admin must be true or false/],
+    ['an unknown limit', { ...good, limits: { bodyBytes: 5 } }, /limits.bodyBytes is not a limit; known: jsonBodyBytes, /],
+    ['a limit that is not a whole number', { ...good, limits: { valueBytes: 1.5 } }, /limits.valueBytes must be a whole number of at least 1/],
+    ['more data items than other members take', { ...good, limits: { dataPerMessage: 1001 } }, /limits.dataPerMessage must be at most 1000 \(other members reject a message with more\)/],
+    ['more topics than other members take', { ...good, limits: { topicsPerMessage: 11 } }, /limits.topicsPerMessage must be at most 10/],
+    ['an in-flight budget smaller than one body', { ...good, limits: { jsonBodyBytes: 2048, inFlightBodyBytes: 1024 } }, /limits.inFlightBodyBytes \(1024\) must be at least limits.jsonBodyBytes \(2048\)/],
+  ]
+  for (const [what, cfg, re] of bad) {
+    it(`names the problem for ${what}`, () => {
+      const f = write(cfg)
+      expect(() => loadNodeConfig(f)).to.throw(ConfigError, re)
+    })
+  }
+
+  it('says which file cannot be parsed', () => {
+    const f = join(dir, 'broken.json')
+    writeFileSync(f, '{')
+    expect(() => loadNodeConfig(f)).to.throw(ConfigError, /broken.json: cannot read/)
+  })
+})

@@ -1,0 +1,182 @@
+import { expect } from 'chai'
+import { createHash, randomBytes } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Database } from '../../../../node/db/database.js'
+import type { DataRepo } from '../../../../node/db/repos/data.js'
+import type { BlobsRepo } from '../../../../node/db/repos/blobs.js'
+import type { BlobRefsRepo } from '../../../../node/db/repos/blob-refs.js'
+import { BlobStore } from '../../../../node/data/blob-store.js'
+import { isParleyError } from '../../../../node/core/errors.js'
+import { BlobPublisher } from '../../../../node/batch/blob-publisher.js'
+import { BlobFetcher } from '../../../../node/data/blob-fetcher.js'
+import { dataHash } from '../../../../node/core/hashes.js'
+import { newId, type DataId, type Hash } from '../../../../node/core/ids.js'
+import { now } from '../../../../node/core/time.js'
+import { waitFor } from '../../../../network/process.js'
+import { TempDirs } from '../../../support/db/helpers.js'
+import { type Data } from '../../../../node/model/index.js'
+import { openRepos } from '../../../support/repos.js'
+import { MemoryStorage } from '../../../support/storage.js'
+import { chunksOf, collect } from '../../../support/streams.js'
+
+const sha = (b: Uint8Array): Hash => createHash('sha256').update(b).digest('hex') as Hash
+
+/** Shared storage in memory, counting its uploads and keeping the names they were given. */
+class CountingStorage extends MemoryStorage {
+  get uploads(): number {
+    return this.uploaded.length
+  }
+
+  get names(): string[] {
+    return this.uploaded.map((u) => u.name ?? '')
+  }
+}
+
+describe('blobs', () => {
+  const temp = new TempDirs()
+  let db: Database
+  let data: DataRepo
+  let blobs: BlobsRepo
+  let refs: BlobRefsRepo
+  let store: BlobStore
+  let storeDir: string
+  let storage: CountingStorage
+
+  beforeEach(async () => {
+    const dir = await temp.make('parley-blobs-')
+    ;({ db, data, blobs, refs } = await openRepos(join(dir, 'db')))
+    storeDir = join(dir, 'blobs')
+    store = await BlobStore.open(storeDir)
+    storage = new CountingStorage()
+  })
+  afterEach(async () => {
+    await db.close()
+  })
+  after(() => temp.cleanup())
+
+  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}): Promise<Data> {
+    const hash = sha(bytes)
+    const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: 'b.bin', ...extra } }
+    await db.transaction((tx) => data.insert(tx, d))
+    return d
+  }
+
+  describe('store', () => {
+    it('keeps a blob under its hash, and refuses one that differs from what was announced without leaving a file', async () => {
+      const bytes = randomBytes(300_000)
+      const stored = await store.write(chunksOf(bytes))
+      expect(stored).to.deep.equal({ hash: sha(bytes), size: bytes.length })
+      expect(await collect((await store.read(stored.hash))!.stream)).to.deep.equal(bytes)
+      let err: unknown
+      try {
+        await store.write(chunksOf(randomBytes(1000)), { expect: { hash: stored.hash, size: 1000 } })
+      } catch (e) {
+        err = e
+      }
+      expect(isParleyError(err, 'BAD_PEER_DATA')).to.equal(true)
+      try {
+        await store.write(chunksOf(randomBytes(5000)), { expect: { hash: stored.hash, size: 1000 } })
+      } catch (e) {
+        err = e
+      }
+      expect((err as Error).message).to.match(/larger than the announced/)
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+    })
+
+    it('sweeps blob files nothing records as held, and keeps the held ones', async () => {
+      const kept = await store.write(chunksOf(randomBytes(1000)))
+      const orphan = await store.write(chunksOf(randomBytes(1000)))
+      await db.transaction((tx) => blobs.insert(tx, { hash: kept.hash, size: kept.size, created: now() }))
+      expect(await store.sweep((h) => blobs.has(h))).to.equal(1)
+      expect(await store.read(orphan.hash)).to.equal(undefined)
+      expect(await store.read(kept.hash)).not.to.equal(undefined)
+    })
+  })
+
+  describe('publisher', () => {
+    it('publishes each unpublished blob once, records the reference, and leaves published ones alone', async () => {
+      const bytes = randomBytes(200_000)
+      await store.write(chunksOf(bytes))
+      const a = await blobData(bytes, { name: 'docs/../a.pdf' })
+      const b = await blobData(bytes)
+      const published = await blobData(randomBytes(10), { public: 'ref-already' })
+      const publisher = new BlobPublisher({ db, data, refs, blobStore: store, storage })
+      expect(await publisher.publishAll([a, b, published])).to.equal(true)
+      expect(storage.uploads, 'two data items with one blob: one upload').to.equal(1)
+      const ref = `ref-${sha(bytes)}`
+      expect(data.get(a.id)!.blob!.public).to.equal(ref)
+      expect(data.get(b.id)!.blob!.public).to.equal(ref)
+      expect(storage.content.get(ref)).to.deep.equal(bytes)
+      expect(storage.names, 'published under its hash, never a user-given name with slashes').to.deep.equal([sha(bytes)])
+      expect(refs.verdict({ hash: sha(bytes), size: bytes.length, public: ref }), 'its own reference is verified by construction').to.deep.equal({ ok: true })
+      // The batch is rebuilt from the database: a second dispatch (e.g. after a restart) publishes nothing.
+      expect(await publisher.publishAll([data.get(a.id)!, data.get(b.id)!, published])).to.equal(false)
+      expect(storage.uploads).to.equal(1)
+    })
+
+    it('fails (so the dispatch retries) when the blob is not held', async () => {
+      const d = await blobData(randomBytes(100))
+      const publisher = new BlobPublisher({ db, data, refs, blobStore: store, storage })
+      let err: unknown
+      try {
+        await publisher.publishAll([d])
+      } catch (e) {
+        err = e
+      }
+      expect((err as Error).message).to.match(/not held/)
+    })
+  })
+
+  describe('fetcher', () => {
+    function fetcher(settled: Hash[]) {
+      return new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h) })
+    }
+
+    it('fetches an announced blob through a storage outage, verifies it and records it as held', async () => {
+      const bytes = randomBytes(150_000)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      storage.failDownloads = 2
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
+      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 10_000, intervalMs: 20 })
+      expect(settled).to.deep.equal([d.blob!.hash])
+      expect(blobs.has(d.blob!.hash)).to.equal(true)
+      expect(await collect((await store.read(d.blob!.hash))!.stream)).to.deep.equal(bytes)
+      f.stop()
+    })
+
+    it('blobs nobody serves yet do not hold up the others (a retry gives up its slot)', async () => {
+      const missing = [await blobData(randomBytes(10), { public: 'ref-nobody-1' }), await blobData(randomBytes(10), { public: 'ref-nobody-2' }), await blobData(randomBytes(10), { public: 'ref-nobody-3' })]
+      const bytes = randomBytes(5000)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      for (const m of missing) f.want({ hash: m.blob!.hash, size: m.blob!.size, public: m.blob!.public! })
+      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
+      await waitFor('the servable blob to settle', async () => settled.includes(d.blob!.hash), { timeoutMs: 5_000, intervalMs: 20 })
+      expect(settled).to.deep.equal([d.blob!.hash])
+      f.stop()
+    })
+
+    it('records a bad verdict when the published content is not the announced blob, or the reference is invalid', async () => {
+      const wrong = await storage.upload(randomBytes(1000))
+      const liar = await blobData(randomBytes(1000), { public: wrong })
+      const nowhere = await blobData(randomBytes(10), { public: 'not a reference' })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.start()
+      await waitFor('both to settle', async () => settled.length === 2, { timeoutMs: 10_000, intervalMs: 20 })
+      const verdictOf = (d: Data) => refs.verdict({ hash: d.blob!.hash, size: d.blob!.size, public: d.blob!.public! })
+      expect(verdictOf(liar)).to.deep.include({ ok: false })
+      expect((verdictOf(liar) as { reason: string }).reason).to.match(/does not match/)
+      expect((verdictOf(nowhere) as { reason: string }).reason).to.match(/not a shared-storage reference/)
+      expect(blobs.has(liar.blob!.hash)).to.equal(false)
+      expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
+      f.stop()
+    })
+  })
+})

@@ -1,0 +1,56 @@
+import { expect } from 'chai'
+import { freshReposEachTest, type Repos } from '../../../../support/repos.js'
+import { newId, type BatchId, type Hash, type MessageId } from '../../../../../node/core/ids.js'
+import { now } from '../../../../../node/core/time.js'
+import type { NewEvent, NodeEvent } from '../../../../../node/model/index.js'
+
+/**
+ * An INSERT's rowid is read only when asked for (it costs a statement): events, whose sequences are their rowids, still
+ * get exactly the rowids SQLite gave them, whatever other inserts (which no longer read theirs) run around them.
+ */
+describe('insert rowids on demand', () => {
+  let r: Repos
+  freshReposEachTest((repos) => (r = repos))
+
+  const events = (n: number): NewEvent[] =>
+    Array.from({ length: n }, (_, i) => ({ type: 'message_confirmed', namespace: 'default', reference: newId<MessageId>(), topic: `t${i % 3}` }))
+
+  const pins = (n: number): Parameters<Repos['pins']['insertMany']>[1] => {
+    const batchId = newId<BatchId>()
+    return Array.from({ length: n }, (_, i) => ({ batchId, batchHash: ('0x' + 'ab'.repeat(32)) as Hash, index: i, hash: ('0x' + i.toString(16).padStart(64, '0')) as Hash, masked: false, signer: '0x' + 'aa'.repeat(20), eventId: `e${i}` }))
+  }
+
+  it('answers every event its stored sequence, in order, across slice sizes and interleaved inserts', async () => {
+    const out: NodeEvent[] = []
+    await r.db.transaction((tx) => {
+      for (const n of [1, 3, 64, 100, 129]) {
+        r.pins.insertMany(tx, pins(n))
+        out.push(...r.events.insertMany(tx, events(n), now()))
+        r.pins.insertMany(tx, pins(7))
+      }
+    })
+    const stored = new Map(r.db.all<{ id: string; seq: number }>('SELECT id, seq FROM events').map((e) => [e.id, e.seq]))
+    expect(stored.size).to.equal(out.length)
+    for (const e of out) expect(e.sequence, e.id).to.equal(stored.get(e.id))
+    expect(out.map((e) => e.sequence)).to.deep.equal(out.map((_, i) => i + 1))
+  })
+
+  it('answers events with their keys in the order they always had', async () => {
+    const input: NewEvent = { type: 'message_confirmed', namespace: 'default', reference: newId<MessageId>(), correlator: newId<MessageId>(), tx: newId<MessageId>(), topic: 't' }
+    const [e] = await r.db.transaction((tx) => r.events.insertMany(tx, [input], now()))
+    expect(Object.keys(e!)).to.deep.equal(['type', 'namespace', 'reference', 'correlator', 'tx', 'topic', 'id', 'created', 'sequence'])
+    expect(e).to.deep.include({ ...input, sequence: 1 })
+  })
+
+  it('reads the rowid by default, and only then', async () => {
+    const result = await r.db.transaction((tx) => {
+      const first = r.events.insert(tx, events(1)[0]!, now())
+      const asked = tx.run("INSERT INTO node_state (key, value) VALUES ('a', 'x')")
+      const unasked = tx.run("INSERT INTO node_state (key, value) VALUES ('b', 'y')", undefined, { rowid: false })
+      const second = r.events.insert(tx, events(1)[0]!, now())
+      return { first: first.sequence, second: second.sequence, asked: asked.lastInsertRowid, unasked: unasked.lastInsertRowid, changes: unasked.changes }
+    })
+    const rowids = r.db.all<{ key: string; rowid: number }>('SELECT key, rowid FROM node_state WHERE key IN (\'a\', \'b\') ORDER BY key')
+    expect(result).to.deep.equal({ first: 1, second: 2, asked: rowids[0]!.rowid, unasked: 0, changes: 1 })
+  })
+})

@@ -1,0 +1,66 @@
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { newId, type BatchId, type Hash, type TxId } from '../../../../../node/core/ids.js'
+import { now } from '../../../../../node/core/time.js'
+import type { BatchState } from '../../../../../node/model/index.js'
+import { TempDirs } from '../../../../support/db/helpers.js'
+import { openRepos, type Repos } from '../../../../support/repos.js'
+
+/**
+ * A pin is `held` when its batch is stored here and not refused, whichever comes first: the pin's INSERT writes it
+ * for a batch already here (schema v11), the batch's INSERT marks the pins already here (v7's trigger). Only held
+ * pins are walked by a rewind, so a wrong flag would leave a message waiting for good, or walk pins that can only wait.
+ */
+describe('db: which pins are held', function () {
+  const temp = new TempDirs()
+  after(() => temp.cleanup())
+
+  const hash = (c: string) => c.repeat(64) as Hash
+  async function batch(r: Repos, id: BatchId, state: BatchState): Promise<void> {
+    await r.db.transaction((tx) =>
+      r.batches.insert(tx, { id, type: 'broadcast', namespace: 'default', author: 'did:firefly:org/org0', key: '0xabc', created: now(), hash: hash('a'), manifest: '{}', txId: newId<TxId>(), payloadRef: 'QmX', state, local: false }),
+    )
+  }
+  async function pins(r: Repos, id: BatchId, n: number): Promise<void> {
+    await r.db.transaction((tx) =>
+      r.pins.insertMany(
+        tx,
+        Array.from({ length: n }, (_, index) => ({ batchId: id, batchHash: hash('a'), index, hash: hash('b'), masked: false, signer: '0xabc', eventId: newId() })),
+      ),
+    )
+  }
+  const heldOf = (r: Repos): Map<string, number> => {
+    const out = new Map<string, number>()
+    for (const p of r.pins.heldWaitingBetween(0, Number.MAX_SAFE_INTEGER, 1000)) out.set(p.batchId, (out.get(p.batchId) ?? 0) + 1)
+    return out
+  }
+
+  it('marks pins inserted after their batch, and those inserted before it once it comes; never those of a refused batch; the same after replay', async function () {
+    const dir = join(await temp.make('parley-pins-held-'), 'db')
+    let r = await openRepos(dir)
+    const [stored, later, refused, absent] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+    await batch(r, stored, 'received')
+    await pins(r, stored, 3)
+    await pins(r, later, 2)
+    await batch(r, refused, 'refused')
+    await pins(r, refused, 2)
+    await pins(r, absent, 1)
+    expect(heldOf(r)).to.deep.equal(new Map([[stored, 3]]))
+    await batch(r, later, 'received')
+    const expected = new Map([
+      [stored, 3],
+      [later, 2],
+    ])
+    expect(heldOf(r)).to.deep.equal(expected)
+    // Dispatched pins leave the waiting indexes.
+    await r.db.transaction((tx) => r.pins.markDispatched(tx, later, 0, 0))
+    expect(heldOf(r)).to.deep.equal(new Map([[stored, 3], [later, 1]]))
+    expect(r.pins.waiting().length, 'waiting: 3 + 1 + 2 + 1').to.equal(7)
+    // The journal replays to the same flags (the insert's value is journaled; the trigger runs again).
+    await r.db.close()
+    r = await openRepos(dir)
+    expect(heldOf(r)).to.deep.equal(new Map([[stored, 3], [later, 1]]))
+    expect(r.pins.waiting().length).to.equal(7)
+    await r.db.close()
+  })
+})

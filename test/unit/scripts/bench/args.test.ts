@@ -1,0 +1,28 @@
+import { expect } from 'chai'
+import { DEFAULTS, parseArgs, UsageError } from '../../../../scripts/bench/args.js'
+
+describe('bench options', () => {
+  it('takes both --name value and --name=value, and keeps the defaults for the rest', () => {
+    const o = parseArgs(['--messages', '200', '--concurrency=10', '--only', 'broadcast,receive', '--keep'])
+    expect(o).to.deep.equal({ ...DEFAULTS, messages: 200, concurrency: 10, only: ['broadcast', 'receive'], keep: true })
+  })
+
+  it('refuses an unknown option, a missing value and a value out of range, naming it', () => {
+    expect(() => parseArgs(['--fast'])).to.throw(UsageError, 'unknown option "--fast"')
+    expect(() => parseArgs(['--messages'])).to.throw(UsageError, '--messages needs a value')
+    expect(() => parseArgs(['--members', '0'])).to.throw(UsageError, '--members must be a whole number from 1 to 16 (got "0")')
+    expect(() => parseArgs(['--rate', 'x'])).to.throw(UsageError, '--rate must be a number')
+  })
+
+  it('runs a one-member network for the broadcast scenario alone: the sender with no member receiving', () => {
+    expect(parseArgs(['--members', '1', '--only', 'broadcast'])).to.include({ members: 1 })
+    for (const argv of [['--members', '1'], ['--members', '1', '--only', 'broadcast,private'], ['--members=1', '--only=receive']]) {
+      expect(() => parseArgs(argv), argv.join(' ')).to.throw(UsageError, '--members 1 runs only the broadcast scenario')
+    }
+    expect(parseArgs(['--members', '2', '--only', 'private'])).to.include({ members: 2 })
+  })
+
+  it('answers help', () => {
+    expect(parseArgs(['--messages', '5', '--help'])).to.equal('help')
+  })
+})
