@@ -1,4 +1,6 @@
 import { Database } from '../../node/db/database.js'
+import type { SnapshotBuilder } from '../../node/db/checkpoint.js'
+import { buildSnapshot } from '../../node/db/snapshot-build.js'
 import { migrations } from '../../node/db/schema/index.js'
 import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
@@ -10,9 +12,19 @@ import { TempDirs } from './db/helpers.js'
 /** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
 export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
 
-/** Opens a database with the node's schema in `dir` and builds its repositories, as node/node.ts does. */
+/**
+ * Builds a checkpoint's snapshot on the calling thread. The database's close checkpoints; in its worker thread, which
+ * loads tsx and SQLite of its own under the tests, that took about a second per test. A unit test's database is tiny,
+ * and the worker is tested where checkpoints are (test/db).
+ */
+export const snapshotInThread: SnapshotBuilder = async (dir, started) => {
+  started()
+  return buildSnapshot(dir)
+}
+
+/** Opens a database with the node's schema in `dir` (snapshots built in-thread) and builds its repositories, as node/node.ts does. */
 export async function openRepos(dir: string): Promise<Repos> {
-  return reposOver(await Database.open({ dir, migrations }))
+  return reposOver(await Database.open({ dir, migrations, buildSnapshot: snapshotInThread }))
 }
 
 /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs, logCollector } from '../../../support/db/helpers.js'
-import { openRepos, type Repos } from '../../../support/repos.js'
+import { openRepos, snapshotInThread, type Repos } from '../../../support/repos.js'
 import { Database } from '../../../../node/db/database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
 import { BatchesRepo } from '../../../../node/db/repos/batches.js'
@@ -397,7 +397,7 @@ describe('pins: held, kept by the database', function () {
 
   it('marks a pin held when its batch is here, whichever came first, and not for a refused batch; a replay of the journal marks the same', async () => {
     const dir = await temp.make('parley-held-')
-    const db = await Database.open({ dir, migrations })
+    const db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
     const { early, late, refused, never } = await write(db)
     expect(held(db)).to.deep.equal([`${early}:0:1`, `${late}:0:1`, `${late}:1:1`, `${refused}:0:0`, `${never}:0:0`])
     expect(new PinsRepo(db).heldWaitingBetween(0, 100, 10).map((p) => `${p.batchId}:${p.index}`)).to.deep.equal([`${early}:0`, `${late}:0`, `${late}:1`])
@@ -406,7 +406,7 @@ describe('pins: held, kept by the database', function () {
     const expected = held(db)
     await db.close()
     const { lines, log } = logCollector()
-    const reopened = await Database.open({ dir: image, migrations, log })
+    const reopened = await Database.open({ dir: image, migrations, buildSnapshot: snapshotInThread, log })
     expect(lines.join('\n')).to.match(/replayed \d+ transactions/)
     expect(held(reopened)).to.deep.equal(expected)
     await reopened.close()
@@ -415,7 +415,7 @@ describe('pins: held, kept by the database', function () {
   it('fills held in for pins written before it existed (schema v6 and earlier)', async () => {
     const dir = await temp.make('parley-held-')
     const v7 = migrations.findIndex((m) => m.version === 7)
-    const old = await Database.open({ dir, migrations: migrations.slice(0, v7) })
+    const old = await Database.open({ dir, migrations: migrations.slice(0, v7), buildSnapshot: snapshotInThread })
     const batches = new BatchesRepo(old)
     const [here, refused, never] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
     await old.transaction((tx) => {
@@ -427,7 +427,7 @@ describe('pins: held, kept by the database', function () {
       }
     })
     await old.close()
-    const db = await Database.open({ dir, migrations })
+    const db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
     expect(held(db)).to.deep.equal([`${here}:0:1`, `${refused}:0:0`, `${never}:0:0`])
     await db.close()
   })

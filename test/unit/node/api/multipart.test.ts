@@ -20,6 +20,7 @@ import { DataUploader } from '../../../../node/data/upload.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
 import type { NodeServices } from '../../../../node/services.js'
 import { waitFor } from '../../../../network/process.js'
+import { snapshotInThread } from '../../../support/repos.js'
 
 const sha256 = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex')
 
@@ -61,7 +62,7 @@ describe('multipart upload (POST /data)', function () {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-upload-'))
-    db = await Database.open({ dir: join(dir, 'db'), migrations })
+    db = await Database.open({ dir: join(dir, 'db'), migrations, buildSnapshot: snapshotInThread })
     data = new DataRepo(db)
     const blobs = new BlobsRepo(db)
     const blobStore = await BlobStore.open(join(dir, 'blobs'))

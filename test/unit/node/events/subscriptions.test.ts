@@ -8,6 +8,7 @@ import { SubscriptionsRepo } from '../../../../node/db/repos/subscriptions.js'
 import { SubscriptionManager, type SubscriptionChange } from '../../../../node/events/subscriptions.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { newId, type SubscriptionId } from '../../../../node/core/ids.js'
+import { snapshotInThread } from '../../../support/repos.js'
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
   return p.then(
@@ -27,7 +28,7 @@ describe('subscriptions: manager', () => {
   let changes: SubscriptionChange[]
 
   const open = async () => {
-    db = await Database.open({ dir, migrations })
+    db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
     repo = new SubscriptionsRepo(db)
     manager = new SubscriptionManager({ db, repo, lastSequence: () => last, log: (l) => logs.push(l) })
     manager.onChange((c) => changes.push(c))
@@ -256,7 +257,7 @@ describe('subscriptions: manager', () => {
         close: () => sink.close(),
       })
       const heldDir = join(await temp.make('parley-subs-held-'), 'db')
-      const heldDb = await Database.open({ dir: heldDir, migrations, wrapJournal })
+      const heldDb = await Database.open({ dir: heldDir, migrations, buildSnapshot: snapshotInThread, wrapJournal })
       try {
         const heldManager = new SubscriptionManager({ db: heldDb, repo: new SubscriptionsRepo(heldDb), lastSequence: () => 0, log: () => {} })
         const told: string[] = []

@@ -11,6 +11,7 @@ import { migrations } from '../../../../../node/db/schema/index.js'
 import { SubscriptionsRepo } from '../../../../../node/db/repos/subscriptions.js'
 import { SubscriptionManager } from '../../../../../node/events/subscriptions.js'
 import { parseDurationMs } from '../../../../../node/events/subscription-input.js'
+import { snapshotInThread } from '../../../../support/repos.js'
 
 interface Reply {
   status: number
@@ -29,7 +30,7 @@ describe('subscriptions: API', () => {
   const logs: string[] = []
 
   before(async () => {
-    db = await Database.open({ dir: join(await temp.make('parley-subs-api-'), 'db'), migrations })
+    db = await Database.open({ dir: join(await temp.make('parley-subs-api-'), 'db'), migrations, buildSnapshot: snapshotInThread })
     const subscriptions = new SubscriptionManager({ db, repo: new SubscriptionsRepo(db), lastSequence: () => last, log: (l) => logs.push(l) })
     const services = { config: { limits: DEFAULT_REQUEST_LIMITS }, subscriptions } as unknown as NodeServices
     port = await freePort()

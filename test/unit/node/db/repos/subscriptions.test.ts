@@ -8,6 +8,7 @@ import { ParleyError } from '../../../../../node/core/errors.js'
 import { newId, type SubscriptionId } from '../../../../../node/core/ids.js'
 import type { Timestamp } from '../../../../../node/core/time.js'
 import type { FilterCondition, FilterOp, Subscription } from '../../../../../node/model/index.js'
+import { snapshotInThread } from '../../../../support/repos.js'
 
 const cond = (field: string, op: FilterOp, value: string): FilterCondition => ({ field, op, value, not: false, caseInsensitive: false })
 const page = { limit: 25, skip: 0 }
@@ -24,7 +25,7 @@ describe('subscriptions: storage', () => {
 
   beforeEach(async () => {
     dir = join(await temp.make('parley-subs-db-'), 'db')
-    db = await Database.open({ dir, migrations })
+    db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
     repo = new SubscriptionsRepo(db)
   })
   afterEach(() => db.close())
@@ -116,7 +117,7 @@ describe('subscriptions: storage', () => {
     await insertAll()
     await db.transaction((tx) => repo.setOffset(tx, c.id, 8))
     await db.close()
-    db = await Database.open({ dir, migrations })
+    db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
     repo = new SubscriptionsRepo(db)
     expect(repo.all()).to.deep.equal([a, b, c, other])
     expect(repo.offset(c.id)).to.equal(8)
