@@ -218,10 +218,13 @@ describe('db: durability and recovery', function () {
     const images: Record<string, string> = {}
     let release: () => void = () => {}
     const gate = new Promise<void>((resolve) => (release = resolve))
+    let imaged: () => void = () => {}
+    const buildWaiting = new Promise<void>((resolve) => (imaged = resolve))
     // Runs the real build in this thread, pausing before it and taking crash images around it.
     const builder: SnapshotBuilder = async (d, started) => {
       started()
       images['rotated, build not started'] = await temp.crashImage(d)
+      imaged()
       await gate
       const built = await buildSnapshot(d)
       images['snapshot renamed, sealed journal not removed'] = await temp.crashImage(d)
@@ -231,7 +234,7 @@ describe('db: durability and recovery', function () {
     const db = await openDb(dir, { buildSnapshot: builder, log })
     await insertMany(db, 1, 30)
     const checkpoint = db.checkpoint()
-    await new Promise((r) => setTimeout(r, 50))
+    await buildWaiting
     // The build is waiting: commits go to the new journal meanwhile.
     await insertMany(db, 31, 10)
     expect(existsSync(join(dir, 'journal.sealed'))).to.equal(true)
