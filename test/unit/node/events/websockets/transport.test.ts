@@ -239,6 +239,47 @@ describe('event socket (WebSocket transport over a real server)', () => {
     expect((rest!.events as Frame[]).map((e) => e.sequence)).to.deep.equal([4])
   })
 
+  it('one connection starts several durable subscriptions; each gets its own events, acknowledged by its subscription', async () => {
+    const x = define('x', {}, { events: 'confirmed' })
+    const y = define('y', {}, { events: 'rejected' })
+    const c = await open('/ws')
+    c.send({ type: 'start', namespace: 'default', name: 'x' })
+    c.send({ type: 'start', namespace: 'default', name: 'y' })
+    await c.quiet(50)
+    publish(1, 'message_confirmed')
+    publish(1, 'message_rejected')
+    const frames = await c.next(2)
+    const to = (sub: Subscription): Frame | undefined => frames.find((f) => (f.subscription as { id: string }).id === sub.id)
+    expect(to(x)).to.include({ type: 'message_confirmed', sequence: 1 })
+    expect(to(y)).to.include({ type: 'message_rejected', sequence: 2 })
+    // Each acknowledgement names its subscription; each moves only that one's offset.
+    for (const f of frames) c.send({ type: 'ack', id: f.id, subscription: f.subscription })
+    publish(1, 'message_confirmed')
+    publish(1, 'message_rejected')
+    const next = await c.next(2)
+    expect(next.map((f) => [(f.subscription as { name: string }).name, f.sequence]).sort()).to.deep.equal([
+      ['x', 3],
+      ['y', 4],
+    ])
+    await new Promise((r) => setTimeout(r, 20))
+    // x acknowledged 1 and passes over 2 (not its type); y acknowledged 2 and passes over 3. Neither acknowledged
+    // what it was sent next.
+    expect([offsets.get(x.id), offsets.get(y.id)]).to.deep.equal([2, 3])
+  })
+
+  it('a durable subscription deleted while a client is connected delivers nothing more to it', async () => {
+    const sub = define('gone', {}, {})
+    const c = await open('/ws?namespace=default&name=gone')
+    publish(1)
+    const [f] = await c.next()
+    c.send({ type: 'ack', id: f!.id, subscription: f!.subscription })
+    subs.delete('default/gone')
+    offsets.delete(sub.id)
+    for (const l of listeners) l({ kind: 'delete', subscription: sub })
+    publish(2)
+    await c.quiet()
+  })
+
   const refusals: [string, string | undefined, unknown, RegExp][] = [
     ['a frame that is not JSON', '/ws', 'not json', /not JSON/],
     ['an unknown frame type', '/ws', { type: 'listen' }, /unknown frame type/],
