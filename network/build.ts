@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { extname, join, relative, resolve, sep } from 'node:path'
-import { projectRoot } from './process.js'
+import { projectRoot, tsEntry } from './process.js'
 import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
@@ -118,15 +118,29 @@ export async function ensureBuild(): Promise<Build> {
     seconds: (performance.now() - started) / 1000,
     // No --enable-source-maps: each bundle maps its own stack traces to the TypeScript files and lines, reading its
     // map only when a stack is printed (network/mapped-stacks.ts).
-    nodeArgs: (name, args = []) => [
-      ...(name === 'node' ? NODE_V8_FLAGS : []),
-      join(dir, `${name}.js`),
-      ...args,
-      ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
-      // The web console of this same build, served by the node at /ui.
-      ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR)] : []),
-    ],
+    nodeArgs: (name, args = []) =>
+      underCoverage()
+        ? [
+            // c8 maps what V8 counted in a process back to the TypeScript through the source maps Node caches
+            // for the files it loads; tsx's maps are read that way, a bundle's (loaded through the code cache) are
+            // not. So under `npm run coverage` the programs run from their sources, as they did under tsx.
+            ...tsEntry(ENTRIES[name], args),
+            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR)] : []),
+          ]
+        : [
+            ...(name === 'node' ? NODE_V8_FLAGS : []),
+            join(dir, `${name}.js`),
+            ...args,
+            ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
+            // The web console of this same build, served by the node at /ui.
+            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR)] : []),
+          ],
   }
+}
+
+/** Whether V8 coverage is being collected for this process and its children (c8 sets NODE_V8_COVERAGE). */
+function underCoverage(): boolean {
+  return (process.env.NODE_V8_COVERAGE ?? '') !== ''
 }
 
 function esbuildVersion(): string {

@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { layout } from '../../network/layout.js'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
 import { suiteNetwork } from '../support/network.js'
@@ -119,5 +121,35 @@ describe('broadcast through SIGKILL and restart', function () {
       const refs = (await confirmedEvents(m, ns)).map((e) => e.reference)
       expect(new Set(refs).size, m.org).to.equal(refs.length)
     }
+  })
+
+  // Last in the file: it reconfigures two members.
+  it('many small batches at once (batch size 1): every member confirms them all, in one order, however they interleave with the aggregator', async () => {
+    const senders = [members[0]!, members[1]!]
+    const L = layout(t.dir)
+    for (const m of senders) {
+      const file = L.member(m.org).config
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), batch: { size: 1, timeoutMs: 0 } }))
+      await t.net.kill(m.node, 'SIGTERM')
+      await t.net.restart(m.node)
+    }
+    const ns = `small-${run}`
+    const topics = [0, 1, 2].map((i) => `s${i}-${run}`)
+    const topicOf = new Map<string, string>()
+    // Two senders, four concurrent lanes each: one pinBatch per message, batches arriving while passes run.
+    await Promise.all(
+      senders.flatMap((m) =>
+        [0, 1, 2, 3].map(async (lane) => {
+          for (let i = 0; i < 15; i++) {
+            const topic = topics[(i + lane) % 3]!
+            topicOf.set((await send(m, ns, topic, { lane, i })).header.id, topic)
+          }
+        }),
+      ),
+    )
+    await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 40_000)))
+    const { order, batches } = await pinOrder(members[2]!, ns, topicOf)
+    expect(batches, 'one batch per message').to.have.length(topicOf.size)
+    for (const m of members) expect(plain(await confirmationOrder(m, ns, topicOf)), m.org).to.deep.equal(plain(order))
   })
 })

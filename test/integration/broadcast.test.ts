@@ -1,9 +1,7 @@
 import { expect } from 'chai'
-import { readFileSync, writeFileSync } from 'node:fs'
-import { layout } from '../../network/layout.js'
 import type { MemberDescription } from '../../network/description.js'
 import { timestampSortKey } from '../../node/core/time.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import {
   broadcast,
   byTopic,
@@ -27,7 +25,7 @@ const HASH_RE = /^[0-9a-f]{64}$/
 
 describe('broadcast on a real 3-member network', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('broadcast')
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
 
@@ -371,38 +369,6 @@ describe('broadcast on a real 3-member network', function () {
       expect(otherNs.status).to.equal(202)
       const stored = await get<ApiMessage[]>(`${nsBase(m, ns)}/messages?idempotencykey=${key}`)
       expect(stored.body.map((x) => x.header.id)).to.deep.equal([first.body.header.id])
-    })
-  })
-
-  // Last in the file: it reconfigures two members.
-  describe('many small batches at once', () => {
-    it('every member confirms them all, in one order, however they interleave with the aggregator (batch size 1)', async () => {
-      const senders = [members[0]!, members[1]!]
-      const L = layout(t.dir)
-      for (const m of senders) {
-        const file = L.member(m.org).config
-        writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), batch: { size: 1, timeoutMs: 0 } }))
-        await t.net.kill(m.node, 'SIGTERM')
-        await t.net.restart(m.node)
-      }
-      const ns = `small-${run}`
-      const topics = [0, 1, 2].map((i) => `s${i}-${run}`)
-      const topicOf = new Map<string, string>()
-      // Two senders, four concurrent lanes each: one pinBatch per message, batches arriving while passes run.
-      await Promise.all(
-        senders.flatMap((m) =>
-          [0, 1, 2, 3].map(async (lane) => {
-            for (let i = 0; i < 15; i++) {
-              const topic = topics[(i + lane) % 3]!
-              topicOf.set((await send(m, ns, topic, { lane, i })).header.id, topic)
-            }
-          }),
-        ),
-      )
-      await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 40_000)))
-      const { order, batches } = await pinOrder(members[2]!, ns, topicOf)
-      expect(batches, 'one batch per message').to.have.length(topicOf.size)
-      for (const m of members) expect(plain(await confirmationOrder(m, ns, topicOf)), m.org).to.deep.equal(plain(order))
     })
   })
 })

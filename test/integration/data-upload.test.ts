@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
 import type { MemberDescription } from '../../network/description.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { get, nsBase, request, runId, sha256 } from '../support/api.js'
 import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
 import { processMemory } from '../../network/process.js'
@@ -15,9 +15,9 @@ function expectedDataHash(valueText: string | null, blobHash: string): string {
   return valueText === null ? blobHash : hex(hex(valueText) + blobHash)
 }
 
-describe('data upload and read-back on a real 1-member network', function () {
+describe('data upload and read-back on a member of a real network', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('upload', { members: 1 })
+  const t = sharedNetwork()
   let m: MemberDescription
   let pid: number
   const run = runId()

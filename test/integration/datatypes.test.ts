@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { broadcast, get, messageReaching, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { uploadBlob } from '../support/upload.js'
 
@@ -29,7 +29,7 @@ const WIDGET_SCHEMA = {
 
 describe('datatypes on a real 3-member network', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('datatypes', { members: 3 })
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
 

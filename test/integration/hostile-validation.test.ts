@@ -4,7 +4,7 @@ import { sealManifest } from '../../node/batch/verify.js'
 import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type DataId } from '../../node/core/ids.js'
 import { MAX_DATA_PER_MESSAGE, type BatchPayload, type Data } from '../../node/model/index.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { RogueSender } from '../support/rogue-sender.js'
 import { broadcast, get, messageReaching, nsBase, request, runId, send, type ApiMessage } from '../support/api.js'
 
@@ -20,7 +20,7 @@ const nested = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
  */
 describe('hostile data: the same verdict on every member, and no member frozen', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('hostile', { members: 3 })
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
   const ns = 'default'

@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { layout } from '../../network/layout.js'
 import { kuboAdd } from '../../node/storage/kubo-add.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { get, nsBase, request, runId, waitConfirmedAll, type ApiMessage } from '../support/api.js'
 import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
 
@@ -22,7 +22,7 @@ async function folderBytes(dir: string): Promise<number> {
 
 describe('private blobs on a real 3-member network', function () {
   this.timeout(300_000)
-  const t = suiteNetwork('private-blobs')
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
   const ns = `pblob-${run}`

@@ -8,7 +8,7 @@ import { now } from '../../node/core/time.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import type { BatchPayload, Data, Header } from '../../node/model/index.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { confirmationOrder, get, messageReaching, nsBase, plain, request, runId, waitConfirmedAll, type ApiChainEvent, type ApiMessage } from '../support/api.js'
 import { rawRequest } from '../support/exchange-harness.js'
 
@@ -21,7 +21,7 @@ function sendPrivate(m: MemberDescription, ns: string, body: unknown, path = 'me
 
 describe('private messaging on a real 3-member network', function () {
   this.timeout(180_000)
-  const t = suiteNetwork('private')
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
   const ns = `priv-${run}`

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { MemberDescription } from '../../network/description.js'
 import { waitFor } from '../../network/process.js'
 import type { Hash } from '../../node/core/ids.js'
-import { testNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { RogueSender } from '../support/rogue-sender.js'
 import { broadcast, get, messageReaching, nsBase, request, runId, send, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { downloadBlob, patternBytes, uploadBlob, type ApiBlobData } from '../support/upload.js'
@@ -17,13 +17,12 @@ const MiB = 1024 * 1024
  */
 describe('received data: blobs and datatypes on a real 3-member network', function () {
   this.timeout(180_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
+  const t = sharedNetwork()
   let members: MemberDescription[] = []
   let rogue: RogueSender
   const run = runId()
 
   before(async () => {
-    t = await testNetwork('received-data')
     members = t.net.description.members
     rogue = new RogueSender(t.net.description, `did:firefly:org/rogue${run}`)
     await rogue.start()
@@ -35,8 +34,6 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
 
   after(async () => {
     await rogue?.stop()
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
 
   const messageOn = (m: MemberDescription, ns: string, id: string, state: string): Promise<ApiMessage> => messageReaching(m, ns, id, [state])
@@ -87,7 +84,7 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     }
     // What was published is the blob itself, fetchable by anyone from shared storage.
     const ref = (await get<ApiBlobData>(`${nsBase(members[1]!, ns)}/data/${up.body.id}`)).body.blob!.public!
-    const res = await fetch(`${t!.net.description.ipfs.gateway}/ipfs/${ref}`)
+    const res = await fetch(`${t.net.description.ipfs.gateway}/ipfs/${ref}`)
     const sha = createHash('sha256')
     for await (const c of res.body!) sha.update(c as Uint8Array)
     expect(sha.digest('hex')).to.equal(expected)
@@ -145,10 +142,10 @@ describe('received data: blobs and datatypes on a real 3-member network', functi
     const id = batch.messages[0]!.header.id
     const victim = members[2]!
     await batchReceivedOn(victim, ns, batch.id)
-    await t!.net.kill(victim.node, 'SIGKILL')
+    await t.net.kill(victim.node, 'SIGKILL')
     // The blob appears while the receiver is down; what it still wants must have survived in its database.
     expect(await rogue.upload(bytes)).to.equal(ref)
-    await t!.net.restart(victim.node)
+    await t.net.restart(victim.node)
     await messageOn(victim, ns, id, 'confirmed')
     const blob = await downloadBlob(victim, ns, batch.data[0]!.id)
     expect(blob.sha256).to.equal(hash)

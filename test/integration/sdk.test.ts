@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import sdk from '@hyperledger/firefly-sdk'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { get, messageReaching, runId, send, waitConfirmedAll } from '../support/api.js'
 import { eventLog, subsUrl, sleep, type ApiSubscription } from '../support/events.js'
 
@@ -44,7 +44,7 @@ describe('FireFly Node SDK against a real 3-member network', function () {
   this.timeout(180_000)
   // The SDK logs each connect and close; the suite's output stays readable without them.
   process.env.FF_SDK_LOG_LEVEL ??= 'ERROR'
-  const t = suiteNetwork('sdk')
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
   const ns = `sdk-${run}`

@@ -5,13 +5,13 @@ import { layout } from '../../network/layout.js'
 import { waitFor } from '../../network/process.js'
 import { sha256Hex } from '../../node/core/hashes.js'
 import { timestampSortKey } from '../../node/core/time.js'
-import { testNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { RogueSender, type Published } from '../support/rogue-sender.js'
 import { broadcast, get, nsBase, runId, send, type ApiBatch, type ApiEvent, type ApiMessage } from '../support/api.js'
 
 describe('a tampered broadcast batch pinned by a test-only sender', function () {
   this.timeout(120_000)
-  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
+  const t = sharedNetwork()
   let rogue: RogueSender | undefined
   let members: MemberDescription[] = []
   const run = runId()
@@ -30,7 +30,6 @@ describe('a tampered broadcast batch pinned by a test-only sender', function () 
   let control: { pub: Published; messageId: string } | undefined
 
   before(async () => {
-    t = await testNetwork('tamper')
     members = t.net.description.members
     rogue = new RogueSender(t.net.description, `did:firefly:org/rogue-${run}`)
     await rogue.start()
@@ -74,8 +73,6 @@ describe('a tampered broadcast batch pinned by a test-only sender', function () 
 
   after(async () => {
     await rogue?.stop()
-    const alive = await t?.stop()
-    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
 
   async function batchOn(m: MemberDescription, id: string, state: ApiBatch['state']): Promise<ApiBatch> {
@@ -175,13 +172,13 @@ describe('a tampered broadcast batch pinned by a test-only sender', function () 
     const x1 = await send(org1, ns, `x1-${run}`, sent)
     const x2 = await send(org1, ns, `x2-${run}`, 'the real second message')
     // The sender dies before it pins; the rogue learns the ids first and pins its own batches under them.
-    await t!.net.kill('node1', 'SIGKILL')
+    await t.net.kill('node1', 'SIGKILL')
     const forgedData = rogue!.build(ns, [{ topic: `y1-${run}`, value: { pay: 10000 }, dataId: x1.data[0]!.id }])
     const forgedMessage = rogue!.build(ns, [{ topic: `y2-${run}`, value: 'a forged second message', messageId: x2.header.id }])
     const forged = [await rogue!.publish(forgedData), await rogue!.publish(forgedMessage)]
     for (const m of [members[0]!, members[2]!]) for (const f of forged) await batchOn(m, f.batchId, 'received')
 
-    await t!.net.restart('node1')
+    await t.net.restart('node1')
     // The sender settles its own messages: confirmed, as it sent them.
     for (const x of [x1, x2]) {
       let got: ApiMessage | undefined
@@ -227,8 +224,8 @@ describe('a tampered broadcast batch pinned by a test-only sender', function () 
 
   it('a restarted member keeps the refusals, and fetches nothing again', async () => {
     const m = members[2]!
-    await t!.net.kill('node2', 'SIGKILL')
-    await t!.net.restart('node2')
+    await t.net.kill('node2', 'SIGKILL')
+    await t.net.restart('node2')
     const after = await send(members[0]!, ns, `${topic.free}-3`, 'after the restart')
     await waitFor(`${m.org} to confirm a new broadcast after its restart`, async () => {
       const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${after.header.id}`)
@@ -239,7 +236,7 @@ describe('a tampered broadcast batch pinned by a test-only sender', function () 
       expect(b.body.state, x.what).to.equal('refused')
       expect((await get(`${nsBase(m, ns)}/messages/${x.messageId}`)).status, x.what).to.equal(404)
       // The log (appended across runs) names each refusal once: the restart did not download and judge it again.
-      const log = readFileSync(layout(t!.dir).log('node2'), 'utf8')
+      const log = readFileSync(layout(t.dir).log('node2'), 'utf8')
       expect(log.split('\n').filter((l) => l.includes(`batch ${x.pub.batchId} pinned by ${rogue!.key} refused`)), x.what).to.have.length(1)
     }
   })

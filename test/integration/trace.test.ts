@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { timestampSortKey } from '../../node/core/time.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { get, messageReaching, nsBase, request, runId, send, type ApiMessage } from '../support/api.js'
 
 interface Step {
@@ -31,7 +31,7 @@ const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
 
 describe('message trace on a real 3-member network', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('trace')
+  const t = sharedNetwork()
   const { members } = t
   const run = runId()
   const ns = `trace-${run}`

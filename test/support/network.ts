@@ -15,11 +15,11 @@ export function tempDir(prefix: string): string {
  * Starts a network for a test suite through the same code the CLI uses, and stops it by PID afterwards even
  * when a test failed; `stop()` also reports any process left alive so the suite can fail on it.
  */
-export async function testNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'dir'> = {}) {
-  const dir = tempDir(prefix)
+export async function testNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'dir'> & { dir?: string } = {}) {
+  const dir = opts.dir ?? tempDir(prefix)
   let net: RunningNetwork | undefined
   try {
-    net = await startNetwork({ dir, members: 3, ...opts })
+    net = await startNetwork({ members: 3, ...opts, dir })
   } catch (err) {
     await stopNetwork(dir)
     throw err

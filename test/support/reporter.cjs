@@ -1,15 +1,60 @@
-// Mocha's spec reporter, plus one closing line in the plain form CI reads: "N passed, N failed, N skipped".
+// Mocha's spec reporter, then the slowest test files with their times (so that growth shows), then one closing line
+// in the plain form CI reads: "N passed, N failed, N skipped".
 'use strict'
+const { readFileSync } = require('node:fs')
+const { join, relative } = require('node:path')
 const Mocha = require('mocha')
-const { EVENT_RUN_END } = Mocha.Runner.constants
+const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants
+
+const SLOWEST = 15
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options)
+    const started = Date.now()
+    // Serial mode: a file's time runs from its first top-level suite's start to its last one's end, hooks included.
+    // In parallel mode these events arrive together once a worker has finished a file, so the workers time their
+    // files themselves (test/support/run-hooks.ts).
+    const serialTimes = new Map()
+    const begun = new Map()
+    runner.on(EVENT_SUITE_BEGIN, (suite) => {
+      if (suite.parent && suite.parent.root && suite.file) begun.set(suite, Date.now())
+    })
+    runner.on(EVENT_SUITE_END, (suite) => {
+      const at = begun.get(suite)
+      if (at !== undefined) serialTimes.set(suite.file, (serialTimes.get(suite.file) || 0) + Date.now() - at)
+    })
     runner.once(EVENT_RUN_END, () => {
+      const parallel = typeof runner.isParallelMode === 'function' && runner.isParallelMode()
+      const times = parallel ? workerTimes() : serialTimes
+      const slowest = [...times.entries()].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST)
+      const wall = ((Date.now() - started) / 1000).toFixed(0)
+      const out = [`\nslowest files of ${times.size} (the run took ${wall} s${parallel ? '; files ran in parallel, each timed alone' : ''}):`]
+      for (const [file, ms] of slowest) out.push(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${relative(process.cwd(), file)}`)
       const s = runner.stats
-      process.stdout.write(`\nmocha: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped\n`)
+      out.push('', `mocha: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped`, '')
+      process.stdout.write(out.join('\n'))
     })
   }
 }
+
+/** What the workers recorded in the run folder: one JSON line per file, `{"file", "ms"}`. */
+function workerTimes() {
+  const times = new Map()
+  const folder = process.env.PARLEY_TEST_RUN
+  if (!folder) return times
+  let text = ''
+  try {
+    text = readFileSync(join(folder, 'file-times.jsonl'), 'utf8')
+  } catch {
+    return times
+  }
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    const { file, ms } = JSON.parse(line)
+    times.set(file, (times.get(file) || 0) + ms)
+  }
+  return times
+}
+
 module.exports = SpecWithSummary
