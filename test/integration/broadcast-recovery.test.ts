@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
-import { waitFor } from '../../network/process.js'
+import { waitUntil } from '../support/wait.js'
 import { suiteNetwork } from '../support/network.js'
 import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, pinOrder, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
 
@@ -35,7 +35,7 @@ describe('broadcast through SIGKILL and restart', function () {
 
     // Phase 1: both senders stream; node2 is killed once it has confirmed some of it, while the stream runs.
     const phase1 = Promise.all([stream(org0, 0, 20), stream(org1, 0, 20)])
-    await waitFor('node2 to confirm part of the stream', async () => (await confirmedEvents(org2, ns)).length >= 5, { timeoutMs: 30_000, intervalMs: 50 })
+    await waitUntil('node2 to confirm part of the stream', async () => (await confirmedEvents(org2, ns)).length >= 5, { timeoutMs: 30_000, intervalMs: 50 })
     await t.net.kill('node2', 'SIGKILL')
     await phase1
 
@@ -104,7 +104,7 @@ describe('broadcast through SIGKILL and restart', function () {
     }
     const lanes = Promise.all([lane(), lane(), lane(), lane()])
     // Kill once some batches have been pinned and confirmed by the others, with more still being accepted.
-    await waitFor('org2 to confirm part of the stream', async () => (await confirmedEvents(members[2]!, ns)).length >= 20, { timeoutMs: 30_000, intervalMs: 50 })
+    await waitUntil('org2 to confirm part of the stream', async () => (await confirmedEvents(members[2]!, ns)).length >= 20, { timeoutMs: 30_000, intervalMs: 50 })
     await t.net.kill('node0', 'SIGKILL')
     stop = true
     await lanes
