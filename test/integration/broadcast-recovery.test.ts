@@ -2,7 +2,8 @@ import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { waitUntil } from '../support/wait.js'
 import { suiteNetwork } from '../support/network.js'
-import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, pinOrder, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
+import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
+import { chainOrder } from '../support/chain-order.js'
 
 describe('broadcast through SIGKILL and restart', function () {
   this.timeout(120_000)
@@ -13,7 +14,7 @@ describe('broadcast through SIGKILL and restart', function () {
   /** Every member confirmed every id, each once, in the same per-topic order, and that order is the chain's. */
   async function expectSameOrderEverywhere(ns: string, topicOf: Map<string, string>): Promise<void> {
     await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 60_000)))
-    const { order } = await pinOrder(members[0]!, ns, topicOf)
+    const { order } = await chainOrder(t.net.description, topicOf)
     expect([...order.values()].flat(), 'every message pinned once').to.have.length(topicOf.size)
     for (const m of members) {
       expect(plain(await confirmationOrder(m, ns, topicOf)), `${m.org}: per-topic confirmation order equals the pin order`).to.deep.equal(plain(order))

@@ -21,6 +21,7 @@ import {
   type ApiData,
   type ApiMessage,
 } from '../support/api.js'
+import { chainOrder } from '../support/chain-order.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const HASH_RE = /^[0-9a-f]{64}$/
@@ -141,41 +142,35 @@ describe('broadcast on a real 3-member network', function () {
 
       await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys())))
 
-      const { order: chainOrder, batches } = await pinOrder(members[0]!, ns, topicOf)
-      expect([...chainOrder.values()].flat(), 'every message pinned exactly once').to.have.length(100)
+      // The order as the chain has it (its logs, and the batches they name on IPFS), not as a member reports it.
+      const { order: onChain, batches } = await chainOrder(t.net.description, topicOf)
+      expect([...onChain.values()].flat(), 'every message pinned exactly once').to.have.length(100)
       for (const m of members) {
         const confirmed = await confirmationOrder(m, ns, topicOf)
-        expect(plain(confirmed), `${m.org}: confirmation order per topic equals the pin order`).to.deep.equal(plain(chainOrder))
-        // Every member read the same chain.
+        expect(plain(confirmed), `${m.org}: confirmation order per topic equals the pin order`).to.deep.equal(plain(onChain))
+        // Every member read the chain as it is.
         const own = await pinOrder(m, ns, topicOf)
-        expect(plain(own.order), `${m.org}: pin order as this member read it`).to.deep.equal(plain(chainOrder))
+        expect(plain(own.order), `${m.org}: pin order as this member read it`).to.deep.equal(plain(onChain))
       }
 
       // A sender's messages keep its send order on each topic.
       for (const [org, ids] of sentBy) {
         for (const [topic, expected] of byTopic(ids, topicOf)) {
-          expect(chainOrder.get(topic)!.filter((id) => expected.includes(id)), `${org} on ${topic}`).to.deep.equal(expected)
+          expect(onChain.get(topic)!.filter((id) => expected.includes(id)), `${org} on ${topic}`).to.deep.equal(expected)
         }
       }
 
       // Batching: fewer pins than messages; one pinBatch per batch whose contexts are sha256(topic) per message.
       expect(batches.length, 'messages were batched').to.be.lessThan(100)
-      for (const { event, batch } of batches) {
-        expect(event.output.batchHash).to.equal('0x' + batch.hash)
-        expect(event.output.payloadRef).to.equal(batch.payloadRef)
-        const contexts: string[] = []
-        for (const entry of batch.manifest.messages) {
-          const msg = await get<ApiMessage>(`${nsBase(members[2]!, ns)}/messages/${entry.id}`)
-          expect(entry.topics).to.equal(msg.body.header.topics.length)
-          for (const topic of msg.body.header.topics) contexts.push('0x' + sha256(topic))
-        }
-        expect(event.output.contexts, `contexts of batch ${batch.id}`).to.deep.equal(contexts)
+      for (const { pin, batch } of batches) {
+        const contexts = batch.payload.messages.flatMap((m) => m.header.topics.map((topic) => '0x' + sha256(topic)))
+        expect(pin.contexts, `contexts of batch ${batch.id}`).to.deep.equal(contexts)
       }
-      // The batch every member downloaded from IPFS is the one the sender sealed (same manifest hash).
-      const some = batches[0]!.batch
+      // The batch every member holds is the one the sender sealed and pinned (same manifest hash).
+      const some = batches[0]!.pin
       for (const m of members) {
-        const b = await get<{ hash: string; state: string }>(`${nsBase(m, ns)}/batches/${some.id}`)
-        expect(b.body.hash, m.org).to.equal(some.hash)
+        const b = await get<{ hash: string; state: string }>(`${nsBase(m, ns)}/batches/${some.batchId}`)
+        expect('0x' + b.body.hash, m.org).to.equal(some.batchHash)
         expect(b.body.state, m.org).to.be.oneOf(['pinned', 'received'])
       }
     })
@@ -400,7 +395,7 @@ describe('broadcast on a real 3-member network', function () {
         ),
       )
       await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 40_000)))
-      const { order, batches } = await pinOrder(members[2]!, ns, topicOf)
+      const { order, batches } = await chainOrder(t.net.description, topicOf)
       expect(batches, 'one batch per message').to.have.length(topicOf.size)
       for (const m of members) expect(plain(await confirmationOrder(m, ns, topicOf)), m.org).to.deep.equal(plain(order))
     })
