@@ -12,7 +12,7 @@ import { startNetwork, stopUntilNoneLeft, type RunningNetwork } from '../network
 import { signalPid } from '../network/process.js'
 import { startReaper } from './bench/reaper.js'
 import { stopOnInterrupt } from './bench/interrupt.js'
-import { codesReport, countsTable, failureReport, knownReport, runCampaign } from '../test/support/fuzz/campaign.js'
+import { codesReport, countsTable, failureReport, knownReport, plannedRequests, runCampaign } from '../test/support/fuzz/campaign.js'
 import { FAMILIES } from '../test/support/fuzz/gen/families.js'
 import { plantSeeds } from '../test/support/fuzz/gen/seeds.js'
 import { REQUEST_TIMEOUT_MS } from '../test/support/fuzz/settings.js'
@@ -96,7 +96,7 @@ try {
   const node = net.processes.find((p) => p.name === m.node)!
   const url = new URL(m.api)
   const seeds = await plantSeeds(m, `fuzz-${options.seed}`)
-  console.log(`network ready in ${net.startupSeconds.toFixed(1)} s; fuzzing ${options.runs} requests with seed ${options.seed}`)
+  console.log(`network ready in ${net.startupSeconds.toFixed(1)} s; fuzzing ${plannedRequests(options.runs, options.only)} requests with seed ${options.seed}`)
   const result = await runCampaign({
     target: { host: url.hostname, port: Number(url.port) },
     seeds,

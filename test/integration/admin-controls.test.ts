@@ -2,7 +2,8 @@ import { expect } from 'chai'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { MemberDescription } from '../../network/description.js'
 import { suiteNetwork } from '../support/network.js'
-import { get, messageReaching, nsBase, request, runId, send, type ApiMessage } from '../support/api.js'
+import { waitFor } from '../../network/process.js'
+import { get, messageReaching, nsBase, request, runId, send, type ApiChainEvent, type ApiMessage } from '../support/api.js'
 
 interface ControlsView {
   exchange: { held: { to: string; message?: string; batch?: string }[]; dropped: { to: string; batch?: string; message?: string }[] }
@@ -90,10 +91,14 @@ describe('admin controls on a real 3-member network', function () {
     const [org0, org1, org2] = members
     expect((await admin(org2!, '/ipfs/hold')).body.ipfs).to.deep.equal({ held: true })
     const m = await send(org0!, ns, `i-${run}`, { ipfsHeld: true })
-    await messageReaching(org1!, ns, m.header.id, ['confirmed'], 60_000)
+    const batchId = (await messageReaching(org1!, ns, m.header.id, ['confirmed'], 60_000)).batch!
+    const pinsOf = async (): Promise<number> => (await get<ApiChainEvent[]>(`${org2!.api}/api/v1/blockchainevents?batch=${batchId}`)).body.length
+    await waitFor(`org2 to read the pin of batch ${batchId}`, async () => (await pinsOf()) === 1, { timeoutMs: 30_000, intervalMs: 150 })
     const until = Date.now() + WATCH_MS
     while (Date.now() < until) {
-      expect(await stateOn(org2!, m.header.id), 'org2 has not fetched the batch').to.equal(undefined)
+      expect(await pinsOf(), 'org2 has read the pin').to.equal(1)
+      expect((await get(`${nsBase(org2!, ns)}/batches/${batchId}`)).status, 'org2 has not fetched the batch').to.equal(404)
+      expect(await stateOn(org2!, m.header.id), 'nor holds its message').to.equal(undefined)
       await sleep(250)
     }
     expect((await admin(org2!, '/ipfs/release')).body.ipfs).to.deep.equal({ held: false })

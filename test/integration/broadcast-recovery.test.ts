@@ -2,9 +2,10 @@ import { expect } from 'chai'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { layout } from '../../network/layout.js'
 import type { MemberDescription } from '../../network/description.js'
-import { waitFor } from '../../network/process.js'
+import { waitUntil } from '../support/wait.js'
 import { suiteNetwork } from '../support/network.js'
-import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, pinOrder, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
+import { broadcast, confirmationOrder, confirmedEvents, get, nsBase, plain, runId, send, waitConfirmedAll, type ApiData, type ApiMessage } from '../support/api.js'
+import { chainOrder } from '../support/chain-order.js'
 
 describe('broadcast through SIGKILL and restart', function () {
   this.timeout(120_000)
@@ -15,7 +16,7 @@ describe('broadcast through SIGKILL and restart', function () {
   /** Every member confirmed every id, each once, in the same per-topic order, and that order is the chain's. */
   async function expectSameOrderEverywhere(ns: string, topicOf: Map<string, string>): Promise<void> {
     await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 60_000)))
-    const { order } = await pinOrder(members[0]!, ns, topicOf)
+    const { order } = await chainOrder(t.net.description, topicOf)
     expect([...order.values()].flat(), 'every message pinned once').to.have.length(topicOf.size)
     for (const m of members) {
       expect(plain(await confirmationOrder(m, ns, topicOf)), `${m.org}: per-topic confirmation order equals the pin order`).to.deep.equal(plain(order))
@@ -37,7 +38,7 @@ describe('broadcast through SIGKILL and restart', function () {
 
     // Phase 1: both senders stream; node2 is killed once it has confirmed some of it, while the stream runs.
     const phase1 = Promise.all([stream(org0, 0, 20), stream(org1, 0, 20)])
-    await waitFor('node2 to confirm part of the stream', async () => (await confirmedEvents(org2, ns)).length >= 5, { timeoutMs: 30_000, intervalMs: 50 })
+    await waitUntil('node2 to confirm part of the stream', async () => (await confirmedEvents(org2, ns)).length >= 5, { timeoutMs: 30_000, intervalMs: 50 })
     await t.net.kill('node2', 'SIGKILL')
     await phase1
 
@@ -106,7 +107,7 @@ describe('broadcast through SIGKILL and restart', function () {
     }
     const lanes = Promise.all([lane(), lane(), lane(), lane()])
     // Kill once some batches have been pinned and confirmed by the others, with more still being accepted.
-    await waitFor('org2 to confirm part of the stream', async () => (await confirmedEvents(members[2]!, ns)).length >= 20, { timeoutMs: 30_000, intervalMs: 50 })
+    await waitUntil('org2 to confirm part of the stream', async () => (await confirmedEvents(members[2]!, ns)).length >= 20, { timeoutMs: 30_000, intervalMs: 50 })
     await t.net.kill('node0', 'SIGKILL')
     stop = true
     await lanes
@@ -148,7 +149,7 @@ describe('broadcast through SIGKILL and restart', function () {
       ),
     )
     await Promise.all(members.map((m) => waitConfirmedAll(m, ns, topicOf.keys(), 40_000)))
-    const { order, batches } = await pinOrder(members[2]!, ns, topicOf)
+    const { order, batches } = await chainOrder(t.net.description, topicOf)
     expect(batches, 'one batch per message').to.have.length(topicOf.size)
     for (const m of members) expect(plain(await confirmationOrder(m, ns, topicOf)), m.org).to.deep.equal(plain(order))
   })

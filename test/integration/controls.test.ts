@@ -6,7 +6,8 @@ import { projectRoot, tsEntry, waitFor } from '../../network/process.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from '../../network/suite.js'
 import type { NetworkTrace } from '../../network/trace.js'
 import { suiteNetwork } from '../support/network.js'
-import { broadcast, get, nsBase, request, runId, type ApiChainEvent, type ApiMessage } from '../support/api.js'
+import { broadcast, get, nsBase, request, runId, type ApiMessage } from '../support/api.js'
+import { chainPins } from '../support/chain-order.js'
 
 /**
  * The test controls on a real 3-member network, used only through what a suite of a multi-org application has:
@@ -204,16 +205,17 @@ describe('test controls on a real 3-member network', function () {
       const head = await t.net.mine()
       await Promise.all([a, b].map((id) => waitConfirmed(t.net, id, { namespace: ns })))
 
-      const pinOf = async (id: string): Promise<ApiChainEvent> => {
-        const msg = await get<ApiMessage>(`${nsBase(org(2), ns)}/messages/${id}`)
-        const events = await get<ApiChainEvent[]>(`${org(2).api}/api/v1/blockchainevents?batch=${msg.body.batch}`)
-        expect(events.body, `the pin of ${id}`).to.have.length(1)
-        return events.body[0]!
+      // Where each pin is, as the chain's own logs say (not as a member read them).
+      const pins = await chainPins(t.net.description.chain)
+      const pinOf = async (id: string): Promise<number> => {
+        const batch = (await get<ApiMessage>(`${nsBase(org(2), ns)}/messages/${id}`)).body.batch
+        const at = pins.findIndex((p) => p.batchId === batch)
+        expect(at, `the pin of ${id} (batch ${batch})`).to.be.at.least(0)
+        expect(pins.filter((p) => p.batchId === batch), `the pins of ${id}'s batch`).to.have.length(1)
+        expect(pins[at]!.block, `${id}: in the one mined block`).to.equal(head)
+        return at
       }
-      const [pa, pb] = [await pinOf(a), await pinOf(b)]
-      expect(Number(pa.info.blockNumber)).to.equal(head)
-      expect(Number(pb.info.blockNumber), 'both batches in the one mined block').to.equal(head)
-      const chainOrder = Number(pa.info.logIndex) < Number(pb.info.logIndex) ? [a, b] : [b, a]
+      const chainOrder = (await pinOf(a)) < (await pinOf(b)) ? [a, b] : [b, a]
       for (const m of ['org0', 'org1', 'org2']) expect(await ids(m, M), m).to.deep.equal(chainOrder)
     } finally {
       await t.net.mining(true)

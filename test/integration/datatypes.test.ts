@@ -4,6 +4,7 @@ import { waitFor } from '../../network/process.js'
 import { sharedNetwork } from '../support/shared-network.js'
 import { broadcast, get, messageReaching, nsBase, request, runId, sha256, type ApiEvent, type ApiMessage } from '../support/api.js'
 import { uploadBlob } from '../support/upload.js'
+import { chainOrder } from '../support/chain-order.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const HASH_RE = /^[0-9a-f]{64}$/
@@ -130,7 +131,7 @@ describe('datatypes on a real 3-member network', function () {
     expect((await get(`${nsBase(m, 'default')}/datatypes/${name}/9.0`)).status).to.equal(404)
   })
 
-  it('two members define the same name and version at once: the first ordered wins everywhere, the other is rejected', async () => {
+  it('two members define the same name and version at once: the first pinned on chain wins everywhere, the other is rejected', async () => {
     const name = `race-${run}`
     const [a, b] = await Promise.all([
       define(members[0]!, 'default', { name, version: '1', value: { type: 'string' } }),
@@ -153,6 +154,11 @@ describe('datatypes on a real 3-member network', function () {
       const events = await get<ApiEvent[]>(`${nsBase(m, 'svc_system')}/events?type=message_rejected&reference=${loser}`)
       expect(events.body, `${m.org}: message_rejected`).to.have.length(1)
     }
+    // Both are settled, so both are pinned: the winner must be the one the chain ordered first, not merely the one
+    // every member agrees on.
+    const { order } = await chainOrder(t.net.description, new Map(ids.map((id) => [id, 'race'])))
+    expect(order.get('race'), 'both definitions, in chain order').to.have.length(2)
+    expect(winner, 'the winner is the definition pinned first').to.equal(order.get('race')![0])
   })
 
   it('refuses bad definitions with 400: schema, versions, names, validator', async () => {

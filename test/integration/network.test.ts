@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import WebSocket from 'ws'
 import { createHash, randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { Wallet } from 'ethers'
 import { fundAccounts } from '../../network/chain/deploy.js'
 import { createChain } from '../../node/chain/index.js'
@@ -9,6 +9,7 @@ import type { Chain } from '../../node/chain/types.js'
 import { layout } from '../../network/layout.js'
 import { waitFor } from '../../network/process.js'
 import { getJson, testNetwork } from '../support/network.js'
+import { chainPins } from '../support/chain-order.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
 
 interface Status {
@@ -129,14 +130,25 @@ describe('a 3-member network', function () {
 
   it('a member killed with SIGKILL resumes from its stored block and misses nothing', async () => {
     const org2 = t.net.description.members[2]!
+    // The newest pin before the kill, which org2 has stored: a restart from its stored block starts after it.
+    const before = (await chainPins(t.net.description.chain)).at(-1)!
+    expect(before.block, 'a pin after the first block').to.be.greaterThan(t.net.description.chain.firstBlock)
+    await waitFor('org2 to have processed the newest pin', async () => (await getJson<Status>(`${org2.api}/api/v1/status`)).body.chain.lastProcessedBlock >= before.block)
+    const logFile = t.net.processes.find((p) => p.name === org2.node)!.logFile
+    const logFrom = statSync(logFile).size
     await t.net.kill(org2.node, 'SIGKILL')
     const batchId = randomUUID() as BatchId
-    await pinner!.submitPinBatch({ txId: randomUUID() as TxId, batchId, batchHash: sha256('while down'), payloadRef: '', contexts: [sha256('x')] })
+    const whileDown = await pinner!.submitPinBatch({ txId: randomUUID() as TxId, batchId, batchHash: sha256('while down'), payloadRef: '', contexts: [sha256('x')] })
     await t.net.restart(org2.node)
     await waitFor('the restarted member to catch up', async () => {
       const { body } = await getJson<ChainEvent[]>(`${org2.api}/api/v1/blockchainevents?batch=${batchId}`)
       return body.length === 1
     })
+    // Where its chain follower started this time, as it logs it: after what it had stored, not from the first block.
+    const started = [...readFileSync(logFile).subarray(logFrom).toString('utf8').matchAll(/chain: following .* from block (\d+)/g)].map((x) => Number(x[1]))
+    expect(started, 'the chain follower started after the restart').to.not.be.empty
+    expect(started[0], `from its stored block: after block ${before.block}, which it had processed`).to.be.greaterThan(before.block)
+    expect(started[0], `not past block ${whileDown.blockNumber}, pinned while it was down`).to.be.at.most(whileDown.blockNumber)
     const { body: all } = await getJson<ChainEvent[]>(`${org2.api}/api/v1/blockchainevents?limit=1000`)
     const ids = all.map((e) => e.batch)
     expect(new Set(ids).size, 'no event recorded twice').to.equal(ids.length)

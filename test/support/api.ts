@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { MemberDescription } from '../../network/description.js'
-import { waitFor } from '../../network/process.js'
+import { Broken, waitUntil } from './wait.js'
 
 /** The parts of the member API the broadcast tests read, in the shapes the nodes answer with. */
 export interface ApiMessage {
@@ -121,12 +121,15 @@ export async function send(m: MemberDescription, ns: string, topic: string, valu
   return r.body
 }
 
-/** The member's message_confirmed events of a namespace, oldest first (insertion sequence). */
+/**
+ * The member's message_confirmed events of a namespace, oldest first (insertion sequence). Events out of sequence
+ * throw Broken, which ends a waitUntil at once; a failed request throws a plain Error (not yet).
+ */
 export async function confirmedEvents(m: MemberDescription, ns: string): Promise<ApiEvent[]> {
   const r = await get<ApiEvent[]>(`${nsBase(m, ns)}/events?type=message_confirmed&sort=sequence&limit=1000`)
   if (r.status !== 200) throw new Error(`${m.org}: GET events answered ${r.status} ${JSON.stringify(r.body)}`)
   for (let i = 1; i < r.body.length; i++) {
-    if (!(r.body[i]!.sequence > r.body[i - 1]!.sequence)) throw new Error(`${m.org}: events not in ascending sequence at ${i}`)
+    if (!(r.body[i]!.sequence > r.body[i - 1]!.sequence)) throw new Broken(`${m.org}: events not in ascending sequence at ${i}`)
   }
   return r.body
 }
@@ -149,7 +152,7 @@ export async function confirmationOrder(m: MemberDescription, ns: string, topicO
 /** Polls a member until it holds the message in one of `states`; answers it as last read. */
 export async function messageReaching(m: MemberDescription, ns: string, id: string, states: string[], timeoutMs = 60_000): Promise<ApiMessage> {
   let last: ApiMessage | undefined
-  await waitFor(`${m.org} to hold ${id} ${states.join(' or ')}`, async () => {
+  await waitUntil(`${m.org} to hold ${id} ${states.join(' or ')}`, async () => {
     const r = await get<ApiMessage>(`${nsBase(m, ns)}/messages/${id}`)
     last = r.status === 200 ? r.body : undefined
     return last !== undefined && states.includes(last.state)
@@ -157,12 +160,15 @@ export async function messageReaching(m: MemberDescription, ns: string, id: stri
   return last!
 }
 
-/** Waits until the member has a message_confirmed event for every id; the timeout names how many it had. */
+/**
+ * Waits until the member has a message_confirmed event for every id; the timeout names how many it had. Events out
+ * of sequence fail it at once.
+ */
 export async function waitConfirmedAll(m: MemberDescription, ns: string, ids: Iterable<string>, timeoutMs = 60_000): Promise<void> {
   const want = new Set(ids)
   let seen = 0
   try {
-    await waitFor(
+    await waitUntil(
       `${m.org} to confirm ${want.size} messages in ${ns}`,
       async () => {
         const got = new Set((await confirmedEvents(m, ns)).map((e) => e.reference))
@@ -172,6 +178,7 @@ export async function waitConfirmedAll(m: MemberDescription, ns: string, ids: It
       { timeoutMs, intervalMs: 200 },
     )
   } catch (err) {
+    if (err instanceof Broken) throw err
     throw new Error(`${(err as Error).message} (had ${seen} of ${want.size})`)
   }
 }

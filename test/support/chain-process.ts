@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, signalPid, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
+import { freePort, signalPid, spawnLogged, stopPid, tsEntry, type SpawnedProcess } from '../../network/process.js'
+import { Broken, waitUntil } from './wait.js'
 import { BATCH_PIN_ARTIFACT, deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 
 /** A real chain process (network/chain/main.ts) for tests, on a free port with a temporary state folder. */
@@ -52,8 +53,8 @@ export async function startChain(opts: { dir?: string; port?: number } = {}): Pr
     running.delete(proc.pid)
   })
   const rpc = `http://127.0.0.1:${port}`
-  await waitFor('the chain to be ready', () => {
-    if (exited !== undefined) throw new Error(`chain exited with ${exited}: ${output()}`)
+  await waitUntil('the chain to be ready', () => {
+    if (exited !== undefined) throw new Broken(`chain exited with ${exited}: ${output()}`)
     return output().includes(`chain ready rpc=${rpc} `)
   }, { timeoutMs: 60_000, intervalMs: 50 })
   return {

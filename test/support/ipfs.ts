@@ -2,7 +2,8 @@ import { createCipheriv, createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, isAlive, processMemory, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
+import { freePort, isAlive, processMemory, spawnLogged, stopPid, tsEntry, type SpawnedProcess } from '../../network/process.js'
+import { Broken, waitUntil } from './wait.js'
 export { sleep } from '../../network/process.js'
 export { collect } from './streams.js'
 
@@ -61,10 +62,10 @@ export async function startIpfsProcess(dir: string, ports?: { api: number; gatew
   const api = `http://127.0.0.1:${apiPort}`
   const gateway = `http://127.0.0.1:${gatewayPort}`
   try {
-    await waitFor(
+    await waitUntil(
       'the ipfs ready line',
       () => {
-        if (exitCode !== undefined) throw new Error(`ipfs exited with ${exitCode}: ${readLog(logFile)}`)
+        if (exitCode !== undefined) throw new Broken(`ipfs exited with ${exitCode}: ${readLog(logFile)}`)
         return readLog(logFile).includes(`ipfs ready api=${api} gateway=${gateway}`)
       },
       { timeoutMs: 20_000, intervalMs: 50 },

@@ -21,8 +21,9 @@ export interface CampaignOptions {
   /** The node's log: a server error it logs is a failure even when no client saw it (the client had hung up). */
   logFile?: string
   /**
-   * Wall-clock budget for all families, shared by weight like the runs: a family out of its share stops early and
-   * its row says so. Keeps `npm test` bounded on a loaded machine; the counts show what was covered.
+   * Wall-clock limit for the whole campaign: the family running when it passes stops there, later ones do not start,
+   * and their rows say so. A campaign cut short is a failed one (see `unfinished`); the limit only turns a run that
+   * would outlast its test's timeout into a failure that says how far it got.
    */
   timeBudgetMs?: number
   /** Only these families (all when absent). */
@@ -39,7 +40,9 @@ export interface Counts {
   dropped: number
   other: number
   seconds: number
-  /** Fewer requests than its share: the family ran out of its time budget. */
+  /** The requests it was to send: its share of the runs (for the total, the sum of the shares). */
+  planned: number
+  /** Fewer requests than planned: the time budget ran out. */
   interrupted: boolean
 }
 
@@ -61,7 +64,7 @@ export interface CampaignResult {
   codes: Map<string, Map<string, number>>
 }
 
-const zero = (): Counts => ({ requests: 0, '2xx': 0, '4xx': 0, '5xx': 0, hang: 0, dropped: 0, other: 0, seconds: 0, interrupted: false })
+const zero = (planned = 0): Counts => ({ requests: 0, '2xx': 0, '4xx': 0, '5xx': 0, hang: 0, dropped: 0, other: 0, seconds: 0, planned, interrupted: false })
 
 /** How many of `runs` each family gets. */
 export function runsPerFamily(runs: number, families: Family[] = FAMILIES): Map<string, number> {
@@ -77,14 +80,19 @@ export function runsPerFamily(runs: number, families: Family[] = FAMILIES): Map<
 export async function runCampaign(opts: CampaignOptions): Promise<CampaignResult> {
   const families = opts.only ? FAMILIES.filter((f) => opts.only!.includes(f.name)) : FAMILIES
   const share = runsPerFamily(opts.runs, families)
-  const totalWeight = families.reduce((n, f) => n + f.weight, 0)
+  const deadline = opts.timeBudgetMs !== undefined ? Date.now() + opts.timeBudgetMs : undefined
   const byFamily = new Map<string, Counts>()
   const failures: Failure[] = []
   const known = new Map<string, { n: number; example: Failure }>()
   const codes = new Map<string, Map<string, number>>()
   for (const family of families) {
-    const counts = zero()
+    const counts = zero(share.get(family.name)!)
     byFamily.set(family.name, counts)
+    const left = deadline === undefined ? undefined : deadline - Date.now()
+    if (left !== undefined && left <= 0) {
+      counts.interrupted = true
+      continue
+    }
     const familyCodes = new Map<string, number>()
     codes.set(family.name, familyCodes)
     const logFrom = opts.logFile ? statSync(opts.logFile).size : 0
@@ -108,20 +116,38 @@ export async function runCampaign(opts: CampaignOptions): Promise<CampaignResult
         numRuns: share.get(family.name)!,
         // The property records bad answers rather than failing: a throw is the fuzzer's own bug, shown unshrunk.
         endOnFailure: true,
-        ...(opts.timeBudgetMs !== undefined ? { interruptAfterTimeLimit: Math.ceil((opts.timeBudgetMs * family.weight) / totalWeight), markInterruptAsFailure: false } : {}),
+        // Not marked as a failure here, so that the rows are still counted and printed; `unfinished` fails the run.
+        ...(left !== undefined ? { interruptAfterTimeLimit: left, markInterruptAsFailure: false } : {}),
       },
     )
     counts.seconds = (Date.now() - t0) / 1000
-    counts.interrupted = counts.requests < share.get(family.name)!
+    counts.interrupted = counts.requests < counts.planned
     for (const problem of await healthProblems(opts, logFrom)) failures.push({ family: family.name, request: '(after the family)', problem })
     opts.log?.(`  ${family.name.padEnd(12)} ${formatCounts(counts)}`)
   }
   const total = zero()
   for (const c of byFamily.values()) {
-    for (const k of ['requests', '2xx', '4xx', '5xx', 'hang', 'dropped', 'other', 'seconds'] as const) total[k] += c[k]
+    for (const k of ['requests', '2xx', '4xx', '5xx', 'hang', 'dropped', 'other', 'seconds', 'planned'] as const) total[k] += c[k]
     total.interrupted ||= c.interrupted
   }
   return { seed: opts.seed, byFamily, total, failures, known, codes }
+}
+
+/** The requests planned in all for `runs`: the families' shares, each rounded (so not always `runs` exactly). */
+export function plannedRequests(runs: number, only?: string[]): number {
+  const families = only ? FAMILIES.filter((f) => only.includes(f.name)) : FAMILIES
+  return [...runsPerFamily(runs, families).values()].reduce((a, b) => a + b, 0)
+}
+
+/**
+ * Why the campaign did not run every planned request (the time budget ran out), naming how many ran of each
+ * family; undefined when all ran. A campaign that stops early has not checked what it claims to.
+ */
+export function unfinished(r: CampaignResult, budgetMs?: number): string | undefined {
+  if (!r.total.interrupted && r.total.requests === r.total.planned) return undefined
+  const rows = [...r.byFamily.entries()].filter(([, c]) => c.requests < c.planned).map(([name, c]) => `${name} ${c.requests} of ${c.planned}`)
+  const budget = budgetMs !== undefined ? ` within the ${budgetMs / 1000} s budget` : ''
+  return `ran ${r.total.requests} of ${r.total.planned} planned requests${budget} (short: ${rows.join(', ')})`
 }
 
 /** `status CODE` of a JSON error answer, e.g. `400 INVALID_FIELD`. */
@@ -150,14 +176,14 @@ async function healthProblems(opts: CampaignOptions, logFrom: number): Promise<s
 }
 
 export function formatCounts(c: Counts): string {
-  const cut = c.interrupted ? '  (time budget spent)' : ''
+  const cut = c.interrupted ? `  (time budget spent: ${c.requests} of ${c.planned} ran)` : ''
   return `requests ${String(c.requests).padStart(6)}  2xx ${String(c['2xx']).padStart(5)}  4xx ${String(c['4xx']).padStart(6)}  5xx ${String(c['5xx']).padStart(3)}  hangs ${String(c.hang).padStart(3)}  dropped ${String(c.dropped).padStart(3)}  other ${String(c.other).padStart(2)}  ${c.seconds.toFixed(1).padStart(6)} s${cut}`
 }
 
 /** The counts as a table, one row per family and the total. */
 export function countsTable(r: CampaignResult): string {
   const rows = [...r.byFamily.entries()].map(([name, c]) => `  ${name.padEnd(12)} ${formatCounts(c)}`)
-  return [`fuzz seed ${r.seed}`, ...rows, `  ${'total'.padEnd(12)} ${formatCounts(r.total)}`].join('\n')
+  return [`fuzz seed ${r.seed}, ${r.total.planned} requests planned`, ...rows, `  ${'total'.padEnd(12)} ${formatCounts(r.total)}`].join('\n')
 }
 
 /** Which known faults (known.ts) this run met, and which it did not (fixed, or not reached by this seed). */

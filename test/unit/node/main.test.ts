@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Wallet } from 'ethers'
 import { createNodeCertificate } from '../../../network/tls.js'
-import { freePort, projectRoot, tsEntry, waitFor } from '../../../network/process.js'
+import { freePort, projectRoot, tsEntry } from '../../../network/process.js'
+import { Broken, waitUntil } from '../../support/wait.js'
 import type { NodeConfigFile } from '../../../node/config.js'
 
 /**
@@ -50,7 +51,10 @@ describe('node entry: a log on a full disk', function () {
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve((exited = code))))
     try {
       const status = `http://127.0.0.1:${apiPort}/api/v1/status`
-      await waitFor('the member API', async () => exited === undefined && (await fetch(status)).ok, { timeoutMs: 30_000 })
+      await waitUntil('the member API', async () => {
+        if (exited !== undefined) throw new Broken(`the member exited with ${exited}: ${stderr}`)
+        return (await fetch(status)).ok
+      }, { timeoutMs: 30_000 })
       // It has logged (and dropped) its start, its chain and IPFS problems by now; a second look later still finds it up.
       await new Promise((r) => setTimeout(r, 500))
       expect((await fetch(status)).ok).to.equal(true)
