@@ -33,7 +33,7 @@ export function runFolder(): string {
 }
 let ownFolder: string | undefined
 
-/** One line per file a worker ran: `{"file": ..., "ms": ...}` (read by test/support/reporter.cjs). */
+/** One line per file a worker ran: `{file, ms, startedAt, worker}` (read by test/support/reporter.cjs). */
 export const fileTimesPath = (): string => join(runFolder(), 'file-times.jsonl')
 
 // Made now, in the main process, so that the workers it forks later inherit it.
@@ -43,14 +43,15 @@ let fileStarted = 0
 
 export const mochaHooks = {
   beforeAll(this: Context): void {
-    fileStarted = performance.now()
+    fileStarted = Date.now()
   },
   afterAll(this: Context): void {
     if (process.env.MOCHA_WORKER_ID === undefined) return
     const file = fileOf(this)
     if (file === undefined) return
     mkdirSync(runFolder(), { recursive: true })
-    appendFileSync(fileTimesPath(), `${JSON.stringify({ file, ms: Math.round(performance.now() - fileStarted) })}\n`)
+    const line = { file, ms: Date.now() - fileStarted, startedAt: fileStarted, worker: Number(process.env.MOCHA_WORKER_ID) }
+    appendFileSync(fileTimesPath(), `${JSON.stringify(line)}\n`)
   },
 }
 
