@@ -1,3 +1,5 @@
+/** The environment variable that names a build known to be current (set by network/launch.mjs). */
+export const CURRENT_BUILD_ENV: string
 /** Bumped when the shape of a build changes in a way its inputs do not show. */
 export const BUILD_FORMAT: number
 /** The version of the esbuild in node_modules. */

@@ -13,7 +13,7 @@
  * one place.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -24,6 +24,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
  * network command's own bundle, outputs listed in the stamp).
  */
 export const BUILD_FORMAT = 5
+
+/**
+ * Names, in the environment of a process, a build that is known to be current: network/launch.mjs sets it once its
+ * check has passed, so that the command it runs (network/build.ts's ensureBuild) does not hash every source again.
+ * The network's programs inherit it and never read it.
+ */
+export const CURRENT_BUILD_ENV = 'PARLEY_BUILD_DIR'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const BUILDER_SOURCE = 'network/build.ts'
@@ -72,7 +79,13 @@ export function hashOf(path) {
 export async function ensureCurrentBuild() {
   const started = performance.now()
   const id = currentBuildId()
-  if (id !== undefined) return { dir: join(projectRoot, '.build', id), compiled: false, seconds: (performance.now() - started) / 1000 }
+  if (id !== undefined) {
+    const dir = join(projectRoot, '.build', id)
+    // Its mtime says when a build was last used, which is what network/build.ts's pruning goes by.
+    const now = new Date()
+    utimesSync(dir, now, now)
+    return { dir, compiled: false, seconds: (performance.now() - started) / 1000 }
+  }
   const builder = await loadBuilder()
   const b = await builder.ensureBuild()
   return { dir: b.dir, compiled: b.compiled, seconds: (performance.now() - started) / 1000 }

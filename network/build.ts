@@ -24,7 +24,7 @@ import { projectRoot } from './process.js'
 import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
-import { BUILD_FORMAT, currentBuildId, esbuildVersion, hashOf, stampFileOf } from './build-check.mjs'
+import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, stampFileOf } from './build-check.mjs'
 
 /** The compiled programs: output name → TypeScript entry point. */
 export const ENTRIES = {
@@ -52,11 +52,11 @@ const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', '
 const MAPPED_STACKS = 'network/mapped-stacks.ts'
 
 /**
- * The programs started most (a member per org, IPFS) are CommonJS bundles (`<name>.cjs`) run through V8's code
- * cache by a small ESM launcher, `<name>.js` (network/code-cache.ts). The chain stays an ESM bundle (most of its
- * start-up is Hardhat's own modules, which stay in node_modules), and so do the workers.
+ * The programs started most (a member per org, IPFS, the network command) are CommonJS bundles (`<name>.cjs`) run
+ * through V8's code cache by a small ESM launcher, `<name>.js` (network/code-cache.ts). The chain stays an ESM bundle
+ * (most of its start-up is Hardhat's own modules, which stay in node_modules), and so do the workers.
  */
-const CODE_CACHED = ['node', 'ipfs'] as const satisfies readonly EntryName[]
+const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryName[]
 /**
  * V8 flags of a member node. SQLite's WebAssembly functions are optimised once they have run enough (V8's dynamic
  * tiering); at the default budget (1,800,000), opening and migrating a database already made hundreds of them hot,
@@ -111,18 +111,28 @@ export interface Build {
   nodeArgs(name: EntryName, args?: string[]): string[]
 }
 
-/** Reuses the current build when every source it was made from is unchanged, and compiles a new one otherwise. */
+/**
+ * Reuses the current build when every source it was made from is unchanged, and compiles a new one otherwise; in a
+ * process whose launcher has just made sure of the build (CURRENT_BUILD_ENV), that build.
+ */
 export async function ensureBuild(): Promise<Build> {
   const started = performance.now()
-  const esbuild = esbuildVersion(projectRoot)
-  let id = currentBuildId(projectRoot, esbuild)
-  const compiled = id === undefined
-  if (id === undefined) id = await compile(esbuild)
-  const dir = join(buildRoot, id)
-  const now = new Date()
-  // Its mtime says when a build was last used, which is what pruning goes by.
-  utimesSync(dir, now, now)
-  if (compiled) prune(id)
+  const checked = process.env[CURRENT_BUILD_ENV]
+  let dir: string
+  let compiled = false
+  if (checked !== undefined && checked !== '') {
+    dir = resolve(checked)
+  } else {
+    const esbuild = esbuildVersion(projectRoot)
+    let id = currentBuildId(projectRoot, esbuild)
+    compiled = id === undefined
+    if (id === undefined) id = await compile(esbuild)
+    dir = join(buildRoot, id)
+    const now = new Date()
+    // Its mtime says when a build was last used, which is what pruning goes by.
+    utimesSync(dir, now, now)
+    if (compiled) prune(id)
+  }
   return {
     dir,
     compiled,

@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { currentBuildId, ensureCurrentBuild } from './build-check.mjs'
+import { CURRENT_BUILD_ENV, currentBuildId, ensureCurrentBuild } from './build-check.mjs'
 import { ensureContracts } from './contracts.mjs'
 
 const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)))
@@ -25,6 +25,7 @@ export async function prepare(command, say = (line) => process.stderr.write(`${l
   if (command === 'up' && ensureContracts()) say('compiled the contracts')
   const b = await ensureCurrentBuild()
   if (b.compiled) say(`compiled the network's programs into ${join('.build', basename(b.dir))} in ${b.seconds.toFixed(2)} s`)
+  process.env[CURRENT_BUILD_ENV] = b.dir
   return b.dir
 }
 
