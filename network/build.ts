@@ -71,6 +71,8 @@ const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' 
 const HARDHAT_CONFIG_SOURCE = 'hardhat.config.ts'
 const HARDHAT_CONFIG_BUNDLE = 'hardhat.config.bundle.cjs'
 export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
+/** Written into a build by its first member node to migrate a new database (node/db/fresh-template.ts). */
+const DB_TEMPLATE = 'new-member.sqlite'
 
 /** What a complete build holds (the maps and code caches aside). */
 const OUTPUTS = [
@@ -144,8 +146,9 @@ export async function ensureBuild(): Promise<Build> {
       join(dir, `${name}.js`),
       ...args,
       ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
-      // The web console of this same build, served by the node at /ui.
-      ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR)] : []),
+      // The web console of this same build, served by the node at /ui; the database a new member starts from, made
+      // by the first member of this build (its migrations are this build's).
+      ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', join(dir, DB_TEMPLATE)] : []),
     ],
   }
 }

@@ -46,14 +46,15 @@ function consoleNextToEntry(): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' } }, strict: true })
+  const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' }, 'db-template': { type: 'string' } }, strict: true })
   if (!values.config) {
-    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json> [--ui-dir <built console>]\n')
+    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json> [--ui-dir <built console>] [--db-template <file>]\n')
     process.exit(2)
   }
   const cfg = { ...loadNodeConfig(values.config) }
   const uiDir = values['ui-dir'] !== undefined ? resolve(values['ui-dir']) : (cfg.uiDir ?? consoleNextToEntry())
   if (uiDir !== undefined) cfg.uiDir = uiDir
+  if (values['db-template'] !== undefined) cfg.dbTemplate = resolve(values['db-template'])
   const node = await startNode(cfg, log)
   let stopping = false
   const shutdown = (signal: string): void => {
