@@ -8,7 +8,7 @@ import { readDescription, readPids, updatePids, writeJsonAtomic, type MemberDesc
 import { assertPortFree, isAlive, projectRoot, stopPid, waitFor, type SpawnedProcess } from './process.js'
 import { ensureBuild, type Build } from './build.js'
 import { createNodeCertificate } from './tls.js'
-import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployment } from './chain/deploy.js'
+import { deployBatchPin, fundAccounts, fundAndDeploy, predictDeployment } from './chain/deploy.js'
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { bytesUnder, readyTimeoutMs } from './readiness.js'
@@ -70,7 +70,13 @@ interface MemberPlan {
 }
 
 const CHAIN_ID = 31337
-const FUNDING_ETHER = '1000'
+/**
+ * What account #0 (10,000 ETH at genesis) gives each new member: enough for any member, little enough for ~200 of
+ * them. A member pays ~4e-5 ETH for a pin of one message and ~3e-4 ETH for one of a full batch (~180 messages, 10
+ * topics), so 50 ETH pays for over a hundred thousand full batches, more messages than a member's in-memory database
+ * holds.
+ */
+const FUNDING_ETHER = '50'
 
 /**
  * Starts (or resumes) a local network: a chain with BatchPin, a local IPFS and N member nodes, each in its own
@@ -153,7 +159,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   // Where the contract is, known before the chain has started when possible: a resumed network's recorded address
   // (or, in a folder whose first start failed before network.json was written, the one its members were configured
   // with); for a new network, the address it will get (a CREATE address is a function of deployer and nonce:
-  // account #0 funds the new members, then deploys). Only a folder whose chain mined blocks without its members
+  // account #0 funds the new members, then deploys, in one block). Only a folder whose chain mined blocks without its members
   // ever being configured has to wait for the chain and the deployment before members can be configured.
   const fresh = memberPlans.filter((m) => m.cfg === undefined)
   const recorded = previous ? { contract: previous.chain.contract, firstBlock: previous.chain.firstBlock } : contractOfMembers(memberPlans)
@@ -210,21 +216,27 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     const chainReady = watch(waitProcessReady(chain, chainProgram.what, readyTimeoutMs(timeout, chainProgram.stateDirs), chainProgram.check).then(() => log('chain ready')))
     const ipfsReady = watch(waitProcessReady(ipfsProc, ipfsProgram.what, timeout, ipfsProgram.check).then(() => log('IPFS ready')))
 
-    // 4. Once the chain answers: new members funded, then the contract deployed (a new network: checked against the
-    //    prediction) or found (an existing one).
+    // 4. Once the chain answers: new members funded and the contract deployed, in one block and as predicted (a new
+    //    network), or funded and the contract found (an existing one).
     await step(chainReady)
+    const addresses = (): string[] => fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
+    const funded = (): void => log(`funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`)
     const fund = async (): Promise<void> => {
       if (fresh.length === 0) return
-      const addresses = fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
-      await fundAccounts(rpc, addresses, FUNDING_ETHER)
-      log(`funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`)
+      await fundAccounts(rpc, addresses(), FUNDING_ETHER)
+      funded()
     }
     let contract: { contract: string; firstBlock: number }
-    if (known) {
+    if (predicted) {
+      const deployed = await step(fundAndDeploy(rpc, addresses(), FUNDING_ETHER, predicted))
+      funded()
+      log(`deployed BatchPin at ${deployed.address} (block ${deployed.block}, with the funding), as predicted`)
+      contract = { contract: deployed.address, firstBlock: deployed.block }
+    } else if (known) {
       await step(fund())
-      contract = await step(ensureContract(rpc, recorded, predicted, L, log))
+      contract = await step(ensureContract(rpc, recorded, L, log))
     } else {
-      contract = await step(ensureContract(rpc, undefined, undefined, L, log))
+      contract = await step(ensureContract(rpc, undefined, L, log))
       await step(createMembers(contract))
       await step(fund())
     }
@@ -333,7 +345,6 @@ export function recordOrchestrator(dir: string, pid: number | undefined): void {
 async function ensureContract(
   rpc: string,
   recorded: { contract: string; firstBlock: number } | undefined,
-  predicted: PredictedDeployment | undefined,
   L: Layout,
   log: (line: string) => void,
 ): Promise<{ contract: string; firstBlock: number }> {
@@ -344,8 +355,8 @@ async function ensureContract(
     }
     return recorded
   }
-  const deployed = await deployBatchPin(rpc, predicted)
-  log(`deployed BatchPin at ${deployed.address} (block ${deployed.block})${predicted ? ', as predicted' : ''}`)
+  const deployed = await deployBatchPin(rpc)
+  log(`deployed BatchPin at ${deployed.address} (block ${deployed.block})`)
   return { contract: deployed.address, firstBlock: deployed.block }
 }
 
