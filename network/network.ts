@@ -11,9 +11,8 @@ import { createNodeCertificate } from './tls.js'
 import { deployBatchPin, fundAccounts, fundAndDeploy, predictDeployment } from './chain/deploy.js'
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
-import { bytesUnder, readyTimeoutMs } from './readiness.js'
+import { bytesUnder, readyTimeoutMs, seesEveryMember } from './readiness.js'
 import { rpcCall } from './probe.js'
-import { httpCall } from '../node/core/http-call.js'
 import { writeFileAtomic } from '../node/core/atomic-file.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
 import { useSmallSigningTables } from '../node/chain/signing-tables.js'
@@ -197,10 +196,13 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         const { what, check, stateDirs, ...spec } = nodeSpec(L, m.cfg!)
         return { m, what, check, stateDirs, p: launch(build, { what, check, stateDirs, ...spec }) }
       })
+      // Polled less often the more there are: the start waits for them all anyway, and the polls cost this process the
+      // CPU the members need (20 members polled every 100 ms while they boot: ~2,000 requests).
+      const interval = Math.max(100, 20 * plans.length)
       for (const { m, what, check, stateDirs, p } of launched) {
         const wait = readyTimeoutMs(timeout, stateDirs)
         if (wait > timeout) log(`${m.org} has ${Math.round(bytesUnder(stateDirs[0]!) / 2 ** 20)} MiB of state to load: waiting up to ${Math.round(wait / 1000)} s for it`)
-        nodesReady.push(watch(waitProcessReady(p, what, wait, check).then(() => log(`${m.org} API up`))))
+        nodesReady.push(watch(waitProcessReady(p, what, wait, check, interval).then(() => log(`${m.org} API up`))))
       }
     }
 
@@ -246,26 +248,15 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     await step(ipfsReady)
     await step(Promise.all(nodesReady))
 
-    // 5. Ready only when every member has registered through the chain and sees every other member.
+    // 5. Ready only when every member has registered through the chain and sees every other member. One member is
+    //    polled at a time: they all come to see the whole network at about the same moment, and each poll lists every
+    //    identity (certificates included), which costs the member too; polled all at once every 100 ms, a 20-member
+    //    start spent seconds of CPU answering. A member checked after the first one has mostly caught up already.
     log('waiting for every member to see every org and node')
-    await Promise.all(
-      members.map((m) =>
-        waitFor(
-          `${m.org} to list every org and node`,
-          async () => {
-            const list = async (k: 'organizations' | 'nodes'): Promise<{ did: string }[]> =>
-              JSON.parse((await httpCall(`${m.api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]
-            // A member registers its node after its org, so the node list is the one still short while a start waits:
-            // the org list is asked for only once that one is complete (each poll is a member's CPU too).
-            const nodes = await list('nodes')
-            if (!members.every((o) => nodes.some((i) => i.did === `did:firefly:node/${o.node}`))) return false
-            const orgs = await list('organizations')
-            return members.every((o) => orgs.some((i) => i.did === o.did))
-          },
-          { timeoutMs: timeout, intervalMs: 100 },
-        ),
-      ),
-    )
+    const deadline = Date.now() + timeout
+    for (const m of members) {
+      await step(waitFor(`${m.org} to list every org and node`, () => seesEveryMember(m.api, members), { timeoutMs: Math.max(1000, deadline - Date.now()), intervalMs: 100 }))
+    }
 
     const description: NetworkDescription = { chain: { rpc, chainId: CHAIN_ID, contract: contractAddress, firstBlock }, ipfs, members }
     writeJsonAtomic(L.networkJson, description)
