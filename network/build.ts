@@ -64,7 +64,18 @@ const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryNam
  * times the budget leaves start-up in baseline code, while a member under load (or a checkpoint's replay) still
  * optimises its hot functions within moments. Measured here, baseline code for SQLite is 5–10 % slower.
  */
-const NODE_V8_FLAGS = ['--wasm-tiering-budget=18000000'] as const
+const NODE_V8_FLAGS = [
+  '--wasm-tiering-budget=18000000',
+  // SQLite's hottest functions are optimised in the first seconds whatever the budget (the interpreter loop charges its
+  // own 34 KB per opcode): TurboFan compiling that one took ~20 MB of memory, a few others ~15 MB more, each job on a
+  // thread of its own. Each thread has its own malloc arena, which kept those freed megabytes as fragments: an idle
+  // member held ~100 MiB. One compilation task at a time leaves one arena holding what the largest job needed (idle
+  // members ~87 MiB); the functions are optimised one after the other, which the 5,000-broadcast benchmark did not
+  // notice (nor the CPU a member spends to start).
+  '--wasm-num-compilation-tasks=1',
+  // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
+  '--expose-gc',
+] as const
 
 const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const
 
@@ -255,6 +266,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
       // The web console, for the browser: part of every build so that a fresh clone's first network:up serves it.
       buildConsole(esbuild, { projectRoot, outDir: tmp, plugins: [projectFiles] }),
     ])
+    for (const name of CODE_CACHED) escapeNonAscii(join(tmp, `${name}.cjs`))
     // Anything esbuild read that the plugin did not (no such file today) is hashed from disk.
     for (const r of results) {
       for (const rel of Object.keys(r.metafile?.inputs ?? {})) if (!rel.includes('node_modules') && inputs[rel] === undefined) inputs[rel] = hashOf(join(projectRoot, rel)) ?? 'missing'
@@ -309,6 +321,19 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   const stampTmp = `${stampFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileAtomicSync(stampFile, JSON.stringify(stamp, null, 2) + '\n', { tmp: stampTmp })
   return id
+}
+
+/**
+ * A bundle whose every character is ASCII, as esbuild makes them but for the comments it keeps and the regular
+ * expressions of some packages (the node's had five such lines): V8 holds a script's source for as long as the
+ * script lives, as one byte a character when it can and two otherwise, so those lines doubled what every member held
+ * (4.9 MB for a 2.5 MB bundle). `\uXXXX` means the same code unit in a string, a template, a regular expression
+ * (a surrogate pair still makes one code point under the `u` flag) and an identifier, and nothing in a comment.
+ */
+function escapeNonAscii(file: string): void {
+  const text = readFileSync(file, 'utf8')
+  if (!/[^\x00-\x7f]/.test(text)) return
+  writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`))
 }
 
 /** Removes builds no longer current and not used for a while, keeping the few most recently used. */

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadNodeConfig, ConfigError } from './config.js'
 import { startNode } from './node.js'
+import { collectWhenIdle } from './core/idle-gc.js'
 
 /** Entry point of a member node process: `node --import tsx node/main.ts --config <file>`. */
 
@@ -56,11 +57,13 @@ async function main(): Promise<void> {
   if (uiDir !== undefined) cfg.uiDir = uiDir
   if (values['db-template'] !== undefined) cfg.dbTemplate = resolve(values['db-template'])
   const node = await startNode(cfg, log)
+  const idleGc = collectWhenIdle()
   let stopping = false
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
     log(`${signal}: stopping`)
+    idleGc.stop()
     node.stop().then(
       () => process.exit(0),
       (err: unknown) => {
