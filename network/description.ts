@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
 /** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in the README). */
@@ -69,7 +69,10 @@ export function updatePids(file: string, change: (pids: PidFile) => PidFile): Pi
         writeSync(fd, String(process.pid))
         closeSync(fd)
         const next = change(readPids(file))
-        writeJsonAtomic(file, next)
+        // Replaced whole, so that no reader sees half of it, but not fsynced: after a power cut the processes it names
+        // are gone anyway, and a network's start writes it once per process it starts (~10 ms each here).
+        writeFileSync(`${file}.tmp`, JSON.stringify(next, null, 2) + '\n')
+        renameSync(`${file}.tmp`, file)
         return next
       } finally {
         rmSync(lock, { force: true })

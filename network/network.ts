@@ -8,14 +8,14 @@ import { readDescription, readPids, updatePids, writeJsonAtomic, type MemberDesc
 import { assertPortFree, isAlive, projectRoot, stopPid, waitFor, type SpawnedProcess } from './process.js'
 import { ensureBuild, type Build } from './build.js'
 import { createNodeCertificate } from './tls.js'
-import { deployBatchPin, fundAccounts, predictDeployment, type PredictedDeployment } from './chain/deploy.js'
+import { deployBatchPin, fundAccounts, fundAndDeploy, predictDeployment } from './chain/deploy.js'
 import { journalHasBlocks } from './chain/journal.js'
 import type { NodeConfigFile } from '../node/config.js'
-import { bytesUnder, readyTimeoutMs } from './readiness.js'
+import { bytesUnder, readyTimeoutMs, seesEveryMember } from './readiness.js'
 import { rpcCall } from './probe.js'
-import { httpCall } from '../node/core/http-call.js'
-import { writeFileAtomicSync } from '../node/core/atomic-file.js'
+import { writeFileAtomic } from '../node/core/atomic-file.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
+import { useSmallSigningTables } from '../node/chain/signing-tables.js'
 import { chainSpec, ipfsSpec, nodeSpec, spawnProgram, waitProcessReady, type ProgramSpec } from './specs.js'
 import { NetworkControls, type NetworkControlMethods, type ProcessInfo } from './controls.js'
 
@@ -69,7 +69,13 @@ interface MemberPlan {
 }
 
 const CHAIN_ID = 31337
-const FUNDING_ETHER = '1000'
+/**
+ * What account #0 (10,000 ETH at genesis) gives each new member: enough for any member, little enough for ~200 of
+ * them. A member pays ~4e-5 ETH for a pin of one message and ~3e-4 ETH for one of a full batch (~180 messages, 10
+ * topics), so 50 ETH pays for over a hundred thousand full batches, more messages than a member's in-memory database
+ * holds.
+ */
+const FUNDING_ETHER = '50'
 
 /**
  * Starts (or resumes) a local network: a chain with BatchPin, a local IPFS and N member nodes, each in its own
@@ -77,6 +83,9 @@ const FUNDING_ETHER = '1000'
  */
 export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNetwork> {
   const t0 = Date.now()
+  // The keys this process derives addresses from and signs with (account #0's, the members'): the small table
+  // costs ~20 ms to build where the default cost ~0.2 s, before the first process could be started.
+  useSmallSigningTables()
   // Each progress line carries the seconds since the start, so a slow step shows where start-up time goes.
   const log = (line: string): void => opts.log?.(`${((Date.now() - t0) / 1000).toFixed(2).padStart(5)} s  ${line}`)
   const L = layout(opts.dir)
@@ -149,7 +158,7 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   // Where the contract is, known before the chain has started when possible: a resumed network's recorded address
   // (or, in a folder whose first start failed before network.json was written, the one its members were configured
   // with); for a new network, the address it will get (a CREATE address is a function of deployer and nonce:
-  // account #0 funds the new members, then deploys). Only a folder whose chain mined blocks without its members
+  // account #0 funds the new members, then deploys, in one block). Only a folder whose chain mined blocks without its members
   // ever being configured has to wait for the chain and the deployment before members can be configured.
   const fresh = memberPlans.filter((m) => m.cfg === undefined)
   const recorded = previous ? { contract: previous.chain.contract, firstBlock: previous.chain.firstBlock } : contractOfMembers(memberPlans)
@@ -187,10 +196,13 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
         const { what, check, stateDirs, ...spec } = nodeSpec(L, m.cfg!)
         return { m, what, check, stateDirs, p: launch(build, { what, check, stateDirs, ...spec }) }
       })
+      // Polled less often the more there are: the start waits for them all anyway, and the polls cost this process the
+      // CPU the members need (20 members polled every 100 ms while they boot: ~2,000 requests).
+      const interval = Math.max(100, 20 * plans.length)
       for (const { m, what, check, stateDirs, p } of launched) {
         const wait = readyTimeoutMs(timeout, stateDirs)
         if (wait > timeout) log(`${m.org} has ${Math.round(bytesUnder(stateDirs[0]!) / 2 ** 20)} MiB of state to load: waiting up to ${Math.round(wait / 1000)} s for it`)
-        nodesReady.push(watch(waitProcessReady(p, what, wait, check).then(() => log(`${m.org} API up`))))
+        nodesReady.push(watch(waitProcessReady(p, what, wait, check, interval).then(() => log(`${m.org} API up`))))
       }
     }
 
@@ -206,21 +218,27 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     const chainReady = watch(waitProcessReady(chain, chainProgram.what, readyTimeoutMs(timeout, chainProgram.stateDirs), chainProgram.check).then(() => log('chain ready')))
     const ipfsReady = watch(waitProcessReady(ipfsProc, ipfsProgram.what, timeout, ipfsProgram.check).then(() => log('IPFS ready')))
 
-    // 4. Once the chain answers: new members funded, then the contract deployed (a new network: checked against the
-    //    prediction) or found (an existing one).
+    // 4. Once the chain answers: new members funded and the contract deployed, in one block and as predicted (a new
+    //    network), or funded and the contract found (an existing one).
     await step(chainReady)
+    const addresses = (): string[] => fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
+    const funded = (): void => log(`funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`)
     const fund = async (): Promise<void> => {
       if (fresh.length === 0) return
-      const addresses = fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
-      await fundAccounts(rpc, addresses, FUNDING_ETHER)
-      log(`funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`)
+      await fundAccounts(rpc, addresses(), FUNDING_ETHER)
+      funded()
     }
     let contract: { contract: string; firstBlock: number }
-    if (known) {
+    if (predicted) {
+      const deployed = await step(fundAndDeploy(rpc, addresses(), FUNDING_ETHER, predicted))
+      funded()
+      log(`deployed BatchPin at ${deployed.address} (block ${deployed.block}, with the funding), as predicted`)
+      contract = { contract: deployed.address, firstBlock: deployed.block }
+    } else if (known) {
       await step(fund())
-      contract = await step(ensureContract(rpc, recorded, predicted, L, log))
+      contract = await step(ensureContract(rpc, recorded, L, log))
     } else {
-      contract = await step(ensureContract(rpc, undefined, undefined, L, log))
+      contract = await step(ensureContract(rpc, undefined, L, log))
       await step(createMembers(contract))
       await step(fund())
     }
@@ -230,26 +248,15 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
     await step(ipfsReady)
     await step(Promise.all(nodesReady))
 
-    // 5. Ready only when every member has registered through the chain and sees every other member.
+    // 5. Ready only when every member has registered through the chain and sees every other member. One member is
+    //    polled at a time: they all come to see the whole network at about the same moment, and each poll lists every
+    //    identity (certificates included), which costs the member too; polled all at once every 100 ms, a 20-member
+    //    start spent seconds of CPU answering. A member checked after the first one has mostly caught up already.
     log('waiting for every member to see every org and node')
-    await Promise.all(
-      members.map((m) =>
-        waitFor(
-          `${m.org} to list every org and node`,
-          async () => {
-            const list = async (k: 'organizations' | 'nodes'): Promise<{ did: string }[]> =>
-              JSON.parse((await httpCall(`${m.api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]
-            // A member registers its node after its org, so the node list is the one still short while a start waits:
-            // the org list is asked for only once that one is complete (each poll is a member's CPU too).
-            const nodes = await list('nodes')
-            if (!members.every((o) => nodes.some((i) => i.did === `did:firefly:node/${o.node}`))) return false
-            const orgs = await list('organizations')
-            return members.every((o) => orgs.some((i) => i.did === o.did))
-          },
-          { timeoutMs: timeout, intervalMs: 100 },
-        ),
-      ),
-    )
+    const deadline = Date.now() + timeout
+    for (const m of members) {
+      await step(waitFor(`${m.org} to list every org and node`, () => seesEveryMember(m.api, members), { timeoutMs: Math.max(1000, deadline - Date.now()), intervalMs: 100 }))
+    }
 
     const description: NetworkDescription = { chain: { rpc, chainId: CHAIN_ID, contract: contractAddress, firstBlock }, ipfs, members }
     writeJsonAtomic(L.networkJson, description)
@@ -329,7 +336,6 @@ export function recordOrchestrator(dir: string, pid: number | undefined): void {
 async function ensureContract(
   rpc: string,
   recorded: { contract: string; firstBlock: number } | undefined,
-  predicted: PredictedDeployment | undefined,
   L: Layout,
   log: (line: string) => void,
 ): Promise<{ contract: string; firstBlock: number }> {
@@ -340,8 +346,8 @@ async function ensureContract(
     }
     return recorded
   }
-  const deployed = await deployBatchPin(rpc, predicted)
-  log(`deployed BatchPin at ${deployed.address} (block ${deployed.block})${predicted ? ', as predicted' : ''}`)
+  const deployed = await deployBatchPin(rpc)
+  log(`deployed BatchPin at ${deployed.address} (block ${deployed.block})`)
   return { contract: deployed.address, firstBlock: deployed.block }
 }
 
@@ -393,10 +399,14 @@ async function createMember(
 ): Promise<NodeConfigFile> {
   const M = L.member(org)
   mkdirSync(`${M.dir}/tls`, { recursive: true })
-  writeFileAtomicSync(M.signingKey, randomPrivateKey() + '\n', { mode: 0o600 })
   const tls = await createNodeCertificate(org, node)
-  writeFileAtomicSync(M.cert, tls.cert)
-  writeFileAtomicSync(M.key, tls.key, { mode: 0o600 })
+  // Durable before the config that marks the member as created, and written in parallel with every other new
+  // member's (fsyncs that each held up the start by ~10 ms, one after the other, when written synchronously).
+  await Promise.all([
+    writeFileAtomic(M.signingKey, randomPrivateKey() + '\n', { mode: 0o600 }),
+    writeFileAtomic(M.cert, tls.cert),
+    writeFileAtomic(M.key, tls.key, { mode: 0o600 }),
+  ])
   const cfg: NodeConfigFile = {
     org,
     node,
@@ -408,7 +418,7 @@ async function createMember(
     dataDir: 'data',
     admin: true,
   }
-  writeJsonAtomic(M.config, cfg)
+  await writeFileAtomic(M.config, JSON.stringify(cfg, null, 2) + '\n')
   return cfg
 }
 

@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { httpCall } from '../node/core/http-call.js'
 
 /**
  * How fast a process is assumed to replay its state at start-up, at worst: a member loads its snapshot and replays
@@ -38,4 +39,18 @@ export function bytesUnder(dir: string): number {
     }
   }
   return total
+}
+
+/**
+ * Whether the member whose API is `api` lists every one of `members`' orgs and nodes as registered. A member
+ * registers its node after its org, so the node list is the one still short while a start waits: the org list is
+ * asked for only once that one is complete.
+ */
+export async function seesEveryMember(api: string, members: readonly { did: string; node: string }[]): Promise<boolean> {
+  const list = async (k: 'organizations' | 'nodes'): Promise<Set<string>> =>
+    new Set((JSON.parse((await httpCall(`${api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]).map((i) => i.did))
+  const nodes = await list('nodes')
+  if (!members.every((o) => nodes.has(`did:firefly:node/${o.node}`))) return false
+  const orgs = await list('organizations')
+  return members.every((o) => orgs.has(o.did))
 }

@@ -67,8 +67,8 @@ export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
   return spawnLogged({ name: spec.name, command: process.execPath, args: build.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
 }
 
-/** Waits for `check`, failing at once (with the end of its log) if the process exits first. */
-export async function waitProcessReady(p: SpawnedProcess, what: string, timeoutMs: number, check: () => Promise<boolean>): Promise<void> {
+/** Waits for `check` (every `intervalMs`), failing at once (with the end of its log) if the process exits first. */
+export async function waitProcessReady(p: SpawnedProcess, what: string, timeoutMs: number, check: () => Promise<boolean>, intervalMs = 100): Promise<void> {
   let exitCode: number | null | undefined
   void p.exited.then((c) => {
     exitCode = c
@@ -77,7 +77,7 @@ export async function waitProcessReady(p: SpawnedProcess, what: string, timeoutM
     await waitFor(what, async () => {
       if (exitCode !== undefined) throw new ExitedError(`${what} exited (code ${exitCode})`)
       return check()
-    }, { timeoutMs, intervalMs: 100 })
+    }, { timeoutMs, intervalMs })
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- last lines of ${p.logFile} ---\n${tailLog(p.logFile, 15)}`)
   }

@@ -1,8 +1,6 @@
-import 'reflect-metadata'
-import { webcrypto, X509Certificate } from 'node:crypto'
-import * as x509 from '@peculiar/x509'
-
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0])
+import { generateKeyPair, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto'
+import { promisify } from 'node:util'
+import { bitString, boolean, explicit, implicit, objectIdentifier, octetString, sequence, set, time, unsignedInteger, utf8String } from './der.js'
 
 export interface TlsMaterial {
   /** PEM certificate; self-signed, so it is its own CA for the peer that trusts it. */
@@ -11,40 +9,60 @@ export interface TlsMaterial {
   key: string
 }
 
-const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const
+const OID = {
+  ecdsaWithSha256: '1.2.840.10045.4.3.2',
+  commonName: '2.5.4.3',
+  organization: '2.5.4.10',
+  basicConstraints: '2.5.29.19',
+  keyUsage: '2.5.29.15',
+  extKeyUsage: '2.5.29.37',
+  subjectAltName: '2.5.29.17',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
+} as const
+
+const extension = (oid: string, critical: boolean, value: Buffer): Buffer =>
+  sequence(objectIdentifier(oid), ...(critical ? [boolean(true)] : []), octetString(value))
 
 /**
- * A member node's certificate for the peer-to-peer exchange. The subject names the org (O) and the node (CN),
- * because the receiving side identifies the sending org from the client certificate, as FireFly's data exchange does.
- * The SAN covers loopback so that hostname verification passes for https://127.0.0.1:<port>.
+ * A member node's certificate for the peer-to-peer exchange: P-256, ECDSA with SHA-256. The subject names the org (O)
+ * and the node (CN), because the receiving side identifies the sending org from the client certificate, as FireFly's
+ * data exchange does. The SAN covers loopback so that hostname verification passes for https://127.0.0.1:<port>.
+ * It may sign certificates (CA), as a member could to pose as another org: the exchange must refuse those.
  */
 export async function createNodeCertificate(org: string, node: string, validYears = 10): Promise<TlsMaterial> {
-  const keys = (await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair
+  const { privateKey, publicKey } = await promisify(generateKeyPair)('ec', { namedCurve: 'P-256' })
   const notBefore = new Date(Date.now() - 60_000)
   const notAfter = new Date(notBefore.getTime() + validYears * 365 * 24 * 3600 * 1000)
-  const name = `CN=${escapeRdn(node)}, O=${escapeRdn(org)}`
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
+  const name = sequence(set(sequence(objectIdentifier(OID.commonName), utf8String(node))), set(sequence(objectIdentifier(OID.organization), utf8String(org))))
+  const algorithm = sequence(objectIdentifier(OID.ecdsaWithSha256))
+  const serial = randomBytes(16)
+  serial[0] = serial[0]! & 0x7f || 1 // positive, and 16 bytes long in DER's minimal form
+  const tbs = sequence(
+    explicit(0, unsignedInteger(Buffer.of(2))), // v3
+    unsignedInteger(serial),
+    algorithm,
     name,
-    notBefore,
-    notAfter,
-    keys,
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.keyEncipherment,
-        true,
+    sequence(time(notBefore), time(notAfter)),
+    name,
+    publicKey.export({ type: 'spki', format: 'der' }),
+    explicit(
+      3,
+      sequence(
+        extension(OID.basicConstraints, true, sequence(boolean(true))),
+        // digitalSignature (bit 0), keyEncipherment (2), keyCertSign (5): 0b10100100, the last two bits unused.
+        extension(OID.keyUsage, true, bitString(Buffer.of(0xa4), 2)),
+        extension(OID.extKeyUsage, false, sequence(objectIdentifier(OID.serverAuth), objectIdentifier(OID.clientAuth))),
+        extension(OID.subjectAltName, false, sequence(implicit(7, Buffer.of(127, 0, 0, 1)), implicit(2, Buffer.from('localhost', 'ascii')))),
       ),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
-      new x509.SubjectAlternativeNameExtension([
-        { type: 'ip', value: '127.0.0.1' },
-        { type: 'dns', value: 'localhost' },
-      ]),
-    ],
-  })
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)
-  return { cert: cert.toString('pem') + '\n', key: toPem('PRIVATE KEY', new Uint8Array(pkcs8)) }
+    ),
+  )
+  const der = sequence(tbs, algorithm, bitString(sign('sha256', tbs, privateKey)))
+  return { cert: toPem('CERTIFICATE', der), key: pkcs8Pem(privateKey) }
+}
+
+function pkcs8Pem(key: KeyObject): string {
+  return key.export({ type: 'pkcs8', format: 'pem' }).toString()
 }
 
 /** The org named by a certificate's subject O (with `-OU` appended when present, as FireFly's data exchange does). */
@@ -62,6 +80,3 @@ function toPem(label: string, der: Uint8Array): string {
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`
 }
 
-function escapeRdn(v: string): string {
-  return v.replace(/([,+"\\<>;=])/g, '\\$1')
-}

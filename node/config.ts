@@ -36,6 +36,11 @@ export interface NodeConfig {
    * looks for `ui/` next to its own entry file.
    */
   uiDir?: string
+  /**
+   * Where a new database starts from, or is written to once migrated, to spare the next new one the migrations
+   * (node/db/fresh-template.ts). Given on the command line by the network (a file of its build); none otherwise.
+   */
+  dbTemplate?: string
 }
 
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadNodeConfig, ConfigError } from './config.js'
 import { startNode } from './node.js'
+import { collectWhenIdle } from './core/idle-gc.js'
 
 /** Entry point of a member node process: `node --import tsx node/main.ts --config <file>`. */
 
@@ -46,20 +47,23 @@ function consoleNextToEntry(): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' } }, strict: true })
+  const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' }, 'db-template': { type: 'string' } }, strict: true })
   if (!values.config) {
-    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json> [--ui-dir <built console>]\n')
+    process.stderr.write('usage: node --import tsx node/main.ts --config <member config.json> [--ui-dir <built console>] [--db-template <file>]\n')
     process.exit(2)
   }
   const cfg = { ...loadNodeConfig(values.config) }
   const uiDir = values['ui-dir'] !== undefined ? resolve(values['ui-dir']) : (cfg.uiDir ?? consoleNextToEntry())
   if (uiDir !== undefined) cfg.uiDir = uiDir
+  if (values['db-template'] !== undefined) cfg.dbTemplate = resolve(values['db-template'])
   const node = await startNode(cfg, log)
+  const idleGc = collectWhenIdle()
   let stopping = false
   const shutdown = (signal: string): void => {
     if (stopping) return
     stopping = true
     log(`${signal}: stopping`)
+    idleGc.stop()
     node.stop().then(
       () => process.exit(0),
       (err: unknown) => {

@@ -71,7 +71,7 @@ export interface RunningNode {
 export async function startNode(cfg: NodeConfig, log: (line: string) => void): Promise<RunningNode> {
   const started = now()
   useSmallSigningTables()
-  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log })
+  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log, ...(cfg.dbTemplate !== undefined ? { template: cfg.dbTemplate } : {}) })
   // The database's ceiling and the disk's room, for new sends and uploads and for /status.
   const gate = new StorageGate(db, log)
   const repos = openRepositories(db)

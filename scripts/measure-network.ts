@@ -1,19 +1,67 @@
 /**
- * Measures the network foundation: seconds from start to ready with N members, the CPU time each process used
- * to get there (and how much of it on its main thread: the rest is V8 compiling and collecting on its own threads,
- * libuv's file and DNS work, Hardhat's EDR threads), and the resident memory of every process once idle. Prints the start's timestamped progress
- * lines, a table, then one JSON line. `npx tsx scripts/measure-network.ts [members]`
+ * Measures the network foundation. First what a user waits for: the wall clock of `npm run network:up -- --detach`
+ * with 3 members, from spawning npm to its exit (npm's own start-up, the launcher's checks and the command's loading
+ * included), on a fresh temporary folder and free ports, each run stopped by `npm run network:down`; the median of
+ * `--up-runs` runs (default 3). Then, in this process, seconds from start to ready with N members, the CPU time each
+ * process used to get there (and how much of it on its main thread: the rest is V8 compiling and collecting on its
+ * own threads, libuv's file and DNS work, Hardhat's EDR threads), and the resident memory of every process once idle.
+ * Prints the start's timestamped progress lines, a table, then one JSON line.
+ * `npm run measure -- [members] [--up-runs R]`
  */
+import { spawn } from 'node:child_process'
 import { rmSync, mkdtempSync } from 'node:fs'
-import { loadavg } from 'node:os'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parseArgs } from 'node:util'
 import { startNetwork } from '../network/network.js'
-import { mainThreadCpuSeconds, processCpuSeconds, processMemory, sleep } from '../network/process.js'
+import { freeBasePort } from '../network/ports.js'
+import { mainThreadCpuSeconds, processCpuSeconds, processMemory, projectRoot, sleep } from '../network/process.js'
 
-const members = Number(process.argv[2] ?? 3)
-const dir = mkdtempSync(join(tmpdir(), 'parley-measure-'))
+const { values, positionals } = parseArgs({ options: { 'up-runs': { type: 'string', default: '3' } }, allowPositionals: true })
+const members = Number(positionals[0] ?? 3)
+const upRuns = Number(values['up-runs'])
+const UP_MEMBERS = 3
+
+/** Runs `npm run <script> -- <args>` from the project root; answers its wall clock in seconds, failing on an error exit. */
+function npmRun(script: string, args: string[]): Promise<number> {
+  const started = performance.now()
+  const child = spawn('npm', ['run', '--silent', script, '--', ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()))
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      const seconds = (performance.now() - started) / 1000
+      if (code === 0) resolve(seconds)
+      else reject(new Error(`npm run ${script} exited with ${code}:\n${output}`))
+    })
+  })
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
 // Other work on the machine slows a start down: say how busy it was.
+const upLoad = loadavg()[0]!
+const upSeconds: number[] = []
+for (let run = 0; run < upRuns; run++) {
+  const upDir = mkdtempSync(join(tmpdir(), 'parley-measure-up-'))
+  try {
+    const base = await freeBasePort(UP_MEMBERS)
+    const seconds = await npmRun('network:up', ['--detach', '--members', String(UP_MEMBERS), '--dir', upDir, '--base-port', String(base)])
+    upSeconds.push(seconds)
+    console.log(`npm run network:up -- --detach (${UP_MEMBERS} members): ${seconds.toFixed(2)} s from the command to its exit`)
+  } finally {
+    await npmRun('network:down', ['--dir', upDir]).catch((err: Error) => console.error(err.message))
+    rmSync(upDir, { recursive: true, force: true })
+  }
+}
+if (upSeconds.length > 0) console.log(`  median of ${upSeconds.length}: ${median(upSeconds).toFixed(2)} s (1-minute load average before: ${upLoad.toFixed(2)})\n`)
+
+const dir = mkdtempSync(join(tmpdir(), 'parley-measure-'))
 const load = loadavg()[0]!
 // What this process spends from the start to ready competes with the children; its own start-up before does not.
 const beforeStart = process.cpuUsage()
@@ -31,7 +79,20 @@ try {
     console.log(`  ${name.padEnd(8)} ${String(cpu[name]?.toFixed(2)).padStart(5)} s CPU to ready (${mainThreadCpu[name]?.toFixed(2)} s on its main thread)  ${mib} MiB RSS at idle`)
   }
   console.log(`  orchestrator ${cpu.orchestrator} s CPU (this process, including its own start-up; ${cpu.orchestratorDuringStart} s of it from the start to ready)`)
-  console.log(JSON.stringify({ members, readySeconds: Number(net.startupSeconds.toFixed(2)), loadAverage: Number(load.toFixed(2)), cpuSecondsToReady: cpu, mainThreadCpuSecondsToReady: mainThreadCpu, idleRssMiB: rss }))
+  const memberRss = net.description.members.map((m) => rss[m.node]!)
+  if (memberRss.length > 0) console.log(`  members: ${median(memberRss)} MiB RSS at idle (median), ${Math.max(...memberRss)} MiB at most`)
+  console.log(
+    JSON.stringify({
+      members,
+      readySeconds: Number(net.startupSeconds.toFixed(2)),
+      loadAverage: Number(load.toFixed(2)),
+      networkUpSeconds: upSeconds.map((s) => Number(s.toFixed(2))),
+      networkUpLoadAverage: Number(upLoad.toFixed(2)),
+      cpuSecondsToReady: cpu,
+      mainThreadCpuSecondsToReady: mainThreadCpu,
+      idleRssMiB: rss,
+    }),
+  )
 } finally {
   await net.stop()
   rmSync(dir, { recursive: true, force: true })

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { ContractFactory, getCreateAddress, parseEther, Wallet, type InterfaceAbi } from 'ethers'
+import { ContractFactory, formatEther, getCreateAddress, parseEther, Wallet, type InterfaceAbi } from 'ethers'
 import { JsonRpcClient } from '../../node/chain/rpc.js'
-import { getReceipt, pendingNonce, signTransaction, type RpcReceipt, type SignedTx } from '../../node/chain/tx.js'
+import { feeFields, getReceipt, pendingNonce, signTransaction, type RpcReceipt, type SignedTx } from '../../node/chain/tx.js'
 import { projectRoot, sleep } from '../process.js'
 
 /**
@@ -45,14 +45,67 @@ export interface PredictedDeployment {
 }
 
 /**
- * The contract address and block of the BatchPin deployment on a fresh chain (genesis only, automine: one block
- * per transaction) when account #0 first sends `transactionsBefore` other transactions (the members' funding).
- * A CREATE address is a function of the sender and its nonce alone, so member configs can name the contract
- * before the chain has even started; `deployBatchPin(rpc, predicted)` checks the deployment matches.
+ * The contract address and block of the BatchPin deployment on a fresh chain (genesis only) when account #0 first
+ * sends `transactionsBefore` other transactions (the members' funding), all in block 1 (fundAndDeploy). A CREATE
+ * address is a function of the sender and its nonce alone, so member configs can name the contract before the chain
+ * has even started; fundAndDeploy checks the deployment matches.
  */
 export function predictDeployment(transactionsBefore: number): PredictedDeployment {
   const from = new Wallet(HARDHAT_ACCOUNT_0_KEY).address
-  return { address: getCreateAddress({ from, nonce: transactionsBefore }).toLowerCase(), nonce: transactionsBefore, block: transactionsBefore + 1 }
+  return { address: getCreateAddress({ from, nonce: transactionsBefore }).toLowerCase(), nonce: transactionsBefore, block: 1 }
+}
+
+/**
+ * On a fresh chain: funds `addresses` with `ether` each and deploys BatchPin, all in one block, as `expected`
+ * (predictDeployment) says: mining is off while account #0 sends them (nonces 0 to n-1 fund, n deploys), then one
+ * block is mined. One block rather than one per transaction: the chain journals and fsyncs each block it mines,
+ * and a new network's chain shares the CPU with every member starting at once (20 fundings took seconds).
+ */
+export function fundAndDeploy(rpcUrl: string, addresses: string[], ether: string, expected: PredictedDeployment): Promise<{ address: string; block: number }> {
+  return oneAtATime(rpcUrl, async () => {
+    const { data } = await new ContractFactory(...readArtifact()).getDeployTransaction()
+    const rpc = new JsonRpcClient(rpcUrl)
+    const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
+    const chainId = BigInt(await rpc.call<string>('eth_chainId'))
+    const nonce = await pendingNonce(rpc, wallet.address)
+    if (nonce !== 0 || expected.nonce !== addresses.length) {
+      throw new Error(`cannot fund and deploy BatchPin at the predicted ${expected.address}: account #0 has nonce ${nonce} on ${rpcUrl}, and ${addresses.length} account(s) to fund before the deployment (nonce ${expected.nonce})`)
+    }
+    await assertCanFund(rpc, wallet.address, addresses.length, ether)
+    const fees = await feeFields(rpc)
+    const value = parseEther(ether)
+    const txs: SignedTx[] = []
+    for (const [i, to] of addresses.entries()) txs.push(await signTransaction(rpc, wallet, { chainId, nonce: i, to, data: '0x', value, gasLimit: 21_000n }, fees))
+    txs.push(await signTransaction(rpc, wallet, { chainId, nonce: addresses.length, to: null, data }, fees))
+    await rpc.call('evm_setAutomine', [false])
+    try {
+      for (const tx of txs) await rpc.call('eth_sendRawTransaction', [tx.raw])
+      await rpc.call('evm_mine', [])
+    } finally {
+      await rpc.call('evm_setAutomine', [true])
+    }
+    const receipts = await Promise.all(txs.map((tx, i) => confirmed(rpc, tx, i < addresses.length ? `funding ${addresses[i]}` : 'the BatchPin deployment')))
+    const deployment = receipts.at(-1)!
+    const deployed = { address: String(deployment.contractAddress).toLowerCase(), block: Number(deployment.blockNumber) }
+    if (deployed.address !== expected.address || receipts.some((r) => Number(r.blockNumber) !== expected.block)) {
+      throw new Error(`BatchPin was deployed at ${deployed.address} in block ${deployed.block}, but the member configs were written for ${expected.address} from block ${expected.block}`)
+    }
+    return deployed
+  })
+}
+
+function readArtifact(): [InterfaceAbi, string] {
+  if (!existsSync(BATCH_PIN_ARTIFACT)) throw new Error(`${BATCH_PIN_ARTIFACT} is missing: run \`npm run build:contracts\` first`)
+  const artifact = JSON.parse(readFileSync(BATCH_PIN_ARTIFACT, 'utf8')) as { abi: InterfaceAbi; bytecode: string }
+  return [artifact.abi, artifact.bytecode]
+}
+
+/** Refuses, before anything is sent, when account #0 cannot pay `count` × `ether`. */
+async function assertCanFund(rpc: JsonRpcClient, from: string, count: number, ether: string): Promise<void> {
+  const balance = BigInt(await rpc.call<string>('eth_getBalance', [from, 'pending']))
+  if (balance < parseEther(ether) * BigInt(count)) {
+    throw new Error(`account #0 (${from}) holds ${formatEther(balance)} ETH, not enough to fund ${count} account(s) with ${ether} ETH each`)
+  }
 }
 
 /**
@@ -62,9 +115,7 @@ export function predictDeployment(transactionsBefore: number): PredictedDeployme
  */
 export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): Promise<{ address: string; block: number }> {
   return oneAtATime(rpcUrl, async () => {
-    if (!existsSync(BATCH_PIN_ARTIFACT)) throw new Error(`${BATCH_PIN_ARTIFACT} is missing: run \`npx hardhat compile\` first`)
-    const artifact = JSON.parse(readFileSync(BATCH_PIN_ARTIFACT, 'utf8')) as { abi: InterfaceAbi; bytecode: string }
-    const { data } = await new ContractFactory(artifact.abi, artifact.bytecode).getDeployTransaction()
+    const { data } = await new ContractFactory(...readArtifact()).getDeployTransaction()
     const rpc = new JsonRpcClient(rpcUrl)
     const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
     const chainId = BigInt(await rpc.call<string>('eth_chainId'))
@@ -88,12 +139,16 @@ export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): 
   })
 }
 
-/** Sends `ether` to each address from account #0, with nonces counted here, and waits for every transfer. */
+/**
+ * Sends `ether` to each address from account #0, with nonces counted here, and waits for every transfer. Refuses,
+ * before sending anything, when account #0 cannot pay for them all.
+ */
 export function fundAccounts(rpcUrl: string, addresses: string[], ether: string): Promise<void> {
   return oneAtATime(rpcUrl, async () => {
     const rpc = new JsonRpcClient(rpcUrl)
     const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
     const chainId = BigInt(await rpc.call<string>('eth_chainId'))
+    await assertCanFund(rpc, wallet.address, addresses.length, ether)
     let nonce = await pendingNonce(rpc, wallet.address)
     const sent: SignedTx[] = []
     for (const to of addresses) {

@@ -79,6 +79,16 @@ export function sendJson(ctx: Context, status: number, value: GoJsonValue): void
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
+/**
+ * Answers `value` written by JSON.stringify, as Koa writes an object body, but handed to Koa as text: Koa tells an
+ * object body from a web stream, a Blob and a fetch Response with `instanceof`, and naming the global `Response`
+ * loads Node's fetch (undici), which took a member ~0.15 s of CPU at its first such answer.
+ */
+export function sendJsonText(ctx: Context, value: unknown): void {
+  ctx.set('Content-Type', JSON_CONTENT_TYPE)
+  ctx.body = JSON.stringify(value)
+}
+
 /** A refusal before the body was read to its end: the rest is not read, so the connection cannot be reused. */
 function refuse(ctx: Context, err: ParleyError): ParleyError {
   if (!ctx.req.complete) ctx.set('Connection', 'close')

@@ -45,7 +45,8 @@ export function errorMiddleware(log: (line: string) => void) {
       if (status >= 500 && e.code !== 'STORAGE_FULL') log(`api: ${ctx.method} ${ctx.path} failed: ${errorMessage(err)}`)
       ctx.status = status
       ctx.type = 'application/json'
-      ctx.body = e.toJSON()
+      // As text: see sendJsonText.
+      ctx.body = JSON.stringify(e.toJSON())
     }
   }
 }

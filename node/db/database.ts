@@ -5,10 +5,12 @@ import { Committer } from './committer.js'
 import type { Connection } from './connection.js'
 import { diskFullError, type DiskFull } from './disk-full.js'
 import { DatabaseError, asError } from './errors.js'
+import { errorMessage } from '../core/errors.js'
 import type { JournalSink } from './journal-file.js'
 import { RecordBuilder, StatementNames, validateParams, type TxOps } from './journal-record.js'
 import { acquireLock, type DirLock } from './lock.js'
 import { applyMigrations } from './migrations.js'
+import { dropSeed, isNewDatabase, saveTemplate, seedFromTemplate } from './fresh-template.js'
 import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
@@ -35,6 +37,11 @@ export interface DatabaseOptions {
   wrapJournal?: (sink: JournalSink) => JournalSink
   /** Replaces the worker that builds snapshots (fault injection in tests). */
   buildSnapshot?: SnapshotBuilder
+  /**
+   * A new database starts from this file when it exists, and writes it once migrated when it does not (see
+   * fresh-template.ts). Only for `migrations` that never change under this path.
+   */
+  template?: string
 }
 
 /**
@@ -124,10 +131,20 @@ export class Database {
     let db: Database | undefined
     try {
       const log = opts.log ?? (() => {})
-      const rec = await recover(opts.dir, { repairCorruptJournal: opts.repairCorruptJournal ?? false, log })
+      const recoverOpts = { repairCorruptJournal: opts.repairCorruptJournal ?? false, log }
+      const { template } = opts
+      const isNew = template !== undefined && (await isNewDatabase(opts.dir))
+      const seeded = isNew && (await seedFromTemplate(opts.dir, template))
+      const rec = await recover(opts.dir, recoverOpts).catch(async (err: unknown) => {
+        if (!seeded) throw err
+        log(`database: the template ${template} could not be opened (${errorMessage(err)}); removed, migrating instead`)
+        await dropSeed(opts.dir, template)
+        return recover(opts.dir, recoverOpts)
+      })
       if (rec.replayed > 0) log(`journal: replayed ${rec.replayed} transactions after snapshot ${rec.snapshotSeq}`)
       db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
-      await applyMigrations(db, opts.migrations)
+      const ran = await applyMigrations(db, opts.migrations)
+      if (isNew && template !== undefined && ran.length === opts.migrations.length) await saveTemplate(template, rec.conn.export())
       return db
     } catch (err) {
       if (db) await db.close().catch(() => {})

@@ -78,6 +78,8 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   // that names any org. Only a certificate some node registered, byte for byte, identifies a sender.
   let registered = new Set([own.fingerprint256])
   const unparsable = new Set<string>()
+  /** The fingerprint of each trusted certificate, by its PEM: parsed once, not at every change of the peers. */
+  const fingerprints = new Map<string, string>()
   const refusals = new RefusalLog(60_000)
   let stopping = false
   const active = new Set<ServerResponse>()
@@ -149,16 +151,26 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       const prints = new Set([own.fingerprint256])
       for (const pem of peerCerts) {
         if (pem === opts.cert) continue
-        try {
-          prints.add(new X509Certificate(pem).fingerprint256)
-          usable.push(pem)
-        } catch (err) {
-          if (!unparsable.has(pem)) log(`p2p: left out a peer certificate that does not parse: ${errorMessage(err)}`)
-          unparsable.add(pem)
+        let fingerprint = fingerprints.get(pem)
+        if (fingerprint === undefined) {
+          try {
+            fingerprint = new X509Certificate(pem).fingerprint256
+          } catch (err) {
+            if (!unparsable.has(pem)) log(`p2p: left out a peer certificate that does not parse: ${errorMessage(err)}`)
+            unparsable.add(pem)
+            continue
+          }
+          fingerprints.set(pem, fingerprint)
         }
+        prints.add(fingerprint)
+        usable.push(pem)
       }
-      ca = [opts.cert, ...usable]
       registered = prints
+      for (const pem of fingerprints.keys()) if (!prints.has(fingerprints.get(pem)!)) fingerprints.delete(pem)
+      const next = [opts.cert, ...usable]
+      // A new TLS context parses the key and every certificate again: only when the certificates changed.
+      if (next.length === ca.length && next.every((pem, i) => pem === ca[i])) return
+      ca = next
       server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
     },
     close: () => closeServer(server),

@@ -171,3 +171,49 @@ describe('a 3-member network', function () {
     expect(badNs.status).to.equal(400)
   })
 })
+
+/**
+ * The largest network the suite affords: every member registers through the chain and, by the time the start
+ * returns, lists every other member's org and node, each node under its own org and reachable at the p2p endpoint
+ * network.json names.
+ */
+describe('a 10-member network', function () {
+  this.timeout(300_000)
+  const MEMBERS = 10
+  let t: Awaited<ReturnType<typeof testNetwork>> | undefined
+
+  before(async () => {
+    t = await testNetwork('net10', { members: MEMBERS })
+  })
+
+  after(async () => {
+    const alive = await t?.stop()
+    expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
+  })
+
+  it('registers every member, and every member sees every org and node', async () => {
+    const members = t!.net.description.members
+    expect(members.map((m) => m.org)).to.deep.equal(Array.from({ length: MEMBERS }, (_, i) => `org${i}`))
+    interface Identity {
+      id: string
+      did: string
+      name: string
+      parent?: string
+      profile?: { endpoint?: string }
+    }
+    for (const m of members) {
+      const { body: status } = await getJson<{ org: { registered: boolean }; node: { registered: boolean } }>(`${m.api}/api/v1/status`)
+      expect([status.org.registered, status.node.registered], `${m.org} registered`).to.deep.equal([true, true])
+      const { body: orgs } = await getJson<Identity[]>(`${m.api}/api/v1/network/organizations?limit=100`)
+      const { body: nodes } = await getJson<Identity[]>(`${m.api}/api/v1/network/nodes?limit=100`)
+      expect(orgs.map((o) => o.did).sort(), `the orgs ${m.org} lists`).to.deep.equal(members.map((o) => o.did).sort())
+      expect(nodes.map((n) => n.did).sort(), `the nodes ${m.org} lists`).to.deep.equal(members.map((o) => `did:firefly:node/${o.node}`).sort())
+      for (const o of members) {
+        const org = orgs.find((i) => i.did === o.did)!
+        const node = nodes.find((i) => i.did === `did:firefly:node/${o.node}`)!
+        expect(node.parent, `${m.org} sees ${o.node} under ${o.org}`).to.equal(org.id)
+        expect(node.profile?.endpoint, `${m.org} knows ${o.node}'s p2p endpoint`).to.equal(o.p2p)
+      }
+    }
+  })
+})

@@ -4,6 +4,7 @@ import { parsePaging, single } from '../query.js'
 import { parseFilter } from '../filters.js'
 import { parseUuid } from '../../core/ids.js'
 import { presentBlockchainEvent } from '../present.js'
+import { sendJsonText } from '../body.js'
 
 /** The BatchPin logs this node has read, newest first, in FireFly's blockchain event shape. */
 export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
@@ -13,6 +14,6 @@ export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
     const batch = batchParam !== undefined ? parseUuid(batchParam, 'batch') : undefined
     // `batch` (the events that pinned one batch) is this route's own parameter, not one of FireFly's filter fields.
     const filter = parseFilter(q, ['batch'])
-    ctx.body = s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}), ...(filter ? { filter } : {}) }).map((e) => presentBlockchainEvent(e, ns, s.config.chain.contract))
+    sendJsonText(ctx, s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}), ...(filter ? { filter } : {}) }).map((e) => presentBlockchainEvent(e, ns, s.config.chain.contract)))
   })
 }

@@ -1,0 +1,14 @@
+/** The environment variable that names a build known to be current (set by network/launch.mjs). */
+export const CURRENT_BUILD_ENV: string
+/** Bumped when the shape of a build changes in a way its inputs do not show. */
+export const BUILD_FORMAT: number
+/** The version of the esbuild in node_modules. */
+export function esbuildVersion(root?: string): string
+/** `.build/current.json` under a project root. */
+export function stampFileOf(root?: string): string
+/** The id of the current build, or undefined when a source changed or an output is missing. */
+export function currentBuildId(root?: string, esbuild?: string): string | undefined
+/** sha256 (hex) of a file's bytes, undefined when it cannot be read. */
+export function hashOf(path: string): string | undefined
+/** The current build's directory, compiled first when it is not current. */
+export function ensureCurrentBuild(): Promise<{ dir: string; compiled: boolean; seconds: number }>

@@ -1,0 +1,61 @@
+/**
+ * The network command's launcher: `node network/launch.mjs up|down|<verb> [arguments]` (npm's network:up,
+ * network:down and network). Two steps, kept apart:
+ *   1. prepare: the contract's artifacts (for `up`, which deploys it; network/contracts.mjs) and the build
+ *      (network/build-check.mjs) made current, each compiled only when one of its sources changed, so that an
+ *      edit to network/*.ts takes effect at the next run;
+ *   2. run: the compiled command, `.build/<id>/cli.js`, in this same process.
+ * A copy of Parley installed as a package, with its build made beforehand and no sources, needs only step 2.
+ *
+ * Plain JavaScript, so that nothing has to be compiled or loaded to decide that nothing has to be compiled:
+ * Node starts it, the checks hash the sources, and the command runs.
+ */
+import { execFileSync } from 'node:child_process'
+import { basename, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { CURRENT_BUILD_ENV, currentBuildId, ensureCurrentBuild } from './build-check.mjs'
+import { ensureContracts } from './contracts.mjs'
+
+const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)))
+/** The command's file in a build (network/build.ts's `cli` entry). */
+const CLI_FILE = 'cli.js'
+
+/** Step 1: makes what `command` needs current; answers the build's directory. */
+export async function prepare(command, say = (line) => process.stderr.write(`${line}\n`)) {
+  if (command === 'up' && ensureContracts()) say('compiled the contracts')
+  const b = await ensureCurrentBuild()
+  if (b.compiled) say(`compiled the network's programs into ${join('.build', basename(b.dir))} in ${b.seconds.toFixed(2)} s`)
+  process.env[CURRENT_BUILD_ENV] = b.dir
+  return b.dir
+}
+
+/** Step 2: runs the compiled command of a build; it reads its arguments from process.argv, after the script's. */
+export async function runCli(buildDir) {
+  await import(pathToFileURL(join(buildDir, CLI_FILE)).href)
+}
+
+/**
+ * `node` arguments that run the compiled network command with `args`, as npm's scripts do, after making the build
+ * (and, for `up`, the contract) current: synchronously, compiling in a child process when a source changed.
+ */
+export function cliArgs(args) {
+  if (args[0] === 'up') ensureContracts()
+  let id = currentBuildId()
+  if (id === undefined) {
+    execFileSync(process.execPath, [fileURLToPath(new URL('./build-check.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] })
+    id = currentBuildId()
+    if (id === undefined) throw new Error('the network build is still not current after compiling it (a source changed meanwhile?)')
+  }
+  return [join(projectRoot, '.build', id, CLI_FILE), ...args]
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  let dir
+  try {
+    dir = await prepare(process.argv[2])
+  } catch (err) {
+    process.stderr.write(`network: ${err.message}\n`)
+    process.exit(1)
+  }
+  await runCli(dir)
+}
