@@ -64,9 +64,7 @@ export function predictDeployment(transactionsBefore: number): PredictedDeployme
 export function fundAndDeploy(rpcUrl: string, addresses: string[], ether: string, expected: PredictedDeployment): Promise<{ address: string; block: number }> {
   return oneAtATime(rpcUrl, async () => {
     const { data } = await new ContractFactory(...readArtifact()).getDeployTransaction()
-    const rpc = new JsonRpcClient(rpcUrl)
-    const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
-    const chainId = BigInt(await rpc.call<string>('eth_chainId'))
+    const { rpc, wallet, chainId } = await accountZero(rpcUrl)
     const nonce = await pendingNonce(rpc, wallet.address)
     if (nonce !== 0 || expected.nonce !== addresses.length) {
       throw new Error(`cannot fund and deploy BatchPin at the predicted ${expected.address}: account #0 has nonce ${nonce} on ${rpcUrl}, and ${addresses.length} account(s) to fund before the deployment (nonce ${expected.nonce})`)
@@ -94,6 +92,12 @@ export function fundAndDeploy(rpcUrl: string, addresses: string[], ether: string
   })
 }
 
+/** Account #0 on `rpcUrl`, which signs every funding and deployment, with the chain id its transactions carry. */
+async function accountZero(rpcUrl: string): Promise<{ rpc: JsonRpcClient; wallet: Wallet; chainId: bigint }> {
+  const rpc = new JsonRpcClient(rpcUrl)
+  return { rpc, wallet: new Wallet(HARDHAT_ACCOUNT_0_KEY), chainId: BigInt(await rpc.call<string>('eth_chainId')) }
+}
+
 function readArtifact(): [InterfaceAbi, string] {
   if (!existsSync(BATCH_PIN_ARTIFACT)) throw new Error(`${BATCH_PIN_ARTIFACT} is missing: run \`npm run build:contracts\` first`)
   const artifact = JSON.parse(readFileSync(BATCH_PIN_ARTIFACT, 'utf8')) as { abi: InterfaceAbi; bytecode: string }
@@ -116,9 +120,7 @@ async function assertCanFund(rpc: JsonRpcClient, from: string, count: number, et
 export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): Promise<{ address: string; block: number }> {
   return oneAtATime(rpcUrl, async () => {
     const { data } = await new ContractFactory(...readArtifact()).getDeployTransaction()
-    const rpc = new JsonRpcClient(rpcUrl)
-    const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
-    const chainId = BigInt(await rpc.call<string>('eth_chainId'))
+    const { rpc, wallet, chainId } = await accountZero(rpcUrl)
     const nonce = await pendingNonce(rpc, wallet.address)
     if (expected !== undefined && nonce !== expected.nonce) {
       throw new Error(
@@ -145,9 +147,7 @@ export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): 
  */
 export function fundAccounts(rpcUrl: string, addresses: string[], ether: string): Promise<void> {
   return oneAtATime(rpcUrl, async () => {
-    const rpc = new JsonRpcClient(rpcUrl)
-    const wallet = new Wallet(HARDHAT_ACCOUNT_0_KEY)
-    const chainId = BigInt(await rpc.call<string>('eth_chainId'))
+    const { rpc, wallet, chainId } = await accountZero(rpcUrl)
     await assertCanFund(rpc, wallet.address, addresses.length, ether)
     let nonce = await pendingNonce(rpc, wallet.address)
     const sent: SignedTx[] = []

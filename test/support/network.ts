@@ -56,8 +56,14 @@ export function suiteNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'di
     const alive = await t?.stop()
     expect(alive ?? [], 'processes left alive after the network stopped').to.deep.equal([])
   })
-  const started = (): Awaited<ReturnType<typeof testNetwork>> => {
-    if (!t) throw new Error(`the ${prefix} network has not started`)
+  return networkHandle(members, () => t, `the ${prefix} network has not started`)
+}
+
+/** What a suite holds of its network: the members once started, and `net` and `dir`, which throw before then. */
+export function networkHandle(members: MemberDescription[], current: () => { net: RunningNetwork; dir: string } | undefined, notStarted: string) {
+  const started = (): { net: RunningNetwork; dir: string } => {
+    const t = current()
+    if (!t) throw new Error(notStarted)
     return t
   }
   return {

@@ -20,7 +20,7 @@ import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { isAlive } from '../../network/process.js'
 import { describeControls, NO_CONTROLS } from '../../network/controls.js'
-import { tempDir, testNetwork } from './network.js'
+import { networkHandle, tempDir, testNetwork } from './network.js'
 
 type TestNetwork = Awaited<ReturnType<typeof testNetwork>>
 
@@ -50,19 +50,7 @@ export function sharedNetwork() {
       expect(problems, 'this suite left the shared network unfit for the next one').to.deep.equal([])
     }
   })
-  const started = (): TestNetwork => {
-    if (!t) throw new Error('the shared network has not started')
-    return t
-  }
-  return {
-    members,
-    get net(): RunningNetwork {
-      return started().net
-    },
-    get dir(): string {
-      return started().dir
-    },
-  }
+  return networkHandle(members, () => t, 'the shared network has not started')
 }
 
 async function acquire(): Promise<TestNetwork> {
