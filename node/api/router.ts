@@ -3,8 +3,9 @@ import type { Context, Middleware } from 'koa'
 import { ParleyError } from '../core/errors.js'
 import { NAME_RE } from '../core/names.js'
 import { parseQuery, shorten } from './query.js'
+import { DEFAULT_NAMESPACE } from '../model/index.js'
 
-export const DEFAULT_NAMESPACE = 'default'
+export { DEFAULT_NAMESPACE }
 
 declare module 'koa' {
   interface DefaultContext {

@@ -13,7 +13,8 @@ export type EventId = Brand<string, 'EventId'>
 export type DatatypeId = Brand<string, 'DatatypeId'>
 export type IdentityId = Brand<string, 'IdentityId'>
 export type SubscriptionId = Brand<string, 'SubscriptionId'>
-export type Uuid = MessageId | DataId | BatchId | TxId | EventId | DatatypeId | IdentityId | SubscriptionId
+export type OperationId = Brand<string, 'OperationId'>
+export type Uuid = MessageId | DataId | BatchId | TxId | EventId | DatatypeId | IdentityId | SubscriptionId | OperationId
 
 /** sha256 as 64 lowercase hex characters, no `0x`. */
 export type Hash = Brand<string, 'Hash'>

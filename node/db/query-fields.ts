@@ -2,7 +2,7 @@
  * `created` as stored (Go's form, trailing fractional zeros trimmed) padded to the nine-digit key that
  * `timestampSortKey` gives a filter value, so that the two compare as instants.
  */
-const TRIMMED_TIME_KEY = (column: string): string =>
+export const TRIMMED_TIME_KEY = (column: string): string =>
   `SUBSTR(${column}, 1, 19) || '.' || SUBSTR(CASE WHEN INSTR(${column}, '.') > 0 THEN SUBSTR(${column}, 21, LENGTH(${column}) - 21) ELSE '' END || '000000000', 1, 9) || 'Z'`
 
 /**
@@ -61,7 +61,7 @@ export const DATATYPE_FIELDS: QueryFields = {
 }
 
 /**
- * FireFly's DataQueryFactory, less `public` and `blob.path` (this node keeps neither), plus `sequence`. `value`
+ * FireFly's DataQueryFactory, less `blob.path` (blobs live in the blob store, named by their hash), plus `sequence`. `value`
  * compares with the value's stored JSON text, exactly as it was hashed (`value=@"total"` finds a key).
  */
 export const DATA_FIELDS: QueryFields = {
@@ -74,6 +74,7 @@ export const DATA_FIELDS: QueryFields = {
   'blob.public': { column: 'blob_public', kind: 'text' },
   'blob.name': { column: 'blob_name', kind: 'text' },
   'blob.size': { column: 'blob_size', kind: 'number' },
+  public: { column: 'public', kind: 'text' },
   created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
   value: { column: 'value', kind: 'text' },
   sequence: { column: 'seq', kind: 'number' },
@@ -160,4 +161,45 @@ export const SUBSCRIPTION_FIELDS: QueryFields = {
   options: { column: 'options', kind: 'text' },
   created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
   updated: { column: TRIMMED_TIME_KEY('updated'), kind: 'time' },
+}
+
+/**
+ * FireFly's TransactionQueryFactory, over the transactions the node reads from its batches and those it records on
+ * their own (see TransactionsRepo). `blockchainids` compares with the comma-joined chain transaction hashes, as
+ * FireFly's string arrays do.
+ */
+export const TRANSACTION_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  idempotencykey: { column: 'idempotency_key', kind: 'text' },
+  blockchainids: { column: 'blockchain_ids', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+}
+
+/**
+ * FireFly's OperationQueryFactory, less `retry` (an operation here is retried in place, never replaced by another).
+ * `input` and `output` compare with their stored JSON text (`input=@"<batch id>"`).
+ */
+export const OPERATION_FIELDS: QueryFields = {
+  id: { column: 'id', kind: 'text' },
+  tx: { column: 'tx_id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  status: { column: 'status', kind: 'text' },
+  error: { column: 'error', kind: 'text' },
+  plugin: { column: 'plugin', kind: 'text' },
+  input: { column: 'input', kind: 'text' },
+  output: { column: 'output', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
+  updated: { column: TRIMMED_TIME_KEY('updated'), kind: 'time' },
+}
+
+/**
+ * FireFly's VerifierQueryFactory, less `hash`: a verifier's hash is sha256 of its namespace, type and value, which
+ * the node computes when it answers (SQLite has no sha256), so it is looked up by `verifiers/{hash}` instead.
+ */
+export const VERIFIER_FIELDS: QueryFields = {
+  identity: { column: 'identity_id', kind: 'text' },
+  type: { column: 'type', kind: 'text' },
+  value: { column: 'value', kind: 'text' },
+  created: { column: TRIMMED_TIME_KEY('created'), kind: 'time' },
 }

@@ -44,6 +44,8 @@ export interface Data {
   created: Timestamp
   datatype?: DatatypeRef
   value: string | null
+  /** Where the value was published on its own (`data/{id}/value/publish`); the API shows it, batches do not carry it. */
+  public?: string
   blob?: BlobRef
 }
 

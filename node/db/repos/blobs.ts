@@ -15,6 +15,11 @@ export class BlobsRepo {
     return this.db.get<{ created: string }>('SELECT created FROM blobs WHERE hash = ?', [hash])?.created as Timestamp | undefined
   }
 
+  /** This node no longer holds the blob (the data item referring to it was deleted). */
+  delete(tx: Tx, hash: Hash): void {
+    tx.run('DELETE FROM blobs WHERE hash = ?', [hash])
+  }
+
   has(hash: Hash, tx?: Tx): boolean {
     return (tx ?? this.db).get('SELECT 1 AS x FROM blobs WHERE hash = ?', [hash]) !== undefined
   }

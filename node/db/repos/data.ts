@@ -19,6 +19,7 @@ interface Row {
   blob_size: number | null
   blob_name: string | null
   blob_public: string | null
+  public: string | null
   [k: string]: string | number | null
 }
 
@@ -80,6 +81,26 @@ export class DataRepo {
   /** Records where a blob was published; every later batch carrying the data item carries the reference. */
   setBlobPublic(tx: Tx, id: string, ref: string): void {
     tx.run('UPDATE data SET blob_public = ? WHERE id = ?', [ref, id])
+  }
+
+  /** Records where the data item's value was published (schema v13): the API shows it, batches do not carry it. */
+  setPublic(tx: Tx, id: string, ref: string): void {
+    tx.run('UPDATE data SET public = ? WHERE id = ?', [ref, id])
+  }
+
+  /**
+   * A message of the namespace that carries the data item, if any. Messages list their data in a JSON column, so this
+   * reads the namespace's messages: it serves a deletion, not a hot path.
+   */
+  messageWith(namespace: string, id: string, tx?: Tx): string | undefined {
+    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 LIMIT 1', [namespace, `"${id}"`])?.id
+  }
+
+  /** Deletes the data item; answers whether another data item still refers to its blob (when it had one). */
+  delete(tx: Tx, d: Data): { blobStillUsed: boolean } {
+    tx.run('DELETE FROM data WHERE id = ?', [d.id])
+    if (!d.blob) return { blobStillUsed: false }
+    return { blobStillUsed: tx.get('SELECT 1 AS x FROM data WHERE blob_hash = ? LIMIT 1', [d.blob.hash]) !== undefined }
   }
 
   /** Blob references announced in stored batches that this node has not checked yet (after a restart). */
@@ -151,6 +172,7 @@ function fromRow(r: Row): Data {
     created: r.created as Timestamp,
     ...(r.datatype_name ? { datatype: { name: r.datatype_name, version: r.datatype_version ?? '' } } : {}),
     value: r.value,
+    ...(r.public ? { public: r.public } : {}),
     ...(r.blob_hash
       ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}) } }
       : {}),

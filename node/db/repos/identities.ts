@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
-import { IDENTITY_FIELDS } from '../query-fields.js'
+import { IDENTITY_FIELDS, VERIFIER_FIELDS } from '../query-fields.js'
 import { IN_LIST, inList } from '../in-list.js'
 import type { IdentityId, MessageId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
@@ -62,22 +62,47 @@ export class IdentitiesRepo {
   }
 
   verifiersOf(identityId: string): Verifier[] {
-    return this.db
-      .all<{ identity_id: string; type: string; value: string; created: string }>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId])
-      .map((r) => ({ identity: r.identity_id as IdentityId, type: r.type as VerifierType, value: r.value, created: r.created as Timestamp }))
+    return this.db.all<VerifierRow>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId]).map(verifierFromRow)
   }
 
-  /** Oldest first: the order the network confirmed them in. */
-  list(type: IdentityType, q: CollectionQuery): Identity[] {
-    const conds = ['type = ?']
-    const params: (string | number)[] = [type]
+  /** Oldest first: the order the network confirmed them in. Every type when `type` is undefined. */
+  list(type: IdentityType | undefined, q: CollectionQuery): Identity[] {
+    const conds = type === undefined ? ['1 = 1'] : ['type = ?']
+    const params: (string | number)[] = type === undefined ? [] : [type]
     andWhere(conds, params, filterSql(q.filter, IDENTITY_FIELDS))
     return this.db.all<Row>(`SELECT * FROM identities WHERE ${conds.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
+  }
+
+  /** Verifiers of every identity (or of one), oldest first, filtered and paged. */
+  verifiers(q: CollectionQuery, identityId?: string): Verifier[] {
+    const conds = identityId === undefined ? ['1 = 1'] : ['identity_id = ?']
+    const params: (string | number)[] = identityId === undefined ? [] : [identityId]
+    andWhere(conds, params, filterSql(q.filter, VERIFIER_FIELDS))
+    return this.db
+      .all<VerifierRow>(`SELECT identity_id, type, value, created FROM verifiers WHERE ${conds.join(' AND ')} ORDER BY seq LIMIT ? OFFSET ?`, [...params, q.limit, q.skip])
+      .map(verifierFromRow)
+  }
+
+  /** Every verifier, oldest first: one or two per member, so few enough to read whole. */
+  allVerifiers(): Verifier[] {
+    return this.db.all<VerifierRow>('SELECT identity_id, type, value, created FROM verifiers ORDER BY seq').map(verifierFromRow)
   }
 
   all(type: IdentityType): Identity[] {
     return this.db.all<Row>('SELECT * FROM identities WHERE type = ? ORDER BY seq', [type]).map(fromRow)
   }
+}
+
+interface VerifierRow {
+  identity_id: string
+  type: string
+  value: string
+  created: string
+  [k: string]: string | number | null
+}
+
+function verifierFromRow(r: VerifierRow): Verifier {
+  return { identity: r.identity_id as IdentityId, type: r.type as VerifierType, value: r.value, created: r.created as Timestamp }
 }
 
 function fromRow(r: Row): Identity {

@@ -12,6 +12,8 @@ import { IdentitiesRepo } from './identities.js'
 import { MessagesRepo } from './messages.js'
 import { NextPinsRepo } from './nextpins.js'
 import { NodeStateRepo } from './node-state.js'
+import { OperationsRepo } from './operations.js'
+import { NamespacesRepo } from './namespaces.js'
 import { NoncesRepo } from './nonces.js'
 import { PinsRepo } from './pins.js'
 import { SubscriptionsRepo } from './subscriptions.js'
@@ -37,6 +39,8 @@ export interface Repositories {
   nextpins: NextPinsRepo
   subscriptions: SubscriptionsRepo
   transactions: TransactionsRepo
+  operations: OperationsRepo
+  namespaces: NamespacesRepo
 }
 
 export function openRepositories(db: Database): Repositories {
@@ -58,5 +62,7 @@ export function openRepositories(db: Database): Repositories {
     nextpins: new NextPinsRepo(db),
     subscriptions: new SubscriptionsRepo(db),
     transactions: new TransactionsRepo(db),
+    operations: new OperationsRepo(db),
+    namespaces: new NamespacesRepo(db),
   }
 }

@@ -90,6 +90,8 @@ describe('collection filters over data, batches, identities and blockchain event
         }
         // Another namespace's data must never show, whatever the filter.
         repos.data.insert(tx, { id: newId<DataId>(), namespace: 'other', validator: 'json', hash: hex('a1'), created: at(0), value: '{"name":"Café","total":12}' })
+        // The value published on its own (`data/{id}/value/publish`).
+        repos.data.setPublic(tx, ids.widget2!, 'QmWidget2')
       })
       for (const [name, id] of Object.entries(ids)) seqs[name] = repos.db.get<{ seq: number }>('SELECT seq FROM data WHERE id = ?', [id])!.seq
     })
@@ -110,6 +112,7 @@ describe('collection filters over data, batches, identities and blockchain event
       { name: 'hash', query: () => ({ hash: hex('a3') }), expected: ['plain'] },
       { name: 'blob.hash', query: () => ({ 'blob.hash': hex('b2') }), expected: ['photo'] },
       { name: 'blob.public, negated: only items that have one', query: () => ({ 'blob.public': '!QmOther' }), expected: ['report'] },
+      { name: "public, the value's own reference", query: () => ({ public: 'QmWidget2' }), expected: ['widget2'] },
       { name: 'blob.name, case-insensitive ends with', query: () => ({ 'blob.name': ':$.png' }), expected: ['photo'] },
       { name: 'blob.size is a number', query: () => ({ 'blob.size': '>=100' }), expected: ['report'] },
       { name: 'blob.size compares as a number, not as text', query: () => ({ 'blob.size': '<9' }), expected: [] },
@@ -141,11 +144,11 @@ describe('collection filters over data, batches, identities and blockchain event
       expect(repos.data.listValueBytes(NS, { filter, limit: 100, skip: 0 })).to.deep.equal({ items: 2, bytes: Buffer.byteLength('{"name":"Café","total":12}') + Buffer.byteLength('{"total":7}') })
       expect(repos.data.listValueBytes(NS, { filter, limit: 1, skip: 1 })).to.deep.equal({ items: 1, bytes: Buffer.byteLength('{"name":"Café","total":12}') })
       expect(repos.data.listValueBytes(NS, { filter: parseFilter({ 'blob.size': '>0' })!, limit: 100, skip: 0 })).to.deep.equal({ items: 2, bytes: 0 })
-      expect(() => repos.data.listValueBytes(NS, { filter: parseFilter({ public: 'x' })!, limit: 1, skip: 0 })).to.throw(ParleyError, /unknown filter field "public"/)
+      expect(() => repos.data.listValueBytes(NS, { filter: parseFilter({ 'blob.path': 'x' })!, limit: 1, skip: 0 })).to.throw(ParleyError, /unknown filter field "blob\.path"/)
     })
 
     it('a FireFly field this node does not keep is refused, naming it and what it takes', () => {
-      for (const field of ['public', 'blob.path']) {
+      for (const field of ['blob.path']) {
         const e = refusal(() => repos.data.list(NS, { filter: parseFilter({ [field]: 'x' })!, limit: 1, skip: 0 }))
         expect(e.code).to.equal('INVALID_FILTER')
         expect(e.message).to.equal(`unknown filter field ${JSON.stringify(field)}; filterable: ${Object.keys(DATA_FIELDS).join(', ')}`)
