@@ -26,6 +26,11 @@ import { PrivateChecks } from './aggregator/private-check.js'
 import { groupinitHandler } from './definitions/groupinit.js'
 import { GroupResolver } from './identity/group-resolver.js'
 import { ParleyError } from './core/errors.js'
+import { DataPublisher } from './data/publish.js'
+import { DataRemover } from './data/delete.js'
+import { NetworkMap } from './identity/network-map.js'
+import { Namespaces } from './namespace/namespaces.js'
+import { OperationRecorder } from './operations/recorder.js'
 import type { NodeQueries, NodeServices, NodeStatus } from './services.js'
 import { now } from './core/time.js'
 import { errorMessage } from './core/errors.js'
@@ -181,6 +186,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
   exchange.onBatch(receiver.handle)
   // Private blobs, streamed here by a member before the batch that refers to them.
   exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, registered: (node) => peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
+  // The steps handed to the chain, shared storage and the exchange, recorded as FireFly's operations.
+  const operationRecorder = new OperationRecorder({ operations: repos.operations, identities })
   const deliveryQueue = new DeliveryQueue({
     db,
     deliveries,
@@ -193,6 +200,7 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     },
     log,
     gate: deliveryGate,
+    operationRecorder,
   })
   const batchManager = new BatchManager({
     db,
@@ -205,10 +213,11 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     chain,
     self,
     config: { ...DEFAULT_BATCH_CONFIG, ...cfg.batch },
-    blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage }),
+    blobs: new BlobPublisher({ db, data, refs: blobRefs, blobStore, storage, operationRecorder }),
     log,
     dispatchers: [new PrivateDispatcher({ messages, nonces, groups, identities, self, delivery: deliveryQueue })],
     recent,
+    operationRecorder,
   })
   const sender = new MessageSender({
     db,
@@ -253,6 +262,8 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     identities,
     blockchainEvents,
     groups,
+    transactions: repos.transactions,
+    operations: repos.operations,
     heldBlob: async (hash) => (blobs.has(hash) ? await blobStore.read(hash) : undefined),
   }
   const services: NodeServices = {
@@ -262,6 +273,10 @@ export async function startNode(cfg: NodeConfig, log: (line: string) => void): P
     sender,
     datatypeDefiner: new DatatypeDefiner({ datatypes, sender }),
     uploader: new DataUploader({ db, data, blobs, blobStore, validator, gate, maxBlobBytes: cfg.limits.uploadBytes, maxValueBytes: cfg.limits.valueBytes }),
+    publisher: new DataPublisher({ db, data, refs: blobRefs, blobs, transactions: repos.transactions, operations: repos.operations, blobStore, storage }),
+    dataRemover: new DataRemover({ db, data, blobs }),
+    networkMap: new NetworkMap(identities),
+    namespaces: new Namespaces({ repo: repos.namespaces, started }),
     subscriptions,
     controls: new Controls({
       org: cfg.org,

@@ -10,6 +10,10 @@ import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
 import type { EventEnricher } from './events/index.js'
 import type { Controls } from './admin/controls.js'
+import type { NetworkMap } from './identity/network-map.js'
+import type { Namespaces } from './namespace/namespaces.js'
+import type { DataPublisher } from './data/publish.js'
+import type { DataRemover } from './data/delete.js'
 import type {
   BatchRecord,
   BlockchainEventQuery,
@@ -24,7 +28,9 @@ import type {
   Message,
   MessageTrace,
   NodeEvent,
+  Operation,
   StoredBlockchainEvent,
+  Transaction,
   Verifier,
 } from './model/index.js'
 
@@ -70,9 +76,13 @@ export interface NodeQueries {
     byId(id: string): Identity | undefined
     byDid(did: string): Identity | undefined
     verifiersOf(identityId: string): Verifier[]
-    list(type: IdentityType, q: CollectionQuery): Identity[]
+    list(type: IdentityType | undefined, q: CollectionQuery): Identity[]
   }
-  blockchainEvents: { list(q: BlockchainEventQuery): StoredBlockchainEvent[] }
+  /** Transactions: those of the batches held here and those recorded on their own (data publishes), newest first. */
+  transactions: { get(id: string): Transaction | undefined; list(namespace: string, q: CollectionQuery): Transaction[] }
+  /** The steps this member handed to its plugins (chain, shared storage, exchange), newest first. */
+  operations: { get(id: string): Operation | undefined; list(namespace: string, q: CollectionQuery): Operation[] }
+  blockchainEvents: { list(q: BlockchainEventQuery): StoredBlockchainEvent[]; byIds(ids: readonly string[]): Map<string, StoredBlockchainEvent> }
   /** The private groups this member is in (it stores no other), newest first. */
   groups: { get(namespace: string, hash: string): Group | undefined; list(namespace: string, q: CollectionQuery): Group[] }
   /** A blob's content, once this node holds it whole and verified; undefined before. */
@@ -88,6 +98,13 @@ export interface NodeServices {
   sender: MessageSender
   datatypeDefiner: DatatypeDefiner
   uploader: DataUploader
+  /** Publishes a data item's value or blob to shared storage (FireFly's `data/{id}/value/publish`, `.../blob/publish`). */
+  publisher: DataPublisher
+  /** Deletes a data item no message carries. */
+  dataRemover: DataRemover
+  /** The orgs, nodes and verifiers confirmed through the chain. */
+  networkMap: NetworkMap
+  namespaces: Namespaces
   /** Durable subscriptions: create, replace, read and delete them, and read their offsets. */
   subscriptions: SubscriptionManager
   /** Test controls (holds and drops of deliveries, chain and IPFS read holds), served only when `config.admin`. */

@@ -57,3 +57,8 @@ function parseCondition(field: string, input: string): FilterCondition {
   }
   return { field, op, value: v, not, caseInsensitive }
 }
+
+/** `filter` narrowed to `field` equal to `value`: how a route under an object (`transactions/{id}/...`) picks its items. */
+export function andEquals(filter: Filter | undefined, field: string, value: string): Filter {
+  return [...(filter ?? []), [{ field, op: 'eq', value, not: false, caseInsensitive: false }]]
+}

@@ -1,7 +1,9 @@
 import { clientJson, RawJson, type GoJsonValue } from '../core/json.js'
 import { broadcastContext } from '../core/hashes.js'
 import { batchHeaderJson, blobJson, dataJson, headerJson, headerJsonText } from '../model/wire.js'
-import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type MessageTrace, type StoredBlockchainEvent } from '../model/index.js'
+import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type NodeEvent, type BatchRecord, type Datatype, type EventTransaction, type MessageTrace, type Operation, type StoredBlockchainEvent, type Transaction } from '../model/index.js'
+import type { NamespacedVerifier } from '../identity/verifiers.js'
+import type { NamespaceView } from '../namespace/namespaces.js'
 import type { EventRenderer } from '../events/index.js'
 
 type Obj = { [key: string]: GoJsonValue }
@@ -30,9 +32,12 @@ export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchId
   return o
 }
 
-/** A data item in full. */
+/** A data item in full, FireFly's shape: its value's own shared-storage reference (`public`) before its blob. */
 export function presentData(d: Data): Obj {
-  return dataJson(d)
+  const o = dataJson(d)
+  if (!d.public) return o
+  const { blob, ...rest } = o
+  return { ...rest, public: d.public, ...(blob !== undefined ? { blob } : {}) }
 }
 
 /** Data inside a message fetched with its data (FireFly's MessageInOut): the value, not the blob. */
@@ -134,9 +139,47 @@ export function presentBlockchainEvent(e: StoredBlockchainEvent, ns: string, con
   }
 }
 
-/** A transaction as an event carries it (FireFly's Transaction). */
-export function presentTransaction(t: EventTransaction): Obj {
-  return { id: t.id, namespace: t.namespace, type: t.type, created: t.created, blockchainIds: [...t.blockchainIds] }
+/** FireFly's Transaction, as an event carries it and as `transactions` answers it. */
+export function presentTransaction(t: EventTransaction | Transaction): Obj {
+  return {
+    id: t.id,
+    namespace: t.namespace,
+    type: t.type,
+    created: t.created,
+    ...('idempotencyKey' in t && t.idempotencyKey ? { idempotencyKey: t.idempotencyKey } : {}),
+    blockchainIds: [...t.blockchainIds],
+  }
+}
+
+/** FireFly's Operation: `tx` is always there (null for a step outside any transaction), as its Go struct writes it. */
+export function presentOperation(op: Operation): Obj {
+  return {
+    id: op.id,
+    namespace: op.namespace,
+    tx: op.tx ?? null,
+    type: op.type,
+    status: op.status,
+    plugin: op.plugin,
+    input: plainFields(op.input),
+    ...(op.output ? { output: plainFields(op.output) } : {}),
+    ...(op.error ? { error: op.error } : {}),
+    created: op.created,
+    updated: op.updated,
+  }
+}
+
+function plainFields(f: Operation['input']): Obj {
+  return Object.fromEntries(Object.entries(f).map(([k, v]) => [k, typeof v === 'string' ? v : [...v]]))
+}
+
+/** FireFly's Verifier. */
+export function presentVerifier(v: NamespacedVerifier): Obj {
+  return { hash: v.hash, identity: v.identity, namespace: v.namespace, type: v.type, value: v.value, created: v.created }
+}
+
+/** FireFly's Namespace (its contracts and TLS settings are not part of its JSON). */
+export function presentNamespace(n: NamespaceView): Obj {
+  return { name: n.name, networkName: n.networkName, description: n.description, created: n.created }
 }
 
 /**

@@ -13,6 +13,7 @@ import { sealManifest } from './verify.js'
 import type { BatchConfig } from './config.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
 import type { DispatchProgress } from './progress.js'
+import type { OperationRecorder } from '../operations/recorder.js'
 
 /** A message accepted for batching, with its data items (as resolved at send) and its payload estimate. */
 export interface Accepted {
@@ -41,6 +42,8 @@ interface AssemblerDeps {
   progress?: DispatchProgress
   /** Told of each sealed batch inside its seal's transaction (see SealedBatchHolder). */
   recent?: SealedBatchHolder
+  /** Where a batch's pin and upload are also recorded as operations, with the seal and with the pin. */
+  operationRecorder?: OperationRecorder
 }
 
 /**
@@ -197,6 +200,7 @@ export class Assembler {
       // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one.
       this.broken = true
       batches.insert(tx, record)
+      this.deps.operationRecorder?.batchSealed(tx, record, txType === 'batch_pin')
       if (this.deps.dispatcher.seal) sealedMessages = this.deps.dispatcher.seal(tx, record, sealedMessages)
       messages.assignBatch(
         tx,
@@ -360,7 +364,11 @@ export class Assembler {
       try {
         const noted = this.deps.progress?.of(batch.record.id)
         const times = { ...(noted?.uploaded ? { uploaded: noted.uploaded.at } : {}), ...(noted?.sent ? { pinSent: noted.sent.at } : {}) }
-        await db.transaction((tx) => this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef, times))
+        const pinned = { chainTx: txHash, payloadRef, contexts: this.deps.dispatcher.contexts(batch), ...(times.uploaded ? { uploaded: times.uploaded } : {}) }
+        await db.transaction((tx) => {
+          this.deps.batches.setPinned(tx, batch.record.id, txHash, payloadRef, times)
+          this.deps.operationRecorder?.batchPinned(tx, batch.record, pinned, now())
+        })
         return
       } catch (err) {
         if (!db.diskFull || !this.failed(batch, backoff, err)) throw err

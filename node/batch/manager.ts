@@ -17,6 +17,7 @@ import type { Dispatcher, SealedBatch } from './dispatcher.js'
 import { BroadcastDispatcher } from './broadcast-dispatcher.js'
 import { Assembler, type Accepted, type SealedBatchHolder } from './assembler.js'
 import { DispatchProgress } from './progress.js'
+import type { OperationRecorder } from '../operations/recorder.js'
 
 export interface BatchManagerDeps {
   db: Database
@@ -37,6 +38,8 @@ export interface BatchManagerDeps {
   dispatchers?: Dispatcher[]
   /** Told of each sealed batch in its seal's transaction, for the aggregator (see SealedBatchHolder). */
   recent?: SealedBatchHolder
+  /** Where pins and uploads are also recorded as operations. */
+  operationRecorder?: OperationRecorder
 }
 
 /**

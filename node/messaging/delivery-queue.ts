@@ -7,6 +7,7 @@ import type { DeliveriesRepo, Delivery } from '../db/repos/deliveries.js'
 import type { BatchPayload } from '../model/index.js'
 import type { Exchange, Peer } from '../exchange/index.js'
 import type { DeliveryGate } from './delivery-gate.js'
+import type { OperationRecorder } from '../operations/recorder.js'
 
 const RETRY_MIN_MS = 1_000
 const RETRY_MAX_MS = 60_000
@@ -31,6 +32,8 @@ export interface DeliveryQueueDeps {
   retryDelayMs?: (attempts: number) => number
   /** The admin routes' holds and drops (see DeliveryGate); without it every delivery goes. */
   gate?: DeliveryGate
+  /** Where each delivery is also recorded as an operation (`dataexchange_send_batch`, `dataexchange_send_blob`). */
+  operationRecorder?: OperationRecorder
 }
 
 /**
@@ -80,7 +83,11 @@ export class DeliveryQueue {
    */
   async enqueue(payload: BatchPayload, peers: readonly string[]): Promise<void> {
     if (this.stopped) throw new ParleyError('UNAVAILABLE', 'private deliveries are stopping')
-    await this.deps.db.transaction((tx) => this.deps.deliveries.enqueue(tx, payload.id, peers, now()))
+    const at = now()
+    await this.deps.db.transaction((tx) => {
+      this.deps.deliveries.enqueue(tx, payload.id, peers, at)
+      this.deps.operationRecorder?.deliveryQueued(tx, payload, peers, at)
+    })
     this.deps.gate?.bind(payload.id, payload.messages.map((m) => m.header.id))
     for (const d of this.deps.deliveries.ofBatch(payload.id)) if (d.state === 'pending') this.schedule({ ...d, nextAt: 0 }, payload)
   }
@@ -114,7 +121,7 @@ export class DeliveryQueue {
    * (`gated`) stops before a send because the gate holds or dropped the delivery, nothing counted.
    */
   private async attempt(d: Delivery, given: BatchPayload | undefined): Promise<'gated' | undefined> {
-    const { db, deliveries, log } = this.deps
+    const { db, deliveries, log, operationRecorder } = this.deps
     const attempts = d.attempts + 1
     const gated = (): boolean => this.verdict(d) !== 'open'
     try {
@@ -129,23 +136,38 @@ export class DeliveryQueue {
         const content = this.deps.blob(b.hash)
         if (!content) throw new ParleyError('BAD_REQUEST', `blob ${b.hash} of batch ${d.batchId} is not held here`)
         await this.deps.exchange.sendBlob(peer, b, content)
-        await db.transaction((tx) => deliveries.blobAcknowledged(tx, d.peer, b.hash, now()))
+        const at = now()
+        await db.transaction((tx) => {
+          deliveries.blobAcknowledged(tx, d.peer, b.hash, at)
+          operationRecorder?.blobSent(tx, payload, d.peer, b.hash, payload.data.find((x) => x.blob?.hash === b.hash)?.id ?? '', at)
+        })
       }
       if (gated()) return 'gated'
       await this.deps.exchange.sendBatch(peer, payload)
-      await db.transaction((tx) => deliveries.done(tx, d.batchId, d.peer))
+      const at = now()
+      await db.transaction((tx) => {
+        deliveries.done(tx, d.batchId, d.peer, at)
+        operationRecorder?.deliverySettled(tx, d.batchId, d.peer, { ok: true }, at)
+      })
       if (attempts > 1) log(`delivery: batch ${d.batchId} delivered to ${d.peer} after ${attempts} attempts`)
     } catch (err) {
       if (this.stopped) return undefined
       const reason = errorMessage(err)
       try {
         if (isParleyError(err, 'BAD_REQUEST')) {
-          await db.transaction((tx) => deliveries.failed(tx, d.batchId, d.peer, reason))
+          const at = now()
+          await db.transaction((tx) => {
+            deliveries.failed(tx, d.batchId, d.peer, reason, at)
+            operationRecorder?.deliverySettled(tx, d.batchId, d.peer, { ok: false, reason, final: true }, at)
+          })
           log(`delivery: batch ${d.batchId} to ${d.peer} refused for good: ${reason}`)
           return undefined
         }
         const nextAt = Date.now() + (this.deps.retryDelayMs ?? defaultDelay)(attempts)
-        await db.transaction((tx) => deliveries.retryAt(tx, d.batchId, d.peer, nextAt, reason))
+        await db.transaction((tx) => {
+          deliveries.retryAt(tx, d.batchId, d.peer, nextAt, reason)
+          operationRecorder?.deliverySettled(tx, d.batchId, d.peer, { ok: false, reason, final: false }, now())
+        })
         if (attempts === 1 || attempts % 10 === 0) log(`delivery: batch ${d.batchId} to ${d.peer} not delivered yet (attempt ${attempts}): ${reason}; retrying`)
         this.retry({ ...d, attempts, nextAt })
       } catch (dbErr) {

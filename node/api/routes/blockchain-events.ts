@@ -5,6 +5,7 @@ import { parseFilter } from '../filters.js'
 import { parseUuid } from '../../core/ids.js'
 import { presentBlockchainEvent } from '../present.js'
 import { sendJsonText } from '../body.js'
+import { ParleyError } from '../../core/errors.js'
 
 /** The BatchPin logs this node has read, newest first, in FireFly's blockchain event shape. */
 export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
@@ -15,5 +16,12 @@ export function blockchainEventRoutes(r: ApiRouter<NodeServices>): void {
     // `batch` (the events that pinned one batch) is this route's own parameter, not one of FireFly's filter fields.
     const filter = parseFilter(q, ['batch'])
     sendJsonText(ctx, s.query.blockchainEvents.list({ ...paging, ...(batch ? { batchId: batch } : {}), ...(filter ? { filter } : {}) }).map((e) => presentBlockchainEvent(e, ns, s.config.chain.contract)))
+  })
+
+  r.get('/blockchainevents/:id', (ctx, s, ns) => {
+    const id = parseUuid(ctx.params.id, 'blockchain event id')
+    const e = s.query.blockchainEvents.byIds([id]).get(id)
+    if (!e) throw new ParleyError('NOT_FOUND', `blockchain event ${id} not found`)
+    sendJsonText(ctx, presentBlockchainEvent(e, ns, s.config.chain.contract))
   })
 }

@@ -7,7 +7,9 @@ import { parseFilter } from '../filters.js'
 import { presentData } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { ParleyError } from '../../core/errors.js'
-import { parseUuid } from '../../core/ids.js'
+import { parseUuid, type DataId } from '../../core/ids.js'
+import { optString } from '../../core/input.js'
+import type { Context } from 'koa'
 
 export function dataRoutes(r: ApiRouter<NodeServices>): void {
   r.get('/data', (ctx, s, ns, q) => {
@@ -40,6 +42,21 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
     ctx.body = d.value ?? 'null'
   })
 
+  // FireFly's publish routes: the body `{idempotencyKey?}` may be empty.
+  r.post('/data/:id/value/publish', async (ctx, s, ns) => {
+    const id = parseUuid<DataId>(ctx.params.id, 'data id')
+    sendJson(ctx, 200, presentData(await s.publisher.publishValue(ns, id, await publishKey(ctx))))
+  })
+  r.post('/data/:id/blob/publish', async (ctx, s, ns) => {
+    const id = parseUuid<DataId>(ctx.params.id, 'data id')
+    sendJson(ctx, 200, presentData(await s.publisher.publishBlob(ns, id, await publishKey(ctx))))
+  })
+
+  r.delete('/data/:id', async (ctx, s, ns) => {
+    await s.dataRemover.delete(ns, parseUuid<DataId>(ctx.params.id, 'data id'))
+    ctx.status = 204
+  })
+
   r.get('/data/:id/blob', async (ctx, s, ns) => {
     const d = one(s, ctx.params.id, ns)
     if (!d.blob) throw new ParleyError('NOT_FOUND', `data ${d.id} has no blob`)
@@ -54,6 +71,15 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
     if (d.blob.name) ctx.set('Content-Disposition', contentDisposition(d.blob.name))
     ctx.body = held.stream
   })
+}
+
+/** FireFly's PublishInput `{idempotencyKey?}`; no body at all is an empty one. */
+async function publishKey(ctx: Context): Promise<string | undefined> {
+  if (!ctx.request.length && !ctx.get('transfer-encoding')) return undefined
+  const body = await readJsonBody(ctx)
+  if (body.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'the request body must be a JSON object {idempotencyKey?}')
+  const key = optString(body.get('idempotencyKey'), 'idempotencyKey')
+  return key === '' ? undefined : key
 }
 
 /**

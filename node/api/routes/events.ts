@@ -3,7 +3,7 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging, single } from '../query.js'
 import { eventRenderer, presentBatch, presentEvent } from '../present.js'
-import { parseFilter } from '../filters.js'
+import { andEquals, parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 
@@ -18,6 +18,14 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
     // The referred objects of the whole page are read with one query per kind, not one read per event.
     if (boolParam(q, 'fetchreferences') ?? false) sendJson(ctx, 200, s.query.events.enrich(events).map(eventRenderer({ contract: s.config.chain.contract })))
     else sendJson(ctx, 200, events.map(presentEvent))
+  })
+
+  r.get('/events/:eid', (ctx, s, ns, q) => {
+    const id = parseUuid(ctx.params.eid, 'event id')
+    const [e] = s.query.events.list({ namespace: ns, filter: andEquals(undefined, 'id', id), limit: 1, skip: 0 })
+    if (!e) throw new ParleyError('NOT_FOUND', `event ${id} not found in namespace ${ns}`)
+    if (boolParam(q, 'fetchreferences') ?? boolParam(q, 'fetchreference') ?? false) sendJson(ctx, 200, s.query.events.enrich([e]).map(eventRenderer({ contract: s.config.chain.contract }))[0]!)
+    else sendJson(ctx, 200, presentEvent(e))
   })
 
   r.get('/batches', (ctx, s, ns, q) => {

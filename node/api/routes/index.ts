@@ -9,6 +9,9 @@ import { dataRoutes } from './data.js'
 import { datatypeRoutes } from './datatypes.js'
 import { groupRoutes } from './groups.js'
 import { subscriptionRoutes } from './subscriptions.js'
+import { namespaceRoutes } from './namespaces.js'
+import { identityRoutes } from './identities.js'
+import { transactionRoutes } from './transactions.js'
 
 /** Every route group of the API, registered in this order: the server and the fuzz suite's route list share it. */
 export const API_ROUTES: readonly ((r: ApiRouter<NodeServices>) => void)[] = [
@@ -21,4 +24,7 @@ export const API_ROUTES: readonly ((r: ApiRouter<NodeServices>) => void)[] = [
   datatypeRoutes,
   groupRoutes,
   subscriptionRoutes,
+  namespaceRoutes,
+  identityRoutes,
+  transactionRoutes,
 ]

@@ -4,7 +4,7 @@ import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging } from '../query.js'
 import { parseFilter } from '../filters.js'
-import { presentData, presentMessage, presentTrace } from '../present.js'
+import { presentData, presentEvent, presentMessage, presentTrace, presentTransaction } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { parseMessageInput } from '../../messaging/input.js'
 import { parseUuid } from '../../core/ids.js'
@@ -54,6 +54,20 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     const trace = s.tracer.trace(ns, id)
     if (!trace) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
     sendJson(ctx, 200, presentTrace(trace))
+  })
+
+  // The message's batch transaction (a `txid` leads here), and the events this member logged for it.
+  r.get('/messages/:id/transaction', (ctx, s, ns) => {
+    const m = messageIn(s, ns, ctx.params.id)
+    const t = m.txid ? s.query.transactions.get(m.txid) : undefined
+    if (!t) throw new ParleyError('NOT_FOUND', `message ${m.header.id} has no transaction here yet (it is not in a batch)`)
+    sendJson(ctx, 200, presentTransaction(t))
+  })
+  r.get('/messages/:id/events', (ctx, s, ns, q) => {
+    const m = messageIn(s, ns, ctx.params.id)
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
+    sendJson(ctx, 200, s.query.events.list({ namespace: ns, reference: m.header.id, ...(filter ? { filter } : {}), ...paging }).map(presentEvent))
   })
 
   r.get('/messages/:id/data', (ctx, s, ns) => {

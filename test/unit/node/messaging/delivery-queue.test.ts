@@ -16,6 +16,7 @@ import { newId, type BatchId, type DataId, type Hash, type IdentityId, type Mess
 import { now } from '../../../../node/core/time.js'
 import { localIdentity, type BatchPayload, type BatchRecord, type Data, type Group, type Header, type Message, type Pin } from '../../../../node/model/index.js'
 import type { Peer } from '../../../../node/exchange/index.js'
+import { OperationRecorder } from '../../../../node/operations/recorder.js'
 
 const NS = 'default'
 const KEY0 = '0x00000000000000000000000000000000000000a0'
@@ -151,6 +152,30 @@ describe('private messaging: units', () => {
       await q.enqueue(b, [self1.nodeDid, 'did:firefly:node/node2'])
       await new Promise((res) => setTimeout(res, 30))
       expect(calls).to.have.length(4)
+      await q.stop()
+    })
+
+    it('records each delivery as an operation of the batch transaction, settled in the same transaction as its row', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = batchOf([privateMessage(group.hash, ['a'], [0])], group.hash)
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: { sendBatch: async (p) => { if (p.node.endsWith('node2')) throw new ParleyError('BAD_REQUEST', 'refused') }, sendBlob: async () => {} },
+        blob: () => undefined,
+        peerOf: (did) => peer('x', did.split('/')[1]!),
+        load: () => b,
+        log: () => {},
+        retryDelayMs: () => 5,
+        operationRecorder: new OperationRecorder({ operations: r.operations, identities: r.identities }),
+      })
+      await q.enqueue(b, [self1.nodeDid, 'did:firefly:node/node2'])
+      await settled(deliveries, b.id)
+      const ops = r.operations.list(NS, { limit: 10, skip: 0 })
+      expect(ops.map((o) => [o.type, o.tx, o.input['node'], o.status, o.error])).to.have.deep.members([
+        ['dataexchange_send_batch', b.tx.id, ids.nodes[1], 'Succeeded', undefined],
+        ['dataexchange_send_batch', b.tx.id, ids.nodes[2], 'Failed', 'refused'],
+      ])
       await q.stop()
     })
 

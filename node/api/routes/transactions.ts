@@ -1,0 +1,54 @@
+import type { ApiRouter } from '../router.js'
+import type { NodeServices } from '../../services.js'
+import { sendJson } from '../body.js'
+import { MAX_LIMIT, parsePaging } from '../query.js'
+import { andEquals, parseFilter } from '../filters.js'
+import { presentBlockchainEvent, presentOperation, presentTransaction } from '../present.js'
+import { ParleyError } from '../../core/errors.js'
+import { parseUuid } from '../../core/ids.js'
+import type { Transaction } from '../../model/index.js'
+
+/**
+ * FireFly's transactions (a message's `txid` leads here: its batch's `batch_pin` transaction, with the chain
+ * transactions that pinned it) and operations (the steps this member ran for them), read-only.
+ */
+export function transactionRoutes(r: ApiRouter<NodeServices>): void {
+  r.get('/transactions', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
+    sendJson(ctx, 200, s.query.transactions.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentTransaction))
+  })
+
+  r.get('/transactions/:txnid', (ctx, s, ns) => sendJson(ctx, 200, presentTransaction(transactionIn(s, ns, ctx.params.txnid))))
+
+  // Everything of one transaction, unpaged as in FireFly: a few steps per member, a log or two per pin.
+  const all = { limit: MAX_LIMIT, skip: 0 }
+  r.get('/transactions/:txnid/operations', (ctx, s, ns) => {
+    const t = transactionIn(s, ns, ctx.params.txnid)
+    sendJson(ctx, 200, s.query.operations.list(ns, { filter: andEquals(undefined, 'tx', t.id), ...all }).map(presentOperation))
+  })
+  r.get('/transactions/:txnid/blockchainevents', (ctx, s, ns) => {
+    const t = transactionIn(s, ns, ctx.params.txnid)
+    sendJson(ctx, 200, s.query.blockchainEvents.list({ filter: andEquals(undefined, 'tx.id', t.id), ...all }).map((e) => presentBlockchainEvent(e, ns, s.config.chain.contract)))
+  })
+
+  r.get('/operations', (ctx, s, ns, q) => {
+    const paging = parsePaging(q)
+    const filter = parseFilter(q)
+    sendJson(ctx, 200, s.query.operations.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentOperation))
+  })
+
+  r.get('/operations/:opid', (ctx, s, ns) => {
+    const id = parseUuid(ctx.params.opid, 'operation id')
+    const op = s.query.operations.get(id)
+    if (!op || op.namespace !== ns) throw new ParleyError('NOT_FOUND', `operation ${id} not found in namespace ${ns}`)
+    sendJson(ctx, 200, presentOperation(op))
+  })
+}
+
+function transactionIn(s: NodeServices, ns: string, raw: string | undefined): Transaction {
+  const id = parseUuid(raw, 'transaction id')
+  const t = s.query.transactions.get(id)
+  if (!t || t.namespace !== ns) throw new ParleyError('NOT_FOUND', `transaction ${id} not found in namespace ${ns}`)
+  return t
+}
