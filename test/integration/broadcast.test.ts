@@ -20,6 +20,7 @@ import {
   type ApiMessage,
 } from '../support/api.js'
 import { chainOrder } from '../support/chain-order.js'
+import { waitUntil } from '../support/wait.js'
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const HASH_RE = /^[0-9a-f]{64}$/
@@ -215,6 +216,36 @@ describe('broadcast on a real 3-member network', function () {
         ])
         expect(data.body[0]!.hash).to.equal(sha256('{"i":1}'))
       }
+    })
+
+    it("a message's txid leads to its batch_pin transaction on every member, with the chain transaction that pinned it; the sender's operations record the upload and the pin", async () => {
+      const msg = sent[0]!
+      const sender = members[0]!
+      const onSender = await get<ApiMessage>(`${nsBase(sender, ns)}/messages/${msg.header.id}`)
+      const txid = onSender.body.txid!
+      expect(txid).to.match(UUID_RE)
+      const chainEvents = await get<{ tx: { id: string; blockchainId: string } }[]>(`${sender.api}/api/v1/namespaces/${ns}/blockchainevents?batch=${onSender.body.batch}`)
+      const chainTx = chainEvents.body[0]!.tx.blockchainId
+      for (const m of members) {
+        const t = await get<{ id: string; namespace: string; type: string; created: string; blockchainIds: string[] }>(`${nsBase(m, ns)}/transactions/${txid}`)
+        expect(t.status, m.org).to.equal(200)
+        expect(t.body, m.org).to.deep.include({ id: txid, namespace: ns, type: 'batch_pin', blockchainIds: [chainTx] })
+        expect((await get(`${nsBase(m, ns)}/messages/${msg.header.id}/transaction`)).body, m.org).to.deep.equal(t.body)
+      }
+      type Op = { type: string; status: string; plugin: string; input: Record<string, unknown>; output?: Record<string, unknown> }
+      const ops = async () => (await get<Op[]>(`${nsBase(sender, ns)}/transactions/${txid}/operations`)).body
+      // The pin is recorded when its receipt comes, which may follow the confirmation its log brought.
+      await waitUntil('the pin recorded on the sender', async () => (await ops()).every((o) => o.status === 'Succeeded'), { timeoutMs: 30_000 })
+      const recorded = await ops()
+      const batch = await get<{ payloadRef: string }>(`${nsBase(sender, ns)}/batches/${onSender.body.batch}`)
+      expect(recorded.map((o) => [o.type, o.plugin]).sort()).to.deep.equal([
+        ['blockchain_pin_batch', 'ethereum'],
+        ['sharedstorage_upload_batch', 'ipfs'],
+      ])
+      expect(recorded.find((o) => o.type === 'blockchain_pin_batch')!.output).to.deep.equal({ transactionHash: chainTx })
+      expect(recorded.find((o) => o.type === 'sharedstorage_upload_batch')!.output).to.deep.equal({ payloadRef: batch.body.payloadRef })
+      // Only the member that ran the steps has them.
+      expect((await get(`${nsBase(members[1]!, ns)}/transactions/${txid}/operations`)).body).to.deep.equal([])
     })
 
     it('GET /messages: pins and topic alias, pending=false only confirmed, natural order, filters', async () => {

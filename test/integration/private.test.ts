@@ -11,6 +11,7 @@ import type { BatchPayload, Data, Header } from '../../node/model/index.js'
 import { sharedNetwork } from '../support/shared-network.js'
 import { confirmationOrder, get, messageReaching, nsBase, plain, request, runId, waitConfirmedAll, type ApiChainEvent, type ApiMessage } from '../support/api.js'
 import { rawRequest } from '../support/exchange-harness.js'
+import { waitUntil } from '../support/wait.js'
 
 const HASH_RE = /^[0-9a-f]{64}$/
 const PIN_RE = /^[0-9a-f]{64}:\d{16}$/
@@ -74,6 +75,24 @@ describe('private messaging on a real 3-member network', function () {
     for (const m of sent.slice(0, 3)) expect((await get(`${nsBase(org2!, ns)}/messages/${m.header.id}`)).status).to.equal(404)
     const list = await get<ApiMessage[]>(`${nsBase(org2!, ns)}/messages`)
     expect(list.body).to.deep.equal([])
+  })
+
+  it("the sender records each batch's pin and its delivery to org1's node as operations of the batch's transaction", async () => {
+    const [org0, org1] = members
+    const msg = (await get<ApiMessage>(`${nsBase(org0!, ns)}/messages/${sent[0]!.header.id}`)).body
+    const node1 = (await get<{ id: string }>(`${org1!.api}/api/v1/network/nodes/${org1!.node}`)).body.id
+    type Op = { type: string; status: string; input: Record<string, unknown>; output?: Record<string, string> }
+    const ops = async () => (await get<Op[]>(`${nsBase(org0!, ns)}/transactions/${msg.txid}/operations`)).body
+    await waitUntil('the pin and the delivery recorded on the sender', async () => {
+      const now = await ops()
+      return now.length === 2 && now.every((o) => o.status === 'Succeeded')
+    }, { timeoutMs: 30_000 })
+    const recorded = await ops()
+    expect(recorded.find((o) => o.type === 'dataexchange_send_batch')!.input).to.deep.equal({ node: node1, group, batch: msg.batch })
+    // org1 knows the same transaction, pinned by the chain transaction the sender's pin operation names.
+    const there = await get<{ type: string; blockchainIds: string[] }>(`${nsBase(org1!, ns)}/transactions/${msg.txid}`)
+    expect(there.body.type).to.equal('batch_pin')
+    expect(there.body.blockchainIds).to.deep.equal([recorded.find((o) => o.type === 'blockchain_pin_batch')!.output!.transactionHash])
   })
 
   it('the pins on chain reveal nothing: no payload reference, no context equal to a topic hash', async () => {
