@@ -1,6 +1,5 @@
-import type { ParsedUrlQuery } from 'node:querystring'
 import type { Context } from 'koa'
-import type { ApiRouter } from '../router.js'
+import type { ApiRouter, Handler } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
 import { boolParam, parsePaging, shorten } from '../query.js'
@@ -40,12 +39,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identities', schema: listOf('Identity') } },
       errors: ['INVALID_FIELD', 'INVALID_FILTER'],
     },
-    (ctx, s, _ns, q) => {
-      const paging = parsePaging(q)
-      const withVerifiers = boolParam(q, 'fetchverifiers') ?? false
-      const filter = parseFilter(q)
-      sendJson(ctx, 200, s.networkMap.list({ ...(filter ? { filter } : {}), ...paging }, withVerifiers).map((e) => presentIdentity(e.identity, e.verifiers)))
-    },
+    listIdentities(false),
   )
 
   // Before `identities/{did}` written with its `/` unescaped, which has as many segments.
@@ -79,7 +73,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identity', schema: ref('Identity') } },
       errors: ['NOT_FOUND', 'INVALID_FIELD'],
     },
-    (ctx, s, _ns, q) => sendIdentity(ctx, s, identity(s, ctx.params.iid ?? ''), q),
+    (ctx, s, _ns, q) => sendIdentity(ctx, s, identity(s, ctx.params.iid ?? ''), boolParam(q, 'fetchverifiers') ?? false),
   )
   r.get(
     '/identities/:method/:name',
@@ -92,7 +86,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identity', schema: ref('Identity') } },
       errors: ['NOT_FOUND', 'INVALID_FIELD'],
     },
-    (ctx, s, _ns, q) => sendIdentity(ctx, s, identity(s, didOf(ctx)), q),
+    (ctx, s, _ns, q) => sendIdentity(ctx, s, identity(s, didOf(ctx)), boolParam(q, 'fetchverifiers') ?? false),
   )
 
   // FireFly's older `network/identities` (deprecated there for `identities`): each identity with its verifiers.
@@ -107,11 +101,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identities', schema: listOf('Identity') } },
       errors: ['INVALID_FIELD', 'INVALID_FILTER'],
     },
-    (ctx, s, _ns, q) => {
-      const paging = parsePaging(q)
-      const filter = parseFilter(q)
-      sendJson(ctx, 200, s.networkMap.list({ ...(filter ? { filter } : {}), ...paging }, true).map((e) => presentIdentity(e.identity, e.verifiers)))
-    },
+    listIdentities(true),
   )
   r.get(
     '/network/identities/:did',
@@ -123,10 +113,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identity', schema: ref('Identity') } },
       errors: ['NOT_FOUND'],
     },
-    (ctx, s) => {
-      const i = identity(s, ctx.params.did ?? '')
-      sendJson(ctx, 200, presentIdentity(i, s.networkMap.verifiersOf(i)))
-    },
+    (ctx, s) => sendIdentity(ctx, s, identity(s, ctx.params.did ?? ''), true),
   )
   r.get(
     '/network/identities/:method/:name',
@@ -138,10 +125,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       responses: { 200: { description: 'The identity', schema: ref('Identity') } },
       errors: ['NOT_FOUND'],
     },
-    (ctx, s) => {
-      const i = identity(s, didOf(ctx))
-      sendJson(ctx, 200, presentIdentity(i, s.networkMap.verifiersOf(i)))
-    },
+    (ctx, s) => sendIdentity(ctx, s, identity(s, didOf(ctx)), true),
   )
 
   r.get(
@@ -211,7 +195,16 @@ function identity(s: NodeServices, key: string): Identity {
   return i
 }
 
-function sendIdentity(ctx: Context, s: NodeServices, i: Identity, q: ParsedUrlQuery): void {
-  const withVerifiers = boolParam(q, 'fetchverifiers') ?? false
+function sendIdentity(ctx: Context, s: NodeServices, i: Identity, withVerifiers: boolean): void {
   sendJson(ctx, 200, presentIdentity(i, withVerifiers ? s.networkMap.verifiersOf(i) : undefined))
+}
+
+/** A page of identities, each with its verifiers when `always` or when asked (`fetchverifiers`). */
+function listIdentities(always: boolean): Handler<NodeServices> {
+  return (ctx, s, _ns, q) => {
+    const paging = parsePaging(q)
+    const withVerifiers = always || (boolParam(q, 'fetchverifiers') ?? false)
+    const filter = parseFilter(q)
+    sendJson(ctx, 200, s.networkMap.list({ ...(filter ? { filter } : {}), ...paging }, withVerifiers).map((e) => presentIdentity(e.identity, e.verifiers)))
+  }
 }

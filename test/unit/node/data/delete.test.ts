@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
+import { rejectionOf } from '../../../support/api-suite.js'
 import { DataRemover } from '../../../../node/data/delete.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { isParleyError } from '../../../../node/core/errors.js'
@@ -51,14 +52,7 @@ describe('data: delete', () => {
     return m
   }
 
-  const refusal = async (p: Promise<unknown>) => {
-    try {
-      await p
-    } catch (err) {
-      return err
-    }
-    throw new Error('expected a refusal')
-  }
+  const refusal = rejectionOf
 
   it('deletes a data item no message carries', async () => {
     const d = await stored()

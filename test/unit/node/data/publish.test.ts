@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
+import { rejectionOf } from '../../../support/api-suite.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { chunksOf } from '../../../support/streams.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
@@ -48,14 +49,7 @@ describe('data: publish to shared storage', () => {
     return d
   }
 
-  const refusal = async (p: Promise<unknown>) => {
-    try {
-      await p
-    } catch (err) {
-      return err
-    }
-    throw new Error('expected a refusal')
-  }
+  const refusal = rejectionOf
 
   it("publishes the value's exact text and records it as the data's public reference, in a data_publish transaction", async () => {
     const d = await valueData('{"b":[1,2]}')

@@ -1,13 +1,7 @@
 import { expect } from 'chai'
 import { createHash } from 'node:crypto'
-import { join } from 'node:path'
 import { localCall } from '../../../../support/local-http.js'
-import { TempDirs } from '../../../../support/db/helpers.js'
-import { openRepos, type Repos } from '../../../../support/repos.js'
-import { startApiServer, type ApiServer } from '../../../../../node/api/server.js'
-import { DEFAULT_REQUEST_LIMITS } from '../../../../../node/core/limits.js'
-import type { NodeServices } from '../../../../../node/services.js'
-import { freePort } from '../../../../../network/process.js'
+import { apiSuite } from '../../../../support/api-suite.js'
 import { NetworkMap } from '../../../../../node/identity/network-map.js'
 import { newId, type IdentityId, type MessageId } from '../../../../../node/core/ids.js'
 import type { Timestamp } from '../../../../../node/core/time.js'
@@ -20,17 +14,11 @@ const seal = (ns: string, type: string, value: string) => createHash('sha256').u
 
 /** Identities and verifiers through the real server, over a real (temporary) database. */
 describe('identities and verifiers: API', () => {
-  const temp = new TempDirs()
-  let r: Repos
-  let api: ApiServer
-  let port: number
-  const logs: string[] = []
   const org0 = newId<IdentityId>()
   const node0 = newId<IdentityId>()
   const org1 = newId<IdentityId>()
 
-  before(async () => {
-    r = await openRepos(join(await temp.make('parley-identities-api-'), 'db'))
+  const t = apiSuite('parley-identities-api-', async (r) => {
     await r.db.transaction((tx) => {
       r.identities.insert(tx, { id: org0, did: 'did:firefly:org/org0', type: 'org', namespace: 'svc_system', name: 'org0', messages: { claim: newId<MessageId>() }, created: at(1) })
       r.identities.insertVerifier(tx, { identity: org0, type: 'ethereum_address', value: KEY0, created: at(1) })
@@ -38,19 +26,11 @@ describe('identities and verifiers: API', () => {
       r.identities.insertVerifier(tx, { identity: node0, type: 'dx_peer_id', value: 'did:firefly:node/node0', created: at(2) })
       r.identities.insert(tx, { id: org1, did: 'did:firefly:org/org1', type: 'org', namespace: 'svc_system', name: 'org1', messages: { claim: newId<MessageId>() }, created: at(3) })
     })
-    const services = { config: { limits: DEFAULT_REQUEST_LIMITS }, networkMap: new NetworkMap(r.identities) } as unknown as NodeServices
-    port = await freePort()
-    api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
-  })
-  after(async () => {
-    await api.close()
-    await r.db.close()
-    await temp.cleanup()
-    expect(logs, 'nothing here is a server error').to.deep.equal([])
+    return { networkMap: new NetworkMap(r.identities) }
   })
 
   const call = async (method: string, path: string, status: number, body?: unknown) => {
-    const res = await localCall(port, method, path, body)
+    const res = await localCall(t.port, method, path, body)
     expect(res.status, `${method} ${path}: ${res.text}`).to.equal(status)
     return res
   }

@@ -1,12 +1,6 @@
 import { expect } from 'chai'
-import { join } from 'node:path'
 import { localCall } from '../../../../support/local-http.js'
-import { TempDirs } from '../../../../support/db/helpers.js'
-import { openRepos, type Repos } from '../../../../support/repos.js'
-import { startApiServer, type ApiServer } from '../../../../../node/api/server.js'
-import { DEFAULT_REQUEST_LIMITS } from '../../../../../node/core/limits.js'
-import type { NodeServices } from '../../../../../node/services.js'
-import { freePort } from '../../../../../network/process.js'
+import { apiSuite } from '../../../../support/api-suite.js'
 import { sealManifest } from '../../../../../node/batch/verify.js'
 import { newId, type Address, type BatchId, type Hash, type TxId } from '../../../../../node/core/ids.js'
 import type { Timestamp } from '../../../../../node/core/time.js'
@@ -19,15 +13,15 @@ const at = (s: number) => `2024-01-01T00:00:${String(s).padStart(2, '0')}Z` as T
 
 /** Transactions and operations through the real server, over a real (temporary) database. */
 describe('transactions and operations: API', () => {
-  const temp = new TempDirs()
-  let r: Repos
-  let api: ApiServer
-  let port: number
-  const logs: string[] = []
+  const t = apiSuite('parley-transactions-api-', (r) => ({
+    config: { chain: { contract: CONTRACT } },
+    query: { transactions: r.transactions, operations: r.operations, blockchainEvents: r.blockchainEvents },
+  }))
   let block = 1
 
   /** A batch of this member, sealed at `created`, with `pins` BatchPin logs read for it. */
   async function batch(txType: BatchTxType, created: Timestamp, pins: number, namespace = 'default'): Promise<{ record: BatchRecord; txHashes: string[] }> {
+    const r = t.repos
     const id = newId<BatchId>()
     const txId = newId<TxId>()
     const { manifest, hash } = sealManifest({ id, tx: { type: txType, id: txId }, messages: [], data: [] })
@@ -49,24 +43,8 @@ describe('transactions and operations: API', () => {
     return { record, txHashes }
   }
 
-  before(async () => {
-    r = await openRepos(join(await temp.make('parley-transactions-api-'), 'db'))
-    const services = {
-      config: { limits: DEFAULT_REQUEST_LIMITS, chain: { contract: CONTRACT } },
-      query: { transactions: r.transactions, operations: r.operations, blockchainEvents: r.blockchainEvents },
-    } as unknown as NodeServices
-    port = await freePort()
-    api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
-  })
-  after(async () => {
-    await api.close()
-    await r.db.close()
-    await temp.cleanup()
-    expect(logs, 'nothing here is a server error').to.deep.equal([])
-  })
-
   const get = async (path: string, status = 200) => {
-    const res = await localCall(port, 'GET', path)
+    const res = await localCall(t.port, 'GET', path)
     expect(res.status, res.text).to.equal(status)
     return res
   }
@@ -84,7 +62,7 @@ describe('transactions and operations: API', () => {
   it('lists transactions newest first, with data publishes beside batches, filtered and paged', async () => {
     const unpinned = await batch('unpinned', at(3), 0)
     const published = newId<TxId>()
-    await r.db.transaction((tx) => r.transactions.insert(tx, { id: published, namespace: 'default', type: 'data_publish', created: at(4), idempotencyKey: 'k1', blockchainIds: [] }))
+    await t.repos.db.transaction((tx) => t.repos.transactions.insert(tx, { id: published, namespace: 'default', type: 'data_publish', created: at(4), idempotencyKey: 'k1', blockchainIds: [] }))
     const list = (await get('/api/v1/namespaces/default/transactions')).json as { id: string; type: string; idempotencyKey?: string; blockchainIds: string[] }[]
     expect(list.slice(0, 2).map((t) => t.id)).to.deep.equal([published, unpinned.record.txId])
     expect(list[0]).to.deep.include({ type: 'data_publish', idempotencyKey: 'k1', blockchainIds: [] })
@@ -100,6 +78,7 @@ describe('transactions and operations: API', () => {
 
   it("operations: a pinned batch's pin and upload, Pending until the pin is recorded, then Succeeded with their outputs", async () => {
     const { record } = await batch('batch_pin', at(5), 1)
+    const r = t.repos
     const rec = new OperationRecorder({ operations: r.operations, identities: r.identities })
     await r.db.transaction((tx) => rec.batchSealed(tx, record, true))
     const ofTx = async () => (await get(`/api/v1/namespaces/default/transactions/${record.txId}/operations`)).json as { id: string; type: string; status: string; plugin: string; tx: string; input: object; output?: object; updated: string }[]
