@@ -262,6 +262,31 @@ describe('private messaging: units', () => {
       await q.stop()
     })
 
+    it('records each blob a peer acknowledged as a dataexchange_send_blob operation of the batch transaction', async () => {
+      const deliveries = new DeliveriesRepo(r.db)
+      const b = { ...withBlobs(), namespace: NS, tx: { type: 'batch_pin' as const, id: newId<TxId>() } }
+      const q = new DeliveryQueue({
+        db: r.db,
+        deliveries,
+        exchange: { sendBlob: async (_p, _b, c) => { for await (const _ of c) void _ }, sendBatch: async () => {} },
+        blob: content,
+        peerOf: (did) => peer('x', did.split('/')[1]!),
+        load: () => b,
+        log: () => {},
+        retryDelayMs: () => 5,
+        operationRecorder: new OperationRecorder({ operations: r.operations, identities: r.identities }),
+      })
+      await q.enqueue(b, [self1.nodeDid])
+      await settled(deliveries, b.id)
+      const blobs = r.operations.list(NS, { limit: 10, skip: 0 }).filter((o) => o.type === 'dataexchange_send_blob')
+      // The first data item carrying each blob names it.
+      expect(blobs.map((o) => [o.tx, o.status, o.input])).to.have.deep.members([
+        [b.tx.id, 'Succeeded', { node: ids.nodes[1], hash: hashA, data_id: b.data[0]!.id }],
+        [b.tx.id, 'Succeeded', { node: ids.nodes[1], hash: hashB, data_id: b.data[1]!.id }],
+      ])
+      await q.stop()
+    })
+
     it('a delivery resumed after a restart sends the blobs not acknowledged yet, then the batch', async () => {
       const deliveries = new DeliveriesRepo(r.db)
       const b = withBlobs()
