@@ -5,6 +5,7 @@ import { BATCH_PIN_EVENT_NAME, type Data, type Message, type Identity, type Node
 import type { NamespacedVerifier } from '../identity/verifiers.js'
 import type { NamespaceView } from '../namespace/namespaces.js'
 import type { EventRenderer } from '../events/index.js'
+import type { TransactionStatus } from '../operations/transaction-status.js'
 
 type Obj = { [key: string]: GoJsonValue }
 
@@ -170,6 +171,27 @@ export function presentOperation(op: Operation): Obj {
 
 function plainFields(f: Operation['input']): Obj {
   return Object.fromEntries(Object.entries(f).map(([k, v]) => [k, typeof v === 'string' ? v : [...v]]))
+}
+
+/** FireFly's TransactionStatus: its status, and each part with the time and id of what it reports on. */
+export function presentTransactionStatus(st: TransactionStatus, ns: string, contract: string): Obj {
+  const details = st.details.map((d): Obj => {
+    switch (d.kind) {
+      case 'operation': {
+        const op = d.operation
+        return { type: 'Operation', subtype: op.type, status: op.status, timestamp: op.updated, id: op.id, ...(op.error ? { error: op.error } : {}), ...(op.output ? { info: plainFields(op.output) } : {}) }
+      }
+      case 'blockchainEvent': {
+        const e = presentBlockchainEvent(d.event, ns, contract)
+        return { type: 'BlockchainEvent', subtype: BATCH_PIN_EVENT_NAME, status: 'Succeeded', timestamp: e.timestamp!, id: d.event.id, info: e.info! }
+      }
+      case 'batch':
+        return { type: 'Batch', subtype: d.batch.type, status: 'Succeeded', id: d.batch.id }
+      case 'pending':
+        return { type: d.of, status: 'Pending' }
+    }
+  })
+  return { status: st.status, details }
 }
 
 /** FireFly's Verifier. */

@@ -395,6 +395,29 @@ export const SCHEMAS = {
     },
     required: ['id', 'namespace', 'tx', 'type', 'status', 'plugin', 'input', 'created', 'updated'],
   },
+  TransactionStatus: {
+    type: 'object',
+    properties: {
+      status: { enum: ['Pending', 'Succeeded', 'Failed'] },
+      details: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            type: { enum: ['Operation', 'BlockchainEvent', 'Batch'] },
+            subtype: { type: 'string', description: 'The operation type, the event name, or the batch type' },
+            status: { enum: ['Pending', 'Succeeded', 'Failed'] },
+            timestamp: time,
+            id: uuid,
+            error: { type: 'string' },
+            info: { type: 'object' },
+          },
+          required: ['type', 'status'],
+        },
+      },
+    },
+    required: ['status', 'details'],
+  },
   PublishInput: {
     type: 'object',
     properties: { idempotencyKey: { type: 'string', description: 'Names the publish: a second one with the same key is a 409' } },

@@ -3,10 +3,11 @@ import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { MAX_LIMIT, parsePaging } from '../query.js'
 import { andEquals, parseFilter } from '../filters.js'
-import { presentBlockchainEvent, presentOperation, presentTransaction } from '../present.js'
+import { presentBlockchainEvent, presentOperation, presentTransaction, presentTransactionStatus } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 import type { Transaction } from '../../model/index.js'
+import { transactionStatus } from '../../operations/transaction-status.js'
 import { OPERATION_FIELDS, TRANSACTION_FIELDS } from '../../db/query-fields.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { UUID_PARAM } from '../openapi/params.js'
@@ -79,6 +80,25 @@ export function transactionRoutes(r: ApiRouter<NodeServices>): void {
     (ctx, s, ns) => {
       const t = transactionIn(s, ns, ctx.params.txnid)
       sendJson(ctx, 200, s.query.blockchainEvents.list({ filter: andEquals(undefined, 'tx.id', t.id), ...all }).map((e) => presentBlockchainEvent(e, ns, s.config.chain.contract)))
+    },
+  )
+
+  r.get(
+    '/transactions/:txnid/status',
+    {
+      summary: "A transaction's status: its operations, its BatchPin logs and its batch, each Succeeded, Pending or Failed",
+      tag: 'Transactions',
+      operationId: 'getTxnStatus',
+      params: TXN_ID,
+      responses: { 200: { description: 'The status and its details', schema: ref('TransactionStatus') } },
+      errors: ['INVALID_ID', 'NOT_FOUND'],
+    },
+    (ctx, s, ns) => {
+      const t = transactionIn(s, ns, ctx.params.txnid)
+      const operations = s.query.operations.list(ns, { filter: andEquals(undefined, 'tx', t.id), ...all })
+      const events = s.query.blockchainEvents.list({ filter: andEquals(undefined, 'tx.id', t.id), ...all })
+      const batch = s.query.batches.byTxId(t.id)
+      sendJson(ctx, 200, presentTransactionStatus(transactionStatus(t, { operations, events, ...(batch ? { batch } : {}) }), ns, s.config.chain.contract))
     },
   )
 

@@ -71,6 +71,12 @@ export class BatchesRepo {
     return r && fromRow(r)
   }
 
+  /** The batch that carries transaction `txId`: the one stored first, where a peer's forgery names it again. */
+  byTxId(txId: string): BatchRecord | undefined {
+    const r = this.db.get<Row>('SELECT * FROM batches WHERE tx_id = ? ORDER BY seq LIMIT 1', [txId])
+    return r && fromRow(r)
+  }
+
   /**
    * The received batch whose manifest names message `id`, newest first: for a pending message stored before messages
    * kept the batch that brought them (a trace only; it reads manifests until it finds one).

@@ -15,7 +15,7 @@ const at = (s: number) => `2024-01-01T00:00:${String(s).padStart(2, '0')}Z` as T
 describe('transactions and operations: API', () => {
   const t = apiSuite('parley-transactions-api-', (r) => ({
     config: { chain: { contract: CONTRACT } },
-    query: { transactions: r.transactions, operations: r.operations, blockchainEvents: r.blockchainEvents },
+    query: { transactions: r.transactions, operations: r.operations, blockchainEvents: r.blockchainEvents, batches: r.batches },
   }))
   let block = 1
 
@@ -101,6 +101,23 @@ describe('transactions and operations: API', () => {
     await get('/api/v1/namespaces/default/operations/not-a-uuid', 400)
     const filtered = (await get('/api/v1/namespaces/default/operations?type=blockchain_pin_batch&status=Succeeded')).json as { id: string }[]
     expect(filtered.map((o) => o.id)).to.include(pin.id)
+    // Its status: both operations, its BatchPin log (with where it is on the chain) and its batch, all Succeeded.
+    const status = (await get(`/api/v1/namespaces/default/transactions/${record.txId}/status`)).json as { status: string; details: { type: string; subtype: string; status: string; id?: string; info?: object }[] }
+    expect(status.status).to.equal('Succeeded')
+    expect(status.details.map((d) => [d.type, d.subtype, d.status])).to.have.deep.members([
+      ['Operation', 'blockchain_pin_batch', 'Succeeded'],
+      ['Operation', 'sharedstorage_upload_batch', 'Succeeded'],
+      ['BlockchainEvent', 'BatchPin', 'Succeeded'],
+      ['Batch', 'broadcast', 'Succeeded'],
+    ])
+    expect(status.details.find((d) => d.type === 'Operation' && d.subtype === 'blockchain_pin_batch')).to.deep.include({ id: pin.id, info: { transactionHash: '0xfeed' } })
+    expect(status.details.find((d) => d.type === 'BlockchainEvent')!.info).to.have.property('transactionHash')
+  })
+
+  it("a pinned transaction whose BatchPin log has not been read is Pending, with the missing part named", async () => {
+    const { record } = await batch('batch_pin', at(8), 0)
+    const status = (await get(`/api/v1/namespaces/default/transactions/${record.txId}/status`)).json
+    expect(status).to.deep.equal({ status: 'Pending', details: [{ type: 'BlockchainEvent', status: 'Pending' }, { type: 'Batch', subtype: 'broadcast', status: 'Succeeded', id: record.id }] })
   })
 
   it('an unknown transaction is a 404, a malformed id a 400', async () => {
