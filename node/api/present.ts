@@ -6,6 +6,7 @@ import type { NamespacedVerifier } from '../identity/verifiers.js'
 import type { NamespaceView } from '../namespace/namespaces.js'
 import type { EventRenderer } from '../events/index.js'
 import type { TransactionStatus } from '../operations/transaction-status.js'
+import type { NodeStatus } from '../services.js'
 
 type Obj = { [key: string]: GoJsonValue }
 
@@ -192,6 +193,31 @@ export function presentTransactionStatus(st: TransactionStatus, ns: string, cont
     }
   })
   return { status: st.status, details }
+}
+
+/**
+ * FireFly's NamespaceMultipartyStatus from the member's status: whether its org and node are registered, and the
+ * BatchPin contract it follows, `synced` once it has processed the chain's newest block it knows of.
+ */
+export function presentMultipartyStatus(st: NodeStatus): Obj {
+  const registration = (registered: boolean): Obj => ({ status: registered ? 'registered' : 'unregistered' })
+  const chain = st.chain
+  const listener = !chain.connected || chain.headBlock === undefined ? 'unknown' : chain.lastProcessedBlock >= chain.headBlock ? 'synced' : 'syncing'
+  const active = st.multiparty.contract.active
+  return {
+    enabled: true,
+    org: registration(st.org.registered),
+    node: registration(st.node.registered),
+    contracts: {
+      active: {
+        index: active.index,
+        location: { address: active.location.address },
+        firstEvent: String(active.firstEvent),
+        info: chain.networkVersion !== undefined ? { version: chain.networkVersion } : {},
+        status: listener,
+      },
+    },
+  }
 }
 
 /** FireFly's Verifier. */

@@ -418,6 +418,30 @@ export const SCHEMAS = {
     },
     required: ['status', 'details'],
   },
+  MultipartyStatus: {
+    type: 'object',
+    properties: {
+      enabled: { const: true },
+      org: { type: 'object', properties: { status: { enum: ['registered', 'unregistered'] } }, required: ['status'] },
+      node: { type: 'object', properties: { status: { enum: ['registered', 'unregistered'] } }, required: ['status'] },
+      contracts: {
+        type: 'object',
+        properties: {
+          active: {
+            type: 'object',
+            properties: {
+              index: { type: 'integer' },
+              location: { type: 'object', properties: { address: { type: 'string' } } },
+              firstEvent: { type: 'string' },
+              info: { type: 'object', properties: { version: { type: 'integer' } } },
+              status: { enum: ['synced', 'syncing', 'unknown'] },
+            },
+          },
+        },
+      },
+    },
+    required: ['enabled', 'org', 'node', 'contracts'],
+  },
   PublishInput: {
     type: 'object',
     properties: { idempotencyKey: { type: 'string', description: 'Names the publish: a second one with the same key is a 409' } },

@@ -1,6 +1,7 @@
 import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
-import { sendJsonText } from '../body.js'
+import { sendJson, sendJsonText } from '../body.js'
+import { presentMultipartyStatus } from '../present.js'
 import { ref } from '../openapi/schemas.js'
 
 export function statusRoutes(r: ApiRouter<NodeServices>): void {
@@ -16,5 +17,17 @@ export function statusRoutes(r: ApiRouter<NodeServices>): void {
     async (ctx, s, ns) => {
       sendJsonText(ctx, await s.status(ns))
     },
+  )
+
+  r.get(
+    '/status/multiparty',
+    {
+      summary: "Whether this member's org and node are registered, and the BatchPin contract it follows",
+      tag: 'Status',
+      operationId: 'getStatusMultiparty',
+      responses: { 200: { description: 'The multiparty status', schema: ref('MultipartyStatus') } },
+      errors: [],
+    },
+    async (ctx, s, ns) => sendJson(ctx, 200, presentMultipartyStatus(await s.status(ns))),
   )
 }
