@@ -109,7 +109,7 @@ export const SCHEMAS = {
   Error: {
     type: 'object',
     description: 'Every 4xx and 5xx answer: the error code (node/core/errors.ts), a colon, and what was wrong',
-    properties: { error: { type: 'string', examples: ['NOT_FOUND: message 7c7f… not found in namespace default'] } },
+    properties: { error: { type: 'string', examples: ['NOT_FOUND: message 3f2b6c1e-8d4a-4b7e-9c0d-5a1e2f3b4c5d not found in namespace default'] } },
     required: ['error'],
   },
   Message: {
