@@ -129,7 +129,8 @@ function errorResponses(codes: readonly ErrorCode[]): Obj {
   }
   const out: Obj = {}
   for (const status of [...byStatus.keys()].sort((a, b) => a - b)) {
-    out[String(status)] = { description: [...byStatus.get(status)!].join(', '), content: { 'application/json': { schema: ref('Error') } } }
+    const codes = [...byStatus.get(status)!]
+    out[String(status)] = { description: codes.join(', '), content: { 'application/json': { schema: ref('Error'), example: { error: `${codes[0]!}: <what was wrong>` } } } }
   }
   return out
 }

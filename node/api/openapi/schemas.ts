@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../route-doc.js'
-import { EVENT_TYPES, EVENT_FILTER_FIELDS, MESSAGE_TYPES, OPERATION_TYPES, SUBSCRIPTION_TRANSPORTS, type MessageState, type TraceStepName, type WaitingReason } from '../../model/index.js'
+import { EVENT_TYPES, EVENT_FILTER_FIELDS, MESSAGE_TYPES, OPERATION_TYPES, SUBSCRIPTION_TRANSPORTS, type BatchState, type MessageState, type TraceStepName, type WaitingReason } from '../../model/index.js'
 import { NAME_RE } from '../../core/names.js'
 
 /**
@@ -16,6 +16,7 @@ const name = { type: 'string', pattern: NAME_RE.source } as const
 const anyValue = {} as const
 
 const messageStates = ['ready', 'pending', 'confirmed', 'rejected'] as const satisfies readonly MessageState[]
+const batchStates = ['sealed', 'uploaded', 'pinned', 'sent', 'received', 'refused'] as const satisfies readonly BatchState[]
 const traceSteps = ['accepted', 'sealed', 'uploaded', 'delivered', 'pinned', 'mined', 'received', 'blob_fetched', 'confirmed', 'rejected'] as const satisfies readonly TraceStepName[]
 const waitingReasons = ['pin', 'batch', 'blob', 'datatype', 'identity', 'blocked', 'delivery'] as const satisfies readonly WaitingReason[]
 
@@ -109,7 +110,7 @@ export const SCHEMAS = {
   Error: {
     type: 'object',
     description: 'Every 4xx and 5xx answer: the error code (node/core/errors.ts), a colon, and what was wrong',
-    properties: { error: { type: 'string', examples: ['NOT_FOUND: message 7c7f… not found in namespace default'] } },
+    properties: { error: { type: 'string', examples: ['NOT_FOUND: message 3f2b6c1e-8d4a-4b7e-9c0d-5a1e2f3b4c5d not found in namespace default'] } },
     required: ['error'],
   },
   Message: {
@@ -233,8 +234,8 @@ export const SCHEMAS = {
       manifest: { type: 'object', description: 'The messages and data of the batch, by id and hash' },
       tx: { type: 'object', properties: { type: { const: 'batch_pin' }, id: uuid }, required: ['type', 'id'] },
       payloadRef: { type: 'string', description: 'The IPFS CID of a broadcast batch' },
-      state: { type: 'string' },
-      reason: { type: 'string' },
+      state: { enum: batchStates },
+      reason: { type: 'string', description: 'Why a batch was refused' },
     },
     required: ['id', 'type', 'namespace', 'author', 'key', 'created', 'hash', 'manifest', 'tx', 'state'],
   },

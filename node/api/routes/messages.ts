@@ -40,19 +40,23 @@ const FETCH_DATA: Readonly<Record<string, ParamDoc>> = {
   data: flag('The same as `fetchdata`'),
 }
 const MESSAGE_ID = { id: UUID_PARAM('message id') }
+/** What a broadcast and a private send say alike: FireFly's message body, `?confirm`, the message as the answer. */
+const SEND = {
+  tag: 'Messages',
+  query: { confirm: CONFIRM },
+  body: { json: ref('MessageInput') },
+  responses: sendResponses('Message', 'message'),
+  errors: SEND_ERRORS,
+} as const
 
 export function messageRoutes(r: ApiRouter<NodeServices>): void {
   r.post(
     '/messages/broadcast',
     {
+      ...SEND,
       summary: 'Broadcast a message to every member',
       description: 'The message and its data go to shared storage (IPFS) in a batch, pinned on the chain; every member confirms it in the same order.',
-      tag: 'Messages',
       operationId: 'postNewMessageBroadcast',
-      query: { confirm: CONFIRM },
-      body: { json: ref('MessageInput') },
-      responses: sendResponses('Message', 'message'),
-      errors: SEND_ERRORS,
     },
     async (ctx, s, ns, q) => {
       const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: false, limits: s.config.limits })
@@ -70,14 +74,10 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     sendJson(ctx, confirm ? 200 : 202, presentMessage(m))
   }
   const privateDoc = {
+    ...SEND,
     summary: 'Send a private message to a group of members',
     description: 'The recipients are given as `group.members` (org names or DIDs) or as a group hash in `header.group`. The batch goes to each member over the private exchange; only its hash is pinned on the chain.',
-    tag: 'Messages',
     operationId: 'postNewMessagePrivate',
-    query: { confirm: CONFIRM },
-    body: { json: ref('MessageInput') },
-    responses: sendResponses('Message', 'message'),
-    errors: SEND_ERRORS,
   } as const
   r.post('/messages/private', privateDoc, sendPrivate)
   r.post('/send/message', { ...privateDoc, summary: 'Send a private message (the same as messages/private)', operationId: 'postSendMessage' }, sendPrivate)
