@@ -1,19 +1,13 @@
 import type { JsonSchema } from '../route-doc.js'
-import { EVENT_TYPES, EVENT_FILTER_FIELDS, MESSAGE_TYPES, OPERATION_TYPES, SUBSCRIPTION_TRANSPORTS, type BatchState, type MessageState, type TraceStepName, type WaitingReason } from '../../model/index.js'
-import { NAME_RE } from '../../core/names.js'
+import { EVENT_TYPES, EVENT_FILTER_FIELDS, MESSAGE_TYPES, SUBSCRIPTION_TRANSPORTS, type BatchState, type MessageState, type TraceStepName, type WaitingReason } from '../../model/index.js'
+import { anyValue, hash, name, time, uuid } from './primitives.js'
+import { RECORD_SCHEMAS } from './schemas-records.js'
 
 /**
  * The shapes the API answers and takes, as JSON Schema components of the API description: FireFly's JSON as
  * node/api/present.ts and node/model/wire.ts write it. Routes refer to them with `ref('<Name>')`, so each shape is
  * written once; the event types and the subscription filter's keys come from the model's own lists.
  */
-
-const uuid = { type: 'string', format: 'uuid' } as const
-const hash = { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'SHA-256, hex' } as const
-const time = { type: 'string', format: 'date-time', description: "RFC 3339 with nanoseconds, as FireFly's Go writes it" } as const
-const name = { type: 'string', pattern: NAME_RE.source } as const
-/** Any JSON value. */
-const anyValue = {} as const
 
 const messageStates = ['ready', 'pending', 'confirmed', 'rejected'] as const satisfies readonly MessageState[]
 const batchStates = ['sealed', 'uploaded', 'pinned', 'sent', 'received', 'refused'] as const satisfies readonly BatchState[]
@@ -345,108 +339,7 @@ export const SCHEMAS = {
     },
     required: ['namespace', 'org', 'node', 'healthy', 'version', 'started'],
   },
-  Namespace: {
-    type: 'object',
-    properties: { name, networkName: { type: 'string' }, description: { type: 'string' }, created: time },
-    required: ['name', 'networkName', 'description', 'created'],
-  },
-  Verifier: {
-    type: 'object',
-    properties: {
-      hash: { ...hash, description: 'SHA-256 of the namespace, type and value (FireFly\'s Verifier.Seal)' },
-      identity: uuid,
-      namespace: { type: 'string' },
-      type: { enum: ['ethereum_address', 'dx_peer_id'] },
-      value: { type: 'string' },
-      created: time,
-    },
-    required: ['hash', 'identity', 'namespace', 'type', 'value', 'created'],
-  },
-  VerifierRef: {
-    type: 'object',
-    properties: { type: { const: 'ethereum_address' }, value: { type: 'string', description: 'An Ethereum address' } },
-    required: ['value'],
-  },
-  Transaction: {
-    type: 'object',
-    properties: {
-      id: uuid,
-      namespace: { type: 'string' },
-      type: { enum: ['batch_pin', 'unpinned', 'data_publish'] },
-      created: time,
-      idempotencyKey: { type: 'string' },
-      blockchainIds: { type: 'array', items: { type: 'string' }, description: 'The chain transactions that pinned it, as this member has read them' },
-    },
-    required: ['id', 'namespace', 'type', 'created', 'blockchainIds'],
-  },
-  Operation: {
-    type: 'object',
-    properties: {
-      id: uuid,
-      namespace: { type: 'string' },
-      tx: { ...uuid, type: ['string', 'null'] },
-      type: { enum: OPERATION_TYPES },
-      status: { enum: ['Pending', 'Succeeded', 'Failed'] },
-      plugin: { enum: ['ethereum', 'ipfs', 'p2p'] },
-      input: { type: 'object', description: 'What the step acts on (a batch, a data item, a peer node), with FireFly\'s field names' },
-      output: { type: 'object', description: 'What it produced: a transactionHash, a payloadRef' },
-      error: { type: 'string', description: 'Why it failed, or (while Pending) why its last attempt did' },
-      created: time,
-      updated: time,
-    },
-    required: ['id', 'namespace', 'tx', 'type', 'status', 'plugin', 'input', 'created', 'updated'],
-  },
-  TransactionStatus: {
-    type: 'object',
-    properties: {
-      status: { enum: ['Pending', 'Succeeded', 'Failed'] },
-      details: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            type: { enum: ['Operation', 'BlockchainEvent', 'Batch'] },
-            subtype: { type: 'string', description: 'The operation type, the event name, or the batch type' },
-            status: { enum: ['Pending', 'Succeeded', 'Failed'] },
-            timestamp: time,
-            id: uuid,
-            error: { type: 'string' },
-            info: { type: 'object' },
-          },
-          required: ['type', 'status'],
-        },
-      },
-    },
-    required: ['status', 'details'],
-  },
-  MultipartyStatus: {
-    type: 'object',
-    properties: {
-      enabled: { const: true },
-      org: { type: 'object', properties: { status: { enum: ['registered', 'unregistered'] } }, required: ['status'] },
-      node: { type: 'object', properties: { status: { enum: ['registered', 'unregistered'] } }, required: ['status'] },
-      contracts: {
-        type: 'object',
-        properties: {
-          active: {
-            type: 'object',
-            properties: {
-              index: { type: 'integer' },
-              location: { type: 'object', properties: { address: { type: 'string' } } },
-              firstEvent: { type: 'string' },
-              info: { type: 'object', properties: { version: { type: 'integer' } } },
-              status: { enum: ['synced', 'syncing', 'unknown'] },
-            },
-          },
-        },
-      },
-    },
-    required: ['enabled', 'org', 'node', 'contracts'],
-  },
-  PublishInput: {
-    type: 'object',
-    properties: { idempotencyKey: { type: 'string', description: 'Names the publish: a second one with the same key is a 409' } },
-  },
+  ...RECORD_SCHEMAS,
   Controls: {
     type: 'object',
     description: 'The test controls in force',
