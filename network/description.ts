@@ -16,8 +16,8 @@ export interface MemberDescription {
   /** Events over WebSockets: `ws://host:port/ws` (the namespace comes with each start or as `?namespace=`). */
   ws: string
   /**
-   * The web console (`http://host:port/ui/`), served by the node from its build (network/build-console.ts). Optional:
-   * network.json files written before the console existed have no such field.
+   * The web console (`http://host:port/ui/`), served by the node from its build (network/build-console.ts). Optional: a
+   * network.json without a console has none.
    */
   ui?: string
   p2p: string
