@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
-/** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in the README). */
+/** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in docs/operations.md). */
 export interface NetworkDescription {
   chain: { rpc: string; chainId: number; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
