@@ -23,7 +23,8 @@ import { extname, join, relative, resolve, sep } from 'node:path'
 import { projectRoot, tsEntry } from './process.js'
 import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
-import { buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
+import { API_HTML, buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
+import { API_PAGE_FILE } from '../node/api/ui.js'
 import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, stampFileOf } from './build-check.mjs'
 
 /** The compiled programs: output name → TypeScript entry point. */
@@ -93,6 +94,7 @@ const OUTPUTS = [
   HARDHAT_CONFIG_BUNDLE,
   HARDHAT_CONFIG_OUTPUT,
   `${CONSOLE_DIR}/index.html`,
+  `${CONSOLE_DIR}/${API_PAGE_FILE}`,
 ]
 
 /** Builds kept besides the current one (a running network restarts its processes from its own build). */
@@ -184,7 +186,7 @@ function underCoverage(): boolean {
  * npm update rebuilds.
  */
 function extraInputs(): string[] {
-  return ['network/build.ts', 'network/build-console.ts', 'network/build-check.mjs', 'tsconfig.json', 'package-lock.json', CONSOLE_HTML, CONSOLE_TSCONFIG]
+  return ['network/build.ts', 'network/build-console.ts', 'network/build-check.mjs', 'tsconfig.json', 'package-lock.json', CONSOLE_HTML, API_HTML, CONSOLE_TSCONFIG]
 }
 
 const toPosix = (p: string): string => p.split(sep).join('/')

@@ -3,8 +3,8 @@ import type { NetworkDescription } from './description.js'
 /** The table of URLs printed once the network is ready. */
 export function formatTable(d: NetworkDescription): string {
   const rows = [
-    ['member', 'API', 'console', 'events', 'p2p', 'key'],
-    ...d.members.map((m) => [`${m.org}/${m.node}`, m.api, m.ui ?? `${m.api}/ui/`, m.ws, m.p2p, m.key]),
+    ['member', 'API', 'API page (OpenAPI)', 'console', 'events', 'p2p', 'key'],
+    ...d.members.map((m) => [`${m.org}/${m.node}`, m.api, m.apiPage ?? `${m.api}/api`, m.ui ?? `${m.api}/ui/`, m.ws, m.p2p, m.key]),
   ]
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
   const line = (r: string[]) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd()

@@ -20,6 +20,11 @@ export interface MemberDescription {
    * network.json without a console has none.
    */
   ui?: string
+  /**
+   * The interactive page of the member's API description (`http://host:port/api`, Swagger UI), as FireFly's CLI
+   * prints for each member; the description itself is at `/api/openapi.json`. Optional, as `ui`.
+   */
+  apiPage?: string
   p2p: string
   /** The member's signing address (lowercase), as FireFly calls an org's key. */
   key: string

@@ -94,6 +94,7 @@ export function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescriptio
     api: `http://${host}:${cfg.api.port}`,
     ws: `ws://${host}:${cfg.api.port}/ws`,
     ui: `http://${host}:${cfg.api.port}/ui/`,
+    apiPage: `http://${host}:${cfg.api.port}/api`,
     p2p: `https://${cfg.p2p.host ?? '127.0.0.1'}:${cfg.p2p.port}`,
     key,
   }

@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa'
 import { ParleyError } from '../core/errors.js'
 import { NAME_RE } from '../core/names.js'
 import { parseQuery, shorten } from './query.js'
+import type { AnyRouteDoc, RouteDoc, RouteForm } from './route-doc.js'
 
 export const DEFAULT_NAMESPACE = 'default'
 
@@ -16,13 +17,16 @@ declare module 'koa' {
 /** A route's handler: the query string comes parsed into an object without a prototype (see parseQuery). */
 export type Handler<S> = (ctx: Context, services: S, ns: string, query: ParsedUrlQuery) => Promise<void> | void
 
+/** A route outside namespaces (the admin routes, the API description): no namespace, the query parsed all the same. */
+export type GlobalHandler<S> = (ctx: Context, services: S, query: ParsedUrlQuery) => Promise<void> | void
+
 /** How a route is also reached: the spec writes some routes without the `/api/v1` prefix (4.8, subscriptions). */
 export interface RouteOptions {
   /** Also serve `/namespaces/{ns}<path>`, the spec's form, beside the two `/api/v1` forms. */
   unprefixed?: boolean
 }
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
 /** One segment of a route's path: a literal (kept lower-cased, since paths match case-insensitively) or a parameter. */
 type Segment = { literal: string } | { param: string }
@@ -30,10 +34,24 @@ type Segment = { literal: string } | { param: string }
 interface Route {
   /** As registered, e.g. `/api/v1/namespaces/:ns/messages/:id`. */
   readonly pattern: string
+  /** As registered. */
+  readonly method: Method
   /** What it answers: a GET route answers HEAD too, listed first as `Allow` has always said it. */
   readonly methods: readonly string[]
   readonly segments: readonly Segment[]
   readonly run: (ctx: Context) => Promise<void> | void
+  readonly doc: AnyRouteDoc
+  readonly form: RouteForm
+}
+
+/** A served path and method with the route's description: what the API description (openapi/document.ts) is made of. */
+export interface DocumentedRoute {
+  /** As registered, e.g. `/api/v1/namespaces/:ns/messages/:id`. */
+  readonly pattern: string
+  /** The method the route was registered with (a GET route answers HEAD as well). */
+  readonly method: Method
+  readonly form: RouteForm
+  readonly doc: AnyRouteDoc
 }
 
 /**
@@ -52,27 +70,34 @@ export class ApiRouter<S> {
 
   constructor(private readonly services: S) {}
 
-  get(path: string, handler: Handler<S>, opts?: RouteOptions): this {
-    return this.add('GET', path, handler, opts)
+  // Each registration takes the route's description, checked against its path (route-doc.ts): the API description
+  // is made from these, so a route cannot be served undocumented.
+  get<P extends string>(path: P, doc: RouteDoc<P>, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('GET', path, doc, handler, opts)
   }
-  post(path: string, handler: Handler<S>, opts?: RouteOptions): this {
-    return this.add('POST', path, handler, opts)
+  post<P extends string>(path: P, doc: RouteDoc<P>, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('POST', path, doc, handler, opts)
   }
-  put(path: string, handler: Handler<S>, opts?: RouteOptions): this {
-    return this.add('PUT', path, handler, opts)
+  put<P extends string>(path: P, doc: RouteDoc<P>, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('PUT', path, doc, handler, opts)
   }
-  delete(path: string, handler: Handler<S>, opts?: RouteOptions): this {
-    return this.add('DELETE', path, handler, opts)
+  delete<P extends string>(path: P, doc: RouteDoc<P>, handler: Handler<S>, opts?: RouteOptions): this {
+    return this.add('DELETE', path, doc, handler, opts)
   }
-  /** A route at exactly `path`, outside `/api/v1` and namespaces: the admin routes, under `/admin/v1`. */
-  at(method: 'get' | 'post', path: string, handler: (ctx: Context, services: S) => Promise<void> | void): this {
-    this.register(method === 'get' ? 'GET' : 'POST', path, (ctx) => handler(ctx, this.services))
+  /** A route at exactly `path`, outside `/api/v1/namespaces`: the admin routes (`/admin/v1`), the API description. */
+  at<P extends string>(method: Lowercase<Method>, path: P, doc: RouteDoc<P>, handler: GlobalHandler<S>): this {
+    this.register(method.toUpperCase() as Method, path, (ctx) => handler(ctx, this.services, parseQuery(ctx.querystring)), doc, 'global')
     return this
   }
 
   /** Every route registered, in order: its path pattern and the methods it answers. */
   list(): { pattern: string; methods: string[] }[] {
     return this.all.map((r) => ({ pattern: r.pattern, methods: [...r.methods] }))
+  }
+
+  /** Every route registered, in order, with its description. */
+  documented(): DocumentedRoute[] {
+    return this.all.map((r) => ({ pattern: r.pattern, method: r.method, form: r.form, doc: r.doc }))
   }
 
   /**
@@ -110,17 +135,17 @@ export class ApiRouter<S> {
     }
   }
 
-  private add(method: Method, path: string, handler: Handler<S>, opts: RouteOptions = {}): this {
+  private add(method: Method, path: string, doc: AnyRouteDoc, handler: Handler<S>, opts: RouteOptions = {}): this {
     const namespaced = (ctx: Context) => handler(ctx, this.services, parseNamespace(ctx.params.ns), parseQuery(ctx.querystring))
-    this.register(method, `/api/v1/namespaces/:ns${path}`, namespaced)
-    this.register(method, `/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE, parseQuery(ctx.querystring)))
-    if (opts.unprefixed) this.register(method, `/namespaces/:ns${path}`, namespaced)
+    this.register(method, `/api/v1/namespaces/:ns${path}`, namespaced, doc, 'namespaced')
+    this.register(method, `/api/v1${path}`, (ctx) => handler(ctx, this.services, DEFAULT_NAMESPACE, parseQuery(ctx.querystring)), doc, 'default')
+    if (opts.unprefixed) this.register(method, `/namespaces/:ns${path}`, namespaced, doc, 'unprefixed')
     return this
   }
 
-  private register(method: Method, pattern: string, run: (ctx: Context) => Promise<void> | void): void {
+  private register(method: Method, pattern: string, run: (ctx: Context) => Promise<void> | void, doc: AnyRouteDoc, form: RouteForm): void {
     const segments = pattern.split('/').map((s): Segment => (s.startsWith(':') ? { param: s.slice(1) } : { literal: s.toLowerCase() }))
-    const route: Route = { pattern, methods: method === 'GET' ? ['HEAD', 'GET'] : [method], segments, run }
+    const route: Route = { pattern, method, methods: method === 'GET' ? ['HEAD', 'GET'] : [method], segments, run, doc, form }
     this.all.push(route)
     const group = this.routesByLength.get(segments.length)
     if (group) group.push(route)

@@ -7,6 +7,7 @@ import { ApiRouter } from './router.js'
 import { errorMiddleware } from './errors.js'
 import { API_ROUTES } from './routes/index.js'
 import { adminRoutes } from './routes/admin.js'
+import { openApiRoutes } from './routes/openapi.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen, writeRaw } from '../core/listen.js'
 import { overLimit, type RequestLimits } from '../core/limits.js'
@@ -16,10 +17,15 @@ import { consoleMiddleware, isConsolePath } from './ui.js'
 
 export interface ApiServer {
   url: string
+  /** The routes this server serves, in order, each with its methods (what its API description lists). */
+  routes(): { pattern: string; methods: string[] }[]
   close(): Promise<void>
 }
 
-/** The member's REST API on its own port: every route under /api/v1, errors as `{"error": "<CODE>: <message>"}`. */
+/**
+ * The member's REST API on its own port: every route under /api/v1, errors as `{"error": "<CODE>: <message>"}`, its
+ * OpenAPI description at /api/openapi.json (and FireFly's /api/swagger.json, .yaml), the console at /ui and the API page at /api.
+ */
 export async function startApiServer(opts: {
   host: string
   port: number
@@ -40,6 +46,8 @@ export async function startApiServer(opts: {
   for (const register of API_ROUTES) register(api)
   // Test controls only where the config turns them on (the local network does): elsewhere, 404 like any unknown path.
   if (opts.services.config.admin) adminRoutes(api)
+  // The description of every route above, made from their registrations (the page at /api reads it).
+  openApiRoutes(api)
   app.use(api.routes())
 
   const handle = app.callback()
@@ -73,6 +81,7 @@ export async function startApiServer(opts: {
   await listen(server, opts.port, opts.host)
   return {
     url: `http://${opts.host}:${opts.port}`,
+    routes: () => api.list(),
     close: () => closeServer(server),
   }
 }
@@ -81,7 +90,8 @@ export async function startApiServer(opts: {
  * What every request meets before routing, in this order, as one middleware (each async middleware is a promise and
  * a dispatch more on every request): a request target longer than the member accepts is refused (a 414 naming the
  * limit); the event socket's paths asked without an upgrade are told what they are rather than 404; the web console's
- * files (/ui) are served, before the body budget, as nothing there has a body; everything else gets its body context.
+ * files (/ui) and the API page (/api) are served, before the body budget, as nothing there has a body; everything else
+ * gets its body context.
  */
 function frontDoor(limits: RequestLimits, serveConsole: Koa.Middleware) {
   const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes))

@@ -5,6 +5,12 @@ import { ParleyError } from '../core/errors.js'
 
 /** Where the console lives on the API port. */
 export const UI_PREFIX = '/ui'
+/**
+ * The interactive page of the API description (Swagger UI, from the swagger-ui-dist package), written into the
+ * console's build beside index.html by network/build-console.ts; its script and style are console assets.
+ */
+export const API_PAGE = '/api'
+export const API_PAGE_FILE = 'api.html'
 
 /**
  * Content types by extension, for what the console's build writes (network/build-console.ts). Anything else is
@@ -41,13 +47,14 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 const ALLOW = 'GET, HEAD, OPTIONS'
 
-/** Whether a request path is the console's (`/ui` or under `/ui/`). */
+/** Whether a request path is a page of the build's (`/ui` or under `/ui/`, `/api` or `/api/`). */
 export function isConsolePath(path: string): boolean {
-  return path === UI_PREFIX || path.startsWith(`${UI_PREFIX}/`)
+  return path === UI_PREFIX || path.startsWith(`${UI_PREFIX}/`) || path === API_PAGE || path === `${API_PAGE}/`
 }
 
 /**
- * Serves the web console (the built `index.html` and `assets/`) under `/ui`, GET and HEAD only, from `uiDir`. Without
+ * Serves the web console (the built `index.html` and `assets/`) under `/ui`, and the API page at `/api`, GET and
+ * HEAD only, from `uiDir`. Without
  * a built console there it answers 503 saying how to build one (the directory it looked in goes to the log, once, not
  * to the client); an unknown or malformed path is the API's JSON 404. Only regular files are served: a symbolic
  * link in the build directory is not followed. Files are streamed from disk (the build directory never changes once
@@ -58,9 +65,9 @@ export function consoleMiddleware(uiDir: string | undefined, log: (line: string)
   const unbuilt = (): ParleyError => {
     if (!told) {
       told = true
-      log(uiDir ? `web console: no index.html in ${uiDir}; /ui answers 503 until it is built` : 'web console: no uiDir configured; /ui answers 503')
+      log(uiDir ? `web console: no build in ${uiDir}; /ui and /api answer 503 until it is built` : 'web console: no uiDir configured; /ui and /api answer 503')
     }
-    return new ParleyError('UNAVAILABLE', 'the web console is not built here: run `npm run build` (network:up builds it too) and start the node from .build/, or give its config "uiDir"')
+    return new ParleyError('UNAVAILABLE', 'the web console and API page are not built here: run `npm run build` (network:up builds it too) and start the node from .build/, or give its config "uiDir"')
   }
   return async (ctx: Context, next: Next): Promise<void> => {
     const path = ctx.path
@@ -76,6 +83,12 @@ export function consoleMiddleware(uiDir: string | undefined, log: (line: string)
       throw new ParleyError('METHOD_NOT_ALLOWED', `${ctx.method} ${path}: the web console is read-only (GET, HEAD)`)
     }
     if (uiDir === undefined) throw unbuilt()
+    if (!path.startsWith(UI_PREFIX)) {
+      const page = join(uiDir, API_PAGE_FILE)
+      const stat = regularFile(page)
+      if (!stat) throw unbuilt()
+      return serve(ctx, page, stat, REVALIDATE)
+    }
     const indexFile = join(uiDir, 'index.html')
     const rest = path === UI_PREFIX ? undefined : path.slice(UI_PREFIX.length + 1)
     if (rest === undefined || rest === '' || rest === 'index.html') {

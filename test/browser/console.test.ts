@@ -424,4 +424,31 @@ describe('web console (/ui) in Chromium on a real 3-member network', function ()
       expectNoErrors(watch, `${m.org}'s overview`)
     }
   })
+
+  it("serves the API page (/api): Swagger UI renders the member's OpenAPI description under the page's CSP, and tries a route", async () => {
+    if (!chromium) throw new Error('the browser did not start')
+    const [org0] = members
+    const context = await chromium.browser.newContext({ viewport: WIDE })
+    contexts.push(context)
+    const page = await context.newPage()
+    page.setDefaultTimeout(SHOW_MS)
+    const watch = await PageWatch.attach(page)
+    const url = org0!.apiPage ?? `${org0!.api}/api`
+    const res = await page.goto(url, { waitUntil: 'domcontentloaded' })
+    expect(res?.status(), `GET ${url}`).to.equal(200)
+    expect(res?.headers()['content-security-policy'], 'the page has its policy').to.include("default-src 'self'")
+    // The operations by tag, listed from /api/openapi.json: broadcasting is one of the Messages.
+    await page.locator('#operations-Messages-postNewMessageBroadcastNamespace').waitFor()
+    expect(await page.locator('.opblock').count(), 'every operation listed').to.be.greaterThan(50)
+    // An operation opens, and "Try it out" calls this member from the page (the policy's connect-src 'self').
+    const status = page.locator('#operations-Status-getStatus')
+    await status.locator('.opblock-summary').first().click()
+    await status.locator('button.try-out__btn').click()
+    await status.locator('button.execute').click()
+    const code = status.locator('.live-responses-table .response .response-col_status').first()
+    await code.waitFor()
+    expect(((await code.textContent()) ?? '').trim(), 'GET /api/v1/status from the page').to.equal('200')
+    await screenshot(page, 'api-page')
+    expectNoErrors(watch, 'the API page')
+  })
 })

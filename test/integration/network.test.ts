@@ -64,6 +64,11 @@ describe('a 3-member network', function () {
       const page = await fetch(m.ui!)
       expect([page.status, page.headers.get('content-type')]).to.deep.equal([200, 'text/html; charset=utf-8'])
       await page.text()
+      // The API page (Swagger UI over /api/openapi.json), served from the same build.
+      expect(m.apiPage).to.equal(`${m.api}/api`)
+      const apiPage = await fetch(m.apiPage!)
+      expect([apiPage.status, apiPage.headers.get('content-type')]).to.deep.equal([200, 'text/html; charset=utf-8'])
+      expect(await apiPage.text()).to.include('/ui/assets/api-')
       expect(m.p2p).to.match(/^https:\/\/127\.0\.0\.1:\d+$/)
       expect(m.key).to.match(/^0x[0-9a-f]{40}$/)
     }

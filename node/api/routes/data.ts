@@ -8,52 +8,125 @@ import { presentData } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
+import { DATA_FIELDS } from '../../db/query-fields.js'
+import { listOf, ref } from '../openapi/schemas.js'
+import { UUID_PARAM } from '../openapi/params.js'
+
+const DATA_ID = { id: UUID_PARAM('data id') }
 
 export function dataRoutes(r: ApiRouter<NodeServices>): void {
-  r.get('/data', (ctx, s, ns, q) => {
-    const paging = parsePaging(q)
-    const filter = parseFilter(q)
-    const query = { ...(filter ? { filter } : {}), ...paging }
-    assertPageFits(s.query.data.listValueBytes(ns, query), paging.limit)
-    sendJson(ctx, 200, s.query.data.list(ns, query).map(presentData))
-  })
+  r.get(
+    '/data',
+    {
+      summary: 'List data items, newest first',
+      tag: 'Data',
+      operationId: 'getData',
+      paging: true,
+      filters: DATA_FIELDS,
+      responses: { 200: { description: 'The data items', schema: listOf('Data') } },
+      errors: ['INVALID_FIELD', 'INVALID_FILTER', 'PAYLOAD_TOO_LARGE'],
+    },
+    (ctx, s, ns, q) => {
+      const paging = parsePaging(q)
+      const filter = parseFilter(q)
+      const query = { ...(filter ? { filter } : {}), ...paging }
+      assertPageFits(s.query.data.listValueBytes(ns, query), paging.limit)
+      sendJson(ctx, 200, s.query.data.list(ns, query).map(presentData))
+    },
+  )
 
   // 200, as the spec says (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.
-  r.post('/data', async (ctx, s, ns) => {
-    const d =
-      ctx.request.type === 'multipart/form-data'
-        ? await s.uploader.uploadBlob(ns, await readMultipart(ctx))
-        : await s.uploader.uploadValue(ns, await readJsonBody(ctx))
-    sendJson(ctx, 200, presentData(d))
-  })
+  r.post(
+    '/data',
+    {
+      summary: 'Upload a data item: a JSON value, or a blob as a multipart form',
+      description: 'The item can then be sent in a message by its id. A blob is stored on this member and travels with the message that carries it.',
+      tag: 'Data',
+      operationId: 'postData',
+      body: { json: ref('DataInput'), multipart: ref('BlobUpload') },
+      responses: { 200: { description: 'The data item stored', schema: ref('Data') } },
+      errors: ['INVALID_JSON', 'INVALID_FIELD', 'BAD_REQUEST', 'SCHEMA_VALIDATION_FAILED', 'UNKNOWN_DATATYPE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS'],
+    },
+    async (ctx, s, ns) => {
+      const d =
+        ctx.request.type === 'multipart/form-data'
+          ? await s.uploader.uploadBlob(ns, await readMultipart(ctx))
+          : await s.uploader.uploadValue(ns, await readJsonBody(ctx))
+      sendJson(ctx, 200, presentData(d))
+    },
+  )
 
   const one = (s: NodeServices, id: string | undefined, ns: string) => {
     const d = s.query.data.get(parseUuid(id, 'data id'))
     if (!d || d.namespace !== ns) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${ns}`)
     return d
   }
-  r.get('/data/:id', (ctx, s, ns) => sendJson(ctx, 200, presentData(one(s, ctx.params.id, ns))))
-  r.get('/data/:id/value', (ctx, s, ns) => {
-    const d = one(s, ctx.params.id, ns)
-    ctx.status = 200
-    ctx.type = 'application/json'
-    ctx.body = d.value ?? 'null'
-  })
+  r.get(
+    '/data/:id',
+    {
+      summary: 'A data item by id',
+      tag: 'Data',
+      operationId: 'getDataByID',
+      params: DATA_ID,
+      responses: { 200: { description: 'The data item', schema: ref('Data') } },
+      errors: ['INVALID_ID', 'NOT_FOUND'],
+    },
+    (ctx, s, ns) => sendJson(ctx, 200, presentData(one(s, ctx.params.id, ns))),
+  )
+  r.get(
+    '/data/:id/value',
+    {
+      summary: 'The value of a data item, as it was stored',
+      tag: 'Data',
+      operationId: 'getDataValue',
+      params: DATA_ID,
+      responses: { 200: { description: 'The JSON value (`null` for a blob without metadata)', schema: {} } },
+      errors: ['INVALID_ID', 'NOT_FOUND'],
+    },
+    (ctx, s, ns) => {
+      const d = one(s, ctx.params.id, ns)
+      ctx.status = 200
+      ctx.type = 'application/json'
+      ctx.body = d.value ?? 'null'
+    },
+  )
 
-  r.get('/data/:id/blob', async (ctx, s, ns) => {
-    const d = one(s, ctx.params.id, ns)
-    if (!d.blob) throw new ParleyError('NOT_FOUND', `data ${d.id} has no blob`)
-    // A blob announced by another member is served once fetched and verified, not before.
-    const held = await s.query.heldBlob(d.blob.hash)
-    if (!held) throw new ParleyError('NOT_FOUND', `this node does not hold the blob ${d.blob.hash} of data ${d.id} (yet)`)
-    ctx.status = 200
-    ctx.type = 'application/octet-stream'
-    ctx.length = held.size
-    ctx.set('x-ff-blob-hash-sha256', d.blob.hash)
-    ctx.set('x-ff-blob-size', String(held.size))
-    if (d.blob.name) ctx.set('Content-Disposition', contentDisposition(d.blob.name))
-    ctx.body = held.stream
-  })
+  r.get(
+    '/data/:id/blob',
+    {
+      summary: 'The blob of a data item',
+      description: 'A blob announced by another member is served once this member has fetched and verified it; 404 before.',
+      tag: 'Data',
+      operationId: 'getDataBlob',
+      params: DATA_ID,
+      responses: {
+        200: {
+          description: "The blob's bytes, with its name as Content-Disposition",
+          type: 'application/octet-stream',
+          schema: { type: 'string', contentMediaType: 'application/octet-stream' },
+          headers: {
+            'x-ff-blob-hash-sha256': { description: "The blob's SHA-256, hex" },
+            'x-ff-blob-size': { description: 'Its size in bytes', schema: { type: 'integer' } },
+          },
+        },
+      },
+      errors: ['INVALID_ID', 'NOT_FOUND'],
+    },
+    async (ctx, s, ns) => {
+      const d = one(s, ctx.params.id, ns)
+      if (!d.blob) throw new ParleyError('NOT_FOUND', `data ${d.id} has no blob`)
+      // A blob announced by another member is served once fetched and verified, not before.
+      const held = await s.query.heldBlob(d.blob.hash)
+      if (!held) throw new ParleyError('NOT_FOUND', `this node does not hold the blob ${d.blob.hash} of data ${d.id} (yet)`)
+      ctx.status = 200
+      ctx.type = 'application/octet-stream'
+      ctx.length = held.size
+      ctx.set('x-ff-blob-hash-sha256', d.blob.hash)
+      ctx.set('x-ff-blob-size', String(held.size))
+      if (d.blob.name) ctx.set('Content-Disposition', contentDisposition(d.blob.name))
+      ctx.body = held.stream
+    },
+  )
 }
 
 /**

@@ -6,29 +6,72 @@ import { eventRenderer, presentBatch, presentEvent } from '../present.js'
 import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
+import { BATCH_FIELDS, EVENT_FIELDS } from '../../db/query-fields.js'
+import { listOf, ref } from '../openapi/schemas.js'
+import { flag, UUID_PARAM } from '../openapi/params.js'
 
 /** The node's event log and its batches, read-only. */
 export function eventRoutes(r: ApiRouter<NodeServices>): void {
-  r.get('/events', (ctx, s, ns, q) => {
-    const paging = parsePaging(q)
-    const sort = single(q, 'sort')
-    const ascending = boolParam(q, 'ascending') ?? (sort === 'sequence' || sort === '+sequence')
-    const filter = parseFilter(q)
-    const events = s.query.events.list({ namespace: ns, ...(filter ? { filter } : {}), ...paging, ascending })
-    // The referred objects of the whole page are read with one query per kind, not one read per event.
-    if (boolParam(q, 'fetchreferences') ?? false) sendJson(ctx, 200, s.query.events.enrich(events).map(eventRenderer({ contract: s.config.chain.contract })))
-    else sendJson(ctx, 200, events.map(presentEvent))
-  })
+  r.get(
+    '/events',
+    {
+      summary: 'List events, newest first',
+      tag: 'Events',
+      operationId: 'getEvents',
+      query: {
+        sort: { description: '`sequence` (or `+sequence`) lists oldest first' },
+        ascending: flag('Oldest first'),
+        fetchreferences: flag('Include the object each event refers to (message, datatype, identity, transaction, blockchain event)'),
+      },
+      paging: true,
+      filters: EVENT_FIELDS,
+      responses: { 200: { description: 'The events', schema: listOf('Event') } },
+      errors: ['INVALID_FIELD', 'INVALID_FILTER'],
+    },
+    (ctx, s, ns, q) => {
+      const paging = parsePaging(q)
+      const sort = single(q, 'sort')
+      const ascending = boolParam(q, 'ascending') ?? (sort === 'sequence' || sort === '+sequence')
+      const filter = parseFilter(q)
+      const events = s.query.events.list({ namespace: ns, ...(filter ? { filter } : {}), ...paging, ascending })
+      // The referred objects of the whole page are read with one query per kind, not one read per event.
+      if (boolParam(q, 'fetchreferences') ?? false) sendJson(ctx, 200, s.query.events.enrich(events).map(eventRenderer({ contract: s.config.chain.contract })))
+      else sendJson(ctx, 200, events.map(presentEvent))
+    },
+  )
 
-  r.get('/batches', (ctx, s, ns, q) => {
-    const paging = parsePaging(q)
-    const filter = parseFilter(q)
-    sendJson(ctx, 200, s.query.batches.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentBatch))
-  })
+  r.get(
+    '/batches',
+    {
+      summary: 'List batches, newest first',
+      tag: 'Batches',
+      operationId: 'getBatches',
+      paging: true,
+      filters: BATCH_FIELDS,
+      responses: { 200: { description: 'The batches', schema: listOf('Batch') } },
+      errors: ['INVALID_FIELD', 'INVALID_FILTER'],
+    },
+    (ctx, s, ns, q) => {
+      const paging = parsePaging(q)
+      const filter = parseFilter(q)
+      sendJson(ctx, 200, s.query.batches.list(ns, { ...(filter ? { filter } : {}), ...paging }).map(presentBatch))
+    },
+  )
 
-  r.get('/batches/:id', (ctx, s) => {
-    const b = s.query.batches.get(parseUuid(ctx.params.id, 'batch id'))
-    if (!b) throw new ParleyError('NOT_FOUND', `batch ${ctx.params.id} not found`)
-    sendJson(ctx, 200, presentBatch(b))
-  })
+  r.get(
+    '/batches/:id',
+    {
+      summary: 'A batch by id',
+      tag: 'Batches',
+      operationId: 'getBatchByID',
+      params: { id: UUID_PARAM('batch id') },
+      responses: { 200: { description: 'The batch', schema: ref('Batch') } },
+      errors: ['INVALID_ID', 'NOT_FOUND'],
+    },
+    (ctx, s) => {
+      const b = s.query.batches.get(parseUuid(ctx.params.id, 'batch id'))
+      if (!b) throw new ParleyError('NOT_FOUND', `batch ${ctx.params.id} not found`)
+      sendJson(ctx, 200, presentBatch(b))
+    },
+  )
 }

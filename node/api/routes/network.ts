@@ -7,25 +7,53 @@ import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { isUuid } from '../../core/ids.js'
 import { type IdentityType } from '../../model/index.js'
+import { IDENTITY_FIELDS } from '../../db/query-fields.js'
+import { listOf, ref } from '../openapi/schemas.js'
+import { flag } from '../openapi/params.js'
 
 /** The network map: orgs and nodes confirmed through the chain, the same in every namespace. */
 export function networkRoutes(r: ApiRouter<NodeServices>): void {
-  for (const [path, type] of [
-    ['organizations', 'org'],
-    ['nodes', 'node'],
+  // With the nouns of their descriptions and of FireFly's operationIds (getNetworkOrgs, getNetworkNode, ...).
+  for (const [path, type, noun, firefly] of [
+    ['organizations', 'org', 'Organization', 'Org'],
+    ['nodes', 'node', 'Node', 'Node'],
   ] as const) {
-    r.get(`/network/${path}`, (ctx, s, _ns, q) => {
-      const paging = parsePaging(q)
-      const verifiers = boolParam(q, 'fetchverifiers') ?? false
-      const filter = parseFilter(q)
-      const list = s.query.identities.list(type, { ...(filter ? { filter } : {}), ...paging })
-      sendJson(ctx, 200, list.map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
-    })
-    r.get(`/network/${path}/:nameOrId`, (ctx, s) => {
-      const i = lookup(s, type, ctx.params.nameOrId ?? '')
-      if (!i) throw new ParleyError('NOT_FOUND', `no ${type} ${JSON.stringify(ctx.params.nameOrId)}`)
-      sendJson(ctx, 200, presentIdentity(i, s.query.identities.verifiersOf(i.id)))
-    })
+    r.get(
+      `/network/${path}`,
+      {
+        summary: `List the ${path} of the network, confirmed through the chain`,
+        tag: 'Network',
+        operationId: `getNetwork${firefly}s`,
+        query: { fetchverifiers: flag("Include each identity's verifiers (signing keys)") },
+        paging: true,
+        filters: IDENTITY_FIELDS,
+        responses: { 200: { description: `The ${path}`, schema: listOf('Identity') } },
+        errors: ['INVALID_FIELD', 'INVALID_FILTER'],
+      },
+      (ctx, s, _ns, q) => {
+        const paging = parsePaging(q)
+        const verifiers = boolParam(q, 'fetchverifiers') ?? false
+        const filter = parseFilter(q)
+        const list = s.query.identities.list(type, { ...(filter ? { filter } : {}), ...paging })
+        sendJson(ctx, 200, list.map((i) => presentIdentity(i, verifiers ? s.query.identities.verifiersOf(i.id) : undefined)))
+      },
+    )
+    r.get(
+      `/network/${path}/:nameOrId`,
+      {
+        summary: `${noun} by name, DID or id, with its verifiers`,
+        tag: 'Network',
+        operationId: `getNetwork${firefly}`,
+        params: { nameOrId: { description: 'A name, a DID (`did:firefly:...`) or a UUID' } },
+        responses: { 200: { description: `The ${noun.toLowerCase()}`, schema: ref('Identity') } },
+        errors: ['NOT_FOUND'],
+      },
+      (ctx, s) => {
+        const i = lookup(s, type, ctx.params.nameOrId ?? '')
+        if (!i) throw new ParleyError('NOT_FOUND', `no ${type} ${JSON.stringify(ctx.params.nameOrId)}`)
+        sendJson(ctx, 200, presentIdentity(i, s.query.identities.verifiersOf(i.id)))
+      },
+    )
   }
 }
 

@@ -7,6 +7,12 @@ import { ParleyError } from '../../core/errors.js'
 import type { GoJsonValue } from '../../core/json.js'
 import { filterExpression } from '../../events/index.js'
 import { EVENT_FILTER_FIELDS, type Subscription, type SubscriptionFilter } from '../../model/index.js'
+import { SUBSCRIPTION_FIELDS } from '../../db/query-fields.js'
+import { listOf, ref } from '../openapi/schemas.js'
+import { flag } from '../openapi/params.js'
+
+const ID_OR_NAME = { id: { description: "The subscription's id or name" } }
+const WRITE_ERRORS = ['INVALID_JSON', 'INVALID_FIELD', 'INVALID_FILTER', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS'] as const
 
 /**
  * Durable subscriptions: FireFly's routes (POST creates, PUT creates or replaces by name, GET, DELETE by id), found
@@ -17,6 +23,15 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
 
   r.get(
     '/subscriptions',
+    {
+      summary: 'List durable subscriptions',
+      tag: 'Subscriptions',
+      operationId: 'getSubscriptions',
+      paging: true,
+      filters: SUBSCRIPTION_FIELDS,
+      responses: { 200: { description: 'The subscriptions', schema: listOf('Subscription') } },
+      errors: ['INVALID_FIELD', 'INVALID_FILTER'],
+    },
     (ctx, s, ns, q) => {
       const paging = parsePaging(q)
       const filter = parseFilter(q)
@@ -27,6 +42,15 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
 
   r.get(
     '/subscriptions/:id',
+    {
+      summary: 'A subscription by id or name',
+      tag: 'Subscriptions',
+      operationId: 'getSubscriptionByID',
+      params: ID_OR_NAME,
+      query: { fetchstatus: flag('Include the offset its deliveries have been acknowledged to') },
+      responses: { 200: { description: 'The subscription', schema: ref('Subscription') } },
+      errors: ['INVALID_FIELD', 'NOT_FOUND'],
+    },
     (ctx, s, ns, q) => {
       const sub = found(s.subscriptions.get(ns, ctx.params.id ?? ''), ns, ctx.params.id)
       const status = (boolParam(q, 'fetchstatus') ?? false) ? { currentOffset: s.subscriptions.durableOffset(sub.id) } : undefined
@@ -37,6 +61,15 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
 
   r.post(
     '/subscriptions',
+    {
+      summary: 'Create a durable subscription',
+      description: 'Events matching its filter are delivered to a WebSocket client that starts it by name (`/ws`), from where it last acknowledged.',
+      tag: 'Subscriptions',
+      operationId: 'postNewSubscription',
+      body: { json: ref('SubscriptionInput') },
+      responses: { 201: { description: 'The subscription created', schema: ref('Subscription') } },
+      errors: WRITE_ERRORS,
+    },
     async (ctx, s, ns) => {
       const sub = await s.subscriptions.create(ns, (await readJsonBody(ctx)).value)
       sendJson(ctx, 201, presentSubscription(sub))
@@ -47,6 +80,14 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
   // FireFly answers 200 whether it created or replaced.
   r.put(
     '/subscriptions',
+    {
+      summary: 'Create a subscription, or replace the one of that name',
+      tag: 'Subscriptions',
+      operationId: 'putSubscription',
+      body: { json: ref('SubscriptionInput') },
+      responses: { 200: { description: 'The subscription, created or replaced', schema: ref('Subscription') } },
+      errors: WRITE_ERRORS,
+    },
     async (ctx, s, ns) => {
       const { subscription } = await s.subscriptions.upsert(ns, (await readJsonBody(ctx)).value)
       sendJson(ctx, 200, presentSubscription(subscription))
@@ -56,6 +97,14 @@ export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
 
   r.delete(
     '/subscriptions/:id',
+    {
+      summary: 'Delete a subscription by id or name',
+      tag: 'Subscriptions',
+      operationId: 'deleteSubscription',
+      params: ID_OR_NAME,
+      responses: { 204: { description: 'Deleted' } },
+      errors: ['NOT_FOUND'],
+    },
     async (ctx, s, ns) => {
       found(await s.subscriptions.delete(ns, ctx.params.id ?? ''), ns, ctx.params.id)
       ctx.status = 204

@@ -8,6 +8,10 @@ import { sendJson } from '../../../../node/api/body.js'
 import { closeServer, listen } from '../../../../node/core/listen.js'
 import { localCall } from '../../../support/local-http.js'
 
+/** A route's description, as every registration takes one (what it says is the API description's concern). */
+const doc = (operationId: string) => ({ summary: operationId, tag: 'Status', operationId, responses: { 200: { description: 'echo' } }, errors: [] }) as const
+const param = { description: 'p' }
+
 /**
  * The API's router: the matching rules the routes have always been served with (case-insensitive literals, one
  * optional trailing slash, a parameter being one non-empty percent-decoded segment, the first registered route that
@@ -25,15 +29,15 @@ describe('api: routing requests to handlers', function () {
     const api = new ApiRouter({ name: 'services' })
     const echo = (route: string) => (ctx: Koa.Context, s: { name: string }, ns: string, q: Record<string, unknown>): void =>
       sendJson(ctx, 200, { route, ns, params: { ...ctx.params }, services: s.name, q: { ...q } as Record<string, string> })
-    api.get('/messages', echo('list'))
+    api.get('/messages', doc('list'), echo('list'))
     // Registered before `/messages/:id`: a literal segment does not outrank a parameter; order decides.
-    api.get('/messages/latest', echo('latest'))
-    api.get('/messages/:id', echo('one'))
-    api.get('/messages/:id/data', echo('data'))
-    api.post('/messages/broadcast', echo('broadcast'))
-    api.get('/datatypes/:name/:version', echo('datatype'))
-    api.delete('/subscriptions/:id', echo('unsubscribe'), { unprefixed: true })
-    api.at('post', '/admin/v1/chain/hold', (ctx, s) => sendJson(ctx, 200, { route: 'admin', services: s.name }))
+    api.get('/messages/latest', doc('latest'), echo('latest'))
+    api.get('/messages/:id', { ...doc('one'), params: { id: param } }, echo('one'))
+    api.get('/messages/:id/data', { ...doc('data'), params: { id: param } }, echo('data'))
+    api.post('/messages/broadcast', doc('broadcast'), echo('broadcast'))
+    api.get('/datatypes/:name/:version', { ...doc('datatype'), params: { name: param, version: param } }, echo('datatype'))
+    api.delete('/subscriptions/:id', { ...doc('unsubscribe'), params: { id: param } }, echo('unsubscribe'), { unprefixed: true })
+    api.at('post', '/admin/v1/chain/hold', doc('admin'), (ctx, s) => sendJson(ctx, 200, { route: 'admin', services: s.name }))
     app.use(api.routes())
     server = http.createServer(app.callback())
     await listen(server, 0, '127.0.0.1')
@@ -122,16 +126,27 @@ describe('api: routing requests to handlers', function () {
     expect((r.json as { error: string }).error).to.match(/^INVALID_FIELD: namespace must be/)
   })
 
-  it('lists every route registered, in order, with the methods it answers', function () {
+  it('lists every route registered, in order, with the methods it answers and its description', function () {
     const api = new ApiRouter({})
-    api.get('/status', () => {})
-    api.post('/messages/broadcast', () => {}, { unprefixed: true })
+    api.get('/status', doc('status'), () => {})
+    api.post('/messages/broadcast', doc('broadcast'), () => {}, { unprefixed: true })
+    api.at('get', '/admin/v1/controls', doc('controls'), () => {})
     expect(api.list()).to.deep.equal([
       { pattern: '/api/v1/namespaces/:ns/status', methods: ['HEAD', 'GET'] },
       { pattern: '/api/v1/status', methods: ['HEAD', 'GET'] },
       { pattern: '/api/v1/namespaces/:ns/messages/broadcast', methods: ['POST'] },
       { pattern: '/api/v1/messages/broadcast', methods: ['POST'] },
       { pattern: '/namespaces/:ns/messages/broadcast', methods: ['POST'] },
+      { pattern: '/admin/v1/controls', methods: ['HEAD', 'GET'] },
+    ])
+    // The same routes with their descriptions and the form each path takes (what the API description is made of).
+    expect(api.documented().map((r) => [r.method, r.pattern, r.form, r.doc.operationId])).to.deep.equal([
+      ['GET', '/api/v1/namespaces/:ns/status', 'namespaced', 'status'],
+      ['GET', '/api/v1/status', 'default', 'status'],
+      ['POST', '/api/v1/namespaces/:ns/messages/broadcast', 'namespaced', 'broadcast'],
+      ['POST', '/api/v1/messages/broadcast', 'default', 'broadcast'],
+      ['POST', '/namespaces/:ns/messages/broadcast', 'unprefixed', 'broadcast'],
+      ['GET', '/admin/v1/controls', 'global', 'controls'],
     ])
   })
 })

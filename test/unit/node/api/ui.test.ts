@@ -41,7 +41,7 @@ const jsonError = (r: Reply): string => {
   return body.error
 }
 
-describe('web console serving (/ui)', () => {
+describe('web console serving (/ui) and the API page (/api)', () => {
   const temp = new TempDirs()
   let built: { api: ApiServer; port: number }
   let unbuilt: { api: ApiServer; port: number }
@@ -54,6 +54,7 @@ describe('web console serving (/ui)', () => {
     const dir = await temp.make('parley-ui-')
     mkdirSync(join(dir, 'assets'))
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>console</title>')
+    writeFileSync(join(dir, 'api.html'), '<!doctype html><title>api</title>')
     writeFileSync(join(dir, 'assets', 'main-ABC123.js'), JS)
     writeFileSync(join(dir, 'assets', 'style-DEF456.css'), 'body{}')
     writeFileSync(join(dir, 'assets', 'main-ABC123.js.map'), '{}')
@@ -88,6 +89,17 @@ describe('web console serving (/ui)', () => {
     const bare = await call(built.port, 'GET', '/ui?x=1')
     expect(bare.status).to.equal(301)
     expect(bare.headers.location).to.equal('/ui/?x=1')
+  })
+
+  it('serves the API page at /api and /api/ from the same build, as HTML that browsers revalidate', async () => {
+    for (const path of ['/api', '/api/']) {
+      const r = await call(built.port, 'GET', path)
+      expect([r.status, r.headers['content-type'], r.headers['cache-control']], path).to.deep.equal([200, 'text/html; charset=utf-8', 'no-cache'])
+      expect(r.text, path).to.include('<title>api</title>')
+    }
+    // Only those two paths are the page's: anything else under /api is the API's.
+    expect((await call(built.port, 'GET', '/api/api.html')).status).to.equal(404)
+    expect((await call(built.port, 'GET', '/api/index.html')).status).to.equal(404)
   })
 
   it('serves hashed assets with their content type, length and an immutable cache policy', async () => {
@@ -142,8 +154,8 @@ describe('web console serving (/ui)', () => {
     }
   })
 
-  it('sends a Content-Security-Policy and anti-framing headers with index.html and the assets', async () => {
-    for (const path of ['/ui/', '/ui/assets/main-ABC123.js']) {
+  it('sends a Content-Security-Policy and anti-framing headers with index.html, the API page and the assets', async () => {
+    for (const path of ['/ui/', '/ui/assets/main-ABC123.js', '/api']) {
       const r = await call(built.port, 'GET', path)
       const csp = String(r.headers['content-security-policy'])
       expect(csp, path).to.include("default-src 'self'")
@@ -170,11 +182,11 @@ describe('web console serving (/ui)', () => {
   })
 
   it('answers 503 with a JSON error saying how to build the console when there is none', async () => {
-    for (const path of ['/ui', '/ui/', '/ui/assets/main-ABC123.js']) {
+    for (const path of ['/ui', '/ui/', '/ui/assets/main-ABC123.js', '/api']) {
       const r = await call(unbuilt.port, 'GET', path)
       expect(r.status, path).to.equal(503)
       const error = jsonError(r)
-      expect(error).to.match(/^UNAVAILABLE: the web console is not built.*npm run build/)
+      expect(error).to.match(/^UNAVAILABLE: the web console and API page are not built.*npm run build/)
       // No filesystem path goes to the client; the log has it, once.
       expect(error).not.to.include(missingDir)
       expect(error).not.to.match(/(^|[\s(])\/(tmp|home|work|usr|var)\//)
