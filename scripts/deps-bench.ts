@@ -27,6 +27,7 @@ import { koaBody } from 'koa-body'
 import { readMultipart } from '../node/api/multipart.js'
 import { parseQuery } from '../node/api/query.js'
 import { ApiRouter, parseNamespace, type Handler, type RouteOptions } from '../node/api/router.js'
+import type { RouteDoc } from '../node/api/route-doc.js'
 import { adminRoutes } from '../node/api/routes/admin.js'
 import { API_ROUTES } from '../node/api/routes/index.js'
 import type { NodeServices } from '../node/services.js'
@@ -48,20 +49,20 @@ class NoopRouter extends ApiRouter<NodeServices> {
   private static readonly noop: Handler<NodeServices> = (ctx) => {
     ctx.status = 204
   }
-  override get(path: string, _h: Handler<NodeServices>, opts?: RouteOptions): this {
-    return super.get(path, NoopRouter.noop, opts)
+  override get<P extends string>(path: P, doc: RouteDoc<P>, _h: Handler<NodeServices>, opts?: RouteOptions): this {
+    return super.get(path, doc, NoopRouter.noop, opts)
   }
-  override post(path: string, _h: Handler<NodeServices>, opts?: RouteOptions): this {
-    return super.post(path, NoopRouter.noop, opts)
+  override post<P extends string>(path: P, doc: RouteDoc<P>, _h: Handler<NodeServices>, opts?: RouteOptions): this {
+    return super.post(path, doc, NoopRouter.noop, opts)
   }
-  override put(path: string, _h: Handler<NodeServices>, opts?: RouteOptions): this {
-    return super.put(path, NoopRouter.noop, opts)
+  override put<P extends string>(path: P, doc: RouteDoc<P>, _h: Handler<NodeServices>, opts?: RouteOptions): this {
+    return super.put(path, doc, NoopRouter.noop, opts)
   }
-  override delete(path: string, _h: Handler<NodeServices>, opts?: RouteOptions): this {
-    return super.delete(path, NoopRouter.noop, opts)
+  override delete<P extends string>(path: P, doc: RouteDoc<P>, _h: Handler<NodeServices>, opts?: RouteOptions): this {
+    return super.delete(path, doc, NoopRouter.noop, opts)
   }
-  override at(method: 'get' | 'post', path: string): this {
-    return super.at(method, path, (ctx) => {
+  override at<P extends string>(method: 'get' | 'post' | 'put' | 'delete', path: P, doc: RouteDoc<P>): this {
+    return super.at(method, path, doc, (ctx) => {
       ctx.status = 204
     })
   }
