@@ -116,8 +116,12 @@ export async function ensureCurrentBuild() {
   return { dir: b.dir, compiled: b.compiled, seconds: (performance.now() - started) / 1000 }
 }
 
-/** network/build.ts, bundled into a temporary module beside the builds and imported. */
+/** network/build.ts, bundled into a temporary module beside the builds and imported (under c8, from its source). */
 async function loadBuilder() {
+  if ((process.env.NODE_V8_COVERAGE ?? '') !== '') {
+    const { tsImport } = await import('tsx/esm/api')
+    return tsImport('./build.ts', import.meta.url)
+  }
   const esbuild = await import('esbuild')
   const buildRoot = join(projectRoot, '.build')
   mkdirSync(buildRoot, { recursive: true })

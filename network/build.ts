@@ -69,11 +69,11 @@ const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryNam
 const NODE_V8_FLAGS = [
   '--wasm-tiering-budget=18000000',
   // SQLite's hottest functions are optimised in the first seconds whatever the budget (the interpreter loop charges its
-  // own 34 KB per opcode): TurboFan compiling that one took ~20 MB of memory, a few others ~15 MB more, each job on a
-  // thread of its own. Each thread has its own malloc arena, which kept those freed megabytes as fragments: an idle
-  // member held ~100 MiB. One compilation task at a time leaves one arena holding what the largest job needed (idle
-  // members ~87 MiB); the functions are optimised one after the other, which the 5,000-broadcast benchmark did not
-  // notice (nor the CPU a member spends to start).
+  // own 34 KB per opcode): TurboFan compiling that one takes ~20 MB of memory, a few others ~15 MB more. With each
+  // job on a thread of its own, each thread's malloc arena keeps those freed megabytes as fragments: an idle member
+  // holds ~100 MiB. One compilation task at a time leaves one arena holding what the largest job needed (idle members
+  // ~87 MiB); the functions are optimised one after the other, which moves neither the 5,000-broadcast benchmark nor
+  // the CPU a member spends to start.
   '--wasm-num-compilation-tasks=1',
   // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
   '--expose-gc',
@@ -230,7 +230,7 @@ export const META_URL = ['import', 'meta', 'url'].join('.')
 
 /**
  * Loads the project's own files: records the hash of exactly the text compiled, and keeps `import.meta.url`
- * (and `dirname`, `filename`) meaning the source file, as it did under tsx, although the code now runs from
+ * (and `dirname`, `filename`) meaning the source file, as under tsx, although the code runs from
  * `.build/<id>/`: `new URL('../package.json', import.meta.url)` in node/version.ts still finds package.json.
  * The replacement is relative to the bundle, so the build keeps working if the project folder moves.
  */

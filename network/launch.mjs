@@ -40,8 +40,19 @@ export async function prepare(command, say = (line) => process.stderr.write(`${l
   return b.dir
 }
 
+/**
+ * Whether c8 collects coverage (it sets NODE_V8_COVERAGE): then the command runs from its sources under tsx, whose
+ * source maps c8 reads, as the network's programs do then (network/build.ts); a bundle's it cannot map.
+ */
+const underCoverage = () => (process.env.NODE_V8_COVERAGE ?? '') !== ''
+
 /** Step 2: runs the compiled command of a build; it reads its arguments from process.argv, after the script's. */
 export async function runCli(buildDir) {
+  if (underCoverage()) {
+    const { tsImport } = await import('tsx/esm/api')
+    await tsImport('./cli.ts', import.meta.url)
+    return
+  }
   await import(pathToFileURL(join(buildDir, CLI_FILE)).href)
 }
 
@@ -53,6 +64,7 @@ export function cliArgs(args) {
   const packaged = packagedBuild()
   if (packaged !== undefined) return [join(packaged.dir, CLI_FILE), ...args]
   if (args[0] === 'up') ensureContracts()
+  if (underCoverage()) return ['--import', 'tsx', join(projectRoot, 'network', 'cli.ts'), ...args]
   let id = currentBuildId()
   if (id === undefined) {
     execFileSync(process.execPath, [fileURLToPath(new URL('./build-check.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] })

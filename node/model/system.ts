@@ -1,4 +1,4 @@
-/** Namespace of the service's own system traffic (definitions), written with the spec's neutral prefix. */
+/** Namespace of the service's own system traffic (definitions), written with Parley's neutral `svc_` prefix. */
 export const SYSTEM_NAMESPACE = 'svc_system'
 export const TAG_IDENTITY_CLAIM = 'svc_identity_claim'
 export const TAG_DEFINE_DATATYPE = 'svc_define_datatype'
