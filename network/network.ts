@@ -75,7 +75,7 @@ const CHAIN_ID = 31337
 export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNetwork> {
   const t0 = Date.now()
   // The keys this process derives addresses from and signs with (account #0's, the members'): the small table
-  // costs ~20 ms to build where the default cost ~0.2 s, before the first process could be started.
+  // costs ~20 ms to build, the default ~0.2 s, and it is built before the first process can start.
   useSmallSigningTables()
   // Each progress line carries the seconds since the start, so a slow step shows where start-up time goes.
   const log = (line: string): void => opts.log?.(`${((Date.now() - t0) / 1000).toFixed(2).padStart(5)} s  ${line}`)

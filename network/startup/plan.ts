@@ -56,8 +56,8 @@ export async function planNetwork(opts: { dir: string; members?: number; basePor
     ipfsGateway: previous ? Number(new URL(previous.ipfs.gateway).port) : plan.ipfsGateway,
   }
 
-  // A folder created before members had test controls gets them now: the local network serves its members' admin
-  // routes (see network/controls.ts); a config that says `"admin": false` is left as it is.
+  // The local network serves its members' admin routes (see network/controls.ts): a member config that does not say
+  // gets them; one that says `"admin": false` is left as it is.
   for (const cfg of existing) {
     if (cfg.admin === undefined) {
       cfg.admin = true

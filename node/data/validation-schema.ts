@@ -118,7 +118,7 @@ export const MAX_SCHEMA_UNITS = 1000
 /**
  * The RE2 instructions a schema's patterns may compile to, together (node/core/regex-size.ts). re2js compiles them
  * with the schema, at 2-9 µs an instruction: a pattern's text says little (`[a-z]{1000}` is eleven characters and
- * a thousand instructions), and within the bounds above five patterns of repeats took 7 s, on every member.
+ * a thousand instructions), and within the bounds above five patterns of repeats would take seconds to compile, on every member.
  */
 export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 10_000
 
