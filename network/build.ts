@@ -96,9 +96,9 @@ export function writtenAtRunTime(name: string): boolean {
 /** In a build: the modules its programs load from node_modules, as esbuild's metafiles list them (network/pack.ts). */
 export const EXTERNALS_FILE = 'externals.json'
 
-/** The modules `metafile`'s outputs import from outside the bundles, Node's own aside. */
+/** The modules `metafile`'s outputs import from outside the bundles: Node's own, and URLs (a stylesheet's `data:` images), aside. */
 export function externalImports(metafile: import('esbuild').Metafile | undefined): string[] {
-  const own = (path: string): boolean => path.startsWith('node:') || builtinModules.includes(path.split('/')[0]!)
+  const own = (path: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(path) || builtinModules.includes(path.split('/')[0]!)
   return Object.values(metafile?.outputs ?? {}).flatMap((out) => out.imports.filter((i) => i.external && !own(i.path)).map((i) => i.path))
 }
 
