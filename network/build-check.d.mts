@@ -12,3 +12,9 @@ export function currentBuildId(root?: string, esbuild?: string): string | undefi
 export function hashOf(path: string): string | undefined
 /** The current build's directory, compiled first when it is not current. */
 export function ensureCurrentBuild(): Promise<{ dir: string; compiled: boolean; seconds: number }>
+/** Where a package keeps the build it was packed with, relative to its root. */
+export const PACKAGED_BUILD_DIR: string
+/** The file naming that build's id, relative to the package's root. */
+export const PACKAGED_BUILD_FILE: string
+/** The build an installed package runs; undefined in a working copy (which has the sources). */
+export function packagedBuild(root?: string): { id: string; dir: string } | undefined

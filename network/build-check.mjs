@@ -11,6 +11,9 @@
  * When it is not, `ensureCurrentBuild()` compiles it with network/build.ts itself, bundled on the spot by esbuild's
  * API into a temporary module (a tenth of a second, no TypeScript loader), so that how a build is made stays in
  * one place.
+ *
+ * An installed package (network/pack.ts) has no sources to check and no esbuild: it runs the build made when it was
+ * packed, `dist/build/`, as it is (`packagedBuild()`).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync } from 'node:fs'
@@ -21,9 +24,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 /**
  * Bumped when the shape of a build changes in a way its inputs do not show (2: the web console in `ui/`; 3: npm
  * packages bundled, stacks mapped by the bundles themselves; 4: node and IPFS run through the code cache; 5: the
- * network command's own bundle, outputs listed in the stamp).
+ * network command's own bundle, outputs listed in the stamp; 6: the packages it loads from node_modules listed in it).
  */
-export const BUILD_FORMAT = 5
+export const BUILD_FORMAT = 6
 
 /**
  * Names, in the environment of a process, a build that is known to be current: network/launch.mjs sets it once its
@@ -34,6 +37,26 @@ export const CURRENT_BUILD_ENV = 'PARLEY_BUILD_DIR'
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const BUILDER_SOURCE = 'network/build.ts'
+
+/** Where a package keeps the build it was packed with (two levels below the root, as `.build/<id>/` is). */
+export const PACKAGED_BUILD_DIR = join('dist', 'build')
+/** Written by network/pack.ts beside that build: `{ "id": <the build's id> }`. */
+export const PACKAGED_BUILD_FILE = join('dist', 'build.json')
+
+/**
+ * The build an installed package runs, `{ id, dir }`, or undefined in a working copy. A working copy is told by its
+ * sources (network/build.ts), so that a `dist/` left behind by `npm pack` never stands in for a current build there.
+ */
+export function packagedBuild(root = projectRoot) {
+  if (existsSync(join(root, BUILDER_SOURCE))) return undefined
+  let id
+  try {
+    id = JSON.parse(readFileSync(join(root, PACKAGED_BUILD_FILE), 'utf8')).id
+  } catch {
+    return undefined
+  }
+  return typeof id === 'string' && /^[0-9a-f]{16}$/.test(id) ? { id, dir: join(root, PACKAGED_BUILD_DIR) } : undefined
+}
 
 /** The esbuild in node_modules, by its package.json: loading esbuild itself costs more than the whole check. */
 export function esbuildVersion(root = projectRoot) {
@@ -78,6 +101,8 @@ export function hashOf(path) {
  */
 export async function ensureCurrentBuild() {
   const started = performance.now()
+  const packaged = packagedBuild()
+  if (packaged !== undefined) return { dir: packaged.dir, compiled: false, seconds: (performance.now() - started) / 1000 }
   const id = currentBuildId()
   if (id !== undefined) {
     const dir = join(projectRoot, '.build', id)
@@ -91,8 +116,12 @@ export async function ensureCurrentBuild() {
   return { dir: b.dir, compiled: b.compiled, seconds: (performance.now() - started) / 1000 }
 }
 
-/** network/build.ts, bundled into a temporary module beside the builds and imported. */
+/** network/build.ts, bundled into a temporary module beside the builds and imported (under c8, from its source). */
 async function loadBuilder() {
+  if ((process.env.NODE_V8_COVERAGE ?? '') !== '') {
+    const { tsImport } = await import('tsx/esm/api')
+    return tsImport('./build.ts', import.meta.url)
+  }
   const esbuild = await import('esbuild')
   const buildRoot = join(projectRoot, '.build')
   mkdirSync(buildRoot, { recursive: true })

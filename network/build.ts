@@ -19,13 +19,15 @@
  */
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import { extname, join, relative, resolve, sep } from 'node:path'
 import { projectRoot, tsEntry } from './process.js'
 import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { API_HTML, buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
 import { API_PAGE_FILE } from '../node/api/ui.js'
-import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, stampFileOf } from './build-check.mjs'
+import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, packagedBuild, stampFileOf } from './build-check.mjs'
+import { CODE_CACHE_ENV } from './code-cache.js'
 
 /** The compiled programs: output name → TypeScript entry point. */
 export const ENTRIES = {
@@ -48,7 +50,7 @@ export type EntryName = keyof typeof ENTRIES
  * installed (it works without them); esbuild's API (the command compiles a new build when a source changed)
  * runs its binary from its own package.
  */
-const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild'] as const
+export const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild'] as const
 
 const MAPPED_STACKS = 'network/mapped-stacks.ts'
 
@@ -68,11 +70,11 @@ const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryNam
 const NODE_V8_FLAGS = [
   '--wasm-tiering-budget=18000000',
   // SQLite's hottest functions are optimised in the first seconds whatever the budget (the interpreter loop charges its
-  // own 34 KB per opcode): TurboFan compiling that one took ~20 MB of memory, a few others ~15 MB more, each job on a
-  // thread of its own. Each thread has its own malloc arena, which kept those freed megabytes as fragments: an idle
-  // member held ~100 MiB. One compilation task at a time leaves one arena holding what the largest job needed (idle
-  // members ~87 MiB); the functions are optimised one after the other, which the 5,000-broadcast benchmark did not
-  // notice (nor the CPU a member spends to start).
+  // own 34 KB per opcode): TurboFan compiling that one takes ~20 MB of memory, a few others ~15 MB more. With each
+  // job on a thread of its own, each thread's malloc arena keeps those freed megabytes as fragments: an idle member
+  // holds ~100 MiB. One compilation task at a time leaves one arena holding what the largest job needed (idle members
+  // ~87 MiB); the functions are optimised one after the other, which moves neither the 5,000-broadcast benchmark nor
+  // the CPU a member spends to start.
   '--wasm-num-compilation-tasks=1',
   // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
   '--expose-gc',
@@ -86,8 +88,23 @@ export const HARDHAT_CONFIG_OUTPUT = 'hardhat.config.cjs'
 /** Written into a build by its first member node to migrate a new database (node/db/fresh-template.ts). */
 const DB_TEMPLATE = 'new-member.sqlite'
 
+/** Whether a file of a build is one its programs wrote there (a code cache, the database template, their temporaries). */
+export function writtenAtRunTime(name: string): boolean {
+  return name === DB_TEMPLATE || name.endsWith('.cache') || name.endsWith('.tmp')
+}
+
+/** In a build: the modules its programs load from node_modules, as esbuild's metafiles list them (network/pack.ts). */
+export const EXTERNALS_FILE = 'externals.json'
+
+/** The modules `metafile`'s outputs import from outside the bundles: Node's own, and URLs (a stylesheet's `data:` images), aside. */
+export function externalImports(metafile: import('esbuild').Metafile | undefined): string[] {
+  const own = (path: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(path) || builtinModules.includes(path.split('/')[0]!)
+  return Object.values(metafile?.outputs ?? {}).flatMap((out) => out.imports.filter((i) => i.external && !own(i.path)).map((i) => i.path))
+}
+
 /** What a complete build holds (the maps and code caches aside). */
 const OUTPUTS = [
+  EXTERNALS_FILE,
   ...Object.keys(ENTRIES).map((n) => `${n}.js`),
   ...CODE_CACHED.map((n) => `${n}.cjs`),
   `${CODE_CACHE_RUNNER.name}.js`,
@@ -122,8 +139,13 @@ export interface Build {
   /** Whether this call compiled (false: an up-to-date build was reused). */
   compiled: boolean
   seconds: number
-  /** `node` arguments that run the compiled `name` entry with `args` (the chain: with its compiled Hardhat config). */
-  nodeArgs(name: EntryName, args?: string[]): string[]
+  /**
+   * `node` arguments that run the compiled `name` entry with `args` (the chain: with its compiled Hardhat config).
+   * `cacheDir`, a folder of the network's, holds what a packaged build's programs would otherwise write into it.
+   */
+  nodeArgs(name: EntryName, args?: string[], cacheDir?: string): string[]
+  /** What the environment of a program of this build adds (where it keeps its code cache). */
+  programEnv(cacheDir?: string): Record<string, string>
 }
 
 /**
@@ -132,10 +154,13 @@ export interface Build {
  */
 export async function ensureBuild(): Promise<Build> {
   const started = performance.now()
+  const packaged = packagedBuild(projectRoot)
   const checked = process.env[CURRENT_BUILD_ENV]
   let dir: string
   let compiled = false
-  if (checked !== undefined && checked !== '') {
+  if (packaged !== undefined) {
+    dir = packaged.dir
+  } else if (checked !== undefined && checked !== '') {
     dir = resolve(checked)
   } else {
     const esbuild = esbuildVersion(projectRoot)
@@ -148,20 +173,24 @@ export async function ensureBuild(): Promise<Build> {
     utimesSync(dir, now, now)
     if (compiled) prune(id)
   }
+  // Where a program writes its caches: its build, but for an installed package, which is never written to.
+  const writable = (cacheDir: string | undefined): string => (packaged !== undefined && cacheDir !== undefined ? join(cacheDir, packaged.id) : dir)
+  const dbTemplate = (cacheDir: string | undefined): string => join(writable(cacheDir), DB_TEMPLATE)
   return {
     dir,
     compiled,
     seconds: (performance.now() - started) / 1000,
     // No --enable-source-maps: each bundle maps its own stack traces to the TypeScript files and lines, reading its
     // map only when a stack is printed (network/mapped-stacks.ts).
-    nodeArgs: (name, args = []) =>
-      underCoverage()
+    nodeArgs: (name, args = [], cacheDir) =>
+      // A package has no sources to run.
+      underCoverage() && packaged === undefined
         ? [
             // c8 maps what V8 counted in a process back to the TypeScript through the source maps Node caches
             // for the files it loads; tsx's maps are read that way, a bundle's (loaded through the code cache) are
             // not. So under `npm run coverage` the programs run from their sources, as they did under tsx.
             ...tsEntry(ENTRIES[name], args),
-            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', join(dir, DB_TEMPLATE)] : []),
+            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', dbTemplate(cacheDir)] : []),
           ]
         : [
             ...(name === 'node' ? NODE_V8_FLAGS : []),
@@ -170,8 +199,12 @@ export async function ensureBuild(): Promise<Build> {
             ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),
             // The web console of this same build, served by the node at /ui; the database a new member starts
             // from, made by the first member of this build (its migrations are this build's).
-            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', join(dir, DB_TEMPLATE)] : []),
+            ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', dbTemplate(cacheDir)] : []),
           ],
+    programEnv: (cacheDir): Record<string, string> => {
+      if (packaged === undefined) return {}
+      return { [CODE_CACHE_ENV]: cacheDir !== undefined ? writable(cacheDir) : 'none' }
+    },
   }
 }
 
@@ -195,22 +228,16 @@ const toPosix = (p: string): string => p.split(sep).join('/')
  * `import.meta.url` as text, spelled so that the rewrite of project files (below) leaves this file's own text alone:
  * build.ts is itself bundled, into the network command, and the code it generates must keep the real expression.
  */
-const META_URL = ['import', 'meta', 'url'].join('.')
+export const META_URL = ['import', 'meta', 'url'].join('.')
 
-async function compile(esbuildVersionSeen: string): Promise<string> {
-  const esbuild = await import('esbuild')
-  if (esbuild.version !== esbuildVersionSeen) throw new Error(`esbuild ${esbuild.version} loaded, but node_modules/esbuild says ${esbuildVersionSeen}`)
-  mkdirSync(buildRoot, { recursive: true })
-  const tmp = join(buildRoot, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
-  const inputs: Record<string, string> = {}
-
-  /**
-   * Loads the project's own files: records the hash of exactly the text compiled, and keeps `import.meta.url`
-   * (and `dirname`, `filename`) meaning the source file, as it did under tsx, although the code now runs from
-   * `.build/<id>/`: `new URL('../package.json', import.meta.url)` in node/version.ts still finds package.json.
-   * The replacement is relative to the bundle, so the build keeps working if the project folder moves.
-   */
-  const projectFiles: import('esbuild').Plugin = {
+/**
+ * Loads the project's own files: records the hash of exactly the text compiled, and keeps `import.meta.url`
+ * (and `dirname`, `filename`) meaning the source file, as under tsx, although the code runs from
+ * `.build/<id>/`: `new URL('../package.json', import.meta.url)` in node/version.ts still finds package.json.
+ * The replacement is relative to the bundle, so the build keeps working if the project folder moves.
+ */
+export function projectFilesPlugin(inputs: Record<string, string>): import('esbuild').Plugin {
+  return {
     name: 'parley-project-files',
     setup(build) {
       build.onLoad({ filter: /\.(ts|mts|cts|js|mjs|cjs|json)$/ }, (args) => {
@@ -218,7 +245,8 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
         if (rel.startsWith('..') || rel.split('/').includes('node_modules')) return undefined
         const text = readFileSync(args.path, 'utf8')
         inputs[rel] = sha256Hex(text)
-        const fromBundle = `../../${rel}` // a bundle is in .build/<dir>/, two levels below the project root
+        // A bundle is in .build/<dir>/ (or a package's dist/build/, dist/lib/), two levels below the project root.
+        const fromBundle = `../../${rel}`
         const dirFromBundle = `../../${rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/') + 1) : ''}`
         const contents = text
           .replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(fromBundle)}, ${META_URL}).href`)
@@ -234,6 +262,16 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
       })
     },
   }
+}
+
+async function compile(esbuildVersionSeen: string): Promise<string> {
+  const esbuild = await import('esbuild')
+  if (esbuild.version !== esbuildVersionSeen) throw new Error(`esbuild ${esbuild.version} loaded, but node_modules/esbuild says ${esbuildVersionSeen}`)
+  mkdirSync(buildRoot, { recursive: true })
+  const tmp = join(buildRoot, `tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
+  const inputs: Record<string, string> = {}
+
+  const projectFiles = projectFilesPlugin(inputs)
 
   const common = {
     absWorkingDir: projectRoot,
@@ -283,6 +321,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
       buildConsole(esbuild, { projectRoot, outDir: tmp, plugins: [projectFiles] }),
     ])
     for (const name of CODE_CACHED) escapeNonAscii(join(tmp, `${name}.cjs`))
+    writeFileSync(join(tmp, EXTERNALS_FILE), `${JSON.stringify([...new Set(results.flatMap((r) => externalImports(r.metafile)))].sort(), null, 2)}\n`)
     // Anything esbuild read that the plugin did not (no such file today) is hashed from disk.
     for (const r of results) {
       for (const rel of Object.keys(r.metafile?.inputs ?? {})) if (!rel.includes('node_modules') && inputs[rel] === undefined) inputs[rel] = hashOf(join(projectRoot, rel)) ?? 'missing'

@@ -7,6 +7,7 @@ import { ControlError, describeControls, NetworkControls, ruleText, type Deliver
 import { formatTrace } from './trace.js'
 import { formatVerify } from './verify.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from './suite.js'
+import { networkCommand } from './command-line.js'
 
 export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed'])
 
@@ -206,7 +207,7 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
     }
     case 'pause':
       await c.pause(cmd.target)
-      say(`paused ${cmd.target}: it answers nothing and does nothing until: npm run network -- resume ${cmd.target}`)
+      say(`paused ${cmd.target}: it answers nothing and does nothing until: ${networkCommand('resume')} ${cmd.target}`)
       return 0
     case 'resume':
       await c.resume(cmd.target)
@@ -249,7 +250,7 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
     }
     case 'mining':
       await c.mining(cmd.on)
-      say(cmd.on ? 'the chain mines every transaction as it comes again' : 'the chain no longer mines: transactions wait until npm run network -- mine')
+      say(cmd.on ? 'the chain mines every transaction as it comes again' : `the chain no longer mines: transactions wait until ${networkCommand('mine')}`)
       return 0
     case 'mine': {
       const head = await c.mine(cmd.blocks)

@@ -2,11 +2,15 @@ import { parseArgs } from 'node:util'
 import { startNetwork, stopNetwork, recordOrchestrator, type RunningNetwork } from './network.js'
 import { formatTable, LiveStatus } from './console-status.js'
 import { runVerb, VERBS } from './cli-verbs.js'
+import { networkCommand } from './command-line.js'
 
 const USAGE = `usage:
   npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--detach]
   npm run network:down -- [--dir PATH]
   npm run network      -- <verb> [arguments] [--dir PATH]
+
+  or, where Parley is installed as a package (docs/package.md), with the same arguments:
+  npx parley up | down | <verb>
 
   --members N     members (orgs) to run; an existing network grows to N (default: 3 for a new network, as many
                   as it has for an existing one)
@@ -48,6 +52,12 @@ drop) also by its restart.
 const DEFAULT_DIR = '.network'
 const DEFAULT_BASE_PORT = 5100
 
+/** `--help` asked for: the usage on stdout, and success. */
+function help(): never {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+
 function usage(problem?: string): never {
   if (problem) process.stderr.write(`${problem}\n\n`)
   process.stderr.write(USAGE)
@@ -87,7 +97,7 @@ async function up(argv: string[]): Promise<void> {
   say('')
   say(`ready in ${net.startupSeconds.toFixed(1)} s; state and logs in ${net.dir}; description in ${net.dir}/network.json`)
   if (values.detach) {
-    say(`running in the background; stop it with: npm run network:down -- --dir ${dir}`)
+    say(`running in the background; stop it with: ${networkCommand('down')} --dir ${dir}`)
     return
   }
 
@@ -137,6 +147,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 })
 
 const [command, ...rest] = process.argv.slice(2)
+if (command === '--help' || command === '-h' || command === 'help') help()
 const run = command === 'up' ? up : command === 'down' ? down : command !== undefined && VERBS.has(command) ? (argv: string[]) => verb(command, argv) : undefined
 if (!run) usage(command ? `unknown command: ${command}` : undefined)
 run(rest).catch((err: unknown) => {

@@ -6,14 +6,20 @@
  * of compiling. The cache belongs to its build directory, whose bundle never changes; V8 itself refuses a cache
  * made by another Node version or with other V8 flags, and the bundle is then compiled and the cache written again.
  *
+ * An installed package's build is not written to (network/pack.ts): its programs keep their caches where
+ * CODE_CACHE_ENV says, a folder of the network's, or nowhere (`none`).
+ *
  * The bundle runs as Node runs a CommonJS module (`require`, `module`, `__filename`, `__dirname`), in strict mode as
  * the ESM bundles run, with `import.meta.url` given as `__parleyBundleUrl` (network/build.ts defines it so).
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { dirname } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { constants, Script } from 'node:vm'
+
+/** Where the cache of a bundle goes instead of beside it: a folder, or `none` for no cache at all. */
+export const CODE_CACHE_ENV = 'PARLEY_CODE_CACHE_DIR'
 
 /** Long enough that the functions a start runs are compiled (and so cached), short enough to outlive most runs. */
 const SAVE_AFTER_MS = 15_000
@@ -22,10 +28,11 @@ type BundleFunction = (exports: object, require: NodeJS.Require, module: { expor
 
 /** Runs the bundle; answers whether it ran from a cache (rather than compiled, with a cache to be written). */
 export function runWithCodeCache(file: string): { fromCache: boolean } {
-  const cacheFile = `${file}.cache`
+  const elsewhere = process.env[CODE_CACHE_ENV]
+  const cacheFile = elsewhere === 'none' ? undefined : elsewhere ? join(elsewhere, `${basename(file)}.cache`) : `${file}.cache`
   let cachedData: Buffer | undefined
   try {
-    cachedData = readFileSync(cacheFile)
+    if (cacheFile !== undefined) cachedData = readFileSync(cacheFile)
   } catch {
     // The first start of this build: compiled below, cached later.
   }
@@ -36,7 +43,7 @@ export function runWithCodeCache(file: string): { fromCache: boolean } {
     ...(cachedData ? { cachedData } : {}),
     importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   })
-  if (cachedData === undefined || script.cachedDataRejected === true) {
+  if (cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     let saved = false
     const save = (): void => {
       if (saved) return
@@ -45,6 +52,7 @@ export function runWithCodeCache(file: string): { fromCache: boolean } {
       // theirs, and a reader sees one complete cache or none. A cache is only ever an optimisation: no fsync.
       const tmp = `${cacheFile}.${process.pid}.tmp`
       try {
+        mkdirSync(dirname(cacheFile), { recursive: true })
         writeFileSync(tmp, script.createCachedData())
         renameSync(tmp, cacheFile)
       } catch {

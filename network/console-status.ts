@@ -1,4 +1,5 @@
 import type { NetworkDescription } from './description.js'
+import { networkCommand } from './command-line.js'
 
 /** The table of URLs printed once the network is ready. */
 export function formatTable(d: NetworkDescription): string {
@@ -54,7 +55,7 @@ export class LiveStatus {
   private async render(): Promise<void> {
     const lines = await Promise.all(
       this.d.members.map(async (m) => {
-        if (this.paused(m.org)) return `  ${m.org.padEnd(8)} PAUSED (npm run network -- resume ${m.org})`
+        if (this.paused(m.org)) return `  ${m.org.padEnd(8)} PAUSED (${networkCommand('resume')} ${m.org})`
         try {
           const res = await fetch(`${m.api}/api/v1/status`, { signal: AbortSignal.timeout(1500) })
           const s = (await res.json()) as MemberStatus

@@ -27,6 +27,7 @@ import { rpcCall } from './probe.js'
 import { traceMessage, type NetworkTrace } from './trace.js'
 import { verifyNetwork, type VerifyOptions, type VerifyReport } from './verify.js'
 import type { NodeConfigFile } from '../node/config.js'
+import { networkCommand } from './command-line.js'
 
 /** A mistake or a state that the user should be told about in one line (the CLI prints it and exits 1). */
 export class ControlError extends Error {}
@@ -96,7 +97,7 @@ export class NetworkControls implements NetworkControlMethods {
     this.L = layout(dir)
     this.dir = this.L.root
     const d = opts.description ?? readDescription(this.L.networkJson)
-    if (!d) throw new ControlError(`no network in ${this.dir} (no network.json): start one with npm run network:up -- --dir ${dir}`)
+    if (!d) throw new ControlError(`no network in ${this.dir} (no network.json): start one with ${networkCommand('up')} --dir ${dir}`)
     this.description = d
     this.readyTimeout = opts.readyTimeoutMs ?? 60_000
   }
@@ -131,7 +132,7 @@ export class NetworkControls implements NetworkControlMethods {
   /** Throws a ControlError naming the folder when none of its processes runs. */
   assertRunning(): void {
     if (!this.processes().some((p) => p.state !== 'down')) {
-      throw new ControlError(`the network in ${this.dir} is not running: start it with npm run network:up -- --dir ${this.dir}`)
+      throw new ControlError(`the network in ${this.dir} is not running: start it with ${networkCommand('up')} --dir ${this.dir}`)
     }
   }
 
@@ -139,7 +140,7 @@ export class NetworkControls implements NetworkControlMethods {
     const p = readPids(this.L.pidsJson).processes.find((x) => x.name === processName)
     if (!p || !isAlive(p.pid)) {
       this.assertRunning()
-      throw new ControlError(`${label} is not running${p ? ` (pid ${p.pid} has gone)` : ''}: start it again with npm run network -- restart ${label}`)
+      throw new ControlError(`${label} is not running${p ? ` (pid ${p.pid} has gone)` : ''}: start it again with ${networkCommand('restart')} ${label}`)
     }
     return p.pid
   }
@@ -199,7 +200,7 @@ export class NetworkControls implements NetworkControlMethods {
   /** A restart joins a running network: some other process of it must be up. */
   private assertOthersRunning(processName: string): void {
     if (!this.processes().some((p) => p.name !== processName && p.state !== 'down')) {
-      throw new ControlError(`the network in ${this.dir} is not running: start it with npm run network:up -- --dir ${this.dir}`)
+      throw new ControlError(`the network in ${this.dir} is not running: start it with ${networkCommand('up')} --dir ${this.dir}`)
     }
   }
 
@@ -249,7 +250,7 @@ export class NetworkControls implements NetworkControlMethods {
 
   private async admin<T>(m: MemberDescription, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     this.pidOf(m.node, m.org)
-    if (this.processes().find((p) => p.name === m.node)?.state === 'paused') throw new ControlError(`${m.org} is paused: resume it first (npm run network -- resume ${m.org})`)
+    if (this.processes().find((p) => p.name === m.node)?.state === 'paused') throw new ControlError(`${m.org} is paused: resume it first (${networkCommand('resume')} ${m.org})`)
     let r
     try {
       r = await memberRequest<T>(m, method, `/admin/v1/${path}`, body)

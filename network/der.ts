@@ -1,6 +1,6 @@
 /**
- * The few ASN.1 DER encodings a self-signed X.509 certificate needs (network/tls.ts), written directly: the general
- * X.509 library took ~0.1–0.2 s to load and ~25 ms a certificate, in the process that starts the network, before any
+ * The few ASN.1 DER encodings a self-signed X.509 certificate needs (network/tls.ts), written directly: a general
+ * X.509 library takes ~0.1–0.2 s to load and ~25 ms a certificate, in the process that starts the network, before any
  * member can start.
  */
 

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 
-/** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in the README). */
+/** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in docs/operations.md). */
 export interface NetworkDescription {
   chain: { rpc: string; chainId: number; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
@@ -16,8 +16,8 @@ export interface MemberDescription {
   /** Events over WebSockets: `ws://host:port/ws` (the namespace comes with each start or as `?namespace=`). */
   ws: string
   /**
-   * The web console (`http://host:port/ui/`), served by the node from its build (network/build-console.ts). Optional:
-   * network.json files written before the console existed have no such field.
+   * The web console (`http://host:port/ui/`), served by the node from its build (network/build-console.ts). Optional: a
+   * network.json without a console has none.
    */
   ui?: string
   /**

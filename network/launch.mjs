@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The network command's launcher: `node network/launch.mjs up|down|<verb> [arguments]` (npm's network:up,
  * network:down and network). Two steps, kept apart:
@@ -5,23 +6,33 @@
  *      (network/build-check.mjs) made current, each compiled only when one of its sources changed, so that an
  *      edit to network/*.ts takes effect at the next run;
  *   2. run: the compiled command, `.build/<id>/cli.js`, in this same process.
- * A copy of Parley installed as a package, with its build made beforehand and no sources, needs only step 2.
+ * A copy of Parley installed as a package, with its build made beforehand and no sources, needs only step 2: this
+ * file is its `parley` command (package.json's `bin`), and runs `dist/build/cli.js` (network/pack.ts).
  *
  * Plain JavaScript, so that nothing has to be compiled or loaded to decide that nothing has to be compiled:
  * Node starts it, the checks hash the sources, and the command runs.
  */
 import { execFileSync } from 'node:child_process'
+import { realpathSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { CURRENT_BUILD_ENV, currentBuildId, ensureCurrentBuild } from './build-check.mjs'
+import { CURRENT_BUILD_ENV, currentBuildId, ensureCurrentBuild, packagedBuild } from './build-check.mjs'
 import { ensureContracts } from './contracts.mjs'
 
 const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)))
 /** The command's file in a build (network/build.ts's `cli` entry). */
 const CLI_FILE = 'cli.js'
+/** Read by network/code-cache.ts: where a program keeps its code cache, `none` for nowhere. */
+const CODE_CACHE_ENV = 'PARLEY_CODE_CACHE_DIR'
 
 /** Step 1: makes what `command` needs current; answers the build's directory. */
 export async function prepare(command, say = (line) => process.stderr.write(`${line}\n`)) {
+  const packaged = packagedBuild()
+  if (packaged !== undefined) {
+    // An installed package is read-only to its programs: the command's own code cache would be written into it.
+    process.env[CODE_CACHE_ENV] ??= 'none'
+    return packaged.dir
+  }
   if (command === 'up' && ensureContracts()) say('compiled the contracts')
   const b = await ensureCurrentBuild()
   if (b.compiled) say(`compiled the network's programs into ${join('.build', basename(b.dir))} in ${b.seconds.toFixed(2)} s`)
@@ -29,8 +40,19 @@ export async function prepare(command, say = (line) => process.stderr.write(`${l
   return b.dir
 }
 
+/**
+ * Whether c8 collects coverage (it sets NODE_V8_COVERAGE): then the command runs from its sources under tsx, whose
+ * source maps c8 reads, as the network's programs do then (network/build.ts); a bundle's it cannot map.
+ */
+const underCoverage = () => (process.env.NODE_V8_COVERAGE ?? '') !== ''
+
 /** Step 2: runs the compiled command of a build; it reads its arguments from process.argv, after the script's. */
 export async function runCli(buildDir) {
+  if (underCoverage()) {
+    const { tsImport } = await import('tsx/esm/api')
+    await tsImport('./cli.ts', import.meta.url)
+    return
+  }
   await import(pathToFileURL(join(buildDir, CLI_FILE)).href)
 }
 
@@ -39,7 +61,10 @@ export async function runCli(buildDir) {
  * (and, for `up`, the contract) current: synchronously, compiling in a child process when a source changed.
  */
 export function cliArgs(args) {
+  const packaged = packagedBuild()
+  if (packaged !== undefined) return [join(packaged.dir, CLI_FILE), ...args]
   if (args[0] === 'up') ensureContracts()
+  if (underCoverage()) return ['--import', 'tsx', join(projectRoot, 'network', 'cli.ts'), ...args]
   let id = currentBuildId()
   if (id === undefined) {
     execFileSync(process.execPath, [fileURLToPath(new URL('./build-check.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] })
@@ -49,7 +74,9 @@ export function cliArgs(args) {
   return [join(projectRoot, '.build', id, CLI_FILE), ...args]
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as a program: by `node network/launch.mjs`, or as a package's `parley`, through the symbolic link npm makes in
+// node_modules/.bin (import.meta.url is the file it points to).
+if (process.argv[1] !== undefined && realpathSync(resolve(process.argv[1])) === fileURLToPath(import.meta.url)) {
   let dir
   try {
     dir = await prepare(process.argv[2])

@@ -11,6 +11,8 @@ export function layout(dir: string) {
     log: (name: string) => join(root, 'logs', `${name}.log`),
     chainDir: join(root, 'chain'),
     ipfsDir: join(root, 'ipfs'),
+    /** What the programs of an installed package keep between starts (code caches, a new member's database). */
+    programCache: join(root, 'cache'),
     member: (org: string) => {
       const m = join(root, 'members', org)
       return {

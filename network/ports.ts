@@ -46,7 +46,7 @@ export async function planPorts(basePort: number | undefined): Promise<PortPlan>
 export async function freeBasePort(members: number): Promise<number> {
   const offsets = [0, 1, 2, ...Array.from({ length: 2 * members }, (_, i) => 10 + i)]
   for (;;) {
-    const base = await freePort()
+    const base = await freePort(offsets.at(-1)!)
     if (base + offsets.at(-1)! > 65_535) continue
     try {
       for (const off of offsets) await assertPortFree(base + off, 'probe')

@@ -128,8 +128,35 @@ export async function waitFor(
   }
 }
 
-/** A port that was free on 127.0.0.1 a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
+/**
+ * A port that was free on 127.0.0.1 a moment ago, below the OS's ephemeral range where it can: a port the OS hands
+ * out itself (listen(0)) is one it also gives to outgoing connections, so a member restarted on its port could find
+ * it taken by some process's connection meanwhile. `span` more ports after it are kept below that range too.
+ */
+export async function freePort(span = 0): Promise<number> {
+  const window = listeningWindow()
+  if (window !== undefined && window.to - span > window.from) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = window.from + Math.floor(Math.random() * (window.to - span - window.from))
+      if (await isPortFree(port)) return port
+    }
+  }
+  return osPickedPort()
+}
+
+/** Ports below the ephemeral range (Linux: /proc/sys/net/ipv4/ip_local_port_range), or undefined where it is unknown or too low. */
+function listeningWindow(): { from: number; to: number } | undefined {
+  let ephemeralLow: number
+  try {
+    ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+  } catch {
+    return undefined
+  }
+  const from = 10_000
+  return Number.isInteger(ephemeralLow) && ephemeralLow - from >= 4_096 ? { from, to: ephemeralLow } : undefined
+}
+
+function osPickedPort(): Promise<number> {
   return new Promise((res, rej) => {
     const srv = createServer()
     srv.once('error', rej)
@@ -139,6 +166,16 @@ export function freePort(): Promise<number> {
       srv.close(() => res(port))
     })
   })
+}
+
+async function isPortFree(port: number): Promise<boolean> {
+  try {
+    await assertPortFree(port, 'probe')
+    return true
+  } catch (err) {
+    if (err instanceof PortBusyError) return false
+    throw err
+  }
 }
 
 export class PortBusyError extends Error {

@@ -22,6 +22,8 @@ export interface ProgramSpec {
   check: () => Promise<boolean>
   /** What it replays at start-up: the wait for it to be ready scales with their size. */
   stateDirs: string[]
+  /** The network's folder for what a program keeps between starts when its build is read-only (see build.ts). */
+  cacheDir: string
 }
 
 export function chainSpec(L: Layout, port: number): ProgramSpec {
@@ -34,6 +36,7 @@ export function chainSpec(L: Layout, port: number): ProgramSpec {
     what: 'the chain',
     check: async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined,
     stateDirs: [L.chainDir],
+    cacheDir: L.programCache,
   }
 }
 
@@ -46,6 +49,7 @@ export function ipfsSpec(L: Layout, apiPort: number, gatewayPort: number): Progr
     what: 'IPFS',
     check: () => answersOk(`http://127.0.0.1:${apiPort}/api/v0/version`, 5000, 'POST'),
     stateDirs: [],
+    cacheDir: L.programCache,
   }
 }
 
@@ -59,12 +63,19 @@ export function nodeSpec(L: Layout, cfg: NodeConfigFile): ProgramSpec {
     what: `member ${cfg.org}`,
     check: () => answersOk(`${api}/api/v1/status`, 2000),
     stateDirs: [resolve(L.member(cfg.org).dir, cfg.dataDir, 'db')],
+    cacheDir: L.programCache,
   }
 }
 
 /** Starts the program of `spec` from a build, detached (it outlives the caller), logging to its log file. */
 export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
-  return spawnLogged({ name: spec.name, command: process.execPath, args: build.nodeArgs(spec.program, spec.args), logFile: spec.logFile })
+  return spawnLogged({
+    name: spec.name,
+    command: process.execPath,
+    args: build.nodeArgs(spec.program, spec.args, spec.cacheDir),
+    env: build.programEnv(spec.cacheDir),
+    logFile: spec.logFile,
+  })
 }
 
 /** Waits for `check` (every `intervalMs`), failing at once (with the end of its log) if the process exits first. */

@@ -17,6 +17,7 @@ import { formatTrace, namespaceOf, type NetworkTrace } from './trace.js'
 import { collect, compare, type Difference } from './verify.js'
 import { rpcCall } from './probe.js'
 import { sleep } from './process.js'
+import { networkCommand } from './command-line.js'
 
 export type NetworkRef = string | NetworkControls | { dir: string; controls?: NetworkControls; description?: NetworkDescription }
 
@@ -182,7 +183,7 @@ async function idleRound(d: NetworkDescription, namespaces: string[]): Promise<{
   const pendingTx = Number(await rpcCall<string>(d.chain.rpc, 'eth_getBlockTransactionCountByNumber', ['pending']).catch(() => '0x0'))
   if (pendingTx > 0) {
     const automine = await rpcCall<boolean>(d.chain.rpc, 'hardhat_getAutomine', []).catch(() => undefined)
-    reasons.push(`${pendingTx} transaction${pendingTx === 1 ? '' : 's'} wait to be mined${automine === false ? ' (mining is off: npm run network -- mine, or mining on)' : ''}`)
+    reasons.push(`${pendingTx} transaction${pendingTx === 1 ? '' : 's'} wait to be mined${automine === false ? ` (mining is off: ${networkCommand('mine')}, or mining on)` : ''}`)
   }
   const head = Number(await rpcCall<string>(d.chain.rpc, 'eth_blockNumber', []))
   const statuses = await Promise.all(

@@ -1,11 +1,12 @@
 /**
  * `network -- verify`: checks that the members of a running network agree with each other and with the chain.
  *
- * What must hold (spec section 3): on every topic, each member confirms messages in the order their pins are on the
- * chain, so every member that receives a topic confirms it in the same order; a private topic (a topic within a
- * group) is received by the group's members only, and is ordered per author: each author's messages by their nonces
- * (the masked pins), so two authors' messages may settle in either order, as in FireFly. No member confirms a message twice, and every member holds the
- * same message (header hash) and data (ids and hashes) for it.
+ * What must hold (the ordering rules of docs/architecture.md): on every topic, each member confirms messages in the
+ * order their pins are on the chain, so every member that receives a topic confirms it in the same order; a private
+ * topic (a topic within a group) is received by the group's members only, and is ordered per author: each author's
+ * messages by their nonces (the masked pins), so two authors' messages may settle in either order, as in FireFly. No
+ * member confirms a message twice, and every member holds the same message (header hash) and data (ids and hashes)
+ * for it.
  *
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
  * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts

@@ -39,9 +39,12 @@ export interface FolderCycle {
  *  {(root), api} a permanent "cycle", so folderCycles skips it by default (--strict keeps it). */
 export const sanctioned = (i: FileImport): boolean => folderOf(i.from) === 'api' && i.to === 'services.ts'
 
+/** Folders that are part of the composition root: `startup/` holds the named start-up phases that node.ts runs. */
+export const COMPOSITION_FOLDERS: ReadonlySet<string> = new Set(['startup'])
+
 export function folderOf(rel: string): string {
   const parts = rel.split('/')
-  return parts.length === 1 ? ROOT_FOLDER : parts[0]!
+  return parts.length === 1 || COMPOSITION_FOLDERS.has(parts[0]!) ? ROOT_FOLDER : parts[0]!
 }
 
 // Hand-rolled walk: readdirSync's {recursive} is flaky across Node 20 minors with withFileTypes.

@@ -1,5 +1,5 @@
 /**
- * The shapes of the node's public API as the console reads them (README "Using it", node/api/present.ts). Only
+ * The shapes of the node's public API as the console reads them (docs/api.md, node/api/present.ts). Only
  * the fields the console shows are listed; the API may send more.
  */
 

@@ -1,154 +1,126 @@
-import { IpfsError } from './errors.js'
+import type { Readable } from 'node:stream'
+import busboy from 'busboy'
+import { IpfsError, errorMessage } from './errors.js'
 
 /**
- * A streaming multipart/form-data parser, just enough for `ipfs add`: parts come one after the other and each
- * body is streamed from the request as it arrives, so a file of any size passes through a few chunks of memory.
- * Contract: consume (or abandon) a part's body before asking for the next part; an unread rest is skipped.
+ * The parts of an `ipfs add` body (multipart/form-data), read with busboy as they arrive: each part's body streams
+ * from the request, so a file of any size passes through a few chunks of memory. Contract: consume (or abandon) a
+ * part's body before asking for the next part; an unread rest is skipped.
  */
 export interface Part {
-  headers: Map<string, string>
   /** The `name` parameter of Content-Disposition (Kubo clients send `file`, `file-1`, `dir`...). */
   name: string
-  /** The `filename` parameter, as sent (kubo-rpc-client URI-encodes it). */
+  /** The `filename` parameter, as sent (kubo-rpc-client URI-encodes it); empty when the part has none. */
   filename: string
   contentType: string
   body: AsyncIterable<Uint8Array>
 }
 
-const CRLF = Buffer.from('\r\n')
-const MAX_LINE = 16 * 1024
-const MAX_HEADERS = 64
+/**
+ * A part with no filename and a type other than application/octet-stream is a form field to busboy, which holds it
+ * whole: Kubo clients send file content as octet-stream, so such a part is small text (`curl -F 'file=<x'`).
+ */
+const MAX_FIELD_BYTES = 1024 * 1024
+const MAX_HEADER_PAIRS = 64
 
-function fail(message: string): never {
-  throw new IpfsError('bad-request', `multipart: ${message}`)
+const badRequest = (message: string): IpfsError => new IpfsError('bad-request', `multipart: ${message}`)
+
+/** busboy's words, in the form the RPC API has always answered with. */
+function described(err: unknown): IpfsError {
+  if (err instanceof IpfsError) return err
+  const message = errorMessage(err)
+  if (/^Unexpected end of (form|file)$/.test(message)) return badRequest('unexpected end of body')
+  if (message === 'Malformed part header') return badRequest('malformed part header')
+  return badRequest(message.charAt(0).toLowerCase() + message.slice(1))
 }
 
-export function boundaryOf(contentType: string | undefined): string {
-  if (!contentType || !/^multipart\//i.test(contentType.trim())) {
-    fail(`expected a multipart/form-data body, got ${contentType ? `"${contentType}"` : 'no Content-Type'}`)
+/** Refuses a body that is not multipart before a byte of it is read. */
+function checkType(contentType: string | undefined): string {
+  if (!contentType || !/^multipart\/form-data\s*;/i.test(contentType.trim())) {
+    throw badRequest(`expected a multipart/form-data body, got ${contentType ? `"${contentType}"` : 'no Content-Type'}`)
   }
-  const m = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType)
-  const boundary = m?.[1] ?? m?.[2]
-  // RFC 2046 limits boundaries to 70 characters; a longer one is a malformed header, not a big upload.
-  if (!boundary || boundary.length > 70) fail('missing or invalid boundary in Content-Type')
-  return boundary
+  return contentType
 }
 
 /**
- * The length of the longest tail of `buf` that could be the start of `delim`: only those bytes must wait for
- * the next chunk. Usually 0, so the next chunk is used as received instead of being copied onto a leftover.
+ * The parts of `source` (a request body) in order. busboy pushes and the importer pulls: busboy holds its write
+ * callback while a part's stream is full, and `source` is piped with backpressure. A source torn down before its end
+ * (the client gone) fails the part being read, as a malformed body does.
  */
-function partialMatch(buf: Buffer, delim: Buffer): number {
-  for (let k = Math.min(buf.length, delim.length - 1); k > 0; k--) {
-    if (buf[buf.length - k] === delim[0] && buf.subarray(buf.length - k).equals(delim.subarray(0, k))) return k
+export async function* parseMultipart(source: Readable, contentType: string | undefined): AsyncGenerator<Part> {
+  let bb: busboy.Busboy
+  try {
+    bb = busboy({
+      headers: { 'content-type': checkType(contentType) },
+      // Kubo's paths (`dir/file`), not a browser's file names: kept whole. Names are UTF-8, as Go sends them.
+      preservePath: true,
+      defParamCharset: 'utf8',
+      limits: { fieldSize: MAX_FIELD_BYTES + 1, headerPairs: MAX_HEADER_PAIRS },
+    })
+  } catch (err) {
+    throw described(err)
   }
-  return 0
-}
-
-/** Pulls bytes from an async source and finds delimiters across chunk edges. */
-class ByteReader {
-  // Starting with CRLF lets the first boundary be found with the same "CRLF--boundary" delimiter as the others.
-  private buf: Buffer = Buffer.from(CRLF)
-  private readonly it: AsyncIterator<Uint8Array>
-
-  constructor(source: AsyncIterable<Uint8Array>) {
-    this.it = source[Symbol.asyncIterator]()
+  // Each part with the stream that feeds it (none for a field, held whole).
+  const ready: { part: Part; stream?: Readable }[] = []
+  let failure: IpfsError | undefined
+  let finished = false
+  let wake: () => void = () => {}
+  const woken = (): Promise<void> => new Promise((res) => (wake = res))
+  const fail = (err: unknown): void => {
+    if (failure || finished) return
+    failure = described(err)
+    // Destroying busboy fails the part stream it is feeding with the same error.
+    bb.destroy(failure)
+    source.unpipe(bb)
+    source.resume()
+    wake()
   }
 
-  private async fill(): Promise<boolean> {
-    const r = await this.it.next()
-    if (r.done) return false
-    const chunk = Buffer.isBuffer(r.value) ? r.value : Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength)
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk])
-    return true
-  }
-
-  /** Yields the bytes before `delim` and consumes the delimiter; holds back only what could start a delimiter. */
-  async *until(delim: Buffer): AsyncGenerator<Buffer> {
-    for (;;) {
-      const at = this.buf.indexOf(delim)
-      if (at >= 0) {
-        if (at > 0) {
-          // The delimiter stays in the buffer until the consumer comes back for more, so a consumer who stops
-          // at this last piece leaves the delimiter for `skip` to find.
-          const out = this.buf.subarray(0, at)
-          this.buf = this.buf.subarray(at)
-          yield out
-        }
-        this.buf = this.buf.subarray(delim.length)
-        return
+  bb.on('file', (name, stream, info) => {
+    // A destroyed stream emits 'error'; the body's reader sees it, and without a listener it would be uncaught.
+    stream.on('error', () => {})
+    const body = async function* (): AsyncGenerator<Uint8Array> {
+      try {
+        for await (const chunk of stream) yield chunk as Buffer
+      } catch (err) {
+        throw failure ?? described(err)
       }
-      const emit = this.buf.length - partialMatch(this.buf, delim)
-      if (emit > 0) {
-        // Advance before yielding, so that a consumer who stops here leaves the reader consistent.
-        const out = this.buf.subarray(0, emit)
-        this.buf = this.buf.subarray(emit)
-        yield out
-      }
-      if (!(await this.fill())) fail('unexpected end of body')
+      if (failure) throw failure
     }
-  }
-
-  async line(): Promise<string> {
-    const parts: Buffer[] = []
-    let size = 0
-    for await (const b of this.until(CRLF)) {
-      size += b.length
-      if (size > MAX_LINE) fail('header line too long')
-      parts.push(b)
+    ready.push({ part: { name, filename: info.filename ?? '', contentType: info.mimeType, body: body() }, stream })
+    wake()
+  })
+  bb.on('field', (name, value, info) => {
+    if (info.valueTruncated) return fail(badRequest(`part ${JSON.stringify(name)} has no filename and more than ${MAX_FIELD_BYTES} bytes; send file content as application/octet-stream`))
+    const bytes = Buffer.from(value, 'utf8')
+    const body = async function* (): AsyncGenerator<Uint8Array> {
+      yield bytes
     }
-    return Buffer.concat(parts).toString('utf8')
-  }
+    ready.push({ part: { name, filename: '', contentType: info.mimeType, body: body() } })
+    wake()
+  })
+  bb.on('error', fail)
+  // 'finish' comes only after every part's stream has been read to its end.
+  bb.on('finish', () => {
+    finished = true
+    wake()
+  })
+  source.on('error', fail)
+  source.on('close', () => {
+    if (!source.readableEnded) fail(badRequest('the client closed the connection before the body was complete'))
+  })
+  source.pipe(bb)
 
-  async skip(delim: Buffer): Promise<void> {
-    for await (const _ of this.until(delim)) {
-      // discard
-    }
-  }
-}
-
-function dispositionParams(value: string): Map<string, string> {
-  const params = new Map<string, string>()
-  const re = /;\s*([^=;\s]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]*))/g
-  for (let m = re.exec(value); m; m = re.exec(value)) {
-    const key = (m[1] ?? '').toLowerCase()
-    const quoted = m[2]
-    params.set(key, quoted !== undefined ? quoted.replace(/\\(.)/g, '$1') : (m[3] ?? '').trim())
-  }
-  return params
-}
-
-export async function* parseMultipart(source: AsyncIterable<Uint8Array>, boundary: string): AsyncGenerator<Part> {
-  const reader = new ByteReader(source)
-  const delim = Buffer.from(`\r\n--${boundary}`)
-  await reader.skip(delim) // the preamble
   for (;;) {
-    const rest = await reader.line()
-    if (rest.startsWith('--')) return // the closing delimiter; the epilogue is ignored
-    if (rest.trim() !== '') fail('garbage after boundary')
-    const headers = new Map<string, string>()
-    for (let line = await reader.line(); line !== ''; line = await reader.line()) {
-      if (headers.size >= MAX_HEADERS) fail('too many part headers')
-      const colon = line.indexOf(':')
-      if (colon <= 0) fail(`malformed part header "${line.slice(0, 80)}"`)
-      headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim())
+    const next = ready.shift()
+    if (next) {
+      yield next.part
+      // What the consumer left unread is skipped, so that busboy reaches the next part.
+      if (next.stream && !next.stream.readableEnded) next.stream.resume()
+      continue
     }
-    const disposition = dispositionParams(headers.get('content-disposition') ?? '')
-    let finished = false
-    const body = (async function* () {
-      yield* reader.until(delim)
-      finished = true
-    })()
-    yield {
-      headers,
-      name: disposition.get('name') ?? '',
-      filename: disposition.get('filename') ?? '',
-      contentType: headers.get('content-type') ?? 'application/octet-stream',
-      body,
-    }
-    if (!finished) {
-      await body.return(undefined)
-      await reader.skip(delim)
-    }
+    if (failure) throw failure
+    if (finished) return
+    await woken()
   }
 }

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream'
 import type { ImportCandidate } from 'ipfs-unixfs-importer'
 import { parseAddSettings } from './add-options.js'
 import { IpfsError, errorMessage } from './errors.js'
-import { boundaryOf, parseMultipart, type Part } from './multipart.js'
+import { parseMultipart, type Part } from './multipart.js'
 import type { Handler } from './rpc.js'
 
 /** kubo-rpc-client URI-encodes file names; Kubo decodes them. A name that does not decode is taken as sent. */
@@ -30,9 +30,8 @@ async function* candidates(parts: AsyncIterable<Part>): AsyncGenerator<ImportCan
  */
 export const add: Handler = async (ctx, { store, log }) => {
   const settings = parseAddSettings(ctx.URL.searchParams)
-  const boundary = boundaryOf(ctx.get('Content-Type') || undefined)
-  // destroyOnReturn: false keeps the socket usable when parsing stops early, so the error answer can be sent.
-  const parts = parseMultipart(ctx.req.iterator({ destroyOnReturn: false }), boundary)
+  // A parse that stops early discards the rest of the body and keeps the socket, so the error answer can be sent.
+  const parts = parseMultipart(ctx.req, ctx.get('Content-Type') || undefined)
   const out = new PassThrough()
   let started = false
   let markStarted = (): void => undefined

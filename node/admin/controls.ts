@@ -34,7 +34,7 @@ export interface ControlsDeps {
  * The test controls behind the admin routes (served only when the member's config says `admin: true`): hold, release
  * and drop this member's private deliveries to another org, and hold or release its reading of the chain and of
  * shared storage. Each simulates a fault of a real network: a partitioned or slow link to one member, a delivery lost
- * for good (its topic stays blocked on the receiver, the spec's ordering rule), a member lagging behind the chain, an
+ * for good (its topic stays blocked on the receiver: the ordering rule of docs/architecture.md), a member lagging behind the chain, an
  * IPFS that does not serve. All of it lives in memory: a restart of the member undoes it, and none of it changes what
  * the member stores (a dropped delivery's row stays pending and is sent after a restart).
  *

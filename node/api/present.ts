@@ -11,8 +11,8 @@ import type { NodeStatus } from '../services.js'
 type Obj = { [key: string]: GoJsonValue }
 
 /**
- * A message as the API shows it, FireFly's shape. `topic` is emitted beside `topics` where the spec spells it
- * that way (query responses, events), and `batchID` beside `batch` in events.
+ * A message as the API shows it, FireFly's shape. `topic` is emitted beside `topics` where Parley's API spells
+ * it that way (query responses, events), and `batchID` beside `batch` in events.
  */
 export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[] } = {}): Obj {
   const h = m.header

@@ -207,8 +207,8 @@ function parseMessage(n: JsonNode, where: string, remaining: Remaining): BatchPa
     refs.push({ id: uuid<DataId>(refIdN, where, `.data[${i}].id`), hash: hash(refHashN, where, `.data[${i}].hash`) })
   })
   // A message carries one pin per topic (a private one; a broadcast none). Bounded for the batch as topics are, not
-  // per message: a pin list that does not fit its message is for the ordering checks to judge, as it always was
-  // (a batch refused here keeps its pins waiting, a verdict members reaching it under earlier versions did not give).
+  // per message: a pin list that does not fit its message is for the ordering checks to judge, which reject the
+  // message and free its topic; refusing the batch here would keep its pins waiting, another verdict.
   const pins = pinsN && pinsN.kind !== 'null' ? strings(pinsN, remaining.pins, where, '.pins', tooManyPins) : undefined
   if (pins) remaining.pins -= pins.length
   return { header, hash: messageHash, data: refs, ...(pins ? { pins } : {}) }

@@ -12,8 +12,8 @@ const QUIET = 0.01
  * it has grown; a process that goes quiet after a burst (a member's start: loading its code, its database, every
  * other member's registration) keeps the young generation at the size the burst grew it to and the old generation's
  * pages as the burst left them, since nothing more is allocated to trigger a collection. One full collection once
- * the event loop has been quiet for a whole period after a busy one took an idle member's heap from 34 MiB to 17-25
- * MiB (its RSS by 4-11 MiB). Under load nothing is forced: the loop is busy, and V8 collects as it does.
+ * the event loop has been quiet for a whole period after a busy one takes an idle member's heap from 34 MiB to 17-25
+ * MiB (its RSS down by 4-11 MiB). Under load nothing is forced: the loop is busy, and V8 collects as it does.
  *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */

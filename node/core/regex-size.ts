@@ -14,7 +14,7 @@
 
 /**
  * The longest pattern text to hand re2js at all, whatever its program: its parser is quadratic in some texts (a class
- * of 32,000 `[:` took 0.76 s, twice that 3 s), which the program's size does not show.
+ * of 32,000 `[:` takes 0.76 s, twice that 3 s), which the program's size does not show.
  */
 export const MAX_PATTERN_CHARS = 4096
 

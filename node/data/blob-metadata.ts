@@ -29,7 +29,7 @@ export interface AutoMeta {
 /**
  * `autometa=true`: the value read as a JSON object (anything else, or what Go cannot decode into a map, counts as
  * `{}`), with `filename`, `mimetype` and `size` set, written out as Go marshals a map: keys sorted at every level,
- * numbers as float64. FireFly adds filename and mimetype; the spec asks for filename and size; all three are set.
+ * numbers as float64. FireFly adds filename and mimetype, Parley's API also promises size: all three are set.
  */
 export function autometaValue(valueRaw: string | null, meta: AutoMeta): string {
   const members = new Map<string, string>()

@@ -1,6 +1,6 @@
-import type { Ajv2020 } from 'ajv/dist/2020.js'
 import ajvFormats from 'ajv-formats'
 import { RE2JS } from 're2js'
+import type { AnyAjv } from './validation-dialect.js'
 
 /**
  * ajv-formats' `format` checks in bounded time. Most are regular expressions, run here on RE2 (linear whatever the
@@ -34,7 +34,7 @@ function onRe2(re: RegExp): ((s: string) => boolean) | undefined {
 }
 
 /** Adds ajv-formats' formats (and its formatMinimum/… keywords) with every expression RE2 can run moved onto it. */
-export function addBoundedFormats(ajv: Ajv2020): void {
+export function addBoundedFormats(ajv: AnyAjv): void {
   addFormats(ajv)
   for (const [name, f] of Object.entries(ajv.formats)) {
     if (!(f instanceof RegExp)) continue

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module'
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import { RE2JS } from 're2js'
 import { ParleyError } from '../core/errors.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
@@ -8,14 +7,13 @@ import { stepBudget, StepMeter, ValidationOverflow, ValidationStopped, type Exha
 import { countStackUnits, meterSchema, stepsKeyword } from './validation-steps.js'
 import { uniqueItemsKeyword } from './validation-unique-items.js'
 import { MAX_PATTERN_CHARS } from '../core/regex-size.js'
+import { dialectOf, type AnyAjv, type Dialect } from './validation-dialect.js'
 
 /**
  * Datatype schemas compiled for bounded validation: patterns on RE2, `uniqueItems` in linear time, and a step meter
  * in every subschema (validation-budget.ts). The same code runs on the main thread and in the validation worker, so
- * a verdict does not depend on where it was reached.
+ * a verdict does not depend on where it was reached. Each schema is read in its own dialect (validation-dialect.ts).
  */
-
-const META_SCHEMA_ID = 'https://json-schema.org/draft/2020-12/schema'
 
 /**
  * Datatype patterns (`pattern`, `patternProperties`) run on RE2 (re2js): linear in the input whatever the pattern,
@@ -31,61 +29,58 @@ const linearRegExp = Object.assign(
   { code: 're2js' },
 )
 
-let metaValidator: Ajv2020 | undefined
+const metaValidators = new Map<Dialect, AnyAjv>()
 /**
- * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema is the costly part,
+ * Checks schemas against their dialect's meta-schema. Shared, because compiling the meta-schema is the costly part,
  * and safe to share because it only ever treats user schemas as data.
  */
-function meta(): Ajv2020 {
-  if (!metaValidator) {
-    metaValidator = new Ajv2020({ allErrors: true, strict: false, logger: false })
-    addBoundedFormats(metaValidator)
+function meta(dialect: Dialect): AnyAjv {
+  let m = metaValidators.get(dialect)
+  if (!m) {
+    m = dialect.create({ allErrors: true, strict: false, logger: false })
+    addBoundedFormats(m)
+    metaValidators.set(dialect, m)
   }
-  return metaValidator
+  return m
 }
 
-let meteredMeta: unknown[] | undefined
+const meteredMeta = new Map<Dialect, unknown[]>()
 /**
- * The 2020-12 meta-schemas with weights like any schema's: a datatype may `$ref` the meta-schema, and what it
+ * The dialect's meta-schemas with weights like any schema's: a datatype may `$ref` the meta-schema, and what it
  * validates through it counts too.
  */
-function meteredMetaSchemas(): unknown[] {
-  if (!meteredMeta) {
-    const require = createRequire(import.meta.url)
-    const base = 'ajv/dist/refs/json-schema-2020-12'
-    const files = ['schema', 'meta/applicator', 'meta/unevaluated', 'meta/content', 'meta/core', 'meta/format-annotation', 'meta/meta-data', 'meta/validation']
-    meteredMeta = files.map((f) => meterSchema(require(`${base}/${f}.json`) as unknown).schema)
+function meteredMetaSchemas(dialect: Dialect): unknown[] {
+  let metered = meteredMeta.get(dialect)
+  if (!metered) {
+    metered = dialect.metaSchemas().map((s) => meterSchema(s).schema)
+    meteredMeta.set(dialect, metered)
   }
-  return meteredMeta
+  return metered
 }
 
-/** An Ajv whose generated code reaches its step meter as `self.meter` (`self` is the instance, in Ajv's code). */
-class MeteredAjv extends Ajv2020 {
-  constructor(
-    readonly meter: StepMeter,
-    allErrors: boolean,
-  ) {
-    super({
-      allErrors,
-      strict: false,
-      logger: false,
-      validateSchema: false,
-      meta: false,
-      // Every `$ref` a call: inlining copies a referenced schema into each place that uses it, and code (and its
-      // compile time) would grow with the number of references times the size of what they reference.
-      inlineRefs: false,
-      code: { regExp: linearRegExp, process: (source) => countStackUnits(source, 'self.meter') },
-    })
+/** Ajv's options for a schema's compiled code; its generated code reaches its step meter as `self.meter`. */
+function meteredOptions(allErrors: boolean) {
+  return {
+    allErrors,
+    strict: false,
+    logger: false as const,
+    validateSchema: false,
+    meta: false,
+    // Every `$ref` a call: inlining copies a referenced schema into each place that uses it, and code (and its
+    // compile time) would grow with the number of references times the size of what they reference.
+    inlineRefs: false,
+    code: { regExp: linearRegExp, process: (source: string) => countStackUnits(source, 'self.meter') },
   }
 }
 
 /** One compiled schema's Ajv, set up alike everywhere; `allErrors`: code that collects every failure, not the first. */
-function boundedAjv(meter: StepMeter, allErrors: boolean): Ajv2020 {
-  const ajv = new MeteredAjv(meter, allErrors)
+function boundedAjv(dialect: Dialect, meter: StepMeter, allErrors: boolean): AnyAjv {
+  // `self` in Ajv's generated code is the instance: the meter rides on it.
+  const ajv = Object.assign(dialect.create(meteredOptions(allErrors)), { meter })
   addBoundedFormats(ajv)
-  for (const m of meteredMetaSchemas()) ajv.addMetaSchema(m as object, undefined, false)
-  // As Ajv2020 does when it adds the meta-schema itself.
-  ajv.refs['http://json-schema.org/schema'] = META_SCHEMA_ID
+  for (const m of meteredMetaSchemas(dialect)) ajv.addMetaSchema(m as object, undefined, false)
+  // As each Ajv class does when it adds its meta-schema itself.
+  ajv.refs['http://json-schema.org/schema'] = dialect.metaSchemaId
   ajv.removeKeyword('uniqueItems')
   ajv.addKeyword(uniqueItemsKeyword(meter))
   // Before the first keyword of the group that holds applicators and $ref: the charge comes before the work.
@@ -95,6 +90,7 @@ function boundedAjv(meter: StepMeter, allErrors: boolean): Ajv2020 {
 }
 
 interface PreparedSchema {
+  dialect: Dialect
   /** The schema with its weights, as Ajv compiles it. */
   metered: object
   weight: number
@@ -122,13 +118,14 @@ export const MAX_SCHEMA_UNITS = 1000
 /**
  * The RE2 instructions a schema's patterns may compile to, together (node/core/regex-size.ts). re2js compiles them
  * with the schema, at 2-9 µs an instruction: a pattern's text says little (`[a-z]{1000}` is eleven characters and
- * a thousand instructions), and within the bounds above five patterns of repeats took 7 s, on every member.
+ * a thousand instructions), and within the bounds above five patterns of repeats would take seconds to compile, on every member.
  */
 export const MAX_SCHEMA_PATTERN_INSTRUCTIONS = 10_000
 
 /**
- * Reads a JSON Schema (draft 2020-12) given as JSON text and annotates it; anything that is not a schema object or
- * fails the meta-schema is the caller's mistake (400, with Ajv's words).
+ * Reads a JSON Schema given as JSON text, in the dialect its `$schema` names, and annotates it; anything that is not
+ * a schema object, names no dialect accepted here or fails its dialect's meta-schema is the caller's mistake (400,
+ * with Ajv's words). The bounds are the same whatever the dialect.
  */
 function prepareSchema(schemaRaw: string): PreparedSchema {
   const bytes = Buffer.byteLength(schemaRaw)
@@ -141,15 +138,13 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
   }
   if (node.kind !== 'object') throw new ParleyError('INVALID_FIELD', 'datatype value must be a JSON Schema object')
   const schema = node.value
-  const m = meta()
-  let valid: boolean
-  try {
-    valid = m.validateSchema(schema) as boolean
-  } catch (err) {
-    // An unknown `$schema` (e.g. draft-07) lands here.
-    throw new ParleyError('INVALID_FIELD', `datatype value is not a JSON Schema (draft 2020-12): ${err instanceof Error ? err.message : String(err)}`)
+  const dialect = dialectOf(schema)
+  const m = meta(dialect)
+  const conforms = m.getSchema(dialect.metaSchemaId)
+  if (!conforms) throw new ParleyError('INTERNAL', `the ${dialect.name} meta-schema is not loaded`)
+  if (!(conforms(schema) as boolean)) {
+    throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (${dialect.name}): ${m.errorsText(conforms.errors, { dataVar: 'schema' })}`)
   }
-  if (!valid) throw new ParleyError('INVALID_FIELD', `datatype value is not a valid JSON Schema (draft 2020-12): ${m.errorsText(m.errors, { dataVar: 'schema' })}`)
   const { schema: metered, weight, units, patternInstructions, longestPattern, refIntoData } = meterSchema(schema)
   if (refIntoData) throw new ParleyError('INVALID_FIELD', `datatype value does not compile as a JSON Schema: ${refIntoData}`)
   if (units > MAX_SCHEMA_UNITS) {
@@ -164,7 +159,7 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
       `datatype value's patterns compile to ${patternInstructions} RE2 instructions; a schema's patterns may take at most ${MAX_SCHEMA_PATTERN_INSTRUCTIONS} (a repeat such as {1000} copies what it repeats: bound lengths with minLength and maxLength instead)`,
     )
   }
-  return { metered: metered as object, weight, units }
+  return { dialect, metered: metered as object, weight, units }
 }
 
 /**
@@ -175,7 +170,7 @@ function prepareSchema(schemaRaw: string): PreparedSchema {
  */
 function compileWith(prepared: PreparedSchema, meter: StepMeter, allErrors: boolean): ValidateFunction {
   try {
-    return boundedAjv(meter, allErrors).compile(prepared.metered)
+    return boundedAjv(prepared.dialect, meter, allErrors).compile(prepared.metered)
   } catch (err) {
     // Within the size bounds a compile never runs out of stack; if one does, it is this process, not the schema.
     if (err instanceof RangeError) throw new ParleyError('INTERNAL', `compiling the datatype's schema ran out of stack: ${err.message}`, { cause: err })

@@ -20,7 +20,8 @@ export const STEPS_KEYWORD = '$parleySteps'
  */
 type Weights = [number, number, number, number]
 
-// Where a schema holds subschemas (JSON Schema 2020-12 as Ajv implements it, with draft-07 leftovers Ajv still reads).
+// Where a schema holds subschemas, in any dialect a datatype may use (validation-dialect.ts): draft-07's `definitions`,
+// `dependencies`, tuple `items` and `additionalItems` beside 2019-09's and 2020-12's keywords.
 const ONE_SCHEMA = new Set(['items', 'contains', 'additionalProperties', 'propertyNames', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'additionalItems'])
 const SCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems'])
 const SCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'])
@@ -46,6 +47,8 @@ function weightsOf(s: Record<string, unknown>, programOf: (pattern: string) => n
     if (k === 'enum' && Array.isArray(v)) fixed += Math.floor(v.length / 16) + v.reduce((n: number, e) => n + sizeUnits(e), 0)
     else if (k === 'const') fixed += sizeUnits(v)
     else if (k === 'dependentRequired' && isObject(v)) for (const names of Object.values(v)) fixed += 1 + entries(names)
+    // draft-07: a list of names (as dependentRequired) or a subschema (as dependentSchemas) per property.
+    else if (k === 'dependencies' && isObject(v)) for (const d of Object.values(v)) fixed += 1 + (Array.isArray(d) ? d.length : 0)
     else if (k === 'required' || k === 'type' || SCHEMA_MAP.has(k)) fixed += entries(v)
     else if (k === 'pattern' || k === 'format') fixed += 16
   }
@@ -119,7 +122,7 @@ export function meterSchema(schema: unknown): MeteredSchema {
     // Counted apart from the copy's own keyword, which is not a cost.
     const w = weightsOf(out, programOf)
     weight += w[0]
-    units += 1 + Object.keys(out).length + entries(out.properties) + entries(out.patternProperties) + entries(out.dependentSchemas)
+    units += 1 + Object.keys(out).length + entries(out.properties) + entries(out.patternProperties) + entries(out.dependentSchemas) + entries(out.dependencies)
     out[STEPS_KEYWORD] = w
     return out
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { access, readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { writeFileAtomic } from '../core/atomic-file.js'
 import { JOURNAL_FILE, SEALED_JOURNAL_FILE, SNAPSHOT_FILE, SNAPSHOT_TMP_FILE } from './journal-file.js'
 
@@ -60,6 +60,7 @@ export async function dropSeed(dir: string, template: string): Promise<void> {
 export async function saveTemplate(template: string, bytes: Uint8Array): Promise<void> {
   const tmp = `${template}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   try {
+    await mkdir(dirname(template), { recursive: true })
     await writeFile(tmp, bytes)
     await rename(tmp, template)
   } catch {

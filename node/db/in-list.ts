@@ -54,7 +54,7 @@ export function insertedCount(results: readonly { result: RunResult }[]): number
 /**
  * The values of rows[from, from + count) in one array, as insertText numbers them: the `shared` columns' values once
  * (in column order), then each row's other values, row after row (all of them when nothing is shared). Filled by
- * index, since `rows.slice(...).flat()` took ~20 times as long (Array.prototype.flat is generic, and a page of received
+ * index, since `rows.slice(...).flat()` takes ~20 times as long (Array.prototype.flat is generic, and a page of received
  * messages is thousands of values).
  */
 function flatten(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number, shared: number): SqlValue[] {

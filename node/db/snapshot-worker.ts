@@ -9,12 +9,12 @@ import { buildSnapshot } from './snapshot-build.js'
 export type WorkerReport = { kind: 'done'; result: Awaited<ReturnType<typeof buildSnapshot>> } | { kind: 'failed'; message: string; code?: string }
 
 /*
- * The worker runs at the node's own priority. It used to lower its thread's (nice 19) so that the scheduler would
- * prefer the event loop; on a machine short of CPU that stalled the event loop instead, for 350-490 ms at a time in
- * test/db/checkpoint-stall.test.ts beside two busy processes: the event loop's thread was neither running nor waiting
- * for a core but asleep in the kernel, behind a lock of the process's (its memory map, most likely, which the worker
- * takes to grow its WebAssembly memory) held by a worker that, preempted at nice 19, got a core once in a long while.
- * At nice 10 the stalls were 70-110 ms; at the node's priority, 11-18 ms.
+ * The worker runs at the node's own priority, not lowered. A lowered worker does not leave the event loop more of a
+ * machine short of CPU; it stalls it: the event loop's thread ends up neither running nor waiting for a core but
+ * asleep in the kernel, behind a lock of the process's (its memory map, most likely, which the worker takes to grow its
+ * WebAssembly memory) held by a worker that, preempted, gets a core once in a long while. In
+ * test/db/checkpoint-stall.test.ts beside two busy processes the stalls are 350-490 ms at nice 19, 70-110 ms at nice
+ * 10 and 11-18 ms at the node's priority.
  */
 const { dir } = workerData as { dir: string }
 let report: WorkerReport

@@ -98,7 +98,7 @@ const PROBE_SQL = 'SELECT ?'
  *
  * sql.js always opens its database as a file of Emscripten's in-memory filesystem. SQLite then writes every page a
  * commit dirtied into that file, and the file grows by 12.5 % at a time, each time allocating and copying the whole
- * file: measured here, that was over 90 % of a commit's cost (19 % of a receiving member's CPU), and at a few
+ * file: that is over 90 % of a commit's cost (19 % of a receiving member's CPU), and at a few
  * hundred MiB one growth holds the event loop for hundreds of milliseconds. A `:memory:` database keeps its pages
  * where SQLite made them: a commit only drops the rollback journal.
  *

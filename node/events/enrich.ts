@@ -28,7 +28,7 @@ const KIND_OF: Record<EventType, Kind> = {
 /**
  * Reads the objects a page of events refers to with at most one query per kind of object, whatever the page's size:
  * the references are grouped by kind first, then each kind is read once. A message comes without its data values
- * (a Message holds data references only), as the spec's event payloads carry it.
+ * (a Message holds data references only), as FireFly's event deliveries carry it.
  */
 export function createEventEnricher(sources: EnricherSources): EventEnricher {
   const read: { [K in Kind]: (ids: readonly string[]) => Map<string, NonNullable<EventReferences[K]>> } = {

@@ -12,7 +12,7 @@ import {
 import { compileExpression } from './filter.js'
 
 /**
- * Readers of what a client sends to define a subscription: the REST body (spec 2.8, FireFly's Subscription), the
+ * Readers of what a client sends to define a subscription: the REST body (FireFly's Subscription; docs/api.md), the
  * WebSocket `start` frame's filter and options, and the `filter.*` query parameters of a WebSocket URL. Every filter
  * key, alias and precedence comes from EVENT_FILTER_FIELDS; every mistake is a ParleyError INVALID_FIELD naming the
  * key, and every expression is compiled here, so a stored or started filter always compiles.
@@ -58,7 +58,7 @@ interface Given extends Spelling {
 }
 
 /**
- * A subscription filter from a request body, in the spec's nested form (`{events, topic, message: {author, group,
+ * A subscription filter from a request body, in the nested form (`{events, topic, message: {author, group,
  * tag, topics}, transaction: {type}, blockchainevent: {name, listener}}`), FireFly's deprecated flat keys (`author`,
  * `group`, `tag`, `topics`) or its `blockchain: {name, listener}` spelling, normalised to the nested form. An
  * empty expression counts as none (FireFly's rule), so a deprecated key still holds when the current one is empty.
@@ -293,7 +293,7 @@ const NODE_SET_FIELDS = new Set(['id', 'namespace', 'created', 'updated', 'ephem
 const REQUEST_FIELDS = ['name', 'transport', 'filter', 'options']
 
 /**
- * A subscription definition (spec 2.8): `name` (required; the name rule, and not a UUID, so that a name never
+ * A subscription definition (docs/api.md, Subscriptions): `name` (required; the name rule, and not a UUID, so that a name never
  * reads as an id), `transport` (`websockets`, the default), `filter` and `options`. Any other field is refused.
  */
 export function parseSubscriptionRequest(body: unknown): SubscriptionRequest {

@@ -36,8 +36,8 @@ export const MAX_TOPICS_PER_BATCH = MAX_MESSAGES_PER_BATCH * MAX_TOPICS_PER_MESS
 export const MAX_DATA_REFS_PER_BATCH = MAX_MESSAGES_PER_BATCH * MAX_DATA_PER_MESSAGE
 
 /**
- * A batch's life on this node. Sent: `sealed` → `pinned` (pinBatch mined; `payloadRef` set then). `uploaded` is only
- * found in state folders of earlier versions, which recorded the upload separately; it resumes like `sealed`.
+ * A batch's life on this node. Sent: `sealed` → `pinned` (pinBatch mined; `payloadRef` set then). A stored batch may
+ * also be `uploaded` (the upload recorded on its own), which nothing here writes; it resumes like `sealed`.
  * Received: `received` (downloaded and verified) or `refused` (did not verify; never used).
  */
 /** `sent`: an unpinned private batch of this node, queued durably for its members; it is never pinned. */

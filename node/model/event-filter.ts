@@ -2,7 +2,7 @@ import type { EnrichedEvent } from './event.js'
 import type { SubscriptionFilter } from './subscription.js'
 
 /**
- * One key of a subscription filter: where it sits in the spec's nested filter object, the flat spellings a
+ * One key of a subscription filter: where it sits in the nested filter object (FireFly's SubscriptionFilter), the flat spellings a
  * WebSocket query (`filter.<flat>`) and FireFly's older clients use for it, and what of an event it is matched
  * against. The single description of these fields: the REST body, the WebSocket query and the matcher read it.
  */

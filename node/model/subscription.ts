@@ -1,14 +1,14 @@
 import type { SubscriptionId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 
-/** The only transport this node serves (spec 1.7: WebSockets; webhooks are not specified). */
+/** The only transport this node serves: WebSockets (FireFly's webhooks are not served; see docs/api.md). */
 export const SUBSCRIPTION_TRANSPORTS = ['websockets'] as const
 export type SubscriptionTransport = (typeof SUBSCRIPTION_TRANSPORTS)[number]
 
 /**
- * Regular expressions (RE2 syntax, unanchored; all given must match) on an event and the object it refers to, in
- * the spec's nesting (section 6.3). The keys and what each is matched against are described once, in
- * `event-filter.ts`.
+ * Regular expressions (RE2 syntax, unanchored; all given must match) on an event and the object it refers to,
+ * nested as FireFly's SubscriptionFilter (https://hyperledger.github.io/firefly/latest/reference/types/subscription).
+ * The keys and what each is matched against are described once, in `event-filter.ts`.
  */
 export interface SubscriptionFilter {
   events?: string
@@ -32,7 +32,7 @@ export interface SubscriptionOptions {
   batchTimeout?: string
 }
 
-/** A durable subscription (spec 2.8), as stored. */
+/** A durable subscription (docs/api.md, Subscriptions), as stored. */
 export interface Subscription {
   id: SubscriptionId
   namespace: string

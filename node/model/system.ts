@@ -1,4 +1,4 @@
-/** Namespace of the service's own system traffic (definitions), written with the spec's neutral prefix. */
+/** Namespace of the service's own system traffic (definitions), written with Parley's neutral `svc_` prefix. */
 export const SYSTEM_NAMESPACE = 'svc_system'
 /** The namespace that always exists, and that the API's routes without `/namespaces/{ns}` serve. */
 export const DEFAULT_NAMESPACE = 'default'

@@ -2,7 +2,7 @@ import type { Hash } from '../core/ids.js'
 import type { DatatypeRef } from './data.js'
 
 /**
- * Why a message cannot be decided yet, as data (DESIGN 8, tagged outcomes): what the aggregator's checks, the masked
+ * Why a message cannot be decided yet, as data (a tagged outcome, as FireFly's definition handlers answer): what the aggregator's checks, the masked
  * pin checks and the definition handlers answer when they neither confirm nor reject. The aggregator keeps the last
  * one for each message it could not decide, and a message trace shows it (node/aggregator/explain.ts words it).
  * `detail`, where given, is the check's own words.

@@ -7,8 +7,8 @@ type Obj = { [key: string]: GoJsonValue }
 
 /**
  * How a message header and a data item are written as JSON, in FireFly's field order: one shape for the batch
- * payload that travels between members and for the API that shows them. `topicAlias` adds the spec's `topic`
- * spelling beside `topics`.
+ * payload that travels between members and for the API that shows them. `topicAlias` adds the `topic`
+ * spelling beside `topics` (Parley's API shows both; docs/api.md).
  */
 export function headerJson(h: Header, opts: { topicAlias?: boolean } = {}): Obj {
   // Built field by field rather than from spreads: event deliveries write thousands a second, and each spread

@@ -102,7 +102,7 @@ describe('db: the transactions of one tick share a SQL transaction and a journal
     const db = await openDb(await temp.make())
     await db.transaction((tx) => insert(tx, 'durable'))
     const a = db.transaction((tx) => insert(tx, 'a'))
-    // Committed at the end of the tick and durable later, yet visible now (see the README).
+    // Committed at the end of the tick and durable later, yet visible now (see node/db/README.md).
     expect(names(db)).to.deep.equal(['durable', 'a'])
     const b = db
       .transaction((tx) => {

@@ -8,7 +8,7 @@ import { DEFAULT_RUNS, DEFAULT_SEED, REQUEST_TIMEOUT_MS, TEST_TIME_BUDGET_MS, en
 import { FAMILIES } from '../support/fuzz/gen/families.js'
 
 /**
- * DESIGN section 7, "bad input", as a property: whatever a client sends to any route — method, path, query, headers,
+ * The API's rule for bad input (docs/api.md, Errors) as a property: whatever a client sends to any route — method, path, query, headers,
  * body — the answer is a 2xx or a 4xx with the JSON error body, within the time limit, and the node lives on.
  */
 describe('API fuzz: every request gets a 2xx or a JSON 4xx, never a 5xx, a hang or a crash', function () {

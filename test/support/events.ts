@@ -10,7 +10,7 @@ export interface SubRef {
   name: string
 }
 
-/** An event as the event socket delivers it (reference 6.3): the log's fields, the referred object, the subscription. */
+/** An event as the event socket delivers it (docs/api.md, Events over WebSockets): the log's fields, the referred object, the subscription. */
 export interface DeliveredEvent extends ApiEvent {
   subscription: SubRef
   transaction?: { id: string; type: string; namespace?: string; blockchainIds?: string[] }

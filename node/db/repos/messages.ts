@@ -193,7 +193,7 @@ export class MessagesRepo {
     ])
   }
 
-  /** The spec's natural order: pending first (newest created first), then confirmed (newest confirmed first). */
+  /** The API's natural order: pending first (newest created first), then confirmed (newest confirmed first). */
   list(q: MessageQuery): Message[] {
     const conds = ['namespace = ?']
     const params: (string | number)[] = [q.namespace]

@@ -1,6 +1,6 @@
 /**
- * Version 10: when the steps of a batch's journey happened, for message traces (GET .../messages/{id}/trace). Until
- * now only a batch's sealing was timed; these moments were in no row nor event. Each is written by a statement the
+ * Version 10: when the steps of a batch's journey happened, for message traces (GET .../messages/{id}/trace). Without
+ * it only a batch's sealing is timed; these moments are in no row nor event. Each is written by a statement the
  * node runs anyway (no transaction is added): null for rows written before this version, and where the step does not
  * apply.
  *

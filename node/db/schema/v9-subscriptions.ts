@@ -1,7 +1,7 @@
 /**
  * Version 9: durable subscriptions and their delivery positions.
  *
- * - `subscriptions`: one row per durable subscription (spec 2.8), its name unique in its namespace. `filter` and
+ * - `subscriptions`: one row per durable subscription, its name unique in its namespace. `filter` and
  *   `options` are JSON text as the node normalised them (the nested filter form; `options.firstEvent` locked in at
  *   creation as a sequence number, FireFly's form). `seq` orders listings: newest first, stable across restarts.
  * - `offsets`: per subscription, `current` = the highest event sequence up to which every event the subscription

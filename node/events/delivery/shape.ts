@@ -13,7 +13,7 @@ export function deliveryShape(options: SubscriptionOptions): DeliveryShape {
 }
 
 /**
- * FireFly's `calcFirstOffset` for `firstEvent` (reference 6.4): `oldest` is -1; `newest` (or nothing) the newest
+ * FireFly's `calcFirstOffset` (`offset_calc.go`) for `firstEvent`: `oldest` is -1; `newest` (or nothing) the newest
  * event's sequence `last`, or -1 while the log is empty; a number is taken as it is, even beyond the newest event
  * (events up to it are then skipped as they arrive). Durable subscriptions store this at creation.
  */

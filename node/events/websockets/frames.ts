@@ -1,6 +1,10 @@
 import { ParleyError } from '../../core/errors.js'
 
-/** What a client asks on the event socket (reference 6.2). Filters and options are checked by whoever starts. */
+/**
+ * What a client asks on the event socket: FireFly's WSStart and WSAck
+ * (https://hyperledger.github.io/firefly/latest/reference/types/wsstart). Filters and options are checked by whoever
+ * starts.
+ */
 export type ClientFrame = StartFrame | AckFrame
 
 export interface StartFrame {

@@ -2,7 +2,7 @@ import type { StartFrame } from './frames.js'
 import { filterFromQuery } from '../subscription-input.js'
 
 /**
- * The start a connection's query asks for (FireFly's `processAutoStart`, reference 6.1): present when the query has
+ * The start a connection's query asks for (FireFly's `processAutoStart` in `websocket_connection.go`): present when the query has
  * `ephemeral` or `name`. Flags count as set when present bare or with any value but `false`. `filter.*` keys become
  * the filter (a bad expression throws, for a `protocol_error`); unknown parameters (old clients send
  * `changeevents`) are ignored.

@@ -37,7 +37,7 @@ export interface WebSocketTransportOptions {
 }
 
 /**
- * Events over WebSockets (reference 6): `/ws` and `/api/v1/namespaces/{ns}/ws` on the API's port, ephemeral
+ * Events over WebSockets, FireFly's protocol (docs/api.md, Events over WebSockets): `/ws` and `/api/v1/namespaces/{ns}/ws` on the API's port, ephemeral
  * listeners and durable subscriptions, acknowledgements, batches. It attaches to the API server's upgrades; the
  * delivery itself (offsets, read-ahead, redelivery) is the dispatchers'.
  */

@@ -16,7 +16,8 @@ export function classify(o: Outcome): OutcomeClass {
 const LEAK = /\n\s+at |\/work\/|node_modules|\.ts:\d+/
 
 /**
- * What is wrong with an answer, or undefined when it is what DESIGN section 7 asks for: a 2xx, or a 4xx whose body
+ * What is wrong with an answer, or undefined when it keeps the API's rule for bad input (docs/api.md,
+ * Errors): a 2xx, or a 4xx whose body
  * is JSON `{"error": "..."}` naming the problem (a 405 also says what is allowed). Never a 5xx, a hang, a dropped
  * connection, or a trace. A request that hangs up half way cannot be answered; it only has to leave the node alive.
  */

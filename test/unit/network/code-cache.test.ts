@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { CODE_CACHE_ENV } from '../../../network/code-cache.js'
 
 const runner = new URL('../../../network/code-cache.ts', import.meta.url).href
 
@@ -30,8 +31,8 @@ describe('running a bundle through the code cache', function () {
   })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
-  const run = (): { program: Record<string, unknown>; fromCache: boolean } => {
-    const [program, result] = execFileSync(process.execPath, ['--import', 'tsx', launcher], { encoding: 'utf8' }).trim().split('\n')
+  const run = (env: NodeJS.ProcessEnv = {}): { program: Record<string, unknown>; fromCache: boolean } => {
+    const [program, result] = execFileSync(process.execPath, ['--import', 'tsx', launcher], { encoding: 'utf8', env: { ...process.env, ...env } }).trim().split('\n')
     return { program: JSON.parse(program!) as Record<string, unknown>, fromCache: (JSON.parse(result!) as { fromCache: boolean }).fromCache }
   }
 
@@ -49,5 +50,18 @@ describe('running a bundle through the code cache', function () {
     writeFileSync(`${bundle}.cache`, 'not a code cache')
     expect(run().fromCache).to.equal(false)
     expect(run().fromCache).to.equal(true)
+  })
+
+  it('keeps the cache in the folder CODE_CACHE_ENV names, or nowhere for `none`, never beside a read-only bundle', () => {
+    rmSync(`${bundle}.cache`, { force: true })
+    const elsewhere = join(dir, 'network-cache', 'build-id')
+    expect(run({ [CODE_CACHE_ENV]: elsewhere }).fromCache).to.equal(false)
+    expect(existsSync(join(elsewhere, 'program.cjs.cache'))).to.equal(true)
+    expect(run({ [CODE_CACHE_ENV]: elsewhere }).fromCache).to.equal(true)
+    expect(existsSync(`${bundle}.cache`)).to.equal(false)
+    rmSync(elsewhere, { recursive: true, force: true })
+    expect(run({ [CODE_CACHE_ENV]: 'none' }).fromCache).to.equal(false)
+    expect(existsSync(`${bundle}.cache`)).to.equal(false)
+    expect(existsSync(elsewhere)).to.equal(false)
   })
 })

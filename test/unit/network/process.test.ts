@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { assertPortFree, freePort, PortBusyError } from '../../../network/process.js'
 
@@ -14,5 +15,14 @@ describe('process helpers', () => {
     } finally {
       srv.close()
     }
+  })
+
+  it('picks listening ports below the ephemeral range, where outgoing connections never take them', async () => {
+    const ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0])
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()))
+    for (const p of ports) expect(p).to.be.within(10_000, ephemeralLow - 1)
+    const base = await freePort(110)
+    expect(base + 110).to.be.below(ephemeralLow)
+    await assertPortFree(base, 'the port it answered')
   })
 })

@@ -7,6 +7,7 @@ import {
   edgeList,
   folderCycles,
   folderGraph,
+  folderOf,
   formatImport,
   ROOT_FOLDER,
   sanctioned,
@@ -125,6 +126,12 @@ describe('import-graph analysis (fixture tree)', () => {
       ['a', 'b', ['a/x.ts:1->b/y.ts']],
       ['b', 'a', ['b/y.ts:1->a/deep/shape.ts']],
     ])
+  })
+
+  it('counts the start-up phases (startup/) as part of the composition root', () => {
+    expect(folderOf('startup/store.ts')).to.equal(ROOT_FOLDER)
+    expect(folderOf('node.ts')).to.equal(ROOT_FOLDER)
+    expect(folderOf('db/repos/x.ts')).to.equal('db')
   })
 
   it('an allow predicate removes an edge from cycle detection', () => {

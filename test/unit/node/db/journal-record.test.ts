@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { validateParams } from '../../../../node/db/journal-record.js'
 import type { SqlParams } from '../../../../node/db/types.js'
 
-/** The parameter checks name the parameter they refuse, as they always have, though the name is now built only then. */
+/** The parameter checks name the parameter they refuse (the name is built only when a check fails). */
 describe('statement parameter checks', () => {
   const refused = (params: unknown): string => {
     try {

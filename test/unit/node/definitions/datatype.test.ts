@@ -57,13 +57,14 @@ describe('datatypes: rules', () => {
     for (const n of ['', '-a', 'a-', 'a b', 'a/b', 'a'.repeat(65), newId<DatatypeId>()]) expect(datatypeNameProblem(n), n).to.be.a('string')
   })
 
-  it('compiles a draft 2020-12 schema and refuses what is not one (400 with Ajv\'s words)', () => {
+  it('compiles a JSON Schema of an accepted dialect and refuses what is not one (400 with Ajv\'s words)', () => {
     expect(compileSchema(WIDGET)({ name: 'x' })).to.equal(true)
     expect(problemOf(() => compileSchema('"a string"'))).to.match(/^INVALID_FIELD: .*must be a JSON Schema object/)
     expect(problemOf(() => compileSchema('[1]'))).to.match(/^INVALID_FIELD:/)
     expect(problemOf(() => compileSchema('{"type":"foo"}'))).to.match(/^INVALID_FIELD: .*schema\/type must be equal to one of the allowed values/)
     expect(problemOf(() => compileSchema('{"type":"string","pattern":"("}'))).to.match(/^INVALID_FIELD: .*does not compile/)
-    expect(problemOf(() => compileSchema('{"$schema":"http://json-schema.org/draft-07/schema#","type":"string"}'))).to.match(/^INVALID_FIELD: .*draft-07/)
+    expect(problemOf(() => compileSchema('{"$schema":"http://json-schema.org/draft-04/schema#","type":"string"}'))).to.match(/^INVALID_FIELD: .*not supported here; use draft-07/)
+    expect(compileSchema('{"$schema":"http://json-schema.org/draft-07/schema#","type":"string"}')('x'), 'draft-07, as FireFly').to.equal(true)
   })
 
   it('never fetches a remote $ref: it fails compilation', () => {

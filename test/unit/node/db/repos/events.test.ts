@@ -6,7 +6,7 @@ import type { NewEvent, NodeEvent } from '../../../../../node/model/index.js'
 
 /**
  * An INSERT's rowid is read only when asked for (it costs a statement): events, whose sequences are their rowids, still
- * get exactly the rowids SQLite gave them, whatever other inserts (which no longer read theirs) run around them.
+ * get exactly the rowids SQLite gave them, whatever other inserts (which do not read theirs) run around them.
  */
 describe('insert rowids on demand', () => {
   let r: Repos

@@ -1,0 +1,36 @@
+import { join } from 'node:path'
+import type { NodeConfig } from '../config.js'
+import { Database } from '../db/database.js'
+import { migrations } from '../db/schema/index.js'
+import { StorageGate } from '../db/capacity.js'
+import { openRepositories, type Repositories } from '../db/repos/index.js'
+import { BlobStore } from '../data/blob-store.js'
+
+/** What the node keeps on disk: the database (journaled), its repositories, and the blob files beside it. */
+export interface NodeStore {
+  db: Database
+  repos: Repositories
+  /** The database's ceiling and the disk's room, for new sends and uploads and for /status. */
+  gate: StorageGate
+  blobStore: BlobStore
+}
+
+/**
+ * Start-up phase 1: opens the member's durable state, before anything that could write to it exists. The database
+ * replays its journal and takes its folder's lock; the blob folder loses files no data item holds. If the blob
+ * store cannot open, the database is closed again, so a failed start leaves the folder unlocked.
+ */
+export async function openStore(cfg: NodeConfig, log: (line: string) => void): Promise<NodeStore> {
+  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log, ...(cfg.dbTemplate !== undefined ? { template: cfg.dbTemplate } : {}) })
+  try {
+    const gate = new StorageGate(db, log)
+    const repos = openRepositories(db)
+    const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
+    const swept = await blobStore.sweep((hash) => repos.blobs.has(hash))
+    if (swept > 0) log(`blobs: removed ${swept} blob file(s) that no data item holds (uploads refused after their blob was written)`)
+    return { db, repos, gate, blobStore }
+  } catch (err) {
+    await db.close()
+    throw err
+  }
+}
