@@ -101,7 +101,7 @@ export type AnyRouteDoc = RouteDocCommon & { readonly params?: Readonly<Record<s
 
 /**
  * How a served path relates to its route: the namespaced form (`/api/v1/namespaces/{ns}/...`), the default
- * namespace's shortcut (`/api/v1/...`), the spec's form without `/api/v1` (`/namespaces/{ns}/...`), or a path of its
+ * namespace's shortcut (`/api/v1/...`), the form without `/api/v1` (`/namespaces/{ns}/...`), or a path of its
  * own outside namespaces (the admin routes, the API description).
  */
 export type RouteForm = 'namespaced' | 'default' | 'unprefixed' | 'global'

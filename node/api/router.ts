@@ -21,9 +21,9 @@ export type Handler<S> = (ctx: Context, services: S, ns: string, query: ParsedUr
 /** A route outside namespaces (the admin routes, the API description): no namespace, the query parsed all the same. */
 export type GlobalHandler<S> = (ctx: Context, services: S, query: ParsedUrlQuery) => Promise<void> | void
 
-/** How a route is also reached: the spec writes some routes without the `/api/v1` prefix (4.8, subscriptions). */
+/** How a route is also reached: Parley's API also serves the subscriptions without the `/api/v1` prefix (docs/api.md). */
 export interface RouteOptions {
-  /** Also serve `/namespaces/{ns}<path>`, the spec's form, beside the two `/api/v1` forms. */
+  /** Also serve `/namespaces/{ns}<path>`, without `/api/v1`, beside the two `/api/v1` forms. */
   unprefixed?: boolean
 }
 

@@ -38,7 +38,7 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
     },
   )
 
-  // 200, as the spec says (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.
+  // 200, as Parley's API promises (FireFly answers 201). A JSON body is a value; a multipart form carries a blob.
   r.post(
     '/data',
     {

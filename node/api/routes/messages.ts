@@ -66,7 +66,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     },
   )
 
-  // The spec's private send, and FireFly's `send/message` for the same body.
+  // Parley's private send, and FireFly's `send/message` for the same body.
   const sendPrivate: Handler<NodeServices> = async (ctx, s, ns, q) => {
     const input = parseMessageInput(await readJsonBody(ctx), { allowGroup: true, limits: s.config.limits })
     const confirm = boolParam(q, 'confirm') ?? false
@@ -200,7 +200,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
   )
 }
 
-/** The spec's `?data=true` and FireFly's `?fetchdata` ask for the same thing. */
+/** Parley's `?data=true` and FireFly's `?fetchdata` ask for the same thing. */
 function wantsData(q: ParsedUrlQuery): boolean {
   return (boolParam(q, 'fetchdata') ?? false) || (boolParam(q, 'data') ?? false)
 }

@@ -16,7 +16,7 @@ const WRITE_ERRORS = ['INVALID_JSON', 'INVALID_FIELD', 'INVALID_FILTER', 'CONFLI
 
 /**
  * Durable subscriptions: FireFly's routes (POST creates, PUT creates or replaces by name, GET, DELETE by id), found
- * by id or by name, and also at the spec's `/namespaces/{ns}/subscriptions` (4.8), which has no `/api/v1`.
+ * by id or by name, and also at `/namespaces/{ns}/subscriptions`, without `/api/v1` (docs/api.md).
  */
 export function subscriptionRoutes(r: ApiRouter<NodeServices>): void {
   const spec = { unprefixed: true }
