@@ -2,5 +2,3 @@
 export function prepare(command: string | undefined, say?: (line: string) => void): Promise<string>
 /** Runs the compiled network command of a build, in this process, with the arguments of process.argv. */
 export function runCli(buildDir: string): Promise<void>
-/** `node` arguments that run the compiled network command with `args`, the build (and for `up` the contract) made current first. */
-export function cliArgs(args: string[]): string[]

@@ -12,14 +12,12 @@
  * Plain JavaScript, so that nothing has to be compiled or loaded to decide that nothing has to be compiled:
  * Node starts it, the checks hash the sources, and the command runs.
  */
-import { execFileSync } from 'node:child_process'
 import { realpathSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { CURRENT_BUILD_ENV, currentBuildId, ensureCurrentBuild, packagedBuild } from './build-check.mjs'
+import { CURRENT_BUILD_ENV, ensureCurrentBuild, packagedBuild } from './build-check.mjs'
 import { ensureContracts } from './contracts.mjs'
 
-const projectRoot = resolve(fileURLToPath(new URL('..', import.meta.url)))
 /** The command's file in a build (network/build.ts's `cli` entry). */
 const CLI_FILE = 'cli.js'
 /** Read by network/code-cache.ts: where a program keeps its code cache, `none` for nowhere. */
@@ -54,24 +52,6 @@ export async function runCli(buildDir) {
     return
   }
   await import(pathToFileURL(join(buildDir, CLI_FILE)).href)
-}
-
-/**
- * `node` arguments that run the compiled network command with `args`, as npm's scripts do, after making the build
- * (and, for `up`, the contract) current: synchronously, compiling in a child process when a source changed.
- */
-export function cliArgs(args) {
-  const packaged = packagedBuild()
-  if (packaged !== undefined) return [join(packaged.dir, CLI_FILE), ...args]
-  if (args[0] === 'up') ensureContracts()
-  if (underCoverage()) return ['--import', 'tsx', join(projectRoot, 'network', 'cli.ts'), ...args]
-  let id = currentBuildId()
-  if (id === undefined) {
-    execFileSync(process.execPath, [fileURLToPath(new URL('./build-check.mjs', import.meta.url))], { stdio: ['ignore', 'ignore', 'inherit'] })
-    id = currentBuildId()
-    if (id === undefined) throw new Error('the network build is still not current after compiling it (a source changed meanwhile?)')
-  }
-  return [join(projectRoot, '.build', id, CLI_FILE), ...args]
 }
 
 // Run as a program: by `node network/launch.mjs`, or as a package's `parley`, through the symbolic link npm makes in

@@ -5,9 +5,8 @@ import { createServer } from 'node:net'
 import { layout } from '../../network/layout.js'
 import { readPids, type NetworkDescription } from '../../network/description.js'
 import { assertPortFree, freePort, isAlive, projectRoot, stopPid, waitFor } from '../../network/process.js'
-import { cliArgs } from '../../network/launch.mjs'
 import { stopNetwork } from '../../network/network.js'
-import { tempDir } from '../support/network.js'
+import { LAUNCHER, tempDir } from '../support/network.js'
 
 interface Run {
   child: ChildProcess
@@ -17,7 +16,7 @@ interface Run {
 }
 
 function cli(args: string[]): Run {
-  const child = spawn(process.execPath, cliArgs(args), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [LAUNCHER, ...args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()))

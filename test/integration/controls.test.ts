@@ -3,10 +3,9 @@ import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { MemberDescription } from '../../network/description.js'
 import { projectRoot, waitFor } from '../../network/process.js'
-import { cliArgs } from '../../network/launch.mjs'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from '../../network/suite.js'
 import type { NetworkTrace } from '../../network/trace.js'
-import { suiteNetwork } from '../support/network.js'
+import { LAUNCHER, suiteNetwork } from '../support/network.js'
 import { broadcast, get, nsBase, request, runId, type ApiMessage } from '../support/api.js'
 import { chainPins } from '../support/chain-order.js'
 
@@ -226,7 +225,7 @@ describe('test controls on a real 3-member network', function () {
 
   describe('the same controls through npm run network -- <verb>', () => {
     function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-      const child = spawn(process.execPath, cliArgs([...args, '--dir', t.dir]), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(process.execPath, [LAUNCHER, ...args, '--dir', t.dir], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
       let out = ''
       let err = ''
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()))

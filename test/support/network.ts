@@ -5,7 +5,10 @@ import { join } from 'node:path'
 import { startNetwork, stopNetwork, type RunningNetwork, type StartNetworkOptions } from '../../network/network.js'
 import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
-import { isAlive } from '../../network/process.js'
+import { isAlive, projectRoot } from '../../network/process.js'
+
+/** The network command as npm's scripts run it (`node network/launch.mjs <verb> ...`), for a test to spawn. */
+export const LAUNCHER = join(projectRoot, 'network', 'launch.mjs')
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `parley-${prefix}-`))
