@@ -112,3 +112,23 @@ export interface NodeServices {
   /** A message's timeline on this member and why it waits (node/trace/trace.ts); undefined for a message not held here. */
   tracer: { trace(namespace: string, id: string): MessageTrace | undefined }
 }
+
+/** The fields each collection can be filtered and sorted by, described once in the data layer: the routes parse and document their query strings by them. */
+export {
+  BATCH_FIELDS,
+  BLOCKCHAIN_EVENT_FIELDS,
+  DATA_FIELDS,
+  DATATYPE_FIELDS,
+  EVENT_FIELDS,
+  GROUP_FIELDS,
+  IDENTITY_FIELDS,
+  MESSAGE_FIELDS,
+  OPERATION_FIELDS,
+  SUBSCRIPTION_FIELDS,
+  TRANSACTION_FIELDS,
+  VERIFIER_FIELDS,
+  type QueryFields,
+} from './db/query-fields.js'
+
+/** The package version the API reports. */
+export { VERSION } from './version.js'

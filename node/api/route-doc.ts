@@ -1,5 +1,5 @@
 import type { ErrorCode } from '../core/errors.js'
-import type { QueryFields } from '../db/query-fields.js'
+import type { QueryFields } from '../services.js'
 
 /**
  * A JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) as the API description carries it. `$ref`s name the

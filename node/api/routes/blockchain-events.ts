@@ -6,7 +6,7 @@ import { parseUuid } from '../../core/ids.js'
 import { presentBlockchainEvent } from '../present.js'
 import { sendJsonText } from '../body.js'
 import { ParleyError } from '../../core/errors.js'
-import { BLOCKCHAIN_EVENT_FIELDS } from '../../db/query-fields.js'
+import { BLOCKCHAIN_EVENT_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { UUID_PARAM } from '../openapi/params.js'
 

@@ -11,7 +11,7 @@ import { parseUuid, type DataId } from '../../core/ids.js'
 import { optString } from '../../core/input.js'
 import type { ErrorCode } from '../../core/errors.js'
 import type { Context } from 'koa'
-import { DATA_FIELDS } from '../../db/query-fields.js'
+import { DATA_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { UUID_PARAM } from '../openapi/params.js'
 

@@ -7,7 +7,7 @@ import { presentDatatype, presentMessage } from '../present.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseDatatypeRequest } from '../../definitions/define-datatype.js'
 import { checkDatatypeName, checkDatatypeVersion } from '../../data/datatype.js'
-import { DATATYPE_FIELDS } from '../../db/query-fields.js'
+import { DATATYPE_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { CONFIRM, sendResponses } from '../openapi/params.js'
 

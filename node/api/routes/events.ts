@@ -6,7 +6,7 @@ import { eventRenderer, presentBatch, presentEvent } from '../present.js'
 import { andEquals, parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
-import { BATCH_FIELDS, EVENT_FIELDS } from '../../db/query-fields.js'
+import { BATCH_FIELDS, EVENT_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { flag, UUID_PARAM } from '../openapi/params.js'
 

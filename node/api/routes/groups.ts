@@ -7,7 +7,7 @@ import { ParleyError } from '../../core/errors.js'
 import { parseHash } from '../../core/ids.js'
 import type { GoJsonValue } from '../../core/json.js'
 import type { Group } from '../../model/index.js'
-import { GROUP_FIELDS } from '../../db/query-fields.js'
+import { GROUP_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 
 /**

@@ -7,7 +7,7 @@ import { parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { isUuid } from '../../core/ids.js'
 import { type IdentityType } from '../../model/index.js'
-import { IDENTITY_FIELDS } from '../../db/query-fields.js'
+import { IDENTITY_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { flag } from '../openapi/params.js'
 

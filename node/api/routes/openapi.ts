@@ -1,7 +1,7 @@
 import { stringify } from 'yaml'
 import type { ApiRouter } from '../router.js'
 import { openApiDocument } from '../openapi/document.js'
-import { VERSION } from '../../version.js'
+import { VERSION } from '../../services.js'
 
 /** Where the API description is served: Parley's own path, and FireFly's two. */
 export const OPENAPI_PATHS = { json: '/api/openapi.json', swaggerJson: '/api/swagger.json', swaggerYaml: '/api/swagger.yaml' } as const

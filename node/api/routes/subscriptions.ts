@@ -7,7 +7,7 @@ import { ParleyError } from '../../core/errors.js'
 import type { GoJsonValue } from '../../core/json.js'
 import { filterExpression } from '../../events/index.js'
 import { EVENT_FILTER_FIELDS, type Subscription, type SubscriptionFilter } from '../../model/index.js'
-import { SUBSCRIPTION_FIELDS } from '../../db/query-fields.js'
+import { SUBSCRIPTION_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { flag } from '../openapi/params.js'
 

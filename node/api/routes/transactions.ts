@@ -8,7 +8,7 @@ import { ParleyError } from '../../core/errors.js'
 import { parseUuid } from '../../core/ids.js'
 import type { Transaction } from '../../model/index.js'
 import { transactionStatus } from '../../operations/transaction-status.js'
-import { OPERATION_FIELDS, TRANSACTION_FIELDS } from '../../db/query-fields.js'
+import { OPERATION_FIELDS, TRANSACTION_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { UUID_PARAM } from '../openapi/params.js'
 
