@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import libCoverage from 'istanbul-lib-coverage'
 import libReport from 'istanbul-lib-report'
 import reports from 'istanbul-reports'
@@ -21,11 +22,11 @@ import reports from 'istanbul-reports'
 const require = createRequire(import.meta.url)
 const { Report } = require('c8') as { Report: new (opts: Record<string, unknown>) => { getCoverageMapFromAllCoverageFiles(): Promise<libCoverage.CoverageMap> } }
 
-interface ScriptCoverage {
+export interface ScriptCoverage {
   url: string
   functions: unknown[]
 }
-interface RawCoverage {
+export interface RawCoverage {
   result: ScriptCoverage[]
   timestamp?: number
   'source-map-cache'?: Record<string, { lineLengths?: number[] }>
@@ -43,12 +44,15 @@ function compilationOf(raw: RawCoverage, url: string): string {
   return lengths === undefined ? 'unmapped' : createHash('sha256').update(lengths.join(',')).digest('hex').slice(0, 16)
 }
 
-function splitIntoBuckets(): number {
-  rmSync(bucketRoot, { recursive: true, force: true })
+/**
+ * Sorts the scripts of each process's coverage into buckets, so that within a bucket every URL has one compilation
+ * only: bucket k holds, for each URL, the scripts of the k-th compilation of it seen. Answers, per bucket, the part
+ * of each process's coverage that falls in it (in the processes' order).
+ */
+export function splitByCompilation(processes: readonly RawCoverage[]): RawCoverage[][] {
   const bucketOf = new Map<string, Map<string, number>>()
-  let buckets = 0
-  for (const name of readdirSync(rawDir).filter((f) => f.endsWith('.json'))) {
-    const raw = JSON.parse(readFileSync(join(rawDir, name), 'utf8')) as RawCoverage
+  const buckets: RawCoverage[][] = []
+  for (const raw of processes) {
     const parts = new Map<number, RawCoverage>()
     for (const script of raw.result) {
       if (!script.url.startsWith('file://')) continue
@@ -60,24 +64,37 @@ function splitIntoBuckets(): number {
         bucket = compilations.size
         compilations.set(compilation, bucket)
       }
-      buckets = Math.max(buckets, bucket + 1)
-      const part = parts.get(bucket) ?? { result: [], timestamp: raw.timestamp, 'source-map-cache': {} }
-      parts.set(bucket, part)
+      let part = parts.get(bucket)
+      if (part === undefined) {
+        part = { result: [], timestamp: raw.timestamp, 'source-map-cache': {} }
+        parts.set(bucket, part)
+        while (buckets.length <= bucket) buckets.push([])
+        buckets[bucket]!.push(part)
+      }
       part.result.push(script)
       const map = raw['source-map-cache']?.[script.url]
       if (map !== undefined) part['source-map-cache']![script.url] = map
-    }
-    for (const [bucket, part] of parts) {
-      const dir = join(bucketRoot, String(bucket))
-      mkdirSync(dir, { recursive: true })
-      writeFileSync(join(dir, name), JSON.stringify(part))
     }
   }
   return buckets
 }
 
+/** Writes each bucket of the raw files in rawDir to bucketRoot/<k>/, one file per process part; answers how many. */
+function writeBuckets(): number {
+  rmSync(bucketRoot, { recursive: true, force: true })
+  const names = readdirSync(rawDir).filter((f) => f.endsWith('.json'))
+  const raws = names.map((name) => JSON.parse(readFileSync(join(rawDir, name), 'utf8')) as RawCoverage)
+  const buckets = splitByCompilation(raws)
+  for (const [k, parts] of buckets.entries()) {
+    const dir = join(bucketRoot, String(k))
+    mkdirSync(dir, { recursive: true })
+    for (const [i, part] of parts.entries()) writeFileSync(join(dir, `part-${i}.json`), JSON.stringify(part))
+  }
+  return buckets.length
+}
+
 async function main(): Promise<void> {
-  const buckets = splitIntoBuckets()
+  const buckets = writeBuckets()
   const merged = libCoverage.createCoverageMap({})
   for (let b = 0; b < buckets; b++) {
     const report = new Report({ tempDirectory: join(bucketRoot, String(b)), reportsDirectory: join(root, 'coverage'), include, exclude: [], reporter: [], excludeNodeModules: true, resolve: '', omitRelative: true, allowExternal: false })
@@ -90,4 +107,5 @@ async function main(): Promise<void> {
   console.log(`coverage of node/ and network/ (${buckets} compilation(s) per file at most, merged by source location): lines ${total.lines.pct} %, branches ${total.branches.pct} %, functions ${total.functions.pct} %`)
 }
 
-await main()
+// Run as a program (npm run coverage), not when a test imports it.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) await main()

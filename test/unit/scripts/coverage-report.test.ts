@@ -1,0 +1,26 @@
+import { expect } from 'chai'
+import { splitByCompilation, type RawCoverage } from '../../../scripts/coverage-report.js'
+
+const script = (url: string, count: number) => ({ url, functions: [{ functionName: '', ranges: [{ startOffset: 0, endOffset: 10, count }], isBlockCoverage: true }] })
+const compiled = (lineLengths: number[]) => ({ lineLengths, data: { version: 3, sources: [], mappings: '' } })
+
+describe('coverage report: processes split by how they compiled each file', () => {
+  it('keeps one compilation of a URL per bucket, so that no two programs are summed by offset', () => {
+    const a = 'file:///p/node/a.ts'
+    const b = 'file:///p/node/b.ts'
+    const testProcess: RawCoverage = { result: [script(a, 1), script(b, 2)], 'source-map-cache': { [a]: compiled([66, 1456]), [b]: compiled([10]) } }
+    const member: RawCoverage = { result: [script(a, 3), script(b, 4), script('node:fs', 5)], 'source-map-cache': { [a]: compiled([667, 0, 2522]), [b]: compiled([10]) } }
+    const otherMember: RawCoverage = { result: [script(a, 6)], 'source-map-cache': { [a]: compiled([667, 0, 2522]) } }
+
+    const buckets = splitByCompilation([testProcess, member, otherMember])
+
+    expect(buckets).to.have.length(2)
+    const urlsAndCounts = (parts: RawCoverage[]) => parts.map((p) => p.result.map((s) => [s.url, (s.functions[0] as { ranges: { count: number }[] }).ranges[0]!.count]))
+    // b compiled alike everywhere: one bucket; a twice: the member's compilation goes to a bucket of its own.
+    expect(urlsAndCounts(buckets[0]!)).to.deep.equal([[[a, 1], [b, 2]], [[b, 4]]])
+    expect(urlsAndCounts(buckets[1]!)).to.deep.equal([[[a, 3]], [[a, 6]]])
+    // Each part carries the source maps of its own scripts only, and nothing that is not a file.
+    expect(Object.keys(buckets[1]![0]!['source-map-cache']!)).to.deep.equal([a])
+    expect(buckets.flat().flatMap((p) => p.result.map((s) => s.url))).to.not.include('node:fs')
+  })
+})
