@@ -39,14 +39,15 @@ export async function prepare(command, say = (line) => process.stderr.write(`${l
 }
 
 /**
- * Whether c8 collects coverage (it sets NODE_V8_COVERAGE): then the command runs from its sources under tsx, whose
- * source maps c8 reads, as the network's programs do then (network/build.ts); a bundle's it cannot map.
+ * Whether the command runs from its sources: in a working copy where c8 collects coverage (it sets
+ * NODE_V8_COVERAGE), since c8 reads the source maps of tsx, not a bundle's; as the network's programs do then
+ * (network/build.ts). An installed package has no sources, and runs its build.
  */
-const underCoverage = () => (process.env.NODE_V8_COVERAGE ?? '') !== ''
+const fromSources = () => (process.env.NODE_V8_COVERAGE ?? '') !== '' && packagedBuild() === undefined
 
 /** Step 2: runs the compiled command of a build; it reads its arguments from process.argv, after the script's. */
 export async function runCli(buildDir) {
-  if (underCoverage()) {
+  if (fromSources()) {
     const { tsImport } = await import('tsx/esm/api')
     await tsImport('./cli.ts', import.meta.url)
     return

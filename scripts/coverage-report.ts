@@ -54,11 +54,13 @@ export function splitByCompilation(processes: readonly RawCoverage[]): RawCovera
   const buckets: RawCoverage[][] = []
   for (const raw of processes) {
     const parts = new Map<number, RawCoverage>()
-    for (const script of raw.result) {
-      if (!script.url.startsWith('file://')) continue
+    for (const loaded of raw.result) {
+      if (!loaded.url.startsWith('file://')) continue
+      // tsx's tsImport (the network command under c8) loads modules under a `?tsx-namespace=` query: the same file.
+      const script = { ...loaded, url: withoutQuery(loaded.url) }
       const compilations = bucketOf.get(script.url) ?? new Map<string, number>()
       bucketOf.set(script.url, compilations)
-      const compilation = compilationOf(raw, script.url)
+      const compilation = compilationOf(raw, loaded.url)
       let bucket = compilations.get(compilation)
       if (bucket === undefined) {
         bucket = compilations.size
@@ -72,11 +74,16 @@ export function splitByCompilation(processes: readonly RawCoverage[]): RawCovera
         buckets[bucket]!.push(part)
       }
       part.result.push(script)
-      const map = raw['source-map-cache']?.[script.url]
+      const map = raw['source-map-cache']?.[loaded.url]
       if (map !== undefined) part['source-map-cache']![script.url] = map
     }
   }
   return buckets
+}
+
+function withoutQuery(url: string): string {
+  const q = url.indexOf('?')
+  return q < 0 ? url : url.slice(0, q)
 }
 
 /** Writes each bucket of the raw files in rawDir to bucketRoot/<k>/, one file per process part; answers how many. */
