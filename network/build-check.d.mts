@@ -17,4 +17,6 @@ export const PACKAGED_BUILD_DIR: string
 /** The file naming that build's id, relative to the package's root. */
 export const PACKAGED_BUILD_FILE: string
 /** The build an installed package runs; undefined in a working copy (which has the sources). */
+/** Whether c8 collects V8 coverage for this process and its children (NODE_V8_COVERAGE is set). */
+export function underCoverage(): boolean
 export function packagedBuild(root?: string): { id: string; dir: string } | undefined

@@ -47,6 +47,15 @@ export const PACKAGED_BUILD_FILE = join('dist', 'build.json')
  * The build an installed package runs, `{ id, dir }`, or undefined in a working copy. A working copy is told by its
  * sources (network/build.ts), so that a `dist/` left behind by `npm pack` never stands in for a current build there.
  */
+/**
+ * Whether c8 collects V8 coverage for this process and its children (it sets NODE_V8_COVERAGE): a working copy's
+ * programs, command and builder then run from their TypeScript under tsx, whose source maps c8 reads (a bundle's
+ * it cannot).
+ */
+export function underCoverage() {
+  return (process.env.NODE_V8_COVERAGE ?? '') !== ''
+}
+
 export function packagedBuild(root = projectRoot) {
   if (existsSync(join(root, BUILDER_SOURCE))) return undefined
   let id
@@ -118,7 +127,7 @@ export async function ensureCurrentBuild() {
 
 /** network/build.ts, bundled into a temporary module beside the builds and imported (under c8, from its source). */
 async function loadBuilder() {
-  if ((process.env.NODE_V8_COVERAGE ?? '') !== '') {
+  if (underCoverage()) {
     const { tsImport } = await import('tsx/esm/api')
     return tsImport('./build.ts', import.meta.url)
   }

@@ -26,7 +26,7 @@ import { sha256Hex } from '../node/core/hashes.js'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
 import { API_HTML, buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } from './build-console.js'
 import { API_PAGE_FILE } from '../node/api/ui.js'
-import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, packagedBuild, stampFileOf } from './build-check.mjs'
+import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, packagedBuild, stampFileOf, underCoverage } from './build-check.mjs'
 import { CODE_CACHE_ENV } from './code-cache.js'
 
 /** The compiled programs: output name → TypeScript entry point. */
@@ -206,11 +206,6 @@ export async function ensureBuild(): Promise<Build> {
       return { [CODE_CACHE_ENV]: cacheDir !== undefined ? writable(cacheDir) : 'none' }
     },
   }
-}
-
-/** Whether V8 coverage is being collected for this process and its children (c8 sets NODE_V8_COVERAGE). */
-function underCoverage(): boolean {
-  return (process.env.NODE_V8_COVERAGE ?? '') !== ''
 }
 
 /**

@@ -15,7 +15,7 @@
 import { realpathSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { CURRENT_BUILD_ENV, ensureCurrentBuild, packagedBuild } from './build-check.mjs'
+import { CURRENT_BUILD_ENV, ensureCurrentBuild, packagedBuild, underCoverage } from './build-check.mjs'
 import { ensureContracts } from './contracts.mjs'
 
 /** The command's file in a build (network/build.ts's `cli` entry). */
@@ -43,7 +43,7 @@ export async function prepare(command, say = (line) => process.stderr.write(`${l
  * NODE_V8_COVERAGE), since c8 reads the source maps of tsx, not a bundle's; as the network's programs do then
  * (network/build.ts). An installed package has no sources, and runs its build.
  */
-const fromSources = () => (process.env.NODE_V8_COVERAGE ?? '') !== '' && packagedBuild() === undefined
+const fromSources = () => underCoverage() && packagedBuild() === undefined
 
 /** Step 2: runs the compiled command of a build; it reads its arguments from process.argv, after the script's. */
 export async function runCli(buildDir) {
