@@ -7,6 +7,7 @@ import { now, type Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
+import { ancestry, nodeOwnershipProblem } from './ownership.js'
 import {
   nodeDid,
   nodeProfileOf,
@@ -159,27 +160,18 @@ export class GroupResolver {
     const { identities } = this.deps
     const node = isUuid(text) ? identities.byId(text.toLowerCase(), tx) : text.startsWith('did:') ? identities.byDid(text, tx) : NAME_RE.test(text) ? identities.byDid(nodeDid(text), tx) : undefined
     if (!node || node.type !== 'node') bad(`${where}.node: no registered node ${quote(text)}; give a node name, did:firefly:node/<name> or a node's identity id`)
-    if (!this.ancestry(identity, tx).some((i) => i.id === node!.parent)) {
-      const owner = node!.parent ? identities.byId(node!.parent, tx)?.did : undefined
-      bad(`${where}.node: ${node!.did} belongs to ${owner ?? 'no registered org'}, not to ${identity.did}`)
-    }
+    const problem = nodeOwnershipProblem(identities, identity, node!, tx)
+    if (problem) bad(`${where}.node: ${problem}`)
     return node!
   }
 
   /** The first registered node whose parent is the identity, else the nearest ancestor that has one. */
   private defaultNode(identity: Identity, where: string, tx?: Tx): Identity {
-    for (const owner of this.ancestry(identity, tx)) {
+    for (const owner of ancestry(this.deps.identities, identity, tx)) {
       const node = this.firstNodeOf(owner.id)
       if (node) return node
     }
     return bad(`${where}: ${identity.did} has no registered node to receive for it (a member's node registers after its org)`)
-  }
-
-  /** The identity, its parent, its parent's parent... (a loop in the chain ends it). */
-  private ancestry(identity: Identity, tx?: Tx): Identity[] {
-    const chain: Identity[] = []
-    for (let i: Identity | undefined = identity; i && !chain.some((c) => c.id === i!.id); i = i.parent ? this.deps.identities.byId(i.parent, tx) : undefined) chain.push(i)
-    return chain
   }
 
   /** Oldest first: the identities repository lists in confirmation order (it reads what a transaction wrote too). */

@@ -75,7 +75,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     definitions: [
       identityClaimHandler(identities, () => peers.trust()),
       datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) }),
-      groupinitHandler(groups),
+      groupinitHandler({ groups, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq), signerPending: (tx, key, seq) => pins.earlierUndispatchedBySigner(tx, key, seq) }),
     ],
     privateChecks: new PrivateChecks({ nextpins, groups, identities }),
     log,

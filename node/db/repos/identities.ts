@@ -61,8 +61,8 @@ export class IdentitiesRepo {
     return r && fromRow(r)
   }
 
-  verifiersOf(identityId: string): Verifier[] {
-    return this.db.all<VerifierRow>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId]).map(verifierFromRow)
+  verifiersOf(identityId: string, tx?: Tx): Verifier[] {
+    return (tx ?? this.db).all<VerifierRow>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId]).map(verifierFromRow)
   }
 
   /** Oldest first: the order the network confirmed them in. Every type when `type` is undefined. */

@@ -73,6 +73,15 @@ export class PinsRepo {
     return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
   }
 
+  /**
+   * Whether `signer` signed a pin before `beforeSeq` that still waits: what a definition naming an identity that is
+   * not registered yet may wait for (its claim is signed by its own org's key, so either that pin precedes on chain
+   * or the identity cannot be registered in time).
+   */
+  earlierUndispatchedBySigner(tx: Tx, signer: string, beforeSeq: number): boolean {
+    return tx.get('SELECT 1 AS x FROM pins WHERE dispatched = 0 AND seq < ? AND signer = ? LIMIT 1', [beforeSeq, signer]) !== undefined
+  }
+
   /** One pin by its sequence (a trace naming the pin that holds a context back). */
   bySeq(seq: number): Pin | undefined {
     const r = this.db.get<Row>('SELECT * FROM pins WHERE seq = ?', [seq])
