@@ -10,6 +10,7 @@ import { readyTimeoutMs } from './readiness.js'
 import type { NetworkControlMethods, NetworkControls, ProcessInfo } from './controls.js'
 import { planNetwork, type NetworkPlan } from './startup/plan.js'
 import { ensureContract, fundAndDeployPredicted, fundMembers, locateContract, type ContractAt, type ContractPlacement } from './startup/contract.js'
+import { claimedNames, claimedNamesError } from './startup/names.js'
 import { FirstFailure, Launcher } from './startup/launcher.js'
 import { createMembers, describeMember, startMemberNodes, type MemberEndpoints } from './startup/members.js'
 import { networkHandle, waitUntilMembersMeet } from './startup/ready.js'
@@ -63,7 +64,8 @@ const CHAIN_ID = 31337
  *
  * 1. `planNetwork` (network/startup/plan.ts): the folder read, members and ports decided, every port checked free.
  * 2. `ensureBuild` (build.ts) compiles the programs if a source changed; `locateContract` (startup/contract.ts)
- *    says where BatchPin is or will be, so members can be configured before the chain runs.
+ *    says where BatchPin is or will be, so members can be configured before the chain runs; a network that grows
+ *    is refused when a new member's names are pinned on chain already (`claimedNames`, startup/names.ts).
  * 3. `startProcesses` (below): the chain and IPFS, the members' configs and nodes, the funding and the contract,
  *    each process recorded in pids.json as it is spawned, waiting until each is ready.
  * 4. `waitUntilMembersMeet` (startup/ready.ts): every member registered and seen by every other.
@@ -87,6 +89,11 @@ export async function startNetwork(opts: StartNetworkOptions): Promise<RunningNe
   const build = await ensureBuild()
   if (build.compiled) log(`compiled the node, chain and IPFS programs into ${relative(projectRoot, build.dir)} in ${build.seconds.toFixed(2)} s`)
   const placement = locateContract(plan)
+  // A network that grows: a new member's names must not be pinned on chain already (by anyone: it has no key yet).
+  if (placement.recorded && placement.fresh.length > 0) {
+    const claimed = claimedNames(L.chainDir, placement.recorded.contract, placement.fresh)
+    if (claimed.length > 0) throw claimedNamesError(claimed)
+  }
 
   try {
     const failure = new FirstFailure()
