@@ -6,7 +6,7 @@
  *   (SIGKILL by default), restart (started again detached with its first arguments, recorded in pids.json);
  * - a member's private deliveries to another org (hold, release, drop) and its reading of the chain or of IPFS
  *   (hold, release), through the member's admin API (`/admin/v1`, served only because the local network configures
- *   its members with `"admin": true`);
+ *   its members with `"admin": true`, with the admin token each member keeps in its data folder);
  * - the chain's mining (automine off and on, mine n blocks), over its JSON-RPC;
  * - a message's trace gathered from every member, and verify.
  *
@@ -28,6 +28,7 @@ import { traceMessage, type NetworkTrace } from './trace.js'
 import { verifyNetwork, type VerifyOptions, type VerifyReport } from './verify.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { networkCommand } from './command-line.js'
+import { adminHeaders } from './admin-auth.js'
 
 /** A mistake or a state that the user should be told about in one line (the CLI prints it and exits 1). */
 export class ControlError extends Error {}
@@ -253,7 +254,7 @@ export class NetworkControls implements NetworkControlMethods {
     if (this.processes().find((p) => p.name === m.node)?.state === 'paused') throw new ControlError(`${m.org} is paused: resume it first (${networkCommand('resume')} ${m.org})`)
     let r
     try {
-      r = await memberRequest<T>(m, method, `/admin/v1/${path}`, body)
+      r = await memberRequest<T>(m, method, `/admin/v1/${path}`, body, undefined, adminHeaders(this.L, m.org))
     } catch (err) {
       throw new ControlError((err as Error).message)
     }

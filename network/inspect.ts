@@ -30,12 +30,14 @@ export async function memberRequest<T>(
   path: string,
   body?: unknown,
   timeoutMs = DEFAULT_TIMEOUT_MS,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; body: T }> {
   let res: Response
   try {
     res = await fetch(`${m.api}${path}`, {
       method,
-      ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+      headers: body !== undefined ? { ...headers, 'content-type': 'application/json' } : headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(timeoutMs),
     })
   } catch (err) {

@@ -18,6 +18,8 @@ import { collect, compare, type Difference } from './verify.js'
 import { rpcCall } from './probe.js'
 import { sleep } from './process.js'
 import { networkCommand } from './command-line.js'
+import { adminHeaders } from './admin-auth.js'
+import { layout } from './layout.js'
 
 export type NetworkRef = string | NetworkControls | { dir: string; controls?: NetworkControls; description?: NetworkDescription }
 
@@ -225,7 +227,7 @@ async function idleRound(d: NetworkDescription, namespaces: string[]): Promise<{
 async function heldControls(c: NetworkControls): Promise<string> {
   const lines: string[] = []
   for (const m of c.description.members) {
-    const r = await memberRequest<MemberControls>(m, 'GET', '/admin/v1/controls', undefined, 2000).catch(() => undefined)
+    const r = await memberRequest<MemberControls>(m, 'GET', '/admin/v1/controls', undefined, 2000, adminHeaders(layout(c.dir), m.org)).catch(() => undefined)
     if (r?.status !== 200) continue
     const b = r.body
     if (describeControls(b) !== NO_CONTROLS) lines.push(`${m.org}: ${describeControls(b)}`)

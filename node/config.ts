@@ -4,6 +4,7 @@ import { dirname, isAbsolute, resolve } from 'node:path'
 import type { BatchConfig } from './batch/config.js'
 import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_BATCH, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from './core/limits.js'
+import { parseAuthority } from './core/authority.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -16,7 +17,7 @@ export interface NodeConfig {
   signingKey: string
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
-  api: { host: string; port: number }
+  api: ApiConfig
   p2p: { host: string; port: number; cert: string; key: string }
   /** Absolute path of the node's data folder (database, blobs). */
   dataDir: string
@@ -43,6 +44,24 @@ export interface NodeConfig {
   dbTemplate?: string
 }
 
+/** Where the member's REST API listens, and whom it answers (node/api/access.ts). */
+export interface ApiConfig {
+  host: string
+  port: number
+  /**
+   * Host names the API answers beyond its own (localhost, *.localhost, 127.x.x.x and [::1] on its port, and the
+   * address it is bound to): `name` for any port or `name:port`, e.g. the name a remote deployment is served under.
+   * A request naming another `Host` is refused 421, which names this knob. Empty by default.
+   */
+  allowedHosts: string[]
+  /**
+   * Origins (`https://app.example:8443`) whose web pages may change things (anything but GET, HEAD, OPTIONS) and
+   * open WebSockets, beyond the member's own pages; others are refused 403, which names this knob. Requests
+   * without an Origin (programs) are not affected. Empty by default.
+   */
+  allowedOrigins: string[]
+}
+
 /** The config file as written on disk: paths may be relative to the file, the key may live in its own file. */
 export interface NodeConfigFile {
   org: string
@@ -50,7 +69,7 @@ export interface NodeConfigFile {
   signingKeyFile: string
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
-  api: { host?: string; port: number }
+  api: { host?: string; port: number; allowedHosts?: string[]; allowedOrigins?: string[] }
   p2p: { host?: string; port: number; certFile: string; keyFile: string }
   dataDir: string
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
@@ -129,7 +148,12 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     signingKey,
     chain: { rpc: url(chain.rpc, 'chain.rpc', ['http:', 'https:']), contract: contract.toLowerCase(), firstBlock: firstBlock as number },
     ipfs: { api: url(ipfs.api, 'ipfs.api', ['http:', 'https:']), gateway: url(ipfs.gateway, 'ipfs.gateway', ['http:', 'https:']) },
-    api: { host: api.host === undefined ? '127.0.0.1' : str(api.host, 'api.host'), port: port(api.port, 'api.port') },
+    api: {
+      host: api.host === undefined ? '127.0.0.1' : str(api.host, 'api.host'),
+      port: port(api.port, 'api.port'),
+      allowedHosts: list(api.allowedHosts, 'api.allowedHosts', fail).map((h, i) => allowedHost(h, `api.allowedHosts[${i}]`, fail)),
+      allowedOrigins: list(api.allowedOrigins, 'api.allowedOrigins', fail).map((o, i) => allowedOrigin(o, `api.allowedOrigins[${i}]`, fail)),
+    },
     p2p: {
       host: p2p.host === undefined ? '127.0.0.1' : str(p2p.host, 'p2p.host'),
       port: port(p2p.port, 'p2p.port'),
@@ -142,6 +166,28 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     admin: c.admin === undefined || c.admin === null ? false : typeof c.admin === 'boolean' ? c.admin : fail('admin must be true or false'),
     ...(c.uiDir === undefined || c.uiDir === null ? {} : { uiDir: at(str(c.uiDir, 'uiDir')) }),
   }
+}
+
+function list(v: unknown, path: string, fail: (problem: string) => never): string[] {
+  if (v === undefined || v === null) return []
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === '')) return fail(`${path} must be a list of non-empty strings`)
+  return v as string[]
+}
+
+/** A host name as a `Host` header carries it, `name` or `name:port` (IPv6 in brackets), kept lower-case. */
+function allowedHost(entry: string, path: string, fail: (problem: string) => never): string {
+  const a = parseAuthority(entry)
+  if (!a) return fail(`${path} must be a host name, optionally with :port (IPv6 in brackets): ${JSON.stringify(entry)}`)
+  return a.port === undefined ? a.name : `${a.name}:${a.port}`
+}
+
+/** An origin as browsers send it: http(s), a host, an optional port, nothing after. */
+function allowedOrigin(entry: string, path: string, fail: (problem: string) => never): string {
+  const url = URL.canParse(entry) ? new URL(entry) : undefined
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '') {
+    return fail(`${path} must be an origin such as https://app.example:8443 (scheme, host, optional port; no path): ${JSON.stringify(entry)}`)
+  }
+  return url.origin
 }
 
 function parseRequestLimits(v: unknown, fail: (problem: string) => never): RequestLimits {

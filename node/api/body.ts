@@ -5,6 +5,7 @@ import { overLimit } from '../core/limits.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import { goJson, type GoJsonValue } from '../core/json.js'
 import { bodyContext } from './body-budget.js'
+import { assertJsonBody } from './media-type.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 
@@ -17,10 +18,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
  * they are read whole, and a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`.
  */
 export async function readJsonBody(ctx: Context): Promise<JsonNode> {
-  const type = ctx.request.type
-  if (type && type !== 'application/json' && type !== 'text/plain') {
-    throw new ParleyError('UNSUPPORTED_MEDIA_TYPE', `expected a JSON body (application/json), got ${type}`)
-  }
+  assertJsonBody(ctx)
   const body = bodyContext(ctx)
   const { limits, budget } = body
   const limit = limits.jsonBodyBytes

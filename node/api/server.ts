@@ -14,6 +14,7 @@ import { overLimit, type RequestLimits } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
 import { consoleMiddleware, isConsolePath } from './ui.js'
+import { accessMiddleware, accessPolicy, upgradeRefusal, type AccessPolicy } from './access.js'
 
 export interface ApiServer {
   url: string
@@ -33,19 +34,28 @@ export async function startApiServer(opts: {
   log: (line: string) => void
   /** WebSocket upgrades (the event socket); without it every upgrade is refused. */
   onUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void
+  /** Whom the API answers (node/api/access.ts); without it, the loopback names on `port` and no other origin. */
+  access?: AccessPolicy
+  /** The token the admin routes ask for (node/admin/token.ts); required when the config turns them on. */
+  adminToken?: string
 }): Promise<ApiServer> {
+  const access = opts.access ?? accessPolicy({ host: opts.host, port: opts.port, allowedHosts: [], allowedOrigins: [] })
   const app = new Koa()
   app.proxy = false
   // Koa's default would print stack traces to stderr for every 4xx; errorMiddleware already answers and logs.
   app.silent = true
   app.use(errorMiddleware(opts.log))
+  app.use(accessMiddleware(access))
   const limits = opts.services.config.limits
   app.use(frontDoor(limits, consoleMiddleware(opts.services.config.uiDir, opts.log)))
 
   const api = new ApiRouter(opts.services)
   for (const register of API_ROUTES) register(api)
   // Test controls only where the config turns them on (the local network does): elsewhere, 404 like any unknown path.
-  if (opts.services.config.admin) adminRoutes(api)
+  if (opts.services.config.admin) {
+    if (opts.adminToken === undefined) throw new ParleyError('INTERNAL', 'the admin routes are on (admin: true) but the server was given no admin token')
+    adminRoutes(api, opts.adminToken)
+  }
   // The description of every route above, made from their registrations (the page at /api reads it).
   openApiRoutes(api)
   app.use(api.routes())
@@ -75,6 +85,8 @@ export async function startApiServer(opts: {
     // Only WebSocket upgrades are taken; any other (curl --http2 offers `h2c`) is an ordinary request, answered
     // over HTTP/1.1 as a server that does not know the protocol would.
     if (String(req.headers.upgrade).toLowerCase() !== 'websocket') return serveWithoutUpgrade(handle, req, socket as Socket, head)
+    const refused = upgradeRefusal(req, access)
+    if (refused) return writeRaw(socket, refused.status, refused.reason, refused.error)
     if (opts.onUpgrade) opts.onUpgrade(req, socket, head)
     else writeRaw(socket, 404, 'Not Found', new ParleyError('NOT_FOUND', 'this server takes no WebSocket connections'))
   })

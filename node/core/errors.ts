@@ -13,6 +13,12 @@ export const ERROR_CODES = [
   'UNKNOWN_DATATYPE',
   'UNKNOWN_IDENTITY',
   'PAYLOAD_TOO_LARGE',
+  /** A control that needs the member's admin token was asked without it (or with another). */
+  'UNAUTHORIZED',
+  /** A page of another origin asked for a change (anything but a read), or a WebSocket. */
+  'FORBIDDEN',
+  /** The request names a host (its `Host`) that is not one of this member's host names: DNS rebinding, or a misrouted request. */
+  'MISDIRECTED_REQUEST',
   /** The request target (path and query) is longer than the member accepts. */
   'URI_TOO_LONG',
   /** An `Expect` header the member cannot meet (anything but 100-continue). */

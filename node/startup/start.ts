@@ -1,5 +1,7 @@
 import type { NodeConfig } from '../config.js'
 import { startApiServer, type ApiServer } from '../api/server.js'
+import { accessPolicy } from '../api/access.js'
+import { ensureAdminToken } from '../admin/token.js'
 import { errorMessage } from '../core/errors.js'
 import { startAll, type Component } from '../core/lifecycle.js'
 import { registerSelf } from '../definitions/registration.js'
@@ -63,7 +65,15 @@ export async function startComponents(cfg: NodeConfig, store: NodeStore, plugins
     {
       name: 'api',
       start: async () => {
-        api = await startApiServer({ host: cfg.api.host, port: cfg.api.port, services, log, onUpgrade: (req, socket, head) => eventSockets.handleUpgrade(req, socket, head) })
+        api = await startApiServer({
+          host: cfg.api.host,
+          port: cfg.api.port,
+          services,
+          log,
+          onUpgrade: (req, socket, head) => eventSockets.handleUpgrade(req, socket, head),
+          access: accessPolicy(cfg.api),
+          ...(cfg.admin ? { adminToken: ensureAdminToken(cfg.dataDir) } : {}),
+        })
       },
       stop: async () => api?.close(),
     },

@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { MemberDescription } from '../../network/description.js'
 import { suiteNetwork } from '../support/network.js'
 import { waitFor } from '../../network/process.js'
+import { adminHeaders } from '../../network/admin-auth.js'
+import { layout } from '../../network/layout.js'
 import { get, messageReaching, nsBase, request, runId, send, type ApiChainEvent, type ApiMessage } from '../support/api.js'
 
 interface ControlsView {
@@ -10,8 +12,6 @@ interface ControlsView {
   chain: { held: boolean }
   ipfs: { held: boolean }
 }
-
-const admin = (m: MemberDescription, path: string, body?: unknown) => request<ControlsView>('POST', `${m.api}/admin/v1${path}`, body ?? {})
 
 /**
  * The admin routes on a real 3-member network (the local network turns them on): a member's deliveries to another
@@ -22,6 +22,9 @@ describe('admin controls on a real 3-member network', function () {
   this.timeout(240_000)
   const t = suiteNetwork('admin')
   const { members } = t
+  // The controls ask for each member's admin token, which it keeps in its data folder in the state folder.
+  const admin = (m: MemberDescription, path: string, body?: unknown) => request<ControlsView>('POST', `${m.api}/admin/v1${path}`, body ?? {}, adminHeaders(layout(t.dir), m.org))
+  const controlsOf = (m: MemberDescription) => request<ControlsView>('GET', `${m.api}/admin/v1/controls`, undefined, adminHeaders(layout(t.dir), m.org))
   const run = runId()
   const ns = `admin-${run}`
   /** How long something held is watched not to arrive: several batch timeouts and blocks. */
@@ -35,7 +38,7 @@ describe('admin controls on a real 3-member network', function () {
 
   it('every member serves the admin routes: GET controls, nothing held', async () => {
     for (const m of members) {
-      const r = await get<ControlsView>(`${m.api}/admin/v1/controls`)
+      const r = await controlsOf(m)
       expect(r.status, m.org).to.equal(200)
       expect(r.body).to.deep.equal({ exchange: { held: [], dropped: [] }, chain: { held: false }, ipfs: { held: false } })
     }
@@ -103,7 +106,7 @@ describe('admin controls on a real 3-member network', function () {
     }
     expect((await admin(org2!, '/ipfs/release')).body.ipfs).to.deep.equal({ held: false })
     expect((await messageReaching(org2!, ns, m.header.id, ['confirmed'], 30_000)).state).to.equal('confirmed')
-    const r = await get<ControlsView>(`${org2!.api}/admin/v1/controls`)
+    const r = await controlsOf(org2!)
     expect(r.body).to.deep.equal({ exchange: { held: [], dropped: [] }, chain: { held: false }, ipfs: { held: false } })
   })
 })

@@ -88,10 +88,13 @@ export class EventSocket {
     ws.on('error', () => {})
   }
 
-  /** Opens `url` and resolves once it is open; rejects with the status and body of a refused upgrade. */
-  static open(url: string, opts: { ack?: boolean } = {}): Promise<EventSocket> {
+  /**
+   * Opens `url` and resolves once it is open; rejects with the status and body of a refused upgrade. With `origin`
+   * it sends that `Origin`, as a browser page would (programs send none).
+   */
+  static open(url: string, opts: { ack?: boolean; origin?: string } = {}): Promise<EventSocket> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url)
+      const ws = new WebSocket(url, opts.origin !== undefined ? { origin: opts.origin } : {})
       const s = new EventSocket(ws, url, opts.ack ?? false)
       ws.once('open', () => resolve(s))
       ws.once('error', (err) => reject(err))

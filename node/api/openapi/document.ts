@@ -11,8 +11,11 @@ export type OpenApiDocument = { readonly openapi: '3.1.0'; readonly [key: string
 
 type Obj = Record<string, unknown>
 
-/** What any route can be refused with, whatever it does: a malformed query or request, a URL over the limit, our failure. */
-const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'URI_TOO_LONG', 'INTERNAL']
+/**
+ * What any route can be refused with, whatever it does: a malformed query or request, a `Host` that is not the
+ * member's (node/api/access.ts), a URL over the limit, our failure.
+ */
+const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'MISDIRECTED_REQUEST', 'URI_TOO_LONG', 'INTERNAL']
 
 /** What FireFly's document says of its filter fields; the syntax is node/api/filters.ts's. */
 const FILTER_DESCRIPTION =
@@ -33,7 +36,9 @@ const INFO_DESCRIPTION = [
   '',
   'Every GET route answers HEAD too, and every path answers OPTIONS (204, with `Allow`); a path served with other methods answers 405. Every refusal is a 4xx or 5xx with `{"error": "<CODE>: <what was wrong>"}`.',
   '',
-  'Events are delivered over a WebSocket at `/ws` (see docs/api.md). Test controls under `/admin/v1` exist only on members started with `admin: true` (the local network\'s are).',
+  'Events are delivered over a WebSocket at `/ws` (see docs/api.md). Test controls under `/admin/v1` exist only on members started with `admin: true` (the local network\'s are), and ask for the member\'s admin token as `Authorization: Bearer <token>`.',
+  '',
+  'The API answers only its own host names (421 otherwise); a request carrying an `Origin` other than the member\'s own is refused (403) for anything but GET, HEAD and OPTIONS; JSON bodies are taken only as `application/json` (415).',
 ].join('\n')
 
 /**
@@ -46,7 +51,7 @@ export function openApiDocument(routes: readonly DocumentedRoute[], version: str
   for (const route of routes) {
     const path = route.pattern.replace(/:([^/]+)/g, '{$1}')
     const method = route.method.toLowerCase()
-    const operation = operationOf(route.doc, route.form)
+    const operation = operationOf(route.doc, route.form, route.method)
     const id = operation.operationId as string
     // Both would be the router's mistake, found by the first request for the document (and by its unit test).
     if (operationIds.has(id)) throw new ParleyError('INTERNAL', `two routes share the operationId ${id} (${route.method} ${route.pattern})`)
@@ -67,7 +72,7 @@ export function openApiDocument(routes: readonly DocumentedRoute[], version: str
 
 const OPERATION_SUFFIX: Readonly<Record<RouteForm, string>> = { namespaced: 'Namespace', default: '', unprefixed: 'Unprefixed', global: '' }
 
-function operationOf(doc: AnyRouteDoc, form: RouteForm): Obj {
+function operationOf(doc: AnyRouteDoc, form: RouteForm, method: DocumentedRoute['method']): Obj {
   const namespaced = form === 'namespaced' || form === 'unprefixed'
   const parameters: Obj[] = []
   if (namespaced) parameters.push(NAMESPACE)
@@ -89,8 +94,16 @@ function operationOf(doc: AnyRouteDoc, form: RouteForm): Obj {
     tags: [doc.tag],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(doc.body ? { requestBody: requestBody(doc.body) } : {}),
-    responses: { ...successes(doc), ...errorResponses(namespaced ? [...doc.errors, 'INVALID_FIELD'] : doc.errors) },
+    responses: { ...successes(doc), ...errorResponses([...doc.errors, ...(namespaced ? ['INVALID_FIELD' as const] : []), ...accessErrors(doc, method)]) },
   }
+}
+
+/**
+ * What the API's access rules add to a route (node/api/access.ts, media-type.ts): anything but a read is refused to
+ * pages of other origins, and a JSON body must come as JSON.
+ */
+function accessErrors(doc: AnyRouteDoc, method: DocumentedRoute['method']): ErrorCode[] {
+  return [...(method === 'GET' ? [] : ['FORBIDDEN' as const]), ...(doc.body?.json !== undefined ? ['UNSUPPORTED_MEDIA_TYPE' as const] : [])]
 }
 
 function param(name: string, where: 'path' | 'query', p: ParamDoc): Obj {

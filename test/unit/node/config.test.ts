@@ -51,7 +51,20 @@ describe('member node config', () => {
     expect(loadNodeConfig(write({ ...good, admin: false })).admin).to.equal(false)
   })
 
+  it('answers only loopback names and its own pages unless the file names more hosts and origins', () => {
+    expect(loadNodeConfig(write(good)).api).to.deep.equal({ host: '127.0.0.1', port: 5000, allowedHosts: [], allowedOrigins: [] })
+    const api = { port: 5000, allowedHosts: ['Parley.Example', 'api.example:8443', '[FD00::1]'], allowedOrigins: ['https://App.example:443', 'http://ui.example:3000/'] }
+    expect(loadNodeConfig(write({ ...good, api })).api).to.deep.include({
+      allowedHosts: ['parley.example', 'api.example:8443', '[fd00::1]'],
+      allowedOrigins: ['https://app.example', 'http://ui.example:3000'],
+    })
+  })
+
   const bad: [string, unknown, RegExp][] = [
+    ['allowed hosts that are not a list', { ...good, api: { port: 5000, allowedHosts: 'parley.example' } }, /api.allowedHosts must be a list of non-empty strings/],
+    ['an allowed host that is a URL', { ...good, api: { port: 5000, allowedHosts: ['https://parley.example'] } }, /api.allowedHosts\[0\] must be a host name, optionally with :port/],
+    ['an allowed origin with a path', { ...good, api: { port: 5000, allowedOrigins: ['https://app.example/ui'] } }, /api.allowedOrigins\[0\] must be an origin such as https:\/\/app.example:8443/],
+    ['an allowed origin that is not http', { ...good, api: { port: 5000, allowedOrigins: ['file:///x'] } }, /api.allowedOrigins\[0\] must be an origin/],
     ['a bad org name', { ...good, org: 'org 0' }, /org "org 0"/],
     ['a contract that is not an address', { ...good, chain: { ...good.chain, contract: '0x12' } }, /chain.contract is not an address/],
     ['a URL that is not one', { ...good, ipfs: { ...good.ipfs, api: 'nope' } }, /ipfs.api is not a URL/],

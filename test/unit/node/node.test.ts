@@ -41,7 +41,7 @@ describe('node start-up phases', function () {
       signingKey: `0x${'11'.repeat(32)}`,
       chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
       ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
-      api: { host: '127.0.0.1', port: await freePort() },
+      api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
       p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
       dataDir: join(root, name),
       batch: {},

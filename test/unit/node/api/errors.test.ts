@@ -149,14 +149,14 @@ describe('api server: what the HTTP parser refuses', () => {
   }
 
   it('oversize headers are a 431 with the JSON error body', async () => {
-    const answer = await raw(`GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
+    const answer = await raw(`GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`)
     expect(answer).to.match(/^HTTP\/1\.1 431 /)
     expect(answer).to.match(/content-type: application\/json/i)
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.match(/^PAYLOAD_TOO_LARGE: .*\(limits\.headerBytes\)$/)
   })
 
   it('an upgrade other than WebSocket (curl --http2 offers h2c) is served as a plain request', async () => {
-    const answer = await raw('GET /api/v1/nowhere HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n')
+    const answer = await raw(`GET /api/v1/nowhere HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n`)
     expect(answer).to.match(/^HTTP\/1\.1 404 /)
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.match(/^NOT_FOUND: no route for GET/)
   })
@@ -164,7 +164,7 @@ describe('api server: what the HTTP parser refuses', () => {
   it('a WebSocket upgrade where none is served is a JSON 404, and the socket is closed by the server', async () => {
     const answer = await new Promise<string>((resolve, reject) => {
       // The client never closes its side: the server must.
-      const socket = connect(port, '127.0.0.1', () => socket.write('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'))
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`))
       const chunks: Buffer[] = []
       socket.on('data', (c: Buffer) => chunks.push(c))
       socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')))

@@ -74,7 +74,7 @@ describe('request limits', () => {
     const s = connect(port, '127.0.0.1')
     sockets.push(s)
     await new Promise((r) => s.once('connect', r))
-    s.write(`POST ${DATA} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${'{"value":"'.padEnd(sent, 'a')}`)
+    s.write(`POST ${DATA} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${'{"value":"'.padEnd(sent, 'a')}`)
     // Let the server take the body's share of the budget before the test goes on.
     await new Promise((r) => setTimeout(r, 50))
     return s
@@ -130,7 +130,7 @@ describe('request limits', () => {
     const s = connect(port, '127.0.0.1')
     sockets.push(s)
     await new Promise((r) => s.once('connect', r))
-    s.end(`POST ${DATA} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+    s.end(`POST ${DATA} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
     const deadline = Date.now() + 5000
     while (holding === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
     s.destroy()

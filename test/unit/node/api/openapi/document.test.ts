@@ -36,7 +36,7 @@ describe('api: the OpenAPI description of the served routes', () => {
   before(async () => {
     port = await freePort()
     const services = { config: { limits: DEFAULT_REQUEST_LIMITS, admin: true } } as unknown as NodeServices
-    api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
+    api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l), adminToken: 'a'.repeat(64) })
     const r = await localCall(port, 'GET', '/api/openapi.json')
     expect(r.status, r.text).to.equal(200)
     text = r.text

@@ -12,6 +12,7 @@ import { freePort } from '../../../../../network/process.js'
 
 const PENDING = newId<BatchId>()
 const SENT = newId<BatchId>()
+const TOKEN = 'f'.repeat(64)
 
 /** The admin routes over real HTTP through the real server, with the real controls over stand-in lookups. */
 describe('admin API', () => {
@@ -34,7 +35,7 @@ describe('admin API', () => {
     })
     const port = await freePort()
     const services = { config: { limits: DEFAULT_REQUEST_LIMITS, ...(admin === undefined ? {} : { admin }) }, controls } as unknown as NodeServices
-    servers.push(await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) }))
+    servers.push(await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l), adminToken: TOKEN }))
     return { port, gate, chain, ipfs }
   }
 
@@ -43,7 +44,7 @@ describe('admin API', () => {
     expect(logs, 'nothing here is a server error').to.deep.equal([])
   })
 
-  const call = localCall
+  const call = (port: number, method: string, path: string, body?: unknown) => localCall(port, method, path, body, { authorization: `Bearer ${TOKEN}` })
 
   const ROUTES: [string, string][] = [
     ['GET', '/admin/v1/controls'],
@@ -76,6 +77,17 @@ describe('admin API', () => {
     before(async () => ({ port, chain, ipfs, gate } = await serve(true)))
 
     const post = (path: string, body?: unknown) => call(port, 'POST', `/admin/v1${path}`, body === undefined ? undefined : JSON.stringify(body))
+
+    it('refuses every control without the admin token, or with another, 401 before reading anything', async () => {
+      for (const authorization of [undefined, `Bearer ${'e'.repeat(64)}`, TOKEN, `Basic ${TOKEN}`, 'Bearer ']) {
+        for (const [method, path] of ROUTES) {
+          const r = await localCall(port, method, path, method === 'POST' ? '{"to":"org1"}' : undefined, authorization === undefined ? {} : { authorization })
+          expect(r.status, `${method} ${path} with ${authorization}`).to.equal(401)
+          expect((r.json as { error: string }).error).to.match(/^UNAUTHORIZED: .*Authorization: Bearer <token>.*admin-token/)
+        }
+      }
+      expect([chain.held, ipfs.held, gate.view().held.length]).to.deep.equal([false, false, 0])
+    })
 
     it('GET controls answers the controls in force, in the contract\'s shape', async () => {
       const r = await call(port, 'GET', '/admin/v1/controls')
