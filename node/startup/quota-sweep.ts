@@ -9,11 +9,12 @@ export type Sweep = () => Promise<number>
  * time: a pass still running when the next is due is not doubled. A failing pass is a log line, and the next one tries
  * again. Stopping waits for a pass under way.
  */
-export function quotaSweep(sweeps: readonly Sweep[], intervalMs: number, log: (line: string) => void): Component {
+export function quotaSweep(sweeps: readonly Sweep[], intervalMs: number, log: (line: string) => void): Component & { pass(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> | undefined
-  const pass = (): void => {
-    if (running) return
+  /** A pass now, or the one under way. */
+  const pass = (): Promise<void> => {
+    if (running) return running
     running = (async () => {
       for (const sweep of sweeps) {
         try {
@@ -23,11 +24,13 @@ export function quotaSweep(sweeps: readonly Sweep[], intervalMs: number, log: (l
         }
       }
     })().finally(() => (running = undefined))
+    return running
   }
   return {
     name: 'quota sweep',
+    pass,
     start: () => {
-      timer = setInterval(pass, intervalMs)
+      timer = setInterval(() => void pass(), intervalMs)
       timer.unref()
     },
     stop: async () => {
