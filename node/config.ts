@@ -42,6 +42,8 @@ export interface NodeConfig {
    * (node/db/fresh-template.ts). Given on the command line by the network (a file of its build); none otherwise.
    */
   dbTemplate?: string
+  /** What a peer org may make this member store or hold (config `quotas`); see PeerQuotas below. */
+  quotas: PeerQuotas
 }
 
 /** Where the member's REST API listens, and whom it answers (node/api/access.ts). */
@@ -76,6 +78,7 @@ export interface NodeConfigFile {
   limits?: Partial<RequestLimits>
   admin?: boolean
   uiDir?: string
+  quotas?: Partial<PeerQuotas>
 }
 
 export class ConfigError extends Error {
@@ -165,6 +168,7 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     limits: parseRequestLimits(c.limits, fail),
     admin: c.admin === undefined || c.admin === null ? false : typeof c.admin === 'boolean' ? c.admin : fail('admin must be true or false'),
     ...(c.uiDir === undefined || c.uiDir === null ? {} : { uiDir: at(str(c.uiDir, 'uiDir')) }),
+    quotas: parsePeerQuotas(c.quotas, fail),
   }
 }
 
@@ -245,4 +249,66 @@ const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: numb
   idempotencyKeyChars: { value: 4096, why: 'a key is stored and compared with every message that has one' },
   inFlightBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
   bodyIdleMs: { value: 3_600_000, why: 'an idle body holds its share of the in-flight budget' },
+}
+
+const GiB = 1024 * 1024 * 1024
+const HOUR_MS = 3_600_000
+
+/**
+ * Quotas on what other members' nodes may make this member store or hold, per member (config `quotas`; restart the
+ * member to apply). A peer over one is answered with an error naming the knob (`quotas.<name>`), and the refusal is
+ * logged under the same name. docs/operations.md lists them with what the peer sees.
+ */
+export interface PeerQuotas {
+  /** Bytes of blobs received from one org's nodes that no stored data item refers to; past it a blob is refused 507. */
+  unreferencedBlobBytesPerOrg: number
+  /** How long such a blob is kept (ms); then it is deleted, by the periodic sweep or the next start's. */
+  unreferencedBlobMs: number
+  /** Requests one org may have in flight here at once, over all its nodes; past it 429. */
+  inFlightRequestsPerOrg: number
+  /** Bytes of batch bodies one org may have held here at once (read into memory), over all its nodes; past it 429. */
+  inFlightBatchBytesPerOrg: number
+  /** How long a private batch received but never pinned is kept (ms); then it goes, with its pending messages and data. */
+  unpinnedBatchMs: number
+  /** Open p2p connections from one client certificate; past it the connection's requests get 429 and it closes. */
+  connectionsPerCertificate: number
+  /** Open p2p connections from the registered nodes of one org together; the same refusal. */
+  connectionsPerOrg: number
+  /** Open p2p connections from certificates no node registered (each answered 401), all of them together. */
+  unregisteredConnections: number
+  /** Open p2p connections in all, handshakes included; past it a new connection is dropped at once. */
+  connections: number
+  /** Refusal log lines of the p2p endpoint per minute, over all peers and certificates; the rest are counted in one line. */
+  refusalLinesPerMinute: number
+  /** How often the periodic sweep looks for expired blobs and batches (ms). */
+  sweepIntervalMs: number
+}
+
+export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
+  unreferencedBlobBytesPerOrg: GiB,
+  unreferencedBlobMs: 24 * HOUR_MS,
+  inFlightRequestsPerOrg: 32,
+  inFlightBatchBytesPerOrg: 2 * MAX_BATCH_PAYLOAD_BYTES,
+  unpinnedBatchMs: 24 * HOUR_MS,
+  connectionsPerCertificate: 32,
+  connectionsPerOrg: 64,
+  unregisteredConnections: 32,
+  connections: 1024,
+  refusalLinesPerMinute: 20,
+  sweepIntervalMs: 10 * 60_000,
+}
+
+function parsePeerQuotas(v: unknown, fail: (problem: string) => never): PeerQuotas {
+  if (v === undefined || v === null) return { ...DEFAULT_PEER_QUOTAS }
+  if (typeof v !== 'object' || Array.isArray(v)) return fail('quotas must be an object')
+  const out: PeerQuotas = { ...DEFAULT_PEER_QUOTAS }
+  for (const [k, value] of Object.entries(v as Record<string, unknown>)) {
+    if (!Object.hasOwn(DEFAULT_PEER_QUOTAS, k)) fail(`quotas.${k} is not a quota; known: ${Object.keys(DEFAULT_PEER_QUOTAS).join(', ')}`)
+    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`quotas.${k} must be a whole number of at least 1`)
+    out[k as keyof PeerQuotas] = value as number
+  }
+  // A batch of the network's largest size must fit, or a peer's honest batch could never be taken.
+  if (out.inFlightBatchBytesPerOrg < MAX_BATCH_PAYLOAD_BYTES) fail(`quotas.inFlightBatchBytesPerOrg (${out.inFlightBatchBytesPerOrg}) must be at least ${MAX_BATCH_PAYLOAD_BYTES}, the largest batch a member may send`)
+  if (out.connectionsPerOrg < out.connectionsPerCertificate) fail(`quotas.connectionsPerOrg (${out.connectionsPerOrg}) must be at least quotas.connectionsPerCertificate (${out.connectionsPerCertificate})`)
+  return out
 }

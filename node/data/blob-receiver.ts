@@ -5,11 +5,14 @@ import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobHandler, BlobRef, Peer } from '../exchange/index.js'
 import type { BlobStore } from './blob-store.js'
+import type { UnreferencedBlobs } from './unreferenced-blobs.js'
 
 export interface BlobReceiverDeps {
   db: Database
   blobs: BlobsRepo
   blobStore: BlobStore
+  /** The sending org's quota of blobs no message refers to: a blob over it is refused before its body is asked for. */
+  quota: UnreferencedBlobs
   /** Whether `node` (a node DID) is a registered member node here: the exchange authenticated the certificate. */
   registered: (node: string) => boolean
   /** A blob was stored: messages waiting for it may now be decided (the aggregator's `blobSettled`). */
@@ -23,7 +26,8 @@ export interface BlobReceiverDeps {
  * be exactly the announced hash and size (`expect`): anything else is refused `BAD_PEER_DATA` and nothing of it is
  * kept. The blob is recorded as held in the same step, durably, before the exchange answers 204, and the aggregator
  * is woken (a private message waits while its blob is not held). At least once: a blob already held is read through
- * (the exchange checks it still) and resolves without being written again.
+ * (the exchange checks it still) and resolves without being written again. A blob that would take its org past its
+ * quota of blobs no message refers to is refused STORAGE_FULL before its body is read (the sender tries again later).
  */
 export class BlobReceiver {
   constructor(private readonly deps: BlobReceiverDeps) {}
@@ -37,8 +41,17 @@ export class BlobReceiver {
       return
     }
     if (db.diskFull) throw new ParleyError('UNAVAILABLE', 'this node cannot take writes now (its disk is full); try again later')
-    const stored = await blobStore.write(content, { expect: { hash: blob.hash, size: blob.size } })
-    await db.transaction((tx) => blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() }))
-    this.deps.stored(stored.hash)
+    const share = this.deps.quota.reserve(from.org, blob.size)
+    try {
+      const stored = await blobStore.write(content, { expect: { hash: blob.hash, size: blob.size } })
+      await db.transaction((tx) => {
+        blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
+        share.record(tx, stored.hash)
+      })
+      share.stored()
+      this.deps.stored(stored.hash)
+    } finally {
+      share.release()
+    }
   }
 }

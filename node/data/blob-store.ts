@@ -7,7 +7,6 @@ import type { Hash } from '../core/ids.js'
 import { ParleyError } from '../core/errors.js'
 import { fsyncDir } from '../core/atomic-file.js'
 
-
 export interface StoredBlob {
   hash: Hash
   size: number
@@ -21,22 +20,36 @@ export interface BlobWriteOptions {
 }
 
 /**
+ * How long after a write put a blob in place its file is not removed by `removeDiscarded`: the writer records the blob
+ * as held only after the write (an upload first reads the rest of its form and checks its value), and a removal
+ * decided before that record must not take the file the record will name.
+ */
+export const LANDING_GRACE_MS = 10 * 60_000
+
+/**
  * The node's private blob store: files named by the sha256 of their content, written through a temporary file
  * that is hashed as it streams in, fsynced, then renamed into place and the folder fsynced. A blob is therefore
  * either whole and durable under its hash or absent; memory use is one chunk whatever the size.
  */
 export class BlobStore {
+  /** When a write last put each blob in place (epoch ms), kept for `LANDING_GRACE_MS`. */
+  private readonly landed = new Map<Hash, number>()
+  /** Blobs whose record was deleted while the node runs: their files go at the next `removeDiscarded`. */
+  private readonly discarded = new Set<Hash>()
+
   private constructor(
     private readonly dir: string,
     private readonly tmpDir: string,
+    private readonly now: () => number,
   ) {}
 
-  static async open(dir: string): Promise<BlobStore> {
+  /** `now`: the clock of `LANDING_GRACE_MS` (a test's own). */
+  static async open(dir: string, opts: { now?: () => number } = {}): Promise<BlobStore> {
     const tmpDir = join(dir, 'tmp')
     await mkdir(tmpDir, { recursive: true })
     // Leftovers of writes a crash interrupted: never referenced, since a blob is used only after its rename.
     for (const f of await readdir(tmpDir)) await rm(join(tmpDir, f), { force: true })
-    return new BlobStore(dir, tmpDir)
+    return new BlobStore(dir, tmpDir, opts.now ?? Date.now)
   }
 
   async write(source: AsyncIterable<Uint8Array>, opts: BlobWriteOptions = {}): Promise<StoredBlob> {
@@ -67,6 +80,7 @@ export class BlobStore {
       // Same content, same name: if the blob is already here the rename replaces it with identical bytes.
       await rename(tmp, this.path(hash))
       renamed = true
+      this.landed.set(hash, this.now())
       await fsyncDir(this.dir)
       return { hash, size }
     } catch (err) {
@@ -93,6 +107,34 @@ export class BlobStore {
     for (const f of await readdir(this.dir)) {
       if (!/^[0-9a-f]{64}$/.test(f) || held(f as Hash)) continue
       await rm(join(this.dir, f), { force: true })
+      removed++
+    }
+    if (removed > 0) await fsyncDir(this.dir)
+    return removed
+  }
+
+  /** The blob's record is gone (expired, its batch deleted): its file is removed by the next `removeDiscarded`. */
+  discard(hash: Hash): void {
+    this.discarded.add(hash)
+  }
+
+  /**
+   * Removes the files of discarded blobs that are still not held and that no write put in place within
+   * `LANDING_GRACE_MS`; those are kept for a later call (and the next start's sweep removes whatever is left). Safe
+   * while writes are in flight. Answers how many files were removed.
+   */
+  async removeDiscarded(held: (hash: Hash) => boolean): Promise<number> {
+    const at = this.now()
+    for (const [hash, when] of this.landed) if (at - when >= LANDING_GRACE_MS) this.landed.delete(hash)
+    let removed = 0
+    for (const hash of [...this.discarded]) {
+      if (held(hash)) {
+        this.discarded.delete(hash)
+        continue
+      }
+      if (this.landed.has(hash)) continue
+      this.discarded.delete(hash)
+      await rm(this.path(hash), { force: true })
       removed++
     }
     if (removed > 0) await fsyncDir(this.dir)

@@ -6,10 +6,12 @@ import { MAX_BATCH_PAYLOAD_BYTES, type BatchPayload } from '../model/index.js'
 import { attempt, ContentFailure, type Target } from './client.js'
 import { startP2pServer, type P2pServer } from './p2p-server.js'
 import { DEFAULT_RETRY, withRetries } from './retry.js'
+import { PeerUsage } from './peer-usage.js'
+import { RefusalLog } from './refusal-log.js'
 import { BATCHES_PATH, BLOB_SIZE_HEADER, BLOBS_PREFIX, exchangeRoutes } from './routes.js'
 import {
+  DEFAULT_EXCHANGE_QUOTAS,
   DEFAULT_IDLE_TIMEOUT_MS,
-  DEFAULT_MAX_REQUESTS_PER_PEER,
   MAX_SOCKETS_PER_PEER,
   BATCH_TIME_LIMIT_MS,
   type BatchHandler,
@@ -66,6 +68,9 @@ class HttpsExchange implements Exchange {
     if (!this.batchHandler || !this.blobHandler) throw new ParleyError('INTERNAL', `the exchange starts only once it has its ${this.batchHandler ? 'blob' : 'batch'} handler`)
     this.started = true
     const { batchHandler, blobHandler } = this
+    const q = { ...DEFAULT_EXCHANGE_QUOTAS, ...this.opts.quotas }
+    // One bound on refusal lines for the endpoint and the routes: a flood of either is one count a minute.
+    const refusals = new RefusalLog({ perMinute: q.refusalLinesPerMinute, log: this.opts.log })
     try {
       this.server = await startP2pServer({
         host: this.opts.host,
@@ -74,6 +79,9 @@ class HttpsExchange implements Exchange {
         key: this.opts.key,
         unknownCertificates: 'http',
         log: this.opts.log,
+        refusals,
+        connections: { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections },
+        orgOf: (fingerprint) => this.peers.get(fingerprint)?.org,
         idleTimeoutMs: this.idleMs,
         handler: exchangeRoutes({
           peerOf: (fingerprint) => this.peers.get(fingerprint),
@@ -81,7 +89,8 @@ class HttpsExchange implements Exchange {
           blobHandler: () => blobHandler,
           parseBatch: (text) => this.opts.codec.parse(text),
           maxBatchBytes: this.opts.maxBatchBytes ?? MAX_BATCH_PAYLOAD_BYTES,
-          maxRequestsPerPeer: this.opts.maxRequestsPerPeer ?? DEFAULT_MAX_REQUESTS_PER_PEER,
+          usage: new PeerUsage({ requestsPerOrg: q.inFlightRequestsPerOrg, batchBytesPerOrg: q.inFlightBatchBytesPerOrg }),
+          refusals,
           batchBodyMs: BATCH_TIME_LIMIT_MS,
           log: this.opts.log,
         }),

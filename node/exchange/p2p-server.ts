@@ -4,6 +4,9 @@ import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { errorMessage } from '../core/errors.js'
 import { closeServer, listen } from '../core/listen.js'
+import { ConnectionCaps, type ConnectionLimits } from './connection-caps.js'
+import { RefusalLog } from './refusal-log.js'
+import { DEFAULT_EXCHANGE_QUOTAS } from './types.js'
 
 export interface P2pServer {
   url: string
@@ -52,10 +55,16 @@ export interface P2pServerOptions {
    */
   unknownCertificates?: 'tls' | 'http'
   /**
-   * A line per refused client (401), at most one a minute per certificate (a stranger can connect as often as it
-   * likes: it must not be able to flood the log), and one per unparsable certificate handed to `trust`.
+   * A line per refused client (401, or a connection over a cap), at most one a minute per certificate and
+   * `refusalLinesPerMinute` in all (`refusals`), and one per unparsable certificate handed to `trust`.
    */
   log?: (line: string) => void
+  /** Where refusal lines go, bounded per minute; shared with the handler's. Default: `log`, bounded by the default quota. */
+  refusals?: RefusalLog
+  /** Caps on open connections: per certificate, per org, for unregistered certificates, and in all (default: the quotas'). */
+  connections?: ConnectionLimits & { total: number }
+  /** The org of the registered node whose certificate has this fingerprint (else the certificate's subject O). */
+  orgOf?: (fingerprint: string) => string | undefined
   /**
    * A socket with no traffic for this long is dropped (a stalled peer cannot pin it; default 60 s). A handler that
    * takes longer than this after the body ended loses its answer: the client sees the connection drop.
@@ -80,7 +89,10 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const unparsable = new Set<string>()
   /** The fingerprint of each trusted certificate, by its PEM: parsed once, not at every change of the peers. */
   const fingerprints = new Map<string, string>()
-  const refusals = new RefusalLog(60_000)
+  const q = DEFAULT_EXCHANGE_QUOTAS
+  const refusals = opts.refusals ?? new RefusalLog({ perMinute: q.refusalLinesPerMinute, log })
+  const limits = opts.connections ?? { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections }
+  const caps = new ConnectionCaps(limits, { registered: (fingerprint) => registered.has(fingerprint), ...(opts.orgOf ? { orgOf: opts.orgOf } : {}) })
   let stopping = false
   const active = new Set<ServerResponse>()
   let idle: (() => void) | undefined
@@ -102,11 +114,18 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
           ? `the client certificate does not verify: ${String(socket.authorizationError)}`
           : undefined
     const org = typeof peerCert?.subject?.O === 'string' ? peerCert.subject.O : undefined
+    const who = fingerprint ? `certificate ${subjectLine(peerCert.subject)} sha256 ${fingerprint}` : 'a client without a certificate'
+    // Over a cap first: a stranger then hears which cap, and its connection closes.
+    const capped = caps.refusalOf(socket)
+    if (capped) {
+      refusals.refused(`p2p: refused ${req.method} ${req.url} from ${who} at ${socket.remoteAddress}: ${capped}`, `capped ${fingerprint}`)
+      res.setHeader('connection', 'close')
+      refuse(req, res, 429, capped)
+      return
+    }
     if (refusal || !org) {
       const reason = refusal ?? 'client certificate names no organization'
-      const who = fingerprint ? `certificate ${subjectLine(peerCert.subject)} sha256 ${fingerprint}` : 'a client without a certificate'
-      const repeats = refusals.count(fingerprint ?? `no certificate from ${socket.remoteAddress}`)
-      if (repeats !== undefined) log(`p2p: refused ${req.method} ${req.url} from ${who} at ${socket.remoteAddress}: ${reason}${repeats ? ` (and ${repeats} times before in the last minute)` : ''}`)
+      refusals.refused(`p2p: refused ${req.method} ${req.url} from ${who} at ${socket.remoteAddress}: ${reason}`, fingerprint ?? `no certificate from ${socket.remoteAddress}`)
       refuse(req, res, 401, `UNAUTHORIZED: ${reason}`)
       return
     }
@@ -142,6 +161,9 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   // With a listener, Node no longer sends `100 Continue` on its own: the handler sends it when it wants the body.
   server.on('checkContinue', onRequest)
   server.setTimeout(opts.idleTimeoutMs ?? 60_000)
+  server.maxConnections = limits.total
+  server.on('drop', (data?: { remoteAddress?: string }) => refusals.refused(`p2p: dropped a connection from ${data?.remoteAddress ?? 'an unknown address'}: ${limits.total} are open already (quotas.connections)`, 'dropped'))
+  server.on('secureConnection', (socket: TLSSocket) => caps.identified(socket))
   await listen(server, opts.port, opts.host)
 
   return {
@@ -173,7 +195,10 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       ca = next
       server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
     },
-    close: () => closeServer(server),
+    close: () => {
+      refusals.close()
+      return closeServer(server)
+    },
     async drain(graceMs) {
       stopping = true
       const closed = new Promise<void>((res) => server.close(() => res()))
@@ -189,6 +214,7 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       }
       server.closeAllConnections()
       await closed
+      refusals.close()
     },
   }
 }
@@ -220,24 +246,4 @@ function subjectLine(subject: Partial<Record<string, string | string[]>> | undef
   return Object.entries(subject)
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`)
     .join(', ')
-}
-
-/** Which refusals to log: the first for a key, then the next after `windowMs`, saying how many went unlogged. */
-class RefusalLog {
-  private readonly seen = new Map<string, { since: number; unlogged: number }>()
-
-  constructor(private readonly windowMs: number) {}
-
-  /** undefined: do not log; a number: log, with this many refusals of the key left unlogged since the last line. */
-  count(key: string): number | undefined {
-    const now = Date.now()
-    const entry = this.seen.get(key)
-    if (entry && now - entry.since < this.windowMs) {
-      entry.unlogged++
-      return undefined
-    }
-    if (this.seen.size >= 10_000) this.seen.clear()
-    this.seen.set(key, { since: now, unlogged: 0 })
-    return entry?.unlogged ?? 0
-  }
 }

@@ -8,6 +8,8 @@ import { ParleyError, errorMessage, isParleyError } from '../core/errors.js'
 import type { Hash } from '../core/ids.js'
 import type { BatchPayload } from '../model/index.js'
 import { bodyPending, refuse, type P2pHandler } from './p2p-server.js'
+import type { InFlightTicket, PeerUsage } from './peer-usage.js'
+import type { RefusalLog } from './refusal-log.js'
 import type { BatchHandler, BlobHandler, BlobRef, Peer } from './types.js'
 
 export const BATCHES_PATH = '/api/v1/batches'
@@ -22,19 +24,20 @@ export interface RouteDeps {
   blobHandler(): BlobHandler
   parseBatch(text: string): BatchPayload
   maxBatchBytes: number
-  /** Requests one peer may have in flight at once; past it, 429. */
-  maxRequestsPerPeer: number
+  /** What each peer org has in flight: past its share of requests or batch bytes, 429. */
+  usage: PeerUsage
+  /** Where refusal lines go (bounded per minute); other lines go to `log`. */
+  refusals: RefusalLog
   /** How long a batch body may take to arrive, from its first byte to its last. */
   batchBodyMs: number
   log(line: string): void
 }
 
 export function exchangeRoutes(deps: RouteDeps): P2pHandler {
-  const inFlight = new Map<string, number>()
   return (req, res, client) => {
     const peer = deps.peerOf(client.fingerprint)
     if (!peer) {
-      deps.log(`exchange: refused ${req.method} ${req.url} from org ${client.org} (certificate sha256 ${client.fingerprint}): the certificate is not that of a trusted peer node`)
+      deps.refusals.refused(`exchange: refused ${req.method} ${req.url} from org ${client.org} (certificate sha256 ${client.fingerprint}): the certificate is not that of a trusted peer node`, client.fingerprint)
       refuse(req, res, 401, 'UNAUTHORIZED: the client certificate is not that of a trusted peer node')
       return
     }
@@ -42,7 +45,7 @@ export function exchangeRoutes(deps: RouteDeps): P2pHandler {
     let route: (() => Promise<void>) | undefined
     if (path === BATCHES_PATH) {
       if (req.method !== 'POST') return notAllowed(req, res, 'POST')
-      route = () => receiveBatch(deps, peer, req, res)
+      route = () => receiveBatch(deps, peer, ticket as InFlightTicket, req, res)
     } else if (path.startsWith(BLOBS_PREFIX)) {
       if (req.method !== 'PUT') return notAllowed(req, res, 'PUT')
       route = () => receiveBlob(deps, peer, path.slice(BLOBS_PREFIX.length), req, res)
@@ -50,17 +53,13 @@ export function exchangeRoutes(deps: RouteDeps): P2pHandler {
       refuse(req, res, 404, `NOT_FOUND: no route for ${req.method} ${path}`)
       return
     }
-    const count = inFlight.get(client.fingerprint) ?? 0
-    if (count >= deps.maxRequestsPerPeer) {
-      refuse(req, res, 429, `TOO_MANY_REQUESTS: ${peer.node} already has ${count} requests in flight here, at most ${deps.maxRequestsPerPeer}`)
+    const ticket = deps.usage.admit(peer.org, peer.node)
+    if (typeof ticket === 'string') {
+      deps.refusals.refused(`exchange: refused ${req.method} ${path} from ${peer.node} (${peer.org}): ${ticket}`)
+      refuse(req, res, 429, ticket)
       return
     }
-    inFlight.set(client.fingerprint, count + 1)
-    res.once('close', () => {
-      const left = (inFlight.get(client.fingerprint) ?? 1) - 1
-      if (left > 0) inFlight.set(client.fingerprint, left)
-      else inFlight.delete(client.fingerprint)
-    })
+    res.once('close', () => ticket.release())
     route().catch((err) => {
       // The routes answer their own failures; this is a bug in them, kept from the process.
       deps.log(`exchange: ${req.method} ${path} from ${peer.node} failed: ${errorMessage(err)}`)
@@ -74,24 +73,27 @@ function notAllowed(req: IncomingMessage, res: ServerResponse, allowed: string):
   refuse(req, res, 405, `METHOD_NOT_ALLOWED: ${req.method} ${req.url}; use ${allowed}`)
 }
 
-async function receiveBatch(deps: RouteDeps, peer: Peer, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function receiveBatch(deps: RouteDeps, peer: Peer, ticket: InFlightTicket, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const from = `${peer.node} (${peer.org})`
   const refused = (status: number, err: ParleyError | string, batch = 'a batch'): void => {
     const error = typeof err === 'string' ? err : `${err.code}: ${err.message}`
-    deps.log(`exchange: refused ${batch} from ${from}: ${error}`)
+    deps.refusals.refused(`exchange: refused ${batch} from ${from}: ${error}`)
     refuse(req, res, status, error)
   }
   const type = String(req.headers['content-type'] ?? '')
   if (!/^application\/json\s*(;|$)/i.test(type)) return refused(415, `UNSUPPORTED_MEDIA_TYPE: a batch is sent as application/json, not ${type || 'without a content type'}`)
   const announced = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length'])
   if (announced !== undefined && announced > deps.maxBatchBytes) return refused(413, `PAYLOAD_TOO_LARGE: the batch is ${announced} bytes; at most ${deps.maxBatchBytes} are accepted`)
+  const over = announced === undefined ? undefined : ticket.refusal(announced)
+  if (over) return refused(429, over)
   if (req.headers.expect !== undefined) res.writeContinue()
 
   let text: string
   try {
-    text = await readText(req, deps.maxBatchBytes, deps.batchBodyMs)
+    text = await readText(req, deps.maxBatchBytes, deps.batchBodyMs, (n) => ticket.take(n))
   } catch (err) {
     if (isParleyError(err, 'PAYLOAD_TOO_LARGE')) return refused(413, err)
+    if (isParleyError(err, 'TOO_MANY_REQUESTS')) return refused(429, err)
     if (isParleyError(err, 'BAD_PEER_DATA')) return refused(400, err)
     // The peer hung up or stalled: nobody hears an answer, and it sends again.
     deps.log(`exchange: a batch from ${from} did not arrive whole: ${errorMessage(err)}`)
@@ -116,7 +118,7 @@ async function receiveBatch(deps: RouteDeps, peer: Peer, req: IncomingMessage, r
 async function receiveBlob(deps: RouteDeps, peer: Peer, hashText: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const from = `${peer.node} (${peer.org})`
   const refused = (status: number, error: string, what = `blob ${hashText.slice(0, 80)}`): void => {
-    deps.log(`exchange: refused ${what} from ${from}: ${error}`)
+    deps.refusals.refused(`exchange: refused ${what} from ${from}: ${error}`)
     refuse(req, res, status, error)
   }
   if (!/^[0-9a-f]{64}$/.test(hashText)) return refused(400, 'BAD_PEER_DATA: the blob path must end in its sha256, 64 lowercase hex characters')
@@ -126,9 +128,10 @@ async function receiveBlob(deps: RouteDeps, peer: Peer, hashText: string, req: I
   const length = req.headers['content-length']
   if (length !== undefined && Number(length) !== size) return refused(400, `BAD_PEER_DATA: content-length ${length} contradicts ${BLOB_SIZE_HEADER} ${size}`)
   const blob: BlobRef = { hash: hashText as Hash, size }
-  if (req.headers.expect !== undefined) res.writeContinue()
-
-  const body = new VerifiedBody(req, blob, from)
+  // Asked for once the handler reads it: a blob its handler refuses from the announcement (a quota) is never sent.
+  const body = new VerifiedBody(req, blob, from, () => {
+    if (req.headers.expect !== undefined) res.writeContinue()
+  })
   let failure: unknown
   try {
     await deps.blobHandler()(peer, blob, body)
@@ -150,15 +153,20 @@ async function receiveBlob(deps: RouteDeps, peer: Peer, hashText: string, req: I
   res.writeHead(204).end()
 }
 
-/** The answer for a handler's rejection: 400 for bad peer data, 503 for not now, 500 for anything else. */
+/** The answer for a handler's rejection: 400 for bad peer data, 503 for not now, 507 and 429 for quotas, else 500. */
 function answerFor(err: unknown): [number, string] {
   if (isParleyError(err, 'BAD_PEER_DATA')) return [400, `BAD_PEER_DATA: ${err.message}`]
   if (isParleyError(err, 'UNAVAILABLE')) return [503, `UNAVAILABLE: ${err.message}`]
+  if (isParleyError(err, 'STORAGE_FULL')) return [507, `STORAGE_FULL: ${err.message}`]
+  if (isParleyError(err, 'TOO_MANY_REQUESTS')) return [429, `TOO_MANY_REQUESTS: ${err.message}`]
   return [500, `INTERNAL: ${errorMessage(err)}`]
 }
 
-/** The request body as UTF-8 text, refused past `max` bytes or when it is not UTF-8; rejects if it stalls or breaks off. */
-async function readText(req: IncomingMessage, max: number, deadlineMs: number): Promise<string> {
+/**
+ * The request body as UTF-8 text, refused past `max` bytes or when it is not UTF-8; rejects if it stalls or breaks off.
+ * `take` holds each chunk's bytes as it arrives (it throws when the sender's share is spent).
+ */
+async function readText(req: IncomingMessage, max: number, deadlineMs: number, take: (bytes: number) => void): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   const timer = setTimeout(() => req.destroy(new Error(`the body took longer than ${deadlineMs} ms`)), deadlineMs)
@@ -166,6 +174,7 @@ async function readText(req: IncomingMessage, max: number, deadlineMs: number): 
     for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       size += chunk.length
       if (size > max) throw new ParleyError('PAYLOAD_TOO_LARGE', `the batch is over ${max} bytes, the most accepted`)
+      take(chunk.length)
       chunks.push(chunk)
     }
   } finally {
@@ -193,11 +202,13 @@ class VerifiedBody implements AsyncIterable<Uint8Array> {
     private readonly req: IncomingMessage,
     private readonly blob: BlobRef,
     private readonly from: string,
+    private readonly reading: () => void,
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
     if (this.started) throw new ParleyError('INTERNAL', 'a received blob can be read only once')
     this.started = true
+    this.reading()
     const { size, hash } = this.blob
     const sha = createHash('sha256')
     let count = 0

@@ -33,11 +33,15 @@
  * whose key the client holds, so that the refusal is answered and logged); 404 `NOT_FOUND`; 405
  * `METHOD_NOT_ALLOWED`; 413 `PAYLOAD_TOO_LARGE` (a batch over `maxBatchBytes`, refused from its content-length before
  * reading, or cut off when it passes the limit); 415 `UNSUPPORTED_MEDIA_TYPE` (a batch not sent as JSON); 429
- * `TOO_MANY_REQUESTS` (the peer already has `maxRequestsPerPeer` requests in flight here); 500 `INTERNAL` (the
- * handler failed otherwise, or resolved without reading a blob through); 503 `UNAVAILABLE` (the handler said so, or
- * this exchange is stopping). A refusal answered before the body was read closes the connection.
+ * `TOO_MANY_REQUESTS` (a quota: the peer's org already has its share of requests or batch bytes in flight here,
+ * or the connection is over a connection cap); 500 `INTERNAL` (the handler failed otherwise, or resolved without
+ * reading a blob through); 503 `UNAVAILABLE` (the handler said so, or this exchange is stopping); 507
+ * `STORAGE_FULL` (the handler's: the org is over its share of stored blobs no message refers to). Every quota's
+ * refusal names it (`quotas.<name>`). A refusal answered before the body was read closes the connection. A blob's
+ * `100 Continue` is sent only once its handler starts reading it, so a blob refused from its announcement costs no
+ * upload.
  *
- * Limits and time: incoming, at most `maxRequestsPerPeer` (16) requests per peer certificate at once; a socket with
+ * Limits and time: incoming, per peer org (over all its nodes), the in-flight quotas of `ExchangeQuotas`; a socket with
  * no traffic for `idleTimeoutMs` (30 s) is dropped on either side (connecting, sending, waiting for the answer: a
  * handler that takes longer than that after the body ended loses its answer and the sender tries again); a batch has
  * two minutes in all, its body included; a blob has no overall limit, only the idle one; TLS handshakes 10 s,
@@ -51,8 +55,29 @@ import type { BatchPayload } from '../model/index.js'
 
 /** How long a socket may see no traffic, either side, before it is dropped. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000
-/** How many requests one peer may have in flight at this node at once (batches and blobs together). */
-export const DEFAULT_MAX_REQUESTS_PER_PEER = 16
+/**
+ * The quotas the exchange applies to its peers. A member configures them under `quotas` (node/config.ts, where each
+ * is described, with the same defaults).
+ */
+export interface ExchangeQuotas {
+  inFlightRequestsPerOrg: number
+  inFlightBatchBytesPerOrg: number
+  connectionsPerCertificate: number
+  connectionsPerOrg: number
+  unregisteredConnections: number
+  connections: number
+  refusalLinesPerMinute: number
+}
+
+export const DEFAULT_EXCHANGE_QUOTAS: Readonly<ExchangeQuotas> = {
+  inFlightRequestsPerOrg: 32,
+  inFlightBatchBytesPerOrg: 128 * 1024 * 1024,
+  connectionsPerCertificate: 32,
+  connectionsPerOrg: 64,
+  unregisteredConnections: 32,
+  connections: 1024,
+  refusalLinesPerMinute: 20,
+}
 /** Outgoing connections per peer, for batches and again for blobs. */
 export const MAX_SOCKETS_PER_PEER = 8
 /** A batch attempt's ceiling at the sender (connect, body, answer); at the receiver, the time its body may take. */
@@ -177,8 +202,8 @@ export interface ExchangeOptions {
   retry?: Partial<RetryPolicy>
   /** See `DEFAULT_IDLE_TIMEOUT_MS`. */
   idleTimeoutMs?: number
-  /** See `DEFAULT_MAX_REQUESTS_PER_PEER`. */
-  maxRequestsPerPeer?: number
+  /** `DEFAULT_EXCHANGE_QUOTAS` for what is not given. */
+  quotas?: Partial<ExchangeQuotas>
 }
 
 export interface BatchCodec {

@@ -2,6 +2,7 @@ import type { NodeConfig } from '../config.js'
 import { BlobReceiver } from '../data/blob-receiver.js'
 import { DeliveryQueue } from '../messaging/delivery-queue.js'
 import { PrivateReceiver } from '../aggregator/private-receiver.js'
+import { UnpinnedExpiry } from '../aggregator/unpinned-expiry.js'
 import { PrivateDispatcher } from '../batch/private-dispatcher.js'
 import { BatchManager, rebuildSealed } from '../batch/manager.js'
 import { PrivateChecks } from '../aggregator/private-check.js'
@@ -40,6 +41,8 @@ export interface Managers extends PluginCallbacks {
   subscriptions: SubscriptionManager
   enrichEvents: EventEnricher
   eventSockets: WebSocketTransport
+  /** Deletes private batches delivered here that no pin named within `quotas.unpinnedBatchMs`. */
+  unpinnedExpiry: UnpinnedExpiry
 }
 
 /**
@@ -48,7 +51,7 @@ export interface Managers extends PluginCallbacks {
  * here. Returns, with them, the handler the chain calls with the BatchPin events it reads.
  */
 export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins, log: (line: string) => void): Managers {
-  const { db, repos, gate, blobStore } = store
+  const { db, repos, gate, blobStore, unreferencedBlobs } = store
   const { state, blockchainEvents, messages, data, batches, pins, events, identities, blobs, blobRefs, datatypes, groups, nonces, deliveries, nextpins } = repos
   const { self, storage, exchange, peers, chain, gates } = plugins
 
@@ -115,7 +118,23 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
   })
   exchange.onBatch(receiver.handle)
   // Private blobs, streamed here by a member before the batch that refers to them.
-  exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, registered: (node) => peers.peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
+  exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, quota: unreferencedBlobs, registered: (node) => peers.peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
+  const unpinnedExpiry = new UnpinnedExpiry({
+    db,
+    repo: repos.unpinnedBatches,
+    pins,
+    data,
+    blobs,
+    received: repos.receivedBlobs,
+    blobStore,
+    recent,
+    keepMs: cfg.quotas.unpinnedBatchMs,
+    caughtUp: () => {
+      const s = chain.status()
+      return s.connected && s.headBlock !== undefined && s.lastProcessedBlock >= s.headBlock
+    },
+    log,
+  })
   // The steps handed to the chain, shared storage and the exchange, recorded as FireFly's operations.
   const operationRecorder = new OperationRecorder({ operations: repos.operations, identities })
   const deliveryQueue = new DeliveryQueue({
@@ -181,5 +200,5 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
   })
   subscriptions.durable = (id) => eventSockets.durableOffset(id)
 
-  return { confirmations, eventStreams, validator, aggregator, batchFetcher, blobFetcher, deliveryQueue, batchManager, sender, subscriptions, enrichEvents, eventSockets, chainEvents }
+  return { confirmations, eventStreams, validator, aggregator, batchFetcher, blobFetcher, deliveryQueue, batchManager, sender, subscriptions, enrichEvents, eventSockets, chainEvents, unpinnedExpiry }
 }

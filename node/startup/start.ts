@@ -9,6 +9,7 @@ import type { NodeServices } from '../services.js'
 import type { NodeStore } from './store.js'
 import type { Plugins } from './plugins.js'
 import type { Managers } from './managers.js'
+import { quotaSweep } from './quota-sweep.js'
 
 export interface StartedComponents {
   /** The API's URL, once it listens. */
@@ -48,6 +49,8 @@ export async function startComponents(cfg: NodeConfig, store: NodeStore, plugins
     aggregator,
     batchFetcher,
     blobFetcher,
+    // Expired blobs no message refers to, and private batches never pinned (the start-up sweep did blobs once already).
+    quotaSweep([() => store.unreferencedBlobs.sweep(), () => managers.unpinnedExpiry.sweep()], cfg.quotas.sweepIntervalMs, log),
     { name: 'chain', start: () => chain.start(), stop: () => chain.stop() },
     // Started after the chain so that it stops before it: the pin submission it waits on is abandoned by its own
     // signal rather than cut off by the chain going away.

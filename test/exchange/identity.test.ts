@@ -98,8 +98,8 @@ describe('exchange: who a peer is, both ways (exact certificates)', () => {
     await Promise.all([other.exchange.stop(), chained.exchange.stop()])
   })
 
-  it('at most maxRequestsPerPeer requests from one peer at once: past it 429, which the sender retries', async () => {
-    const narrow = await makeNode('org3', { maxRequestsPerPeer: 2 })
+  it('at most quotas.inFlightRequestsPerOrg requests from one org at once: past it 429, which the sender retries', async () => {
+    const narrow = await makeNode('org3', { quotas: { inFlightRequestsPerOrg: 2 } })
     await startAll([narrow])
     narrow.exchange.trust([a.peer])
     let held = 0

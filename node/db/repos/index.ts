@@ -16,8 +16,10 @@ import { OperationsRepo } from './operations.js'
 import { NamespacesRepo } from './namespaces.js'
 import { NoncesRepo } from './nonces.js'
 import { PinsRepo } from './pins.js'
+import { ReceivedBlobsRepo } from './received-blobs.js'
 import { SubscriptionsRepo } from './subscriptions.js'
 import { TransactionsRepo } from './transactions.js'
+import { UnpinnedBatchesRepo } from './unpinned-batches.js'
 
 /** Every repository of a node's database, one each: some keep state in memory (the settled messages), so share them. */
 export interface Repositories {
@@ -31,6 +33,8 @@ export interface Repositories {
   identities: IdentitiesRepo
   blobs: BlobsRepo
   blobRefs: BlobRefsRepo
+  /** Blobs peers sent that no data item refers to yet: the unreferenced-blob quota's count. */
+  receivedBlobs: ReceivedBlobsRepo
   datatypes: DatatypesRepo
   groups: GroupsRepo
   /** The private dispatcher allocates pin nonces from it when it seals a batch. */
@@ -41,6 +45,8 @@ export interface Repositories {
   transactions: TransactionsRepo
   operations: OperationsRepo
   namespaces: NamespacesRepo
+  /** Private batches delivered here, as the expiry of those never pinned reads them. */
+  unpinnedBatches: UnpinnedBatchesRepo
 }
 
 export function openRepositories(db: Database): Repositories {
@@ -55,6 +61,7 @@ export function openRepositories(db: Database): Repositories {
     identities: new IdentitiesRepo(db),
     blobs: new BlobsRepo(db),
     blobRefs: new BlobRefsRepo(db),
+    receivedBlobs: new ReceivedBlobsRepo(db),
     datatypes: new DatatypesRepo(db),
     groups: new GroupsRepo(db),
     nonces: new NoncesRepo(db),
@@ -64,5 +71,6 @@ export function openRepositories(db: Database): Repositories {
     transactions: new TransactionsRepo(db),
     operations: new OperationsRepo(db),
     namespaces: new NamespacesRepo(db),
+    unpinnedBatches: new UnpinnedBatchesRepo(db),
   }
 }

@@ -2,7 +2,8 @@ import { expect } from 'chai'
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadNodeConfig } from '../../../node/config.js'
+import { ConfigError, DEFAULT_PEER_QUOTAS, loadNodeConfig } from '../../../node/config.js'
+import { DEFAULT_EXCHANGE_QUOTAS } from '../../../node/exchange/types.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
 import { MAX_MESSAGES_PER_BATCH } from '../../../node/model/index.js'
 
@@ -43,6 +44,18 @@ describe('member node config', () => {
     expect(loadNodeConfig(write(good)).limits).to.deep.equal(DEFAULT_REQUEST_LIMITS)
     const cfg = loadNodeConfig(write({ ...good, limits: { dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 } }))
     expect(cfg.limits).to.deep.equal({ ...DEFAULT_REQUEST_LIMITS, dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 })
+  })
+
+  it('takes the documented peer quotas by default (the exchange\'s own defaults agree) and any of them from the file', () => {
+    expect(loadNodeConfig(write(good)).quotas).to.deep.equal(DEFAULT_PEER_QUOTAS)
+    expect(DEFAULT_PEER_QUOTAS).to.include(DEFAULT_EXCHANGE_QUOTAS)
+    expect(DEFAULT_PEER_QUOTAS.unreferencedBlobBytesPerOrg).to.equal(1024 ** 3)
+    expect(DEFAULT_PEER_QUOTAS.unreferencedBlobMs).to.equal(24 * 3_600_000)
+    const cfg = loadNodeConfig(write({ ...good, quotas: { connections: 10, unpinnedBatchMs: 1000 } }))
+    expect(cfg.quotas).to.deep.equal({ ...DEFAULT_PEER_QUOTAS, connections: 10, unpinnedBatchMs: 1000 })
+    expect(() => loadNodeConfig(write({ ...good, quotas: { blobs: 1 } }))).to.throw(ConfigError, /quotas.blobs is not a quota; known: unreferencedBlobBytesPerOrg/)
+    expect(() => loadNodeConfig(write({ ...good, quotas: { connections: 0 } }))).to.throw(ConfigError, /quotas.connections must be a whole number of at least 1/)
+    expect(() => loadNodeConfig(write({ ...good, quotas: { inFlightBatchBytesPerOrg: 1024 } }))).to.throw(ConfigError, /quotas.inFlightBatchBytesPerOrg \(1024\) must be at least 67108864/)
   })
 
   it('serves no admin routes unless the file says admin: true', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { expect } from 'chai'
 import { assertPortFree, freePort } from '../../../network/process.js'
 import { createNodeCertificate } from '../../../network/tls.js'
-import type { NodeConfig } from '../../../node/config.js'
+import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../../node/config.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
 import { acquireLock } from '../../../node/db/lock.js'
 import { startNode } from '../../../node/node.js'
@@ -46,6 +46,7 @@ describe('node start-up phases', function () {
       dataDir: join(root, name),
       batch: {},
       limits: DEFAULT_REQUEST_LIMITS,
+      quotas: DEFAULT_PEER_QUOTAS,
       admin: false,
       ...change,
     }

@@ -6,6 +6,7 @@ import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
 import { BlobReceiver } from '../../../../node/data/blob-receiver.js'
+import { MIN_BLOB_CHARGE_BYTES, UnreferencedBlobs } from '../../../../node/data/unreferenced-blobs.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import type { Hash } from '../../../../node/core/ids.js'
 import type { Peer } from '../../../../node/exchange/index.js'
@@ -43,7 +44,8 @@ describe('private blobs: the exchange blob handler', () => {
     dir = join(root, 'blobs')
     store = await BlobStore.open(dir)
     stored = []
-    receiver = new BlobReceiver({ db: r.db, blobs: r.blobs, blobStore: store, registered: (n) => n === peer1.node, stored: (h) => void stored.push(h), log: () => {} })
+    const quota = new UnreferencedBlobs({ db: r.db, blobs: r.blobs, received: r.receivedBlobs, blobStore: store, limitBytes: 2 * MIN_BLOB_CHARGE_BYTES, keepMs: 60_000, log: () => {} })
+    receiver = new BlobReceiver({ db: r.db, blobs: r.blobs, blobStore: store, quota, registered: (n) => n === peer1.node || n === 'did:firefly:node/node2', stored: (h) => void stored.push(h), log: () => {} })
   })
   afterEach(() => r.db.close())
   after(() => temp.cleanup())
@@ -85,6 +87,21 @@ describe('private blobs: the exchange blob handler', () => {
     expect(again.reads()).to.equal(Math.ceil(bytes.length / 4))
     expect(stored).to.deep.equal([ref.hash])
     expect(await files()).to.deep.equal([ref.hash])
+  })
+
+  it("refuses a blob past its org's quota of unreferenced blobs (STORAGE_FULL, naming it) before reading a byte of it", async () => {
+    const blobs = ['one', 'two', 'three'].map((t) => new TextEncoder().encode(`blob ${t}`))
+    for (const b of blobs.slice(0, 2)) await receiver.handle(peer1, { hash: sha(b), size: b.length }, body(b).content)
+    const third = body(blobs[2]!)
+    const err = await receiver.handle(peer1, { hash: sha(blobs[2]!), size: blobs[2]!.length }, third.content).then(() => undefined, (e: unknown) => e)
+    expect(isParleyError(err, 'STORAGE_FULL'), String(err)).to.equal(true)
+    expect((err as Error).message).to.contain('quotas.unreferencedBlobBytesPerOrg').and.contain('org org1')
+    expect(third.reads()).to.equal(0)
+    expect(r.blobs.has(sha(blobs[2]!))).to.equal(false)
+    expect(r.receivedBlobs.usageOf('org1')).to.equal(2 * MIN_BLOB_CHARGE_BYTES)
+    // Another org has a quota of its own.
+    await receiver.handle({ ...peer1, node: 'did:firefly:node/node2', org: 'org2' }, { hash: sha(blobs[2]!), size: blobs[2]!.length }, body(blobs[2]!).content)
+    expect(r.blobs.has(sha(blobs[2]!))).to.equal(true)
   })
 
   it('refuses, for now (retried), a node not registered here', async () => {

@@ -1,0 +1,97 @@
+import type { Hash } from '../core/ids.js'
+import type { Database } from '../db/database.js'
+import type { BlobsRepo } from '../db/repos/blobs.js'
+import type { DataRepo } from '../db/repos/data.js'
+import type { PinsRepo } from '../db/repos/pins.js'
+import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
+import type { DeliveredBatch, UnpinnedBatchesRepo } from '../db/repos/unpinned-batches.js'
+import type { BlobStore } from '../data/blob-store.js'
+import type { RecentBatches } from './recent-batches.js'
+
+/** Batches looked at per read of a sweep. */
+const PAGE = 200
+
+export interface UnpinnedExpiryDeps {
+  db: Database
+  repo: UnpinnedBatchesRepo
+  pins: PinsRepo
+  data: DataRepo
+  blobs: BlobsRepo
+  received: ReceivedBlobsRepo
+  blobStore: BlobStore
+  recent?: RecentBatches
+  /** `quotas.unpinnedBatchMs`. */
+  keepMs: number
+  /**
+   * Whether this node has read the chain as far as it goes: a pin mined while it was down, or not read yet, must not
+   * be mistaken for one that never came, so nothing expires until then.
+   */
+  caughtUp: () => boolean
+  log: (line: string) => void
+  /** Epoch ms; a test's own clock. */
+  now?: () => number
+}
+
+/**
+ * Deletes the private batches a peer delivered that no pin named within `keepMs` of their arrival (a member can send
+ * batches it never pins, and each would be kept for ever): the batch, its pending messages, their data items that no
+ * other message carries, and those items' blobs that nothing else refers to. A pin arriving later for such a batch
+ * finds it missing, as for a batch never delivered: its messages wait for it. A batch with a pin, or with a message
+ * already decided (an unpinned batch's are, on arrival), is kept. Batches are looked at once, in the order they came,
+ * from a cursor kept in the database.
+ */
+export class UnpinnedExpiry {
+  private readonly now: () => number
+
+  constructor(private readonly deps: UnpinnedExpiryDeps) {
+    this.now = deps.now ?? Date.now
+  }
+
+  /** One pass over the batches old enough; answers how many were deleted. */
+  async sweep(): Promise<number> {
+    const { repo, keepMs } = this.deps
+    if (!this.deps.caughtUp()) return 0
+    const before = this.now() - keepMs
+    let deleted = 0
+    for (;;) {
+      const page = repo.deliveredAfter(repo.cursor(), PAGE)
+      const due = page.filter((b) => b.received === undefined || Date.parse(b.received) < before)
+      for (const b of due) if (await this.expire(b)) deleted++
+      // Batches came in this order: the first one not old enough ends the pass.
+      if (due.length < page.length || page.length < PAGE) break
+    }
+    if (deleted > 0) this.deps.log(`private batches: deleted ${deleted} batch(es) delivered here that no pin named within ${keepMs} ms, with their pending messages and data (quotas.unpinnedBatchMs)`)
+    return deleted
+  }
+
+  /** Deletes the batch unless it was pinned or has a decided message; moves the cursor past it either way. */
+  private async expire(b: DeliveredBatch): Promise<boolean> {
+    const { db, repo, pins, data, blobs, received } = this.deps
+    const freed: Hash[] = []
+    const gone = await db.transaction((tx) => {
+      repo.setCursor(tx, b.seq)
+      // Stored before arrival times were recorded: not known to be old, kept.
+      if (b.received === undefined || pins.ofBatch(b.id, tx).length > 0 || repo.hasDecided(tx, b.id)) return false
+      const pending = repo.pendingOf(tx, b.id)
+      repo.deleteBatch(tx, b)
+      for (const m of pending) {
+        for (const id of m.dataIds) {
+          const d = data.get(id, tx)
+          if (!d || data.messageWith(d.namespace, id, tx) !== undefined) continue
+          const { blobStillUsed } = data.delete(tx, d)
+          if (d.blob && !blobStillUsed && blobs.has(d.blob.hash, tx)) {
+            blobs.delete(tx, d.blob.hash)
+            received.delete(tx, d.blob.hash)
+            freed.push(d.blob.hash)
+          }
+        }
+      }
+      return true
+    })
+    if (!gone) return false
+    this.deps.recent?.clear()
+    for (const hash of freed) this.deps.blobStore.discard(hash)
+    if (freed.length > 0) await this.deps.blobStore.removeDiscarded((hash) => blobs.has(hash))
+    return true
+  }
+}

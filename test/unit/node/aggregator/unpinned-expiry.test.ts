@@ -1,0 +1,120 @@
+import { expect } from 'chai'
+import { createHash } from 'node:crypto'
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { TempDirs } from '../../../support/db/helpers.js'
+import { openRepos, type Repos } from '../../../support/repos.js'
+import { makeBatch } from '../../../support/exchange-harness.js'
+import { UnpinnedExpiry } from '../../../../node/aggregator/unpinned-expiry.js'
+import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
+import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
+import { sealManifest } from '../../../../node/batch/verify.js'
+import { BlobStore } from '../../../../node/data/blob-store.js'
+import type { Hash } from '../../../../node/core/ids.js'
+import { now } from '../../../../node/core/time.js'
+import type { BatchPayload } from '../../../../node/model/index.js'
+
+const HOUR = 3_600_000
+
+describe('quotas: private batches delivered here and never pinned', () => {
+  const temp = new TempDirs()
+  let r: Repos
+  let dir: string
+  let store: BlobStore
+  let clock: number
+  let caughtUp: boolean
+  let lines: string[]
+  let expiry: UnpinnedExpiry
+
+  beforeEach(async () => {
+    const root = await temp.make('parley-unpinned-expiry-')
+    r = await openRepos(join(root, 'db'))
+    dir = join(root, 'blobs')
+    clock = Date.now()
+    store = await BlobStore.open(dir, { now: () => clock })
+    caughtUp = true
+    lines = []
+    expiry = new UnpinnedExpiry({
+      db: r.db,
+      repo: r.unpinnedBatches,
+      pins: r.pins,
+      data: r.data,
+      blobs: r.blobs,
+      received: r.receivedBlobs,
+      blobStore: store,
+      recent: new RecentBatches(),
+      keepMs: 24 * HOUR,
+      caughtUp: () => caughtUp,
+      log: (l) => lines.push(l),
+      now: () => clock,
+    })
+  })
+  afterEach(() => r.db.close())
+  after(() => temp.cleanup())
+
+  const stored = (b: BatchPayload): Promise<unknown> => r.db.transaction((tx) => storeReceivedBatch(r, tx, b, sealManifest(b).manifest, ''))
+  const pin = (b: BatchPayload): Promise<void> =>
+    r.db.transaction((tx) => r.pins.insert(tx, { batchId: b.id, batchHash: b.hash, index: 0, hash: 'e'.repeat(64) as Hash, masked: true, signer: b.key, eventId: 'event-1' }))
+  const held = (b: BatchPayload): boolean => r.batches.get(b.id) !== undefined
+
+  it('deletes, after its time, a batch no pin named, with its pending messages and data; pinned or younger ones stay', async () => {
+    const [lone, pinned] = [makeBatch('org0', 2), makeBatch('org0', 1)]
+    await stored(lone)
+    await stored(pinned)
+    await pin(pinned)
+    clock += 24 * HOUR - 60_000
+    expect(await expiry.sweep(), 'not old enough').to.equal(0)
+    clock += 2 * 60_000
+    caughtUp = false
+    expect(await expiry.sweep(), 'the chain not read through: a pin may be on its way').to.equal(0)
+    caughtUp = true
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+    expect(r.messages.getMany(lone.messages.map((m) => m.header.id)).size).to.equal(0)
+    expect(r.data.getMany(lone.data.map((d) => d.id))).to.deep.equal([])
+    expect(held(pinned)).to.equal(true)
+    expect(r.messages.get(pinned.messages[0]!.header.id)?.state).to.equal('pending')
+    expect(lines.join('\n')).to.match(/deleted 1 batch\(es\) delivered here that no pin named .*\(quotas.unpinnedBatchMs\)/)
+
+    // Delivered again later: taken as a batch never delivered; the cursor looks at it again in its turn.
+    clock = Date.now()
+    await stored(lone)
+    expect(held(lone)).to.equal(true)
+    expect(await expiry.sweep(), 'stored just now').to.equal(0)
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+  })
+
+  it('keeps a data item another message carries; deletes a blob only its data named (record, quota row, file)', async () => {
+    const bytes = new TextEncoder().encode('a blob of the batch')
+    const hash = createHash('sha256').update(bytes).digest('hex') as Hash
+    await store.write((async function* () { yield bytes })())
+    await r.db.transaction((tx) => {
+      r.blobs.insert(tx, { hash, size: bytes.length, created: now() })
+      r.receivedBlobs.insert(tx, { hash, org: 'org0', bytes: 65536, received: clock })
+    })
+    const lone = makeBatch('org0', 2)
+    lone.data[0] = { ...lone.data[0]!, blob: { hash, size: bytes.length, name: '' } }
+    const other = makeBatch('org0', 1)
+    other.messages[0] = { ...other.messages[0]!, data: [...other.messages[0]!.data, { id: lone.data[1]!.id, hash: lone.data[1]!.hash }] }
+    await stored(lone)
+    await stored(other)
+    await pin(other)
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(r.data.get(lone.data[0]!.id)).to.equal(undefined)
+    expect(r.data.get(lone.data[1]!.id), 'another message carries it').not.to.equal(undefined)
+    expect(r.blobs.has(hash)).to.equal(false)
+    expect(r.receivedBlobs.usageOf('org0')).to.equal(0)
+    expect((await readdir(dir)).filter((f) => f !== 'tmp')).to.deep.equal([])
+  })
+
+  it('never deletes a batch whose messages are decided (an unpinned batch is, on arrival)', async () => {
+    const b = makeBatch('org0', 2)
+    await stored(b)
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, b.messages.map((m) => m.header.id), b.id, b.tx.id, now()))
+    clock += 48 * HOUR
+    expect(await expiry.sweep()).to.equal(0)
+    expect(held(b)).to.equal(true)
+  })
+})
