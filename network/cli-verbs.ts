@@ -8,8 +8,11 @@ import { formatTrace } from './trace.js'
 import { formatVerify } from './verify.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from './suite.js'
 import { networkCommand } from './command-line.js'
+import { parseRogue, RogueUsageError, type RogueCommand } from './rogue/args.js'
+import { RogueError, type RogueMember } from './rogue/member.js'
+import { rogueLine, type RogueResult } from './rogue/results.js'
 
-export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed'])
+export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed', 'rogue'])
 
 export type Command =
   | { verb: 'status' }
@@ -24,6 +27,7 @@ export type Command =
   | { verb: 'wait'; message: string; members?: string[]; namespace?: string; timeoutMs: number }
   | { verb: 'wait-idle'; timeoutMs: number }
   | { verb: 'confirmed'; member: string; topic: string; namespace: string; json: boolean }
+  | RogueCommand
 
 /** A mistake in the arguments: the CLI prints it with the usage and exits 2. */
 export class UsageError extends Error {}
@@ -61,6 +65,13 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 export function parseVerb(verb: string, argv: string[], defaultDir = '.network'): { dir: string; help: boolean; command?: Command } {
   if (!VERBS.has(verb)) throw new UsageError(`unknown command: ${verb}`)
+  if (verb === 'rogue') {
+    try {
+      return parseRogue(argv, defaultDir)
+    } catch (err) {
+      throw err instanceof RogueUsageError ? new UsageError(err.message) : err
+    }
+  }
   let parsed
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: true })
@@ -180,7 +191,7 @@ export async function runVerb(verb: string, argv: string[], io: VerbIo): Promise
     const c = new NetworkControls(parsed.dir)
     return await execute(c, parsed.command, io)
   } catch (err) {
-    if (err instanceof ControlError || err instanceof WaitTimeoutError) {
+    if (err instanceof ControlError || err instanceof WaitTimeoutError || err instanceof RogueError) {
       io.err(`network ${verb}: ${err.message}`)
       return 1
     }
@@ -289,5 +300,28 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
       else for (const m of msgs) say(`${m.header.id}  ${m.header.author.replace(/^did:firefly:org\//, '').padEnd(8)} ${m.confirmed ?? ''}`)
       return 0
     }
+    case 'rogue': {
+      const r = await runAttack(c.rogue(cmd.who), cmd)
+      say(cmd.json ? JSON.stringify(r, null, 2) : rogueLine(r))
+      return 0
+    }
+  }
+}
+
+function runAttack(r: RogueMember, cmd: RogueCommand): Promise<RogueResult> {
+  const { run } = cmd
+  switch (run.attack) {
+    case 'garbage-pin':
+      return r.garbagePin(run)
+    case 'squat-pin':
+      return r.squatPin(run)
+    case 'deliver-under':
+      return r.deliverUnder(run)
+    case 'foreign-group':
+      return r.foreignGroup(run)
+    case 'claim-name':
+      return r.claimName(run)
+    case 'flood-blobs':
+      return r.floodBlobs(run)
   }
 }

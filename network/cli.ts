@@ -44,6 +44,19 @@ verbs, on the running network in --dir (a member is named by org: org1, or org1/
   wait idle [--timeout S]                 until nothing moves: nothing to mine, pending or undelivered
   confirmed <member> <topic> [--namespace NS] [--json]
                                           the member's confirmed messages on a topic, in its confirmation order
+  rogue [<org>] <attack> [--account N|fresh] [--json]
+                                          <org> (its key and node certificate), or a chain account, attacks:
+    garbage-pin --topic T                 pin a batch that does not exist on T's context
+    squat-pin --batch ID | --next [--topic T] [--payload-ref REF] [--timeout S]
+                                          pin another member's batch id first (--next: the next pin in the pool,
+                                          mining off), with a junk hash and garbage contexts
+    deliver-under --victim ORG --batch ID [--namespace NS]
+                                          deliver a private batch of its own to ORG under another batch's id
+    foreign-group [--org ORG] [--node NODE] [--namespace NS]
+                                          pin a group pairing ORG with NODE, another org's node
+    claim-name [--name NAME]              claim an org name (default: the next member's) from a key no member holds
+    flood-blobs --to ORG --bytes N --count M
+                                          put M blobs, N bytes in all (64MiB, 1GiB...), that nothing refers to
 
 Every control is undone by network:down and by starting the network again; a member's own controls (hold, release,
 drop) also by its restart.

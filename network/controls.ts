@@ -8,7 +8,8 @@
  *   (hold, release), through the member's admin API (`/admin/v1`, served only because the local network configures
  *   its members with `"admin": true`, with the admin token each member keeps in its data folder);
  * - the chain's mining (automine off and on, mine n blocks), over its JSON-RPC;
- * - a message's trace gathered from every member, and verify.
+ * - a message's trace gathered from every member, and verify;
+ * - a hostile member (`rogue`): the attacks of network/rogue/member.ts, from a member's own keys or a chain account.
  *
  * Nothing here is kept outside the processes themselves: pids.json is the record of which process runs as which
  * PID (changed under its lock), the node controls live in each node's memory (a restart of the member undoes them)
@@ -29,6 +30,7 @@ import { verifyNetwork, type VerifyOptions, type VerifyReport } from './verify.j
 import type { NodeConfigFile } from '../node/config.js'
 import { networkCommand } from './command-line.js'
 import { adminHeaders } from './admin-auth.js'
+import { RogueMember, type RogueWho } from './rogue/member.js'
 
 /** A mistake or a state that the user should be told about in one line (the CLI prints it and exits 1). */
 export class ControlError extends Error {}
@@ -82,6 +84,8 @@ export interface NetworkControlMethods {
   mine(blocks?: number): Promise<number>
   trace(messageId: string, opts?: { namespace?: string }): Promise<NetworkTrace>
   verify(opts?: VerifyOptions): Promise<VerifyReport>
+  /** A hostile member: `'org1'` (its keys and node certificate), or a chain account (`{ account: 15 }`, `{ fresh: true }`). */
+  rogue(who: RogueWho): RogueMember
 }
 
 export class NetworkControls implements NetworkControlMethods {
@@ -316,6 +320,13 @@ export class NetworkControls implements NetworkControlMethods {
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
     this.assertRunning()
     return verifyNetwork(this.description, { ...opts, unavailable: { ...this.unavailableMembers(), ...opts.unavailable } })
+  }
+
+  // --- hostility ---
+
+  rogue(who: RogueWho): RogueMember {
+    this.assertRunning()
+    return new RogueMember(this, who)
   }
 
   /** Members whose node is paused or not running, with why: asking them would only time out. */

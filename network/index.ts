@@ -9,3 +9,5 @@ export { ControlError, NetworkControls, type DeliverySelector, type MemberContro
 export type { MemberDescription, NetworkDescription } from './description.js'
 export type { NetworkTrace } from './trace.js'
 export type { VerifyOptions, VerifyReport } from './verify.js'
+export { RogueError, RogueMember, type RogueWho } from './rogue/member.js'
+export type { RogueResult } from './rogue/results.js'

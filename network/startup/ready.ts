@@ -46,5 +46,6 @@ export function networkHandle(root: string, description: NetworkDescription, sta
     mine: (blocks) => controls.mine(blocks),
     trace: (id, opts) => controls.trace(id, opts),
     verify: (opts) => controls.verify(opts),
+    rogue: (who) => controls.rogue(who),
   }
 }

@@ -1,0 +1,223 @@
+/**
+ * A hostile member of a running network, working from the network's state folder like the other controls: it signs
+ * with a member's own key (or one of Hardhat's funded accounts, or a fresh one), connects to peers with the member's
+ * own node certificate, and breaks the rules the honest node keeps. Each method is one attack of DESIGN section 9;
+ * `npm run network -- rogue <org> <verb>` runs the same (network/rogue/args.ts).
+ */
+import { randomUUID } from 'node:crypto'
+import { broadcastContext } from '../../node/core/hashes.js'
+import { newId, type BatchId, type IdentityId, type TxId } from '../../node/core/ids.js'
+import { orgDid } from '../../node/model/index.js'
+import { createIpfsStorage } from '../../node/storage/ipfs.js'
+import { serializeBatch } from '../../node/batch/payload.js'
+import type { MemberDescription, NetworkDescription } from '../description.js'
+import { memberGet } from '../inspect.js'
+import { layout } from '../layout.js'
+import { broadcastContexts, garbageContexts, garbagePinArgs, junkHash, makeGroup, orgClaimBatch, privateBatch, privateContexts, type PinArgs } from './batches.js'
+import { rogueKey, sendPin, type KeySource } from './chain.js'
+import { RogueExchange } from './exchange.js'
+import { nextPendingPin, pendingPins, type PendingPin } from './pool.js'
+import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, SquatPinResult } from './results.js'
+
+/** What the attacks need of the network: its folder, its description and its members by name. */
+export interface RogueNetwork {
+  dir: string
+  description: NetworkDescription
+  member(name: string): MemberDescription
+}
+
+/** A mistake in what an attack was asked to do (the CLI prints it and exits 1). */
+export class RogueError extends Error {}
+
+/**
+ * Who the hostile member is: a member (`'org1'`), or only a chain account: one of Hardhat's funded accounts
+ * (`{ account: 15 }`) or a fresh key funded for the purpose (`{ fresh: true }`).
+ */
+export type RogueWho = string | { account: number } | { fresh: true }
+
+export class RogueMember {
+  private readonly self: MemberDescription | undefined
+  /** The key chain-only attacks sign with. */
+  private readonly signer: KeySource
+
+  constructor(
+    private readonly net: RogueNetwork,
+    who: RogueWho,
+  ) {
+    if (typeof who === 'string') {
+      this.self = net.member(who)
+      this.signer = { org: this.self.org }
+    } else {
+      this.signer = who
+    }
+  }
+
+  /**
+   * Pins a batch that does not exist (a fresh id, a junk hash, a reference that resolves to nothing) on `topic`'s
+   * context, from the member's key or the chain account.
+   */
+  async garbagePin(opts: { topic: string }): Promise<GarbagePinResult> {
+    const key = await this.key(this.signer)
+    const pin = await this.pin(key, garbagePinArgs([broadcastContext(opts.topic)]))
+    return { attack: 'garbage-pin', topic: opts.topic, pin }
+  }
+
+  /**
+   * Pins another member's batch id first: `batch` (a private batch id learned as a group member, say), or with `next`
+   * the next pinBatch of another signer seen in the chain's pool (mining off), outbidding its tip so that the chain
+   * mines this one first. The pin carries a junk hash, `topic`'s context or else garbage contexts, and `payloadRef`
+   * (default: for a broadcast, a reference that resolves to nothing; for a private batch, none).
+   */
+  async squatPin(opts: { batch?: string; next?: boolean; topic?: string; payloadRef?: string; timeoutMs?: number }): Promise<SquatPinResult> {
+    if ((opts.batch === undefined) === (opts.next !== true)) throw new RogueError('squat-pin: name a batch (--batch ID) or take the next one from the pool (--next), one of the two')
+    const key = await this.key(this.signer)
+    const { rpc, contract } = this.net.description.chain
+    let victim: PendingPin | undefined
+    if (opts.next) {
+      const ours = new Set((await pendingPins(rpc, contract)).filter((p) => p.from === key.address).map((p) => p.batchId as string))
+      victim = await nextPendingPin(rpc, contract, { self: key.address, skip: ours, timeoutMs: opts.timeoutMs ?? 30_000 })
+    } else {
+      victim = (await pendingPins(rpc, contract)).find((p) => p.batchId === opts.batch && p.from !== key.address)
+    }
+    const broadcast = victim ? victim.payloadRef !== '' : opts.payloadRef !== undefined
+    const args: PinArgs = {
+      txId: victim?.txId ?? newId<TxId>(),
+      batchId: (victim?.batchId ?? opts.batch) as BatchId,
+      batchHash: junkHash(),
+      payloadRef: opts.payloadRef ?? (broadcast ? garbagePinArgs([]).payloadRef : ''),
+      contexts: opts.topic !== undefined ? [broadcastContext(opts.topic)] : garbageContexts(Math.max(1, victim?.contexts.length ?? 1)),
+    }
+    const pin = await this.pin(key, args, victim?.tip)
+    return { attack: 'squat-pin', ...(victim ? { victim: { txHash: victim.txHash, signer: victim.from } } : {}), pin }
+  }
+
+  /**
+   * Delivers to `victim`, over the exchange with the member's own node certificate, a valid private batch of the
+   * member's own (a new group of the two, its groupinit and one message) under the id `batch` of another batch: a
+   * broadcast the victim has not fetched yet (hold its IPFS reading first), say. Nothing is pinned.
+   */
+  async deliverUnder(opts: { victim: string; batch: string; namespace?: string }): Promise<DeliverUnderResult> {
+    const self = this.member('deliver-under')
+    const victim = this.net.member(opts.victim)
+    if (victim.org === self.org) throw new RogueError(`deliver-under: the victim is ${self.org} itself`)
+    const group = makeGroup(opts.namespace ?? 'default', `rogue-${randomUUID().slice(0, 8)}`, [
+      { identity: self.did, node: await this.nodeId(self) },
+      { identity: victim.did, node: await this.nodeId(victim) },
+    ])
+    const payload = privateBatch(self, group, [{ topic: `rogue-${randomUUID().slice(0, 8)}`, value: { takeover: opts.batch }, nonce: 0 }], { withGroupinit: true, id: opts.batch as BatchId })
+    const exchange = new RogueExchange(layout(this.net.dir), self)
+    try {
+      const delivery = await exchange.deliver(victim, payload)
+      return { attack: 'deliver-under', batchId: payload.id, group: group.hash, messages: payload.messages.map((m) => m.header.id), delivery }
+    } finally {
+      await exchange.stop()
+    }
+  }
+
+  /**
+   * Pins a group that pairs `org` with `node`, a node that is not its own (default: the first other org, paired
+   * with the member's own node); the group also holds the member on its node and every other org on its own, so
+   * that every member's node receives the groupinit. It is delivered to each (the member's own included), then pinned.
+   */
+  async foreignGroup(opts: { org?: string; node?: string; namespace?: string } = {}): Promise<ForeignGroupResult> {
+    const self = this.member('foreign-group')
+    const others = this.net.description.members.filter((m) => m.org !== self.org)
+    const org = opts.org !== undefined ? this.net.member(opts.org) : others[0]
+    if (!org) throw new RogueError('foreign-group: the network has no other org to pair')
+    const host = opts.node !== undefined ? this.net.member(opts.node) : self
+    if (host.org === org.org) throw new RogueError(`foreign-group: ${host.node} is ${org.org}'s own node; name another org's node`)
+    const namespace = opts.namespace ?? 'default'
+    const pairs = [...this.net.description.members.map((m) => ({ org: m, node: m })), { org, node: host }]
+    const members = await Promise.all(pairs.map(async (p) => ({ identity: p.org.did, node: (await this.nodeId(p.node)) as IdentityId, nodeName: p.node.node })))
+    const group = makeGroup(namespace, `rogue-${randomUUID().slice(0, 8)}`, members.map(({ identity, node }) => ({ identity, node })))
+    const payload = privateBatch(self, group, [], { withGroupinit: true })
+    const exchange = new RogueExchange(layout(this.net.dir), self)
+    let deliveries
+    try {
+      // Its own node too: every member then holds the same batch, and reaches its own verdict on it.
+      deliveries = await Promise.all(this.net.description.members.map((m) => exchange.deliver(m, payload)))
+    } finally {
+      await exchange.stop()
+    }
+    const key = await this.key({ org: self.org })
+    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: '', contexts: privateContexts(payload) })
+    return {
+      attack: 'foreign-group',
+      group: group.hash,
+      namespace,
+      members: members.map((m) => ({ identity: m.identity, node: m.nodeName })),
+      paired: { org: org.org, node: host.node },
+      groupinit: payload.messages[0]!.header.id,
+      deliveries,
+      pin,
+    }
+  }
+
+  /**
+   * Claims an org name (default: the one the network's next member will take, `org<N>`) from a key that is no
+   * member's: the chain account, or (for a member, whose own key is taken) a fresh key funded from Hardhat's account
+   * #0, which needs the chain to mine.
+   */
+  async claimName(opts: { name?: string } = {}): Promise<ClaimNameResult> {
+    const name = opts.name ?? `org${this.net.description.members.length}`
+    const key = await this.key('org' in this.signer ? { fresh: true } : this.signer)
+    const payload = orgClaimBatch(name, key.address)
+    const storage = createIpfsStorage({ ...this.net.description.ipfs, log: () => {} })
+    let payloadRef: string
+    try {
+      payloadRef = await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
+    } finally {
+      await storage.stop()
+    }
+    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef, contexts: broadcastContexts(payload) })
+    return { attack: 'claim-name', name, did: orgDid(name), claim: payload.messages[0]!.header.id, pin }
+  }
+
+  /** PUTs `count` blobs, `bytes` in all, that nothing refers to at `to`'s node, one after another. */
+  async floodBlobs(opts: { to: string; bytes: number; count: number }): Promise<FloodBlobsResult> {
+    const self = this.member('flood-blobs')
+    const to = this.net.member(opts.to)
+    if (to.org === self.org) throw new RogueError(`flood-blobs: ${self.org} cannot flood itself`)
+    if (!Number.isSafeInteger(opts.count) || opts.count < 1) throw new RogueError(`flood-blobs: the count of blobs must be at least 1 (got ${opts.count})`)
+    if (!Number.isSafeInteger(opts.bytes) || opts.bytes < opts.count) throw new RogueError(`flood-blobs: ${opts.bytes} bytes cannot make ${opts.count} blobs of at least one byte`)
+    const bytesEach = Math.ceil(opts.bytes / opts.count)
+    const exchange = new RogueExchange(layout(this.net.dir), self)
+    const result: FloodBlobsResult = { attack: 'flood-blobs', to: to.org, blobs: opts.count, bytesEach, stored: 0, refused: 0, hashes: [] }
+    try {
+      for (let i = 0; i < opts.count; i++) {
+        const { hash, outcome } = await exchange.putBlob(to, bytesEach)
+        result.hashes.push(hash)
+        if (outcome.stored) result.stored++
+        else {
+          result.refused++
+          result.refusal ??= outcome.refusal
+        }
+      }
+    } finally {
+      await exchange.stop()
+    }
+    return result
+  }
+
+  private member(verb: string): MemberDescription {
+    if (!this.self) throw new RogueError(`${verb} is done by a member, with its node's certificate: name one (rogue org1 ${verb} ...), not a chain account`)
+    return this.self
+  }
+
+  private key(source: KeySource) {
+    return rogueKey(layout(this.net.dir), this.net.description.chain.rpc, source)
+  }
+
+  private async pin(key: Awaited<ReturnType<RogueMember['key']>>, args: PinArgs, tipAbove?: bigint): Promise<PinSent> {
+    const { rpc, contract } = this.net.description.chain
+    const sent = await sendPin(rpc, contract, key, args, tipAbove !== undefined ? { tipAbove } : {})
+    return { signedWith: key.label, signer: key.address, ...args, ...sent }
+  }
+
+  /** A member node's identity id, as the network registered it (asked of the hostile member's node, or of that one). */
+  private async nodeId(m: MemberDescription): Promise<IdentityId> {
+    const asked = this.self ?? m
+    const node = await memberGet<{ id: IdentityId }>(asked, `/api/v1/network/nodes/${encodeURIComponent(m.node)}`)
+    return node.id
+  }
+}

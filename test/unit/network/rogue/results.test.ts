@@ -1,0 +1,35 @@
+import { expect } from 'chai'
+import { rogueLine, type PinSent } from '../../../../network/rogue/results.js'
+
+describe('network/rogue/results: each attack in one line', () => {
+  const pin: PinSent = { signedWith: 'Hardhat account #15', signer: '0xcd3b', txId: 't1', batchId: 'b1', batchHash: 'ab'.repeat(32), payloadRef: 'QmX', contexts: ['c1'], txHash: '0xtx', block: 7 }
+
+  it('names the ids, the transaction and whose key signed it', () => {
+    expect(rogueLine({ attack: 'garbage-pin', topic: 'orders', pin })).to.equal('pinned garbage batch b1 on topic orders: tx 0xtx from 0xcd3b (Hardhat account #15) in block 7')
+    const { block: _mined, ...pending } = pin
+    expect(rogueLine({ attack: 'squat-pin', victim: { txHash: '0xv', signer: '0xa' }, pin: pending })).to.equal(
+      'pinned batch b1 first, with hash abababababab…, 1 context(s) and payload ref "QmX": tx 0xtx from 0xcd3b (Hardhat account #15), waiting in the pool; ahead of 0xv from 0xa',
+    )
+    expect(rogueLine({ attack: 'claim-name', name: 'org3', did: 'did:firefly:org/org3', claim: 'm1', pin })).to.match(/^claimed the org name org3 \(did:firefly:org\/org3, message m1\): tx 0xtx/)
+  })
+
+  it('says what each peer made of a delivery', () => {
+    expect(rogueLine({ attack: 'deliver-under', batchId: 'b1', group: 'g1', messages: ['m1', 'm2'], delivery: { to: 'org0', stored: false, refusal: '400 BAD_PEER_DATA: no' } })).to.equal(
+      'delivered a private batch of its own (group g1, message m1, m2) under batch id b1: org0 refused it: 400 BAD_PEER_DATA: no',
+    )
+    const fg = rogueLine({
+      attack: 'foreign-group',
+      group: 'g1',
+      namespace: 'default',
+      members: [],
+      paired: { org: 'org2', node: 'node1' },
+      groupinit: 'm1',
+      deliveries: [{ to: 'org0', stored: true }, { to: 'org2', stored: false, refusal: 'no' }],
+      pin,
+    })
+    expect(fg).to.match(/^pinned group g1 pairing org2 with node1 \(groupinit m1\): org0 stored it; org2 refused it: no; tx 0xtx/)
+    expect(rogueLine({ attack: 'flood-blobs', to: 'org0', blobs: 3, bytesEach: 10, stored: 2, refused: 1, refusal: 'quota', hashes: [] })).to.equal(
+      'put 3 blob(s) of 10 bytes nothing refers to at org0: 2 stored, 1 refused (first: quota)',
+    )
+  })
+})
