@@ -100,6 +100,9 @@ export interface ApiBatch {
   type: string
   author: string
   group?: string
+  /** The key that signed it, and its manifest hash. */
+  key?: string
+  hash?: string
   manifest: { messages: { id: string; hash: string; topics?: number }[] }
   state: string
 }
@@ -153,6 +156,9 @@ export interface ChainPin {
   txIndex: number
   logIndex: number
   txHash: string
+  /** The key that signed it, lowercase. */
+  signer: string
+  batchHash: string
   /** Empty for a private batch. */
   payloadRef: string
   contexts: string[]
@@ -180,7 +186,7 @@ export async function chainPins(d: NetworkDescription): Promise<{ pins: ChainPin
       }
       // Only batch pins order messages (as the members' pin ingest reads them); a network action pins no batch.
       if (e.action !== BATCH_PIN_ACTION || e.contexts.length === 0) continue
-      pins.push({ batch: e.batchId, block: e.blockNumber, txIndex: e.txIndex, logIndex: e.logIndex, txHash: e.txHash, payloadRef: e.payloadRef, contexts: e.contexts })
+      pins.push({ batch: e.batchId, block: e.blockNumber, txIndex: e.txIndex, logIndex: e.logIndex, txHash: e.txHash, signer: e.author, batchHash: e.batchHash, payloadRef: e.payloadRef, contexts: e.contexts })
     }
   }
   pins.sort((a, b) => a.block - b.block || a.txIndex - b.txIndex || a.logIndex - b.logIndex)

@@ -45,9 +45,11 @@ export interface MemberView {
 
 export interface VerifyInput {
   /** BatchPin logs in chain order. */
-  pins: readonly Pick<ChainPin, 'batch' | 'block' | 'logIndex'>[]
+  pins: readonly (Pick<ChainPin, 'batch' | 'block' | 'logIndex'> & Partial<Pick<ChainPin, 'signer' | 'batchHash'>>)[]
   /** Message ids of each batch, in manifest order. */
   manifests: ReadonlyMap<string, readonly string[]>
+  /** Each batch's own key and hash, where a member told them: only a pin with both places the batch. */
+  owners?: ReadonlyMap<string, { key: string; hash: string }>
   /** Each group's member orgs. */
   groups: ReadonlyMap<string, readonly string[]>
   members: readonly MemberView[]
@@ -119,9 +121,12 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     if (m.unreachable !== undefined) differences.push({ kind: 'unreachable', member: m.org, detail: `${m.org} could not be read: ${m.unreachable}` })
   }
 
-  // Where each batch is on the chain: its first pin (a batch pinned again later keeps its first place).
+  // Where each batch is on the chain: its first pin (a batch pinned again later keeps its first place) signed by its
+  // own key with its own hash. Anyone may pin a batch's id first: such a pin places nothing.
   const batchPlace = new Map<string, number>()
   input.pins.forEach((p, i) => {
+    const owner = input.owners?.get(p.batch)
+    if (owner && p.signer !== undefined && (p.signer.toLowerCase() !== owner.key.toLowerCase() || p.batchHash !== owner.hash)) return
     if (!batchPlace.has(p.batch)) batchPlace.set(p.batch, i)
   })
   const position = (msg: MessageView): [number, number] | undefined => {
@@ -295,8 +300,11 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
   const { pins } = await chainPins(d)
 
   const manifests = new Map<string, string[]>()
+  const owners = new Map<string, { key: string; hash: string }>()
   const record = (b: ApiBatch): void => {
-    if (!manifests.has(b.id)) manifests.set(b.id, b.manifest.messages.map((x) => x.id))
+    if (manifests.has(b.id)) return
+    manifests.set(b.id, b.manifest.messages.map((x) => x.id))
+    if (b.key && b.hash) owners.set(b.id, { key: b.key, hash: b.hash })
   }
   for (const b of found.batches.values()) record(b)
   // Batches sealed or received after the namespaces were listed.
@@ -321,7 +329,7 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
       if (g) groups.set(msg.group, g.members.map((x) => orgOf(x.identity)))
     }
   }
-  return { input: { pins, manifests, groups, members }, namespaces: found.namespaces }
+  return { input: { pins, manifests, owners, groups, members }, namespaces: found.namespaces }
 }
 
 async function readMember(m: MemberDescription, namespaces: readonly string[], unreachable: string | undefined): Promise<MemberView> {

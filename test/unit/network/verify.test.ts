@@ -91,6 +91,19 @@ describe('verify: comparing members with the chain', () => {
     expect(swapped.differences.map((d) => [d.kind, d.member])).to.deep.equal([['order', 'org1']])
   })
 
+  it("places a batch by its own key's pin with its own hash: an earlier pin of its id by anyone else places nothing", () => {
+    // b2 (a3, topic T) is squatted before b1 by another key: by the first pin alone, a3 would come before a1 and a2.
+    const i = input(healthy())
+    const pins = [{ batch: 'b2', block: 4, logIndex: 0, signer: '0xsquat', batchHash: 'junk' }, ...i.pins.map((p) => ({ ...p, signer: p.batch === 'b2' ? '0xorg1' : '0xorg0', batchHash: `hash-${p.batch}` }))]
+    const owners = new Map([
+      ['b1', { key: '0xorg0', hash: 'hash-b1' }],
+      ['b2', { key: '0xorg1', hash: 'hash-b2' }],
+      ['b3', { key: '0xorg0', hash: 'hash-b3' }],
+    ])
+    expect(compare({ ...i, pins, owners }).differences).to.deep.equal([])
+    expect(compare({ ...i, pins }).differences.map((d) => d.kind)).to.include('order')
+  })
+
   it('reports a member fed a different order on a broadcast topic, naming the position and both orders', () => {
     const views = healthy()
     views[2] = member('org2', [a2, a1, u1, a3])
