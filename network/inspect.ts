@@ -205,6 +205,14 @@ export const BASE_NAMESPACES = ['default', 'svc_system'] as const
  * until every pinned batch some member holds is accounted for. A namespace whose messages were all unpinned
  * (`txtype: none`) has no pin to be found by: name it in `extra`.
  */
+/**
+ * Whether the chain holds a pin of batch `b` signed by its own key with its own hash. Anyone may pin a batch's id, and
+ * a member may hold a batch of another's under an id it learned: the batch pinned by its own key is the real one.
+ */
+export function pinnedByItsKey(pins: readonly Pick<ChainPin, 'batch' | 'signer' | 'batchHash'>[], b: Pick<ApiBatch, 'id' | 'key' | 'hash'>): boolean {
+  return b.key !== undefined && pins.some((p) => p.batch === b.id && p.signer === b.key!.toLowerCase() && p.batchHash === b.hash)
+}
+
 export async function discoverNamespaces(
   d: NetworkDescription,
   pins: readonly ChainPin[],
@@ -215,13 +223,15 @@ export async function discoverNamespaces(
   const batches = new Map<string, ApiBatch>()
   const unreachable = new Map<string, string>()
   const live = (): MemberDescription[] => members.filter((m) => !unreachable.has(m.org))
+  /** Whether `b` should replace `held`, the batch of its id read so far: the first read, or the one its key pinned. */
+  const preferred = (held: ApiBatch | undefined, b: ApiBatch): boolean => held === undefined || (!pinnedByItsKey(pins, held) && pinnedByItsKey(pins, b))
   const add = async (ns: string): Promise<void> => {
     if (namespaces.includes(ns)) return
     namespaces.push(ns)
     await Promise.all(
       live().map(async (m) => {
         try {
-          for (const b of await batchesOf(m, ns)) if (!batches.has(b.id)) batches.set(b.id, b)
+          for (const b of await batchesOf(m, ns)) if (preferred(batches.get(b.id), b)) batches.set(b.id, b)
         } catch (err) {
           unreachable.set(m.org, (err as Error).message)
         }

@@ -13,7 +13,7 @@
  * are tested on fabricated views (test/unit/network/verify.test.ts) as well as on real networks.
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
-import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
+import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, pinnedByItsKey, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
 
 /** What verify knows of one message, as one member holds it. */
 export interface MessageView {
@@ -48,7 +48,7 @@ export interface VerifyInput {
   pins: readonly (Pick<ChainPin, 'batch' | 'block' | 'logIndex'> & Partial<Pick<ChainPin, 'signer' | 'batchHash'>>)[]
   /** Message ids of each batch, in manifest order. */
   manifests: ReadonlyMap<string, readonly string[]>
-  /** Each batch's own key and hash, where a member told them: only a pin with both places the batch. */
+  /** The key and hash of each batch found pinned by its own key: then only a pin with both places the batch. */
   owners?: ReadonlyMap<string, { key: string; hash: string }>
   /** Each group's member orgs. */
   groups: ReadonlyMap<string, readonly string[]>
@@ -302,9 +302,11 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
   const manifests = new Map<string, string[]>()
   const owners = new Map<string, { key: string; hash: string }>()
   const record = (b: ApiBatch): void => {
-    if (manifests.has(b.id)) return
+    // A batch of its id read before stands, unless this one is the one its own key pinned (see pinnedByItsKey).
+    const own = pinnedByItsKey(pins, b)
+    if (manifests.has(b.id) && (owners.has(b.id) || !own)) return
     manifests.set(b.id, b.manifest.messages.map((x) => x.id))
-    if (b.key && b.hash) owners.set(b.id, { key: b.key, hash: b.hash })
+    if (own) owners.set(b.id, { key: b.key!, hash: b.hash! })
   }
   for (const b of found.batches.values()) record(b)
   // Batches sealed or received after the namespaces were listed.
@@ -313,10 +315,8 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
   for (const id of missing) {
     for (const m of d.members) {
       const b = await memberGet<ApiBatch>(m, `/api/v1/batches/${id}`).catch(() => undefined)
-      if (b) {
-        record(b)
-        break
-      }
+      if (b) record(b)
+      if (owners.has(id)) break
     }
   }
 
