@@ -131,7 +131,7 @@ describe('a hostile member cannot block a topic, split the members or take a nam
 
   it('blobs nothing refers to are refused past the quota, by name', async () => {
     // The default quota of unreferenced blob bytes per peer org (quotas.unreferencedBlobBytesPerOrg) is 1 GiB: one
-    // blob more than that. About 10 s here; the default is what an application's network has.
+    // blob more than that. The costliest test of the file, but the default is what an application's network has.
     const r = await t.net.rogue('org1').floodBlobs({ to: 'org0', bytes: 17 * 64 * 1024 * 1024, count: 17 })
     expect(r.refused, `${r.stored} stored of ${r.blobs}`).to.be.greaterThan(0)
     expect(r.refusal).to.contain('quotas.unreferencedBlobBytesPerOrg')
