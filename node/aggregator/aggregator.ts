@@ -1,6 +1,6 @@
 import { errorMessage } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
-import type { BatchId, MessageId } from '../core/ids.js'
+import type { BatchId, Hash, MessageId } from '../core/ids.js'
 import { now, type Timestamp } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { PinsRepo } from '../db/repos/pins.js'
@@ -11,10 +11,10 @@ import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import type { BatchRecord, Message, NodeEvent, Pin, Wait } from '../model/index.js'
+import type { AnnouncedBlob, BatchRecord, Message, NodeEvent, Pin, PinnedBatch, Wait } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
-import { ContextQueues } from './context-queues.js'
+import { StandingQueues } from './standing.js'
 import type { PrivateChecks } from './private-check.js'
 import type { RecentBatches } from './recent-batches.js'
 import { Pass, type PassResult } from './pass.js'
@@ -37,6 +37,11 @@ export interface AggregatorDeps {
   recent?: RecentBatches
   /** The masked-pin checks of private messages; without them private pins wait (a node without private messaging). */
   privateChecks?: PrivateChecks
+  /**
+   * Asks for a public blob a message's data announces, once the message's key checks out (the fetcher does not fetch
+   * those of a batch whose key is no member's on store).
+   */
+  wantBlob?: (b: AnnouncedBlob) => void
   log: (line: string) => void
   /** Told after each durable pass: messages confirmed or rejected, and the events written. */
   onOutcome: (o: { confirmed: Message[]; rejected: { message: Message; reason: string }[]; events: NodeEvent[] }) => void
@@ -79,7 +84,9 @@ export class Aggregator {
   private readonly failures = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
   /** Ends a wait for the disk to have room when the aggregator stops. */
   private readonly abort = new AbortController()
-  private readonly queues = new ContextQueues()
+  private readonly queues = new StandingQueues((signer) => this.registeredAt(signer))
+  /** Pin events whose payload was refused (batch-fetcher.ts): their pins are freed by the next pass, in its transaction. */
+  private readonly refusals: Pick<PinnedBatch, 'batchId' | 'batchHash' | 'signer' | 'eventId'>[] = []
   /**
    * Why each message its own checks could not decide waits (a blob, a datatype, an identity...), as the last pass that
    * walked it found, and when: what a message trace shows. Only messages that passed their ordering checks, so at most
@@ -124,8 +131,18 @@ export class Aggregator {
    * the only way back to a pin whose batch was not here when it was read (a broadcast batch downloaded late, a private
    * batch delivered after its pin), as in FireFly, where a batch's arrival rewinds to it.
    */
-  batchArrived(batchId: BatchId): void {
-    this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId))
+  batchArrived(batchId: BatchId, batchHash?: Hash): void {
+    this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId, batchHash))
+  }
+
+  /**
+   * The payload a pin event named was refused (it did not verify, or could not be read): that event's pins are used,
+   * on every member alike since the verdict depends only on the payload, and the contexts they held are free. Done by
+   * the next pass, so that the queues and the table change together.
+   */
+  pinEventRefused(p: Pick<PinnedBatch, 'batchId' | 'batchHash' | 'signer' | 'eventId'>): void {
+    this.refusals.push(p)
+    this.wake()
   }
 
   /**
@@ -163,7 +180,7 @@ export class Aggregator {
     if (message.state === 'confirmed' || message.state === 'rejected' || batch.state === 'refused') return undefined
     const entry = new IndexedManifest(batch.manifest).entries.find((e) => e.id === message.header.id)
     if (!entry) return undefined
-    const pins = new Map(this.deps.pins.ofBatch(batch.id).map((p) => [p.index, p]))
+    const pins = new Map(this.deps.pins.deciding(batch.id, batch.hash, batch.key).map((p) => [p.index, p]))
     const range = { from: entry.firstPin, to: entry.firstPin + entry.topics - 1 }
     let firstSeq: number | undefined
     for (let i = range.from; i <= range.to; i++) {
@@ -195,6 +212,7 @@ export class Aggregator {
     try {
       do {
         this.again = false
+        if (this.refusals.length > 0 && !this.stopped) await this.freeRefused()
         while (!this.stopped) {
           // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
           // not every pin ever read whose batch never came (a private batch of a group this member is not in).
@@ -229,6 +247,37 @@ export class Aggregator {
       this.running = false
       this.settleIdle()
     }
+  }
+
+  /** Marks the pins of refused pin events used and takes them off the queues; walks again what they held back. */
+  private async freeRefused(): Promise<void> {
+    const events = this.refusals.splice(0)
+    let freed: Pin[] = []
+    try {
+      freed = await this.deps.db.transaction((tx) => {
+        const pins = events.flatMap((e) => this.deps.pins.ofEvent(e, tx)).filter((p) => !p.dispatched)
+        if (pins.length > 0) this.deps.pins.markDispatchedSeqs(tx, pins.map((p) => p.seq))
+        return pins
+      })
+    } catch (err) {
+      this.refusals.unshift(...events)
+      throw err
+    }
+    for (const p of freed) if (!p.masked) this.queues.leave(p)
+    if (freed.length > 0) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
+  }
+
+  /**
+   * Where `signer`'s registration claim was ordered: the first pin it signed of the batch carrying the claim of the
+   * identity it is the key of. An identity whose claim is not here (registered without one: a test's fixture) counts
+   * from the start.
+   */
+  private registeredAt(signer: string): number | undefined {
+    const identity = this.deps.identities.byVerifier('ethereum_address', signer)
+    if (!identity) return undefined
+    const claim = this.deps.messages.get(identity.messages.claim)
+    const batch = claim?.batch
+    return batch === undefined ? 0 : (this.deps.pins.firstOfSigner(batch, signer)?.seq ?? 0)
   }
 
   private retryLater(err: unknown): void {

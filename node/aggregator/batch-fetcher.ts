@@ -1,13 +1,14 @@
 import { setMaxListeners } from 'node:events'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
-import type { BatchId } from '../core/ids.js'
+import type { BatchId, Hash } from '../core/ids.js'
 import type { Gate } from '../core/gate.js'
 import type { Database } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
+import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { checkBatch } from '../batch/verify.js'
@@ -26,7 +27,12 @@ type Verdict = { ok: true; batch: BatchPayload; manifest: string } | { ok: false
 /**
  * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
  * itself, then store the batch, its messages (pending) and its data in one transaction, and tell the aggregator.
- * A batch that does not verify is recorded as refused, with the reason, and never used. A store that fails (a full
+ * Batches are known by (id, hash) and fetched per pin event: an (id, hash, payload reference) held or in flight is not
+ * fetched again, anything else is (a pin of the same id naming another hash or reference may be a squatter's). A payload
+ * that does not verify is recorded as refused, with the reason, and the aggregator frees the pins of that event only:
+ * the batch's own pins, with their own reference, are still fetched, and a payload that verifies replaces the refusal.
+ * The public blobs a batch announces are fetched now only when its key is a registered member's and signed the pin;
+ * otherwise the aggregator asks for them once it reaches a message whose key checks out. A store that fails (a full
  * disk) is tried again, from the download, once the database takes writes again (or after a backoff), so nothing
  * waits for a restart; one log line per distinct problem for the whole fetcher, since every batch meets the same one.
  */
@@ -46,12 +52,16 @@ export class BatchFetcher {
       pins: PinsRepo
       messages: MessagesRepo
       data: DataRepo
+      /** Whose key a batch is signed with: blobs are fetched on store only for members' batches. */
+      identities: IdentitiesRepo
       storage: SharedStorage
       log: (line: string) => void
       /** Where a stored batch is kept for the aggregator's first walk of it (see storeReceivedBatch). */
       recent?: RecentBatches
-      /** Called once the batch is stored (or refused), so the aggregator can walk its pins again. */
-      arrived: (batchId: BatchId) => void
+      /** Called once the batch is stored, so the aggregator can walk its pins again. */
+      arrived: (batchId: BatchId, batchHash: Hash) => void
+      /** Called once a pin event's payload is recorded as refused, so the aggregator frees that event's pins. */
+      refused: (p: PinnedBatch) => void
       /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */
       announced: (blobs: AnnouncedBlob[]) => void
       /**
@@ -68,14 +78,15 @@ export class BatchFetcher {
   }
 
   fetch(p: PinnedBatch): void {
-    if (this.stopped || this.inFlight.has(p.batchId) || this.deps.batches.has(p.batchId)) return
+    const key = `${p.batchId}/${p.batchHash}/${p.payloadRef}`
+    if (this.stopped || this.inFlight.has(key) || this.deps.batches.holds(p.batchId, p.batchHash, p.payloadRef)) return
     const run = this.run(p)
       .catch((err: unknown) => {
         // A bug, since run() retries what fails; the pins stay and the batch is fetched again at the next start.
         if (!this.stopped) this.deps.log(`batch ${p.batchId}: cannot be stored: ${errorMessage(err)}`)
       })
-      .finally(() => this.inFlight.delete(p.batchId))
-    this.inFlight.set(p.batchId, run)
+      .finally(() => this.inFlight.delete(key))
+    this.inFlight.set(key, run)
   }
 
   /** Abandons downloads and retries in flight (they resume at the next start) and waits for them to end. */
@@ -159,14 +170,19 @@ export class BatchFetcher {
 
   private async store(b: BatchPayload, manifest: string, p: PinnedBatch): Promise<void> {
     try {
-      await this.deps.db.transaction((tx) => storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef))
+      await this.deps.db.transaction((tx) => {
+        this.deps.batches.dropRefused(tx, b.id, b.hash)
+        storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef)
+      })
     } catch (err) {
       // Ids it carries are held here with other content: nothing of it was stored.
       if (isParleyError(err, 'BAD_PEER_DATA')) return this.refuse(p, err.message)
       throw err
     }
-    this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
-    this.deps.arrived(b.id)
+    if (p.signer === b.key && this.deps.identities.byVerifier('ethereum_address', b.key) !== undefined) {
+      this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
+    }
+    this.deps.arrived(b.id, b.hash)
   }
 
   /** Records the batch as refused; logged once it is recorded, so a retried record is not logged twice. */
@@ -189,6 +205,7 @@ export class BatchFetcher {
       }),
     )
     this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
+    this.deps.refused(p)
   }
 }
 

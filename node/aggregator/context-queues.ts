@@ -11,14 +11,14 @@ import type { Hash } from '../core/ids.js'
  * Only broadcast (unmasked) pins belong here: a private pin is unique to its message, ordered by its nonce, and holds
  * nothing back, and on a member outside its group it would wait (and stay here) forever.
  */
-export class ContextQueues {
-  private readonly queues = new Map<Hash, { seqs: number[]; head: number }>()
+export class ContextQueues<K extends string = Hash> {
+  private readonly queues = new Map<K, { seqs: number[]; head: number }>()
   private readonly left = new Set<number>()
   /** The highest sequence seen: anything at or below it is already queued (or has left). */
   private newest = 0
 
   /** Starts again from the database's waiting pins (in chain order). */
-  reset(waiting: readonly { seq: number; hash: Hash }[]): void {
+  reset(waiting: readonly { seq: number; hash: K }[]): void {
     this.queues.clear()
     this.left.clear()
     this.newest = 0
@@ -26,7 +26,7 @@ export class ContextQueues {
   }
 
   /** A waiting pin read from the database; pins seen before (a rewind reads them again) are ignored. */
-  add(seq: number, hash: Hash): void {
+  add(seq: number, hash: K): void {
     if (seq <= this.newest) return
     this.newest = seq
     const q = this.queues.get(hash)
@@ -35,7 +35,7 @@ export class ContextQueues {
   }
 
   /** The pin no longer waits (its message was confirmed or rejected). */
-  leave(seq: number, hash: Hash): void {
+  leave(seq: number, hash: K): void {
     const q = this.queues.get(hash)
     // A pin never queued (not read yet: its message settled through an earlier pin of its batch) is never read now.
     if (!q || seq > this.newest) return
@@ -51,18 +51,18 @@ export class ContextQueues {
   }
 
   /** Whether a pin of `hash` earlier than `seq` still waits. */
-  earlierWaiting(hash: Hash, seq: number): boolean {
+  earlierWaiting(hash: K, seq: number): boolean {
     const q = this.queues.get(hash)
     return q !== undefined && q.head < q.seqs.length && q.seqs[q.head]! < seq
   }
 
   /** The sequence of the first pin of `hash` still waiting, if any (what holds later pins of the context back). */
-  first(hash: Hash): number | undefined {
+  first(hash: K): number | undefined {
     const q = this.queues.get(hash)
     return q !== undefined && q.head < q.seqs.length ? q.seqs[q.head] : undefined
   }
 
-  private advance(hash: Hash, q: { seqs: number[]; head: number }): void {
+  private advance(hash: K, q: { seqs: number[]; head: number }): void {
     while (q.head < q.seqs.length && this.left.has(q.seqs[q.head]!)) this.left.delete(q.seqs[q.head++]!)
     if (q.head === q.seqs.length) this.queues.delete(hash)
     // Drop the consumed prefix now and then, so a long-lived context does not keep every sequence it ever had.

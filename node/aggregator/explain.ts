@@ -90,7 +90,7 @@ class Explainer {
     const blockedBy: Blocker = { ...(message ? { message: message.header.id } : {}), author, nonce, topic, ...(batch ? { batch } : {}) }
     const head = `blocked behind ${message ? `message ${message.header.id}` : 'the message'} of ${author} with nonce ${nonce} on topic ${topic} in group ${group}`
     if (message) {
-      const own = pin ? this.ownWait(message, this.deps.batches.get(message.batch ?? ''), nested) : ', which is here but whose pin has not been read from the chain yet'
+      const own = pin ? this.ownWait(message, message.batch ? this.deps.batches.carrying(message.batch, message.header.id) : undefined, nested) : ', which is here but whose pin has not been read from the chain yet'
       return { reason: 'blocked', topic, blockedBy, detail: head + own }
     }
     const from = this.memberNode(group, author)
@@ -106,7 +106,7 @@ class Explainer {
     if (!init) return { reason: 'blocked', detail: `its group ${group} is not known here yet: the groupinit defining it has not arrived` }
     const topic = init.header.topics[0] ?? group
     const blockedBy: Blocker = { message: init.header.id, author: init.header.author, topic, ...(init.batch ? { batch: init.batch } : {}) }
-    const own = this.ownWait(init, init.batch ? this.deps.batches.get(init.batch) : undefined, nested)
+    const own = this.ownWait(init, init.batch ? this.deps.batches.carrying(init.batch, init.header.id) : undefined, nested)
     return { reason: 'blocked', topic, blockedBy, detail: `its group ${group} is not known here yet: blocked behind its groupinit ${init.header.id} of ${init.header.author}, not confirmed yet${own}` }
   }
 
@@ -119,8 +119,9 @@ class Explainer {
 
   /** The batch and message a pin stands for, as far as this member holds them. */
   private atPin(pin: Pin): { batch?: BatchRecord; message?: Message } {
-    const batch = this.deps.batches.get(pin.batchId)
-    if (!batch || batch.state === 'refused' || batch.hash !== pin.batchHash) return batch ? { batch } : {}
+    // The batch the pin names (id and hash); a pin its key did not sign stands for none of its messages.
+    const batch = this.deps.batches.byIdHash(pin.batchId, pin.batchHash)
+    if (!batch || batch.state === 'refused' || batch.key !== pin.signer) return batch ? { batch } : {}
     const place = new IndexedManifest(batch.manifest).at(pin.index)
     const message = place ? this.deps.messages.get(place.entry.id) : undefined
     return message ? { batch, message } : { batch }

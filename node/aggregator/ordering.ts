@@ -1,8 +1,8 @@
 import { broadcastContext } from '../core/hashes.js'
 import type { Hash } from '../core/ids.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, type BatchRecord, type Message, type Pin, type Wait } from '../model/index.js'
-import type { ContextQueues } from './context-queues.js'
+import { batchTypeOf, TAG_IDENTITY_CLAIM, type BatchRecord, type Message, type Pin, type Wait } from '../model/index.js'
+import type { StandingQueues } from './standing.js'
 import type { PrivateChecks } from './private-check.js'
 
 /**
@@ -33,7 +33,7 @@ export function orderingOf(
   pins: ReadonlyMap<number, Pin>,
   range: { from: number; to: number },
   firstSeq: number,
-  queues: ContextQueues,
+  queues: StandingQueues,
   checks: PrivateChecks | undefined,
   tx?: Tx,
 ): Ordering {
@@ -51,10 +51,12 @@ export function orderingOf(
     const pc = checks.check(tx, message, batch, chainPins)
     return pc.kind === 'ok' ? { kind: 'open', advance: pc.advance } : pc
   }
-  // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting.
+  // Nothing overtakes on a topic: no context of the message may have an earlier pin still waiting that holds it (a
+  // member's, or an undetermined one's; a stranger's holds only identity claims back: standing.ts).
   const contexts = message.header.topics.map((t) => broadcastContext(t))
-  const held = contexts.findIndex((c) => queues.earlierWaiting(c, firstSeq))
-  if (held >= 0) return { kind: 'wait', wait: { reason: 'blocked', by: 'topic', topic: message.header.topics[held]!, context: contexts[held]!, blocker: queues.first(contexts[held]!)! } }
+  const claim = message.header.type === 'definition' && message.header.tag === TAG_IDENTITY_CLAIM
+  const held = contexts.findIndex((c) => queues.earlierWaiting(c, firstSeq, claim))
+  if (held >= 0) return { kind: 'wait', wait: { reason: 'blocked', by: 'topic', topic: message.header.topics[held]!, context: contexts[held]!, blocker: queues.first(contexts[held]!, claim)! } }
   // Pinned as private (no payload reference), its pins are not in the queues, so it could not hold its topics:
   // it cannot be ordered with them, and every member refuses it alike.
   let masked = false

@@ -4,8 +4,8 @@ import { extend } from '../core/extend.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, datatypeDefinitionTopic, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
-import type { ContextQueues } from './context-queues.js'
+import { batchTypeOf, datatypeDefinitionTopic, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
+import type { StandingQueues } from './standing.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -33,7 +33,7 @@ export interface PassResult {
 interface BatchView {
   record: BatchRecord
   manifest: IndexedManifest
-  /** The batch's stored pins by index (the first pin of a (batch, index) is the one kept). */
+  /** The pins that decide its messages, by index: those its own key signed naming its hash (PinsRepo.ofBatch). */
   pins: Map<number, Pin>
   messages: Map<string, Message>
   data: Map<string, Data>
@@ -85,8 +85,12 @@ type Decision =
  * each write went straight to the database.
  */
 export class Pass {
+  /** By batch id and hash: batches sharing an id are kept apart. */
   private readonly views = new Map<string, BatchView | undefined>()
-  /** The page's pins by batch and index: a batch whose pins the page holds every one of is not read again. */
+  /**
+   * The page's pins by batch id, hash and signer, and index: a batch whose deciding pins the page holds every one of
+   * is not read again.
+   */
   private readonly pagePins = new Map<string, Map<number, Pin>>()
   private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
@@ -99,7 +103,7 @@ export class Pass {
 
   constructor(
     private readonly deps: AggregatorDeps,
-    private readonly queues: ContextQueues,
+    private readonly queues: StandingQueues,
     private readonly tx: Tx,
     private readonly at: Timestamp,
   ) {}
@@ -108,26 +112,31 @@ export class Pass {
   run(page: readonly Pin[]): PassResult {
     // Only broadcast pins hold their context back; a private pin is unique and ordered by its nonce (PrivateChecks).
     for (const pin of page) {
-      if (!pin.masked) this.queues.add(pin.seq, pin.hash)
-      let ofBatch = this.pagePins.get(pin.batchId)
-      if (ofBatch === undefined) this.pagePins.set(pin.batchId, (ofBatch = new Map()))
-      // (batch, index) is unique among stored pins; the first one stays, as when read from the table.
+      if (!pin.masked) this.queues.add(pin)
+      const key = pinsKey(pin.batchId, pin.batchHash, pin.signer)
+      let ofBatch = this.pagePins.get(key)
+      if (ofBatch === undefined) this.pagePins.set(key, (ofBatch = new Map()))
+      // (batch, hash, signer, index) is unique among stored pins.
       if (!ofBatch.has(pin.index)) ofBatch.set(pin.index, pin)
     }
-    const done = new Set<string>()
+    const done = new Set<number>()
     for (const pin of page) {
-      if (done.has(`${pin.batchId}:${pin.index}`)) continue
-      const settledRange = this.process(pin)
-      if (settledRange) for (let i = settledRange.from; i <= settledRange.to; i++) done.add(`${pin.batchId}:${i}`)
+      if (done.has(pin.seq)) continue
+      const settled = this.process(pin)
+      if (settled) for (let i = settled.range.from; i <= settled.range.to; i++) done.add(settled.pins.get(i)?.seq ?? -1)
     }
     this.flush()
     return this.result
   }
 
-  /** Decides the message behind `pin`; answers its pins' index range when it was settled (now or before). */
-  private process(pin: Pin): { from: number; to: number } | undefined {
-    const view = this.viewOf(pin.batchId)
-    if (!view || view.record.hash !== pin.batchHash) return undefined
+  /**
+   * Decides the message behind `pin`; answers its deciding pins and their index range when it was settled (now or
+   * before). A pin of a batch stored here that its key did not sign decides nothing: it no longer waits.
+   */
+  private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
+    const view = this.viewOf(pin.batchId, pin.batchHash)
+    if (!view) return undefined
+    if (pin.signer !== view.record.key) return this.leaveForeign(pin)
     const place = view.manifest.at(pin.index)
     if (!place) return undefined
     const { entry } = place
@@ -136,7 +145,7 @@ export class Pass {
     if (!message) return undefined
     if (message.state === 'confirmed' || message.state === 'rejected' || this.settled.has(message.header.id)) {
       this.leave(view, range)
-      return range
+      return { range, pins: view.pins }
     }
     let firstSeq = pin.seq
     for (let i = range.from; i <= range.to; i++) firstSeq = Math.min(firstSeq, view.pins.get(i)?.seq ?? firstSeq)
@@ -146,6 +155,7 @@ export class Pass {
     if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
     const advance = ordering.kind === 'open' ? ordering.advance : undefined
     const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(view, message, range, ordering.contexts, firstSeq)
+    if (decision.kind === 'confirm' && message.header.tag === TAG_IDENTITY_CLAIM) this.noteRegistration(message, firstSeq)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
@@ -168,7 +178,30 @@ export class Pass {
       this.result.confirmed.push(extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId }))
     }
     if (advance || message.header.type === 'definition') this.result.rewindWaiting = true
-    return range
+    return { range, pins: view.pins }
+  }
+
+  /**
+   * A pin naming a batch stored here that another key signed (a squatter's, or a copy of the batch's pin): it decides
+   * nothing of the batch's messages, and, its payload being here, it no longer holds its context.
+   */
+  private leaveForeign(pin: Pin): undefined {
+    if (pin.dispatched) return undefined
+    pin.dispatched = true
+    this.pendingPins.push(pin.seq)
+    if (!pin.masked && this.queues.leave(pin)) this.result.rewindWaiting = true
+    return undefined
+  }
+
+  /**
+   * An org's claim signed with its key was confirmed: that key is a member's from the claim's first pin on (the claim
+   * handler registered it, or refused it when the key or name was taken: then nothing changes).
+   */
+  private noteRegistration(message: Message, firstSeq: number): void {
+    const key = message.header.key
+    if (this.deps.identities.byVerifier('ethereum_address', key, this.tx)?.messages.claim !== message.header.id) return
+    this.queues.registered(key, firstSeq)
+    this.result.rewindWaiting = true
   }
 
   private decide(view: BatchView, message: Message, range: { from: number; to: number }, contexts: readonly Hash[] | undefined, firstSeq: number): Decision {
@@ -196,7 +229,11 @@ export class Pass {
           // A broadcast blob counts once its announced reference is verified, whatever this node already holds.
           if (!d.blob.public) return { kind: 'reject', reason: `data ${d.id}: blob ${d.blob.hash} has no shared-storage reference` }
           const verdict = this.deps.refs.verdict({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }, this.tx)
-          if (!verdict) return { kind: 'wait', wait: { reason: 'blob', blob: d.blob.hash, cid: d.blob.public } }
+          if (!verdict) {
+            // Its key checks out: its blobs may be fetched now (not on store for a batch of no member's key).
+            this.deps.wantBlob?.({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public })
+            return { kind: 'wait', wait: { reason: 'blob', blob: d.blob.hash, cid: d.blob.public } }
+          }
           if (!verdict.ok) return { kind: 'reject', reason: `data ${d.id}: ${verdict.reason}` }
         }
         if (!this.deps.blobs.has(d.blob.hash, this.tx)) return { kind: 'wait', wait: { reason: 'blob', blob: d.blob.hash } }
@@ -255,15 +292,16 @@ export class Pass {
     this.deps.validator.prefetch(view.record.namespace, items.slice(0, PREFETCH_ITEMS))
   }
 
-  private viewOf(batchId: BatchId): BatchView | undefined {
-    if (this.views.has(batchId)) return this.views.get(batchId)
-    const record = this.deps.batches.get(batchId)
+  private viewOf(batchId: BatchId, batchHash: Hash): BatchView | undefined {
+    const key = `${batchId}/${batchHash}`
+    if (this.views.has(key)) return this.views.get(key)
+    const record = this.deps.batches.byIdHash(batchId, batchHash, this.tx)
     let view: BatchView | undefined
     if (record && record.state !== 'refused') {
       // Just stored, it is still in memory as stored (recent-batches.ts); read back otherwise.
       const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
       const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
-      const pins = this.pinsOf(batchId, manifest)
+      const pins = this.pinsOf(record, manifest)
       if (held) view = { record, ...held, pins, prefetched: false }
       else {
         const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
@@ -271,7 +309,7 @@ export class Pass {
         view = { record, manifest, pins, messages, data: this.deps.data.byIds(dataIds, this.tx), prefetched: false }
       }
     }
-    this.views.set(batchId, view)
+    this.views.set(key, view)
     return view
   }
 
@@ -282,8 +320,8 @@ export class Pass {
    * looks at (a pin past the manifest's, which a sender may have added on chain, belongs to no message). Otherwise
    * (a batch across two pages, some of its pins used already, a rewind's partial page) they are read.
    */
-  private pinsOf(batchId: BatchId, manifest: IndexedManifest): Map<number, Pin> {
-    const fromPage = this.pagePins.get(batchId)
+  private pinsOf(record: BatchRecord, manifest: IndexedManifest): Map<number, Pin> {
+    const fromPage = this.pagePins.get(pinsKey(record.id, record.hash, record.key))
     const last = manifest.entries[manifest.entries.length - 1]
     const count = last === undefined ? 0 : last.firstPin + last.topics
     if (fromPage !== undefined && count > 0 && fromPage.size >= count) {
@@ -291,7 +329,7 @@ export class Pass {
       for (let i = 0; i < count && every; i++) every = fromPage.has(i)
       if (every) return fromPage
     }
-    return new Map(this.deps.pins.ofBatch(batchId, this.tx).map((p) => [p.index, p]))
+    return new Map(this.deps.pins.deciding(record.id, record.hash, record.key, this.tx).map((p) => [p.index, p]))
   }
 
   /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
@@ -310,7 +348,7 @@ export class Pass {
    * which hold every pin below `seq` as this page has left it.
    */
   private claimPending(did: string, seq: number): boolean {
-    return this.queues.earlierWaiting(broadcastContext(identityTopic(did)), seq)
+    return this.queues.earlierWaiting(broadcastContext(identityTopic(did)), seq, true)
   }
 
   /** The message's pins no longer wait: written at the next flush, gone from the context queues now. */
@@ -320,7 +358,8 @@ export class Pass {
       if (!p || p.dispatched) continue
       p.dispatched = true
       this.pendingPins.push(p.seq)
-      this.queues.leave(p.seq, p.hash)
+      // A signer's earlier pin decided may settle the standing of its later ones (standing.ts): what they held is free.
+      if (!p.masked && this.queues.leave(p)) this.result.rewindWaiting = true
     }
   }
 
@@ -331,6 +370,11 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
+}
+
+/** The key of a batch's pins signed by one signer: batches sharing an id, and other signers' pins, are apart. */
+function pinsKey(batchId: string, batchHash: string, signer: string): string {
+  return `${batchId}/${batchHash}/${signer}`
 }
 
 /** Failures that say something about the data itself, the same on every member: the rest are this member's. */

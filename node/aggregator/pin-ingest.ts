@@ -42,7 +42,7 @@ export function pinIngest(deps: {
           tx,
           ev.contexts.map((hash: Hash, index) => ({ batchId: ev.batchId, batchHash: ev.batchHash, index, hash, masked: ev.payloadRef === '', signer: ev.author, eventId })),
         )
-        if (ev.payloadRef !== '') pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author })
+        if (ev.payloadRef !== '') pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author, eventId })
       }
       deps.state.setChainCursor(tx, throughBlock + 1)
       return fresh.length > 0 ? deps.events.insertMany(tx, fresh, received) : []

@@ -28,7 +28,7 @@ export interface PrivateReceiverDeps {
   identities: IdentitiesRepo
   self: LocalIdentity
   /** Told once a batch is stored, so that the aggregator walks its pins again (whichever came second). */
-  arrived: (batchId: BatchId) => void
+  arrived: (batchId: BatchId, batchHash: Hash) => void
   /** Where a stored batch is kept for the aggregator's first walk of it (see storeReceivedBatch). */
   recent?: RecentBatches
   /**
@@ -88,7 +88,7 @@ export class PrivateReceiver {
     })
     if (!stored) return
     if (verdicts) this.deps.unpinned!.published(written)
-    else this.deps.arrived(b.id)
+    else this.deps.arrived(b.id, b.hash)
   }
 
   /**
@@ -156,12 +156,13 @@ export class PrivateReceiver {
     if (b.type !== 'private') refuse(`batch ${b.id} is a ${b.type} batch; only private batches travel peer to peer`)
     if (b.author !== orgDid(from.org)) refuse(`batch ${b.id} is authored by ${b.author}, but was sent by a node of ${orgDid(from.org)}`)
     if (b.node !== undefined && b.node !== from.node) refuse(`batch ${b.id} names node ${b.node}, but was sent by ${from.node}`)
-    // A batch delivered again (its acknowledgement was lost) is held verified already: not hashed again. A copy that
-    // differs from it changes nothing here, whatever it holds.
-    const held = batches.get(b.id, tx)
+    // A batch delivered again (its acknowledgement was lost) is held verified already: not hashed again. Batches are
+    // known by (id, hash): another batch under the same id (a broadcast's, another member's) is kept apart from it, so
+    // a batch delivered under an id this member has not fetched yet cannot stand for the real one.
+    const held = batches.byIdHash(b.id, b.hash, tx)
     if (held) {
-      if (held.hash === b.hash && held.state !== 'refused') return undefined
-      refuse(held.hash === b.hash ? `batch ${b.id} was refused here before` : `batch ${b.id} is already held with hash ${held.hash}, this one has ${b.hash}`)
+      if (held.state !== 'refused') return undefined
+      refuse(`batch ${b.id} was refused here before`)
     }
     const unpinned = b.tx.type === 'unpinned'
     if (unpinned && !this.deps.unpinned) refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)

@@ -24,4 +24,6 @@ export interface PinnedBatch {
   txId: TxId
   payloadRef: string
   signer: string
+  /** The BatchPin event that announced it: a payload refused frees that event's pins only. */
+  eventId: string
 }

@@ -81,6 +81,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
       groupinitHandler({ groups, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq), signerPending: (tx, key, seq) => pins.earlierUndispatchedBySigner(tx, key, seq) }),
     ],
     privateChecks: new PrivateChecks({ nextpins, groups, identities }),
+    wantBlob: (b) => blobFetcher.want(b),
     log,
     onOutcome: ({ confirmed, rejected, events: written }) => {
       for (const m of confirmed) confirmations.confirmed(m)
@@ -95,10 +96,12 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     pins,
     messages,
     data,
+    identities,
     storage,
     log,
     recent,
-    arrived: (id) => aggregator.batchArrived(id),
+    arrived: (id, hash) => aggregator.batchArrived(id, hash),
+    refused: (p) => aggregator.pinEventRefused(p),
     announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
     reads: gates.ipfsReads,
   })
@@ -113,7 +116,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     identities,
     self: self.identity,
     recent,
-    arrived: (id) => aggregator.batchArrived(id),
+    arrived: (id, hash) => aggregator.batchArrived(id, hash),
     unpinned: { blobs, validator, events, published: (written) => eventStreams.published(written) },
   })
   exchange.onBatch(receiver.handle)
@@ -144,7 +147,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     peerOf: (did) => peers.peerOf(did),
     blob: (hash) => (blobs.has(hash) ? blobStore.content(hash) : undefined),
     load: (id) => {
-      const b = batches.get(id)
+      const b = batches.local(id)
       return b ? rebuildSealed({ messages, data }, b).payload : undefined
     },
     log,

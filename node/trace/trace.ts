@@ -40,7 +40,7 @@ export class MessageTracer {
   trace(namespace: string, id: string): MessageTrace | undefined {
     const message = this.deps.messages.get(id)
     if (!message || message.header.namespace !== namespace) return undefined
-    const batch = message.batch ? this.deps.batches.get(message.batch) : message.state === 'pending' ? this.deps.batches.receivedWith(message.header.id) : undefined
+    const batch = message.batch ? this.deps.batches.carrying(message.batch, message.header.id) : message.state === 'pending' ? this.deps.batches.receivedWith(message.header.id) : undefined
     const place: MessagePlace = { message, ...(batch ? { batch } : {}) }
     const pinEvent = batch ? this.pinEventOf(message, batch) : undefined
     if (pinEvent) place.pinEvent = pinEvent
@@ -58,8 +58,9 @@ export class MessageTracer {
   /** The BatchPin log this member read the message's first pin from, if it has read it. */
   private pinEventOf(message: Message, batch: BatchRecord): StoredBlockchainEvent | undefined {
     const entry = new IndexedManifest(batch.manifest).entries.find((e) => e.id === message.header.id)
-    const pins = this.deps.pins.ofBatch(batch.id)
-    const pin = entry ? pins.find((p) => p.index === entry.firstPin && p.batchHash === batch.hash) : undefined
+    // The pins its batch's key signed naming its hash: those that decide it (another signer's decide nothing).
+    const pins = this.deps.pins.deciding(batch.id, batch.hash, batch.key)
+    const pin = entry ? pins.find((p) => p.index === entry.firstPin) : undefined
     return pin ? this.deps.blockchainEvents.byIds([pin.eventId]).get(pin.eventId) : undefined
   }
 }

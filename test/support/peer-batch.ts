@@ -26,13 +26,13 @@ export function makePeerBatch(author: string, key: string, topic: string): PeerB
   const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: [{ header, hash: m.hash, data: m.data }], data: [d] })
   const record: BatchRecord = { id, type: 'broadcast', namespace: 'default', author, key, created: now(), hash, manifest, txId, state: 'sealed', local: false }
   const payload = serializeBatch(batchPayload(record, [m], [d]))
-  return { messageId: header.id, pinned: { batchId: id, batchHash: hash, txId, payloadRef: '', signer: key }, payload, context: broadcastContext(topic) }
+  return { messageId: header.id, pinned: { batchId: id, batchHash: hash, txId, payloadRef: '', signer: key, eventId: newId() }, payload, context: broadcastContext(topic) }
 }
 
 /** Its pin, as the chain follower stores it. */
 export function pinPeerBatch(repos: Repos, b: PeerBatch): Promise<void> {
   return repos.db.transaction((tx) =>
-    repos.pins.insert(tx, { batchId: b.pinned.batchId, batchHash: b.pinned.batchHash, index: 0, hash: b.context, masked: false, signer: b.pinned.signer, eventId: newId() }),
+    repos.pins.insert(tx, { batchId: b.pinned.batchId, batchHash: b.pinned.batchHash, index: 0, hash: b.context, masked: false, signer: b.pinned.signer, eventId: b.pinned.eventId }),
   )
 }
 

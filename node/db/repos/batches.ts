@@ -33,12 +33,15 @@ interface Row {
 export class BatchesRepo {
   constructor(private readonly db: Database) {}
 
-  /** `received` (schema v10) is written only when given: a batch of this member's has none. */
+  /**
+   * `received` (schema v10) is written only when given: a batch of this member's has none. A batch is known by (id,
+   * hash) (v14): a row with the same pair, or this member's own batch of that id, is kept and nothing is written.
+   */
   insert(tx: Tx, b: BatchRecord): void {
     const received = b.received !== undefined
     tx.run(
       `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason${received ? ', received' : ''})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${received ? ', ?' : ''}) ON CONFLICT (id) DO NOTHING`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${received ? ', ?' : ''}) ON CONFLICT DO NOTHING`,
       [
         b.id,
         b.type,
@@ -61,14 +64,51 @@ export class BatchesRepo {
     )
   }
 
-  /** Whether any record of batch `id` is held (stored, sealed or refused), without reading its manifest. */
-  has(id: string): boolean {
-    return this.db.get('SELECT 1 AS x FROM batches WHERE id = ?', [id]) !== undefined
+  /**
+   * Whether the batch (id, hash) is stored here, verified, as downloaded from `payloadRef` (the fetcher's skip: another
+   * reference, or a refusal, says nothing of what this one holds).
+   */
+  holds(id: string, hash: string, payloadRef: string): boolean {
+    return this.db.get("SELECT 1 AS x FROM batches WHERE id = ? AND hash = ? AND payload_ref = ? AND state != 'refused'", [id, hash, payloadRef]) !== undefined
   }
 
-  get(id: string, tx?: Tx): BatchRecord | undefined {
-    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ?', [id])
+  /** The batch (id, hash): the one a pin naming that pair, or a message carried in it, refers to. */
+  byIdHash(id: string, hash: string, tx?: Tx): BatchRecord | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ? AND hash = ?', [id, hash])
     return r && fromRow(r)
+  }
+
+  /**
+   * A batch by its id alone, where only the id is known (an API path, an admin request, this member's own batch): this
+   * member's own if it has one, else the first one stored and not refused, else the first refused. Several batches may
+   * share an id (v14): what decides a pin's messages reads byIdHash.
+   */
+  get(id: string, tx?: Tx): BatchRecord | undefined {
+    const r = (tx ?? this.db).get<Row>("SELECT * FROM batches WHERE id = ? ORDER BY local DESC, state = 'refused', seq LIMIT 1", [id])
+    return r && fromRow(r)
+  }
+
+  /** This member's own batch `id` (one row per id: v14's batches_local). */
+  local(id: string, tx?: Tx): BatchRecord | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ? AND local = 1', [id])
+    return r && fromRow(r)
+  }
+
+  /**
+   * The batch `id` that carries message `messageId` (its manifest names it), the first stored: of the batches that may
+   * share an id, the one a message's own `batch` means.
+   */
+  carrying(id: string, messageId: string, tx?: Tx): BatchRecord | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ? AND instr(manifest, ?) > 0 ORDER BY seq LIMIT 1', [id, `"${messageId}"`])
+    return r && fromRow(r)
+  }
+
+  /**
+   * A refusal recorded for (id, hash) gives way to the batch itself, once one of its pins brings a payload that
+   * verifies: the refusal concerned that pin's payload, not the pair (`held` is then marked by the insert's trigger).
+   */
+  dropRefused(tx: Tx, id: string, hash: string): void {
+    tx.run("DELETE FROM batches WHERE id = ? AND hash = ? AND state = 'refused'", [id, hash])
   }
 
   /** The batch that carries transaction `txId`: the one stored first, where a peer's forgery names it again. */
@@ -93,7 +133,7 @@ export class BatchesRepo {
 
   /** An unpinned batch's deliveries are queued: it is done here, and never pinned. */
   setSent(tx: Tx, id: BatchId): void {
-    tx.run("UPDATE batches SET state = 'sent' WHERE id = ?", [id])
+    tx.run("UPDATE batches SET state = 'sent' WHERE id = ? AND local = 1", [id])
   }
 
   /**
@@ -101,7 +141,7 @@ export class BatchesRepo {
    * made available and the chain took the pin, where known (for traces).
    */
   setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string, times: { uploaded?: Timestamp; pinSent?: Timestamp } = {}): void {
-    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ?, uploaded = ?, pin_sent = ? WHERE id = ?", [chainTx, payloadRef, times.uploaded ?? null, times.pinSent ?? null, id])
+    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ?, uploaded = ?, pin_sent = ? WHERE id = ? AND local = 1", [chainTx, payloadRef, times.uploaded ?? null, times.pinSent ?? null, id])
   }
 
   /** Newest first. */

@@ -21,30 +21,36 @@ interface Row {
 export class PinsRepo {
   constructor(private readonly db: Database) {}
 
-  /** The first pin of a (batch, index) wins: a batch pinned twice (a retried submission) is ordered once. */
+  /**
+   * Every pin is kept, per (batch id, batch hash, signer, index) (v14): another signer's pin of the same batch id, or
+   * one naming another hash, is stored beside it. A batch pinned twice by one signer (a retried submission) is ordered
+   * once: its first pin stays.
+   */
   insert(tx: Tx, p: Omit<Pin, 'seq' | 'dispatched'>): void {
     this.insertMany(tx, [p])
   }
 
   /**
    * In the order given (their sequences follow it): the contexts of a pinned batch, with few statements. Each is
-   * written `held` if its batch is stored here and not refused (see v11); a batch stored later marks them itself.
+   * written `held` if the batch it names (id and hash) is stored here and not refused (see v11, v14); a batch stored
+   * later marks them itself.
    */
   insertMany(tx: Tx, pins: readonly Omit<Pin, 'seq' | 'dispatched'>[]): void {
     const held = new Map<string, number>()
-    const heldOf = (batchId: string): number => {
-      let h = held.get(batchId)
+    const heldOf = (batchId: string, batchHash: string): number => {
+      const key = `${batchId}/${batchHash}`
+      let h = held.get(key)
       if (h === undefined) {
-        h = tx.get("SELECT 1 AS x FROM batches WHERE id = ? AND state != 'refused'", [batchId]) ? 1 : 0
-        held.set(batchId, h)
+        h = tx.get("SELECT 1 AS x FROM batches WHERE id = ? AND hash = ? AND state != 'refused'", [batchId, batchHash]) ? 1 : 0
+        held.set(key, h)
       }
       return h
     }
     insertRows(
       tx,
       'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, held)',
-      'ON CONFLICT (batch_id, idx) DO NOTHING',
-      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId, heldOf(p.batchId)]),
+      'ON CONFLICT (batch_id, batch_hash, signer, idx) DO NOTHING',
+      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId, heldOf(p.batchId, p.batchHash)]),
     )
   }
 
@@ -94,13 +100,33 @@ export class PinsRepo {
     return r && fromRow(r)
   }
 
-  ofBatch(batchId: string, tx?: Tx): Pin[] {
-    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx', [batchId]).map(fromRow)
+  /**
+   * The pins that decide the messages of batch (id, hash): those its own key signed, by index (one per index: a
+   * signer's second pin of a batch is not stored). Pins of other signers, or naming another hash, decide nothing of it.
+   */
+  deciding(batchId: string, batchHash: string, key: string, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? AND batch_hash = ? AND signer = ? ORDER BY idx', [batchId, batchHash, key]).map(fromRow)
   }
 
-  /** Read through the batch's own pins (unary + keeps SQLite from walking every waiting pin in order instead). */
-  minUndispatchedSeqOfBatch(batchId: string): number | undefined {
-    const r = this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND +dispatched = 0', [batchId])
+  /** Every pin naming batch id `batchId`, whoever signed it and whatever hash it names, by index (tests, diagnostics). */
+  ofBatch(batchId: string, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx, seq', [batchId]).map(fromRow)
+  }
+
+  /** The pins a BatchPin event stored for batch (id, hash) and its signer (a refused payload frees those). */
+  ofEvent(p: { batchId: string; batchHash: string; signer: string; eventId: string }, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? AND batch_hash = ? AND signer = ? AND event_id = ? ORDER BY idx', [p.batchId, p.batchHash, p.signer, p.eventId]).map(fromRow)
+  }
+
+  /**
+   * The first waiting pin naming batch (id, hash) (any hash when not given), whoever signed it. Read through the
+   * batch's own pins (unary + keeps SQLite from walking every waiting pin in order instead).
+   */
+  minUndispatchedSeqOfBatch(batchId: string, batchHash?: string): number | undefined {
+    const r =
+      batchHash === undefined
+        ? this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND +dispatched = 0', [batchId])
+        : this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND batch_hash = ? AND +dispatched = 0', [batchId, batchHash])
     return r?.s ?? undefined
   }
 
@@ -122,8 +148,21 @@ export class PinsRepo {
    * The unmasked (broadcast) pins still waiting, in chain order: what the aggregator's per-context queues start from.
    * Private pins are left out: each is unique, ordered by its nonce (nextpins), and holds no context back.
    */
-  waitingBroadcast(): { seq: number; hash: Hash }[] {
-    return this.db.all<{ seq: number; hash: string }>('SELECT seq, hash FROM pins INDEXED BY pins_broadcast_waiting WHERE dispatched = 0 AND masked = 0 ORDER BY seq').map((r) => ({ seq: r.seq, hash: r.hash as Hash }))
+  waitingBroadcast(): { seq: number; hash: Hash; signer: string }[] {
+    return this.db
+      .all<{ seq: number; hash: string; signer: string }>('SELECT seq, hash, signer FROM pins INDEXED BY pins_broadcast_waiting WHERE dispatched = 0 AND masked = 0 ORDER BY seq')
+      .map((r) => ({ seq: r.seq, hash: r.hash as Hash, signer: r.signer }))
+  }
+
+  /** The first pin `signer` signed that names batch `batchId` (where its registration claim was ordered). */
+  firstOfSigner(batchId: string, signer: string): Pin | undefined {
+    const r = this.db.get<Row>('SELECT * FROM pins WHERE batch_id = ? AND signer = ? ORDER BY seq LIMIT 1', [batchId, signer])
+    return r && fromRow(r)
+  }
+
+  /** Marks the pins of batch id `batchId` at indexes [from, to] used, whoever signed them (tests that settle by hand). */
+  markDispatched(tx: Tx, batchId: BatchId, fromIndex: number, toIndex: number): void {
+    tx.run('UPDATE pins SET dispatched = 1 WHERE batch_id = ? AND idx BETWEEN ? AND ?', [batchId, fromIndex, toIndex])
   }
 
   /** Marks pins confirmed or rejected by their sequences: one statement per few hundred pins. */
@@ -131,20 +170,19 @@ export class PinsRepo {
     tx.run(`UPDATE pins SET dispatched = 1 WHERE seq ${IN_LIST}`, [inList(seqs)])
   }
 
-  /** Broadcast batches pinned on chain, still waiting, that this node holds no record of (to fetch after a restart). */
+  /**
+   * Broadcast batches pinned on chain, still waiting, whose (id, hash) this node has not stored from the reference the
+   * pin names (to fetch after a restart): one per pin event.
+   */
   broadcastBatchesNotHeld(): PinnedBatch[] {
     return this.db
-      .all<{ batch_id: string; batch_hash: string; tx_id: string; payload_ref: string; author: string }>(
-        `SELECT DISTINCT p.batch_id, p.batch_hash, e.tx_id, e.payload_ref, e.author
+      .all<{ batch_id: string; batch_hash: string; tx_id: string; payload_ref: string; author: string; event_id: string }>(
+        `SELECT DISTINCT p.batch_id, p.batch_hash, e.tx_id, e.payload_ref, e.author, p.event_id
            FROM pins p JOIN blockchain_events e ON e.id = p.event_id
-           LEFT JOIN batches b ON b.id = p.batch_id
+           LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash AND b.payload_ref = e.payload_ref AND b.state != 'refused'
           WHERE p.dispatched = 0 AND b.id IS NULL AND e.payload_ref != ''`,
       )
-      .map((r) => ({ batchId: r.batch_id as BatchId, batchHash: r.batch_hash as Hash, txId: r.tx_id as TxId, payloadRef: r.payload_ref, signer: r.author }))
-  }
-
-  markDispatched(tx: Tx, batchId: BatchId, fromIndex: number, toIndex: number): void {
-    tx.run('UPDATE pins SET dispatched = 1 WHERE batch_id = ? AND idx BETWEEN ? AND ?', [batchId, fromIndex, toIndex])
+      .map((r) => ({ batchId: r.batch_id as BatchId, batchHash: r.batch_hash as Hash, txId: r.tx_id as TxId, payloadRef: r.payload_ref, signer: r.author, eventId: r.event_id }))
   }
 }
 

@@ -139,18 +139,21 @@ describe('aggregator', () => {
     expect(confirmedOrder()).to.deep.equal([late.messages[0]!.header.id, both.messages[0]!.header.id])
   })
 
-  it('rejects a message whose pin was signed by another key, without blocking its topic', async () => {
+  it('lets a pin another key signed decide nothing of a batch: it neither rejects its message nor blocks its topic', async () => {
     await registerOrg(db, repos.identities, 'orgB', KEY_B)
-    const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
+    const squatted = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
     const next = makeBatch('did:firefly:org/orgA', KEY_A, [['t1']])
-    await arrive([forged, KEY_B], [next, KEY_A])
+    await arrive([squatted, KEY_B], [next, KEY_A])
     agg.start()
     await agg.whenIdle()
-    expect(repos.messages.get(forged.messages[0]!.header.id)!.state).to.equal('rejected')
-    expect(repos.messages.get(forged.messages[0]!.header.id)!.rejectReason).to.contain(KEY_B)
+    expect(repos.messages.get(squatted.messages[0]!.header.id)!.state, 'its own key has not pinned it').to.equal('pending')
     expect(confirmedOrder()).to.deep.equal([next.messages[0]!.header.id])
-    const rejected = repos.events.list({ namespace: 'default', type: 'message_rejected', limit: 10, skip: 0 })
-    expect(rejected.map((e) => e.reference)).to.deep.equal([forged.messages[0]!.header.id])
+    expect(repos.events.list({ namespace: 'default', type: 'message_rejected', limit: 10, skip: 0 })).to.deep.equal([])
+    // Its own key's pin, later in the chain, decides it.
+    await pin(squatted, KEY_A)
+    await settle()
+    expect(confirmedOrder()).to.deep.equal([next.messages[0]!.header.id, squatted.messages[0]!.header.id])
+    expect(repos.pins.undispatchedAfter(0, 100), 'the squatter\'s pin is used too').to.deep.equal([])
   })
 
   it('writes message_confirmed or message_rejected, with its batch tx, first topic and cid, for broadcasts and definitions alike', async () => {
@@ -165,7 +168,7 @@ describe('aggregator', () => {
     const cid = newId<MessageId>()
     const kinds = [{}, { cid }, { type: 'definition', tag: 'test_def' }, { type: 'definition', tag: 'no_such_handler' }] as const
     const good = makeBatch('did:firefly:org/orgA', KEY_A, [['a', 'b'], ['c'], ['d'], ['e']], () => ({}), (i) => kinds[i]!)
-    const forged = makeBatch('did:firefly:org/orgA', KEY_A, [['f']])
+    const forged = makeBatch('did:firefly:org/orgA', KEY_B, [['f']])
     await arrive([good, KEY_A], [forged, KEY_B])
     agg.start()
     await agg.whenIdle()
@@ -230,10 +233,10 @@ describe('aggregator', () => {
     /** The batches whose pins a pass read from the table, in order. */
     function countReads(): BatchId[] {
       const reads: BatchId[] = []
-      const read = repos.pins.ofBatch.bind(repos.pins)
-      repos.pins.ofBatch = (batchId, tx) => {
+      const read = repos.pins.deciding.bind(repos.pins)
+      repos.pins.deciding = (batchId, batchHash, key, tx) => {
         reads.push(batchId as BatchId)
-        return read(batchId, tx)
+        return read(batchId, batchHash, key, tx)
       }
       return reads
     }
@@ -314,12 +317,13 @@ describe('aggregator', () => {
       await pinAs(held, [{ topic: 't1', signer: KEY_A }, { topic: 't3', signer: KEY_A }])
       await settle()
       expect(repos.messages.get(held.messages[0]!.header.id)!.rejectReason).to.equal(`on-chain context ${broadcastContext('t3')} is not the hash of topic t2`)
-      // The same with a second pin signed by another key.
+      // Another key's pinning of it, landed first with other contexts, decides nothing: its own key's pins decide.
       const signed = makeBatch('did:firefly:org/orgA', KEY_A, [['t4', 't5']], withBlob())
       await store(signed)
-      await pinAs(signed, [{ topic: 't4', signer: KEY_A }, { topic: 't5', signer: KEY_B }])
+      await pinAs(signed, [{ topic: 'x4', signer: KEY_B }, { topic: 'x5', signer: KEY_B }])
+      await pinAs(signed, [{ topic: 't4', signer: KEY_A }, { topic: 't5', signer: KEY_A }])
       await settle()
-      expect(repos.messages.get(signed.messages[0]!.header.id)!.rejectReason).to.equal(`pinned on chain by ${KEY_B}, but the message is signed with key ${KEY_A}`)
+      expect(repos.messages.get(signed.messages[0]!.header.id)!.state).to.equal('confirmed')
       // A pin of its range from a later event (a re-pin) comes after the verdict: the first pinning decides.
       const repinned = makeBatch('did:firefly:org/orgA', KEY_A, [['t6', 't7']])
       await store(repinned)

@@ -133,7 +133,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
     const b = makePeerBatch(PEER, PEER_KEY, 't1')
     const ref = await storage.upload(new TextEncoder().encode(b.payload))
     const arrived: BatchId[] = []
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {} })
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {}, refused: () => {} })
     stops.push(() => fetcher.stop())
     const { written: stalled } = await fillDisk()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })

@@ -319,8 +319,8 @@ describe('message trace', () => {
     })
 
     it('of a rejected message: the rejection with its reason', async () => {
-      // Pinned by org1's key, but signed by org0's.
-      const m = item(ORG0, KEY0, ['t'])
+      // Authored by org0, but signed (and pinned) with org1's key.
+      const m = item(ORG0, KEY1, ['t'])
       const b = batchOf([m])
       await pinOnChain(b, KEY1, 'QmBatch')
       await receive(b, 'QmBatch')
