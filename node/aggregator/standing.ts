@@ -6,12 +6,14 @@ export interface QueuedPin {
   seq: number
   hash: Hash
   signer: string
+  /** Its BatchPin event: pins of one event are one transaction, none of them earlier than the others. */
+  eventId: string
 }
 
 /**
  * A pin's standing at its place in the chain's order (DESIGN section 9), decided from the chain and the batches alone:
  * - `member`: its signer is the key of an identity whose claim was ordered (its first pin) before it;
- * - `undetermined`: not that, but its signer signed an earlier broadcast pin still undecided, which may be its own
+ * - `undetermined`: not that, but its signer signed a broadcast pin in an earlier event, still undecided, which may be its own
  *   registration claim whose payload is late here and confirmed elsewhere: it holds like a member's until that is
  *   decided, then becomes one of the others;
  * - `stranger`: otherwise. It holds no topic but against identity claims (two claims of one name are ordered by the
@@ -41,7 +43,8 @@ export class StandingQueues {
   private readonly undetermined = new Map<string, QueuedPin[]>()
   /** The sequence of the first pin of each signer's registration claim; null: not registered. */
   private readonly registeredAt = new Map<string, number | null>()
-  private readonly standings = new Map<number, Standing>()
+  /** Each queued pin's standing and event, by sequence. */
+  private readonly standings = new Map<number, { standing: Standing; eventId: string }>()
   private newest = 0
 
   /** `lookup`: where a signer's registration claim was ordered, read from the database (undefined: not registered). */
@@ -65,7 +68,7 @@ export class StandingQueues {
     this.newest = p.seq
     this.bySigner.add(p.seq, p.signer)
     const standing = this.standingAt(p)
-    this.standings.set(p.seq, standing)
+    this.standings.set(p.seq, { standing, eventId: p.eventId })
     if (standing === 'stranger') {
       this.strangers.insert(p.seq, p.hash)
       return
@@ -84,7 +87,7 @@ export class StandingQueues {
    */
   leave(p: QueuedPin): boolean {
     if (p.seq > this.newest) return false
-    const standing = this.standings.get(p.seq)
+    const standing = this.standings.get(p.seq)?.standing
     if (standing === undefined) return false
     this.standings.delete(p.seq)
     if (standing === 'stranger') this.strangers.remove(p.seq, p.hash)
@@ -107,7 +110,7 @@ export class StandingQueues {
     const list = this.undetermined.get(signer)
     if (!list) return
     const keep = list.filter((u) => u.seq <= claimSeq)
-    for (const u of list) if (u.seq > claimSeq) this.standings.set(u.seq, 'member')
+    for (const u of list) if (u.seq > claimSeq) this.standings.set(u.seq, { standing: 'member', eventId: u.eventId })
     if (keep.length > 0) this.undetermined.set(signer, keep)
     else this.undetermined.delete(signer)
   }
@@ -130,7 +133,7 @@ export class StandingQueues {
 
   /** A waiting pin's standing as it stands now (a trace), or undefined when it is not queued. */
   standingOf(seq: number): Standing | undefined {
-    return this.standings.get(seq)
+    return this.standings.get(seq)?.standing
   }
 
   /** How many pins wait here, of any standing (counted on demand: for tests and diagnostics). */
@@ -141,8 +144,16 @@ export class StandingQueues {
   private standingAt(p: QueuedPin): Standing {
     const registered = this.registration(p.signer)
     if (registered !== undefined && registered < p.seq) return 'member'
-    const first = this.bySigner.first(p.signer)
-    return first !== undefined && first < p.seq ? 'undetermined' : 'stranger'
+    return this.earlierEvent(p.signer, p) ? 'undetermined' : 'stranger'
+  }
+
+  /**
+   * Whether `signer` has a waiting pin in an event before `p`'s. Its first waiting pin tells: pins of one event have
+   * consecutive sequences, so when the first is of `p`'s event, every waiting pin of the signer before `p` is.
+   */
+  private earlierEvent(signer: string, p: { seq: number; eventId: string }): boolean {
+    const first = this.bySigner.first(signer)
+    return first !== undefined && first < p.seq && this.standings.get(first)?.eventId !== p.eventId
   }
 
   private registration(signer: string): number | undefined {
@@ -158,13 +169,12 @@ export class StandingQueues {
   private settle(signer: string): boolean {
     const list = this.undetermined.get(signer)
     if (!list) return false
-    const first = this.bySigner.first(signer)
     let freed = 0
-    while (freed < list.length && (first === undefined || first >= list[freed]!.seq)) {
+    while (freed < list.length && !this.earlierEvent(signer, list[freed]!)) {
       const u = list[freed++]!
       this.holding.leave(u.seq, u.hash)
       this.strangers.insert(u.seq, u.hash)
-      this.standings.set(u.seq, 'stranger')
+      this.standings.set(u.seq, { standing: 'stranger', eventId: u.eventId })
     }
     if (freed === list.length) this.undetermined.delete(signer)
     else if (freed > 0) list.splice(0, freed)

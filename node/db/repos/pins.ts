@@ -148,10 +148,10 @@ export class PinsRepo {
    * The unmasked (broadcast) pins still waiting, in chain order: what the aggregator's per-context queues start from.
    * Private pins are left out: each is unique, ordered by its nonce (nextpins), and holds no context back.
    */
-  waitingBroadcast(): { seq: number; hash: Hash; signer: string }[] {
+  waitingBroadcast(): { seq: number; hash: Hash; signer: string; eventId: string }[] {
     return this.db
-      .all<{ seq: number; hash: string; signer: string }>('SELECT seq, hash, signer FROM pins INDEXED BY pins_broadcast_waiting WHERE dispatched = 0 AND masked = 0 ORDER BY seq')
-      .map((r) => ({ seq: r.seq, hash: r.hash as Hash, signer: r.signer }))
+      .all<{ seq: number; hash: string; signer: string; event_id: string }>('SELECT seq, hash, signer, event_id FROM pins INDEXED BY pins_broadcast_waiting WHERE dispatched = 0 AND masked = 0 ORDER BY seq')
+      .map((r) => ({ seq: r.seq, hash: r.hash as Hash, signer: r.signer, eventId: r.event_id }))
   }
 
   /** The first pin `signer` signed that names batch `batchId` (where its registration claim was ordered). */

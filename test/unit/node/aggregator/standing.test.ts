@@ -12,7 +12,8 @@ const STRANGER = '0xstranger'
 describe('aggregator: standing of pins', () => {
   let registered: Map<string, number>
   let queues: StandingQueues
-  const pin = (seq: number, signer: string, hash: Hash = ORDERS): QueuedPin => ({ seq, hash, signer })
+  /** A pin alone in its BatchPin event, unless an event is given. */
+  const pin = (seq: number, signer: string, hash: Hash = ORDERS, eventId = `e${seq}`): QueuedPin => ({ seq, hash, signer, eventId })
 
   beforeEach(() => {
     registered = new Map([[MEMBER, 0]])
@@ -75,6 +76,18 @@ describe('aggregator: standing of pins', () => {
     registered.delete(NEWCOMER)
     queues.reset([pin(3, NEWCOMER), pin(6, NEWCOMER)])
     expect(queues.standingOf(6)).to.equal('undetermined')
+  })
+
+  it('counts no pin of a pin’s own event as earlier: one transaction of an unregistered account holds nothing', () => {
+    queues.add(pin(1, STRANGER, CLAIM, 'e1'))
+    queues.add(pin(2, STRANGER, ORDERS, 'e1'))
+    expect(queues.standingOf(2)).to.equal('stranger')
+    queues.add(pin(3, STRANGER, ORDERS, 'e3'))
+    expect(queues.standingOf(3), 'its earlier event is undecided').to.equal('undetermined')
+    queues.leave(pin(1, STRANGER, CLAIM, 'e1'))
+    expect(queues.standingOf(3), 'event e1 still has a waiting pin').to.equal('undetermined')
+    expect(queues.leave(pin(2, STRANGER, ORDERS, 'e1'))).to.equal(true)
+    expect(queues.standingOf(3)).to.equal('stranger')
   })
 
   it('ignores a pin read again, and a leave of one never queued', () => {
