@@ -14,10 +14,13 @@ export interface HeldContents {
 }
 
 interface Entry extends HeldContents {
-  hash: Hash
   /** The manifest text: the batch record read at use must carry exactly this one. */
   text: string
   weight: number
+}
+
+function keyOf(id: BatchId, hash: Hash): string {
+  return `${id}/${hash}`
 }
 
 /** What the held batches may weigh together (about their data values' and manifests' text, and a part per message). */
@@ -44,12 +47,13 @@ export function receivedRows(b: BatchPayload): ReceivedRows {
  * right after it is stored (a received batch: once it is here; one this member sealed: once its pin comes back), and
  * reading back what was just written is a good part of what confirming it costs. Each batch is handed out once, to the
  * first pass that walks it (a later walk reads the database, which is then the truth); only for the batch id, hash and
- * manifest it was stored with; and only while nothing else can have changed its rows, which holds for messages and
+ * manifest it was stored with (batches sharing an id are held apart, by hash); and only while nothing else can have changed its rows, which holds for messages and
  * data that were new when the batch stored them. Anything else that could (a batch bringing messages held already, a
  * rewind because pins changed by hand) empties the holder. Memory only: after a start the database answers everything.
  */
 export class RecentBatches {
-  private readonly held: LruMap<BatchId, Entry>
+  /** By batch id and hash (`keyOf`). */
+  private readonly held: LruMap<string, Entry>
 
   constructor(capacityBytes = RECENT_BATCHES_BYTES) {
     this.held = new LruMap(capacityBytes, (e) => e.weight)
@@ -62,7 +66,7 @@ export class RecentBatches {
    * should that transaction fail, no batch record carries this hash and manifest, and a later store replaces the entry.
    */
   received(b: BatchPayload, manifest: string, rows: ReceivedRows = receivedRows(b)): void {
-    this.forget(b.id)
+    this.forget(b.id, b.hash)
     if (b.tx.type !== 'batch_pin') return
     // checkBatch wrote `manifest` from these messages in this order: its entries are theirs.
     const indexed = new IndexedManifest(b.messages.map((m) => ({ id: m.header.id, hash: m.hash, topics: m.header.topics.length })))
@@ -75,7 +79,7 @@ export class RecentBatches {
    * them, for the same reason as `received`. An unpinned batch is never walked by the aggregator and is not held.
    */
   sealed(record: Pick<BatchRecord, 'id' | 'hash' | 'manifest' | 'txId'>, messages: readonly Message[], data: readonly Data[]): void {
-    this.forget(record.id)
+    this.forget(record.id, record.hash)
     if (messages.some((m) => m.header.txtype !== 'batch_pin')) return
     // Read from the record's own manifest: whatever order the messages are handed in, a pin's index finds its message.
     const indexed = new IndexedManifest(record.manifest)
@@ -84,18 +88,19 @@ export class RecentBatches {
     this.hold(record.id, record.hash, record.manifest, indexed, messages.map((m) => extend(m, { batch: record.id, txid: record.txId })), data)
   }
 
-  /** The contents of batch `id` stored with exactly this hash and manifest, handed out once; undefined otherwise. */
+  /** The contents of batch (id, hash) stored with exactly this manifest, handed out once; undefined otherwise. */
   take(id: BatchId, hash: Hash, manifest: string): HeldContents | undefined {
-    const e = this.held.get(id)
+    const key = keyOf(id, hash)
+    const e = this.held.get(key)
     if (e === undefined) return undefined
-    this.held.delete(id)
-    if (e.hash !== hash || e.text !== manifest) return undefined
+    this.held.delete(key)
+    if (e.text !== manifest) return undefined
     return { manifest: e.manifest, messages: e.messages, data: e.data }
   }
 
-  /** Batch `id` was stored again, or otherwise than held: the database answers for it. */
-  forget(id: BatchId): void {
-    this.held.delete(id)
+  /** Batch (id, hash) was stored again, or otherwise than held: the database answers for it. */
+  forget(id: BatchId, hash: Hash): void {
+    this.held.delete(keyOf(id, hash))
   }
 
   /** Something may have changed rows of held batches: the database answers from now on. */
@@ -125,7 +130,7 @@ export class RecentBatches {
       heldMessages.set(s.header.id, s)
       weight += 600
     }
-    this.held.set(id, { hash, text: manifest, manifest: indexed, messages: heldMessages, data: heldData, weight })
+    this.held.set(keyOf(id, hash), { text: manifest, manifest: indexed, messages: heldMessages, data: heldData, weight })
   }
 }
 

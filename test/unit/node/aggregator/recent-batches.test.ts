@@ -88,7 +88,7 @@ describe('recent batches', () => {
   })
 
   describe('the holder', () => {
-    it('hands a batch out once, and only for the hash and manifest it was stored with', () => {
+    it('hands a batch out once, and only for the id, hash and manifest it was stored with', () => {
       const recent = new RecentBatches()
       const b = payload([['t1'], ['t2', 't3']])
       const { manifest } = sealManifest(b)
@@ -101,8 +101,8 @@ describe('recent batches', () => {
 
       recent.received(b, manifest)
       expect(recent.take(b.id, 'f'.repeat(64) as Hash, manifest)).to.equal(undefined)
-      // A mismatch drops it: a copy that differs is never served later either.
-      expect(recent.take(b.id, b.hash, manifest)).to.equal(undefined)
+      // Another hash is another batch (batches are known by id and hash): the one held is still served, once.
+      expect(recent.take(b.id, b.hash, manifest)).to.not.equal(undefined)
       recent.received(b, manifest)
       expect(recent.take(b.id, b.hash, manifest.replace('"version":1', '"version":2'))).to.equal(undefined)
     })
@@ -124,10 +124,22 @@ describe('recent batches', () => {
       expect(recent.size).to.be.below(4)
       expect(recent.take(batches[0]!.id, batches[0]!.hash, sealManifest(batches[0]!).manifest)).to.equal(undefined)
       const last = batches[3]!
-      recent.forget(last.id)
+      recent.forget(last.id, last.hash)
       expect(recent.take(last.id, last.hash, sealManifest(last).manifest)).to.equal(undefined)
       recent.clear()
       expect(recent.size).to.equal(0)
+    })
+
+    it('holds two batches sharing an id apart, by hash', () => {
+      const recent = new RecentBatches()
+      const first = payload([['t']])
+      const other = { ...payload([['u']]), id: first.id }
+      const sealedOther = sealManifest(other)
+      const second = { ...other, hash: sealedOther.hash }
+      recent.received(first, sealManifest(first).manifest)
+      recent.received(second, sealedOther.manifest)
+      expect(recent.take(second.id, second.hash, sealedOther.manifest)?.manifest.entries[0]!.id).to.equal(second.messages[0]!.header.id)
+      expect(recent.take(first.id, first.hash, sealManifest(first).manifest)?.manifest.entries[0]!.id).to.equal(first.messages[0]!.header.id)
     })
 
     it('keeps no parsed payload text alive through the messages it handed out', () => {
