@@ -95,8 +95,9 @@ export class StandingQueues {
     this.bySigner.leave(p.seq, p.signer)
     if (standing === 'undetermined') {
       const list = this.undetermined.get(p.signer)
-      const at = list?.findIndex((u) => u.seq === p.seq) ?? -1
+      const at = list ? indexOfSeq(list, p.seq) : -1
       if (at >= 0) list!.splice(at, 1)
+      if (list?.length === 0) this.undetermined.delete(p.signer)
     }
     return this.settle(p.signer)
   }
@@ -180,6 +181,18 @@ export class StandingQueues {
     else if (freed > 0) list.splice(0, freed)
     return freed > 0
   }
+}
+
+/** Where the pin of sequence `seq` is in `list` (in chain order), or -1. */
+function indexOfSeq(list: readonly { seq: number }[], seq: number): number {
+  let lo = 0
+  let hi = list.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (list[mid]!.seq < seq) lo = mid + 1
+    else hi = mid
+  }
+  return list[lo]?.seq === seq ? lo : -1
 }
 
 /**
