@@ -38,7 +38,10 @@ type Verdict = { ok: true; batch: BatchPayload; manifest: string } | { ok: false
  */
 export class BatchFetcher {
   readonly name = 'batch fetcher'
+  /** By batch id, hash and payload reference. */
   private readonly inFlight = new Map<string, Promise<void>>()
+  /** Pin events naming a payload whose fetch is in flight, by the same key. */
+  private readonly queued = new Map<string, PinnedBatch[]>()
   private stopped = false
   /** Every fetch waiting (at a held read gate, in a backoff, in a download) listens on it: no listener cap. */
   private readonly abort = withoutListenerCap(new AbortController())
@@ -79,13 +82,26 @@ export class BatchFetcher {
 
   fetch(p: PinnedBatch): void {
     const key = `${p.batchId}/${p.batchHash}/${p.payloadRef}`
-    if (this.stopped || this.inFlight.has(key) || this.deps.batches.holds(p.batchId, p.batchHash, p.payloadRef)) return
+    if (this.stopped || this.deps.batches.holds(p.batchId, p.batchHash, p.payloadRef)) return
+    if (this.inFlight.has(key)) {
+      // Another pin event naming the same payload: judged once that fetch ends (a refusal is per event: its pins, its
+      // transaction id), or skipped then if the payload was stored.
+      const queued = this.queued.get(key)
+      if (queued) queued.push(p)
+      else this.queued.set(key, [p])
+      return
+    }
     const run = this.run(p)
       .catch((err: unknown) => {
         // A bug, since run() retries what fails; the pins stay and the batch is fetched again at the next start.
         if (!this.stopped) this.deps.log(`batch ${p.batchId}: cannot be stored: ${errorMessage(err)}`)
       })
-      .finally(() => this.inFlight.delete(key))
+      .finally(() => {
+        this.inFlight.delete(key)
+        const queued = this.queued.get(key)
+        this.queued.delete(key)
+        for (const q of queued ?? []) this.fetch(q)
+      })
     this.inFlight.set(key, run)
   }
 

@@ -6,6 +6,7 @@ import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core
 import { privateContext } from '../../../../node/core/hashes.js'
 import type { BatchPayload, PinnedBatch } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
+import { waitUntil } from '../../../support/wait.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { AggregatorMember, broadcastBatch, claimBatch, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, type PinLog, type SealedBatch } from '../../../support/aggregator-member.js'
 
@@ -92,6 +93,22 @@ describe('aggregator: hostile pins and batches', function () {
     await pinAndFetch(after)
     expect(m.confirmed()).to.deep.equal([idOf(after)])
     expect(m.r.pins.undispatchedAfter(0, 100)).to.deep.equal([])
+  })
+
+  it('refuses every pin event naming a payload that fails, also those that came while it was being fetched', async () => {
+    const junk = await storage.upload(new TextEncoder().encode('{"not":"a batch"}'))
+    const payload = broadcastBatch('org2', org2!.key, [['orders']])
+    const first = await pinned(pinLogOf({ payload, ref: junk }))
+    const second = await pinned(pinLogOf({ payload, ref: junk }, { signer: org0!.key }))
+    m.fetcher.fetch(first!)
+    m.fetcher.fetch(second!)
+    await waitUntil('both events refused', async () => {
+      await m.settle()
+      return m.r.pins.undispatchedAfter(0, 100).length === 0
+    }, { timeoutMs: 10_000, intervalMs: 20 })
+    const after = await publish(broadcastBatch('org0', org0!.key, [['orders']]))
+    await pinAndFetch(after)
+    expect(m.confirmed()).to.deep.equal([idOf(after)])
   })
 
   it('keeps a member’s pin whose payload has not arrived holding its topic', async () => {
