@@ -78,7 +78,9 @@ class Explainer {
     if (message) return { reason: 'blocked', topic, blockedBy, detail: head + this.ownWait(message, batch, nested) }
     if (batch?.state === 'refused') return { reason: 'blocked', topic, blockedBy, detail: `${head}: its batch was refused here (${batch.reason ?? 'it did not verify'})` }
     const cid = this.deps.blockchainEvents.byIds([pin.eventId]).get(pin.eventId)?.payloadRef
-    return { reason: 'blocked', topic, blockedBy, ...(cid ? { cid } : {}), detail: `${head}: its batch is not here yet${cid ? `; it is being fetched from shared storage (${cid})` : ''}` }
+    // An unregistered account's pin holds a topic only while an earlier pin of its own is undecided (standing.ts).
+    const standing = author === pin.signer ? `; ${pin.signer} is no member's key here, and holds the topic while an earlier pin it signed (which may be its registration claim) is undecided` : ''
+    return { reason: 'blocked', topic, blockedBy, ...(cid ? { cid } : {}), detail: `${head}: its batch is not here yet${cid ? `; it is being fetched from shared storage (${cid})` : ''}${standing}` }
   }
 
   /** Private: the author's message with the next expected nonce on the topic in the group. */

@@ -5,6 +5,7 @@ import { broadcastContext, parsePin } from '../../../../node/core/hashes.js'
 import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core/ids.js'
 import { privateContext } from '../../../../node/core/hashes.js'
 import type { BatchPayload, PinnedBatch } from '../../../../node/model/index.js'
+import { explainWait } from '../../../../node/aggregator/explain.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { waitUntil } from '../../../support/wait.js'
 import { MemoryStorage } from '../../../support/storage.js'
@@ -68,6 +69,18 @@ describe('aggregator: hostile pins and batches', function () {
     expect(m.confirmed(), 'the claim is not here: the newcomer’s pin may be a member’s').to.deep.equal([])
     await m.fetch(claimPin!)
     expect(m.confirmed()).to.deep.equal([idOf(own), idOf(after)])
+  })
+
+  it('says why a message waits behind a newcomer’s pin: its key is no member’s, and an earlier pin of its is undecided', async () => {
+    await m.pin(pinLogOf({ payload: claimBatch('newcomer', NEWCOMER), ref: 'ref-' + '1'.repeat(64) }))
+    await m.pin(garbage(NEWCOMER, ['orders']))
+    const after = await publish(broadcastBatch('org0', org0!.key, [['orders']]))
+    await pinAndFetch(after)
+    const message = m.r.messages.get(idOf(after))!
+    const wait = m.agg.explain(message, m.r.batches.byIdHash(after.payload.id, after.payload.hash)!)!.wait
+    const why = explainWait({ ...m.r, explain: (x, b) => m.agg.explain(x, b) }, wait)
+    expect(why.reason).to.equal('blocked')
+    expect(why.detail).to.contain(`${NEWCOMER} is no member's key here, and holds the topic while an earlier pin it signed`)
   })
 
   it('frees the topics of a newcomer’s later pins once its claim is refused, and rejects its message', async () => {
