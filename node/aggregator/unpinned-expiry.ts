@@ -71,9 +71,10 @@ export class UnpinnedExpiry {
     const gone = await db.transaction((tx) => {
       repo.setCursor(tx, b.seq)
       // Stored before arrival times were recorded: not known to be old, kept.
-      if (b.received === undefined || pins.ofBatch(b.id, tx).length > 0 || repo.hasDecided(tx, b.id)) return false
-      const pending = repo.pendingOf(tx, b.id)
-      repo.deleteBatch(tx, b)
+      // Only its own key's pins make it pinned: a squatter pinning its id must not keep it for ever.
+      if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).length > 0 || repo.hasDecided(tx, b)) return false
+      const pending = repo.pendingOf(tx, b)
+      repo.deleteBatch(tx, b, pending)
       for (const m of pending) {
         for (const id of m.dataIds) {
           const d = data.get(id, tx)

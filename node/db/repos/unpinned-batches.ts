@@ -1,11 +1,16 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
+import { IN_LIST, inList } from '../in-list.js'
 
 /** A private batch another member delivered, as the expiry of never-pinned batches reads it. */
 export interface DeliveredBatch {
   seq: number
   id: BatchId
   hash: Hash
+  /** The key that signed it: only its pins decide it (a squatter's pin of its id does not make it pinned). */
+  key: string
+  /** The messages its manifest lists: another batch may share its id, and its messages are not this one's. */
+  messageIds: string[]
   /** When it was stored here; absent for batches stored before schema v10 recorded it. */
   received?: string
 }
@@ -39,25 +44,37 @@ export class UnpinnedBatchesRepo {
   /** Private batches other members delivered, stored after `seq`, in the order they were stored. */
   deliveredAfter(seq: number, limit: number): DeliveredBatch[] {
     return this.db
-      .all<{ seq: number; id: string; hash: string; received: string | null }>("SELECT seq, id, hash, received FROM batches WHERE seq > ? AND local = 0 AND type = 'private' ORDER BY seq LIMIT ?", [seq, limit])
-      .map((r) => ({ seq: Number(r.seq), id: r.id as BatchId, hash: r.hash as Hash, ...(r.received ? { received: r.received } : {}) }))
+      .all<{ seq: number; id: string; hash: string; key: string; manifest: string; received: string | null }>(
+        "SELECT seq, id, hash, key, manifest, received FROM batches WHERE seq > ? AND local = 0 AND type = 'private' ORDER BY seq LIMIT ?",
+        [seq, limit],
+      )
+      .map((r) => ({
+        seq: Number(r.seq),
+        id: r.id as BatchId,
+        hash: r.hash as Hash,
+        key: r.key,
+        messageIds: (JSON.parse(r.manifest) as { messages: { id: string }[] }).messages.map((e) => e.id),
+        ...(r.received ? { received: r.received } : {}),
+      }))
   }
 
-  /** Whether a message stored with this batch is decided (an unpinned batch's are, on arrival). */
-  hasDecided(tx: Tx, id: BatchId): boolean {
-    return tx.get("SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' LIMIT 1", [id]) !== undefined
+  /** Whether a message of this batch is decided (an unpinned batch's are, on arrival). */
+  hasDecided(tx: Tx, b: DeliveredBatch): boolean {
+    return b.messageIds.length > 0 && tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} LIMIT 1`, [b.id, inList(b.messageIds)]) !== undefined
   }
 
-  pendingOf(tx: Tx, id: BatchId): PendingOfBatch[] {
-    return tx.all<{ id: string; data: string }>("SELECT id, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending'", [id]).map((r) => ({
+  /** The batch's pending messages: those of its manifest stored with its id (a message id it shares with another batch's is that one's). */
+  pendingOf(tx: Tx, b: DeliveredBatch): PendingOfBatch[] {
+    if (b.messageIds.length === 0) return []
+    return tx.all<{ id: string; data: string }>(`SELECT id, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST}`, [b.id, inList(b.messageIds)]).map((r) => ({
       id: r.id,
       dataIds: (JSON.parse(r.data) as { id: string }[]).map((d) => d.id),
     }))
   }
 
-  /** Deletes the batch's pending messages and the batch itself (by id and hash: another batch may share the id). */
-  deleteBatch(tx: Tx, b: { id: BatchId; hash: Hash }): void {
-    tx.run("DELETE FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending'", [b.id])
+  /** Deletes the given pending messages and the batch itself (by id and hash: another batch may share the id). */
+  deleteBatch(tx: Tx, b: DeliveredBatch, pending: readonly PendingOfBatch[]): void {
+    if (pending.length > 0) tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST}`, [inList(pending.map((m) => m.id))])
     tx.run('DELETE FROM batches WHERE id = ? AND hash = ? AND local = 0', [b.id, b.hash])
   }
 }

@@ -109,6 +109,20 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect((await readdir(dir)).filter((f) => f !== 'tmp')).to.deep.equal([])
   })
 
+  it('counts only its own key\'s pins: a squatter pinning its id, or another batch under its id, keeps nothing', async () => {
+    const lone = makeBatch('org0', 2)
+    await stored(lone)
+    // Another signer's pin of the same id and hash, and a pin of the id with another hash by the batch's own key.
+    await r.db.transaction((tx) => {
+      r.pins.insert(tx, { batchId: lone.id, batchHash: lone.hash, index: 0, hash: 'e'.repeat(64) as Hash, masked: true, signer: '0x' + '5'.repeat(40), eventId: 'event-squat' })
+      r.pins.insert(tx, { batchId: lone.id, batchHash: 'f'.repeat(64) as Hash, index: 0, hash: 'e'.repeat(64) as Hash, masked: true, signer: lone.key, eventId: 'event-other' })
+    })
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+    expect(r.messages.getMany(lone.messages.map((m) => m.header.id)).size).to.equal(0)
+  })
+
   it('never deletes a batch whose messages are decided (an unpinned batch is, on arrival)', async () => {
     const b = makeBatch('org0', 2)
     await stored(b)
