@@ -208,6 +208,7 @@ function parseRequestLimits(v: unknown, fail: (problem: string) => never): Reque
     out[key] = value as number
   }
   if (out.inFlightBodyBytes < out.jsonBodyBytes) fail(`limits.inFlightBodyBytes (${out.inFlightBodyBytes}) must be at least limits.jsonBodyBytes (${out.jsonBodyBytes}), or no body of the largest size could ever be read`)
+  if (out.addressBodyBytes < out.jsonBodyBytes) fail(`limits.addressBodyBytes (${out.addressBodyBytes}) must be at least limits.jsonBodyBytes (${out.jsonBodyBytes}), or no client could send a body of the largest size`)
   if (out.urlBytes > out.headerBytes) fail(`limits.urlBytes (${out.urlBytes}) must be at most limits.headerBytes (${out.headerBytes}): the URL is part of the request head`)
   return out
 }
@@ -249,6 +250,12 @@ const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: numb
   idempotencyKeyChars: { value: 4096, why: 'a key is stored and compared with every message that has one' },
   inFlightBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
   bodyIdleMs: { value: 3_600_000, why: 'an idle body holds its share of the in-flight budget' },
+
+  // What one client may hold of the member (node/core/pipelining.ts, node/api/body-budget.ts, node/api/discard.ts).
+  queuedRequestsPerConnection: { value: 1000, why: 'each waiting request is held in memory until its turn' },
+  addressBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
+  bodyDeadlineMs: { value: 3_600_000, why: 'a slow body holds its share of the in-flight budget until then' },
+  discardBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'a refused body is read to this length, costing the member the time to read it' },
 }
 
 const GiB = 1024 * 1024 * 1024

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from 'node:http'
 import type { Context } from 'koa'
 import { isParleyError, ParleyError } from '../core/errors.js'
-import { overLimit } from '../core/limits.js'
+import { overLimit, type RequestLimits } from '../core/limits.js'
 import { parseJsonRaw, type JsonNode } from '../core/json.js'
 import { goJson, type GoJsonValue } from '../core/json.js'
 import { bodyContext } from './body-budget.js'
+import { closeAfterAnswer, discardRest } from './discard.js'
 import { assertJsonBody } from './media-type.js'
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
@@ -13,48 +14,52 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
  * Reads a JSON body as text and parses it keeping each value's raw text: data values are hashed as received
  * (compacted), never re-serialised.
  *
- * The body counts against the member's in-flight budget from its first byte until its handler is done: a declared
- * length is taken whole before anything is read, a chunked body chunk by chunk. Oversize bodies are refused before
- * they are read whole, and a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`.
+ * The body counts against the member's in-flight budget, and its address's share of it, byte by byte as it arrives
+ * until its handler is done (a declared length is a promise, not a cost). Oversize bodies are refused before they are
+ * read whole, a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`, and one that is
+ * still arriving after `bodyDeadlineMs` gets 408. A refused body's rest is read and dropped up to a bound
+ * (node/api/discard.ts), so that the client reads its answer.
  */
 export async function readJsonBody(ctx: Context): Promise<JsonNode> {
   assertJsonBody(ctx)
   const body = bodyContext(ctx)
-  const { limits, budget } = body
+  const { limits } = body
   const limit = limits.jsonBodyBytes
   const declaredHeader = ctx.get('content-length')
   const declared = declaredHeader === '' ? undefined : Number(declaredHeader)
-  if (declared !== undefined && declared > limit) throw refuse(ctx, overLimit('jsonBodyBytes', limit, `the body is ${declared} bytes`))
-
-  let taken = 0
-  const take = (bytes: number): void => {
-    if (!body.take(bytes)) {
-      throw refuse(
-        ctx,
-        new ParleyError('TOO_MANY_REQUESTS', `this member is already reading ${budget.held} bytes of request bodies; at most ${budget.limitBytes} at once (limits.inFlightBodyBytes): try again shortly`),
-      )
-    }
-    taken += bytes
+  if (declared !== undefined && declared > limit) {
+    discardRest(ctx, limits, 0)
+    throw overLimit('jsonBodyBytes', limit, `the body is ${declared} bytes`)
   }
-  if (declared !== undefined) take(declared)
 
   const chunks: Buffer[] = []
   let size = 0
-  let idle: IdleWatch | undefined
+  let timers: BodyTimers | undefined
   try {
-    await readChunks(ctx.req, (chunk) => {
-      size += chunk.length
-      if (size > limit) throw refuse(ctx, overLimit('jsonBodyBytes', limit, `the body is over ${limit} bytes`))
-      if (size > taken) take(size - taken)
-      chunks.push(chunk)
-    }, () => (idle = idleWatch(ctx, limits.bodyIdleMs)))
+    await readChunks(
+      ctx.req,
+      (chunk) => {
+        size += chunk.length
+        if (size > limit) throw overLimit('jsonBodyBytes', limit, `the body is over ${limit} bytes`)
+        const refused = body.take(chunk.length)
+        if (refused) throw refused
+        chunks.push(chunk)
+      },
+      (fail) => (timers = bodyTimers(ctx, limits, fail)),
+    )
   } catch (err) {
-    if (idle?.expired) throw new ParleyError('BAD_REQUEST', `the request body stopped arriving for ${limits.bodyIdleMs} ms (limits.bodyIdleMs)`, { cause: err })
+    if (timers?.idleExpired) throw new ParleyError('BAD_REQUEST', `the request body stopped arriving for ${limits.bodyIdleMs} ms (limits.bodyIdleMs)`, { cause: err })
+    // A client this slow is not worth reading further: the answer closes the connection.
+    if (isParleyError(err, 'REQUEST_TIMEOUT')) {
+      closeAfterAnswer(ctx)
+      throw err
+    }
     // The client went away mid-body: nobody reads the answer, but it is the caller's doing, not the node's failure.
     if (ctx.req.destroyed && !ctx.req.complete && !isParleyError(err)) throw new ParleyError('BAD_REQUEST', 'the client closed the connection before the body was complete', { cause: err })
+    if (isParleyError(err)) discardRest(ctx, limits, size)
     throw err
   } finally {
-    idle?.stop()
+    timers?.stop()
   }
   let text: string
   try {
@@ -87,35 +92,30 @@ export function sendJsonText(ctx: Context, value: unknown): void {
   ctx.body = JSON.stringify(value)
 }
 
-/** A refusal before the body was read to its end: the rest is not read, so the connection cannot be reused. */
-function refuse(ctx: Context, err: ParleyError): ParleyError {
-  if (!ctx.req.complete) ctx.set('Connection', 'close')
-  return err
-}
-
-interface IdleWatch {
+interface BodyTimers {
   /** Called for every chunk. */
   touch(): void
   stop(): void
-  readonly expired: boolean
+  /** Whether the body was abandoned for idling (its request destroyed). */
+  readonly idleExpired: boolean
 }
 
 /**
  * Reads a request's body chunk by chunk with plain 'data'/'end' listeners (an async iterator over the stream costs
  * several promises and its own listeners per chunk). `onChunk` may throw to refuse the body: the promise rejects with
- * what it threw and nothing more is read. A request that errors or closes before its end rejects with the stream's
- * error, as the iterator did.
+ * what it threw and this reader stops (what becomes of the rest is the caller's choice). A request that errors or
+ * closes before its end rejects with the stream's error, as the iterator did.
  *
- * `startIdle` is called only when the body is not whole yet at the end of the event-loop turn the read began in: a
+ * `startTimers` is called only when the body is not whole yet at the end of the event-loop turn the read began in: a
  * body already received cannot stop arriving, and most arrive within the turn of their head (Node parses the head and
- * hands the request over before it reads the body's packet), so most requests need no timer. The idle time is thus
- * counted from that turn's end rather than from its middle.
+ * hands the request over before it reads the body's packet), so most requests need no timer. The times are thus
+ * counted from that turn's end rather than from its middle. The timers may end the read with `fail`.
  */
-function readChunks(req: IncomingMessage, onChunk: (chunk: Buffer) => void, startIdle: () => IdleWatch): Promise<void> {
+function readChunks(req: IncomingMessage, onChunk: (chunk: Buffer) => void, startTimers: (fail: (err: unknown) => void) => BodyTimers): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (req.readableEnded) return resolve()
     if (req.destroyed) return reject(prematureClose())
-    let idle: IdleWatch | undefined
+    let timers: BodyTimers | undefined
     let settled = false
     const settle = (err?: unknown): void => {
       if (settled) return
@@ -128,12 +128,10 @@ function readChunks(req: IncomingMessage, onChunk: (chunk: Buffer) => void, star
       else reject(err)
     }
     const onData = (chunk: Buffer): void => {
-      idle?.touch()
+      timers?.touch()
       try {
         onChunk(chunk)
       } catch (err) {
-        // The rest is not read: the stream flows on without a listener (what arrives is dropped) until the answer,
-        // sent with `Connection: close`, ends the connection.
         settle(err)
       }
     }
@@ -145,7 +143,7 @@ function readChunks(req: IncomingMessage, onChunk: (chunk: Buffer) => void, star
     req.on('error', onError)
     req.on('close', onClose)
     setImmediate(() => {
-      if (!settled && !req.complete) idle = startIdle()
+      if (!settled && !req.complete) timers = startTimers(settle)
     })
   })
 }
@@ -155,23 +153,32 @@ function prematureClose(): Error {
   return Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' })
 }
 
-/** Destroys the request when no chunk has come for `ms`; the read loop then fails and `expired` says why. */
-function idleWatch(ctx: Context, ms: number): IdleWatch {
-  let expired = false
-  const timer = setTimeout(() => {
-    expired = true
+/**
+ * The two clocks of a body still arriving. Idle: no chunk for `bodyIdleMs` destroys the request (the read then fails
+ * and `idleExpired` says why). Deadline: still arriving `bodyDeadlineMs` after the read began ends the read with 408,
+ * however steadily it trickles, so that no client holds a body's share of the budget for longer.
+ */
+function bodyTimers(ctx: Context, limits: RequestLimits, fail: (err: unknown) => void): BodyTimers {
+  let idleExpired = false
+  const idle = setTimeout(() => {
+    idleExpired = true
     ctx.req.destroy(new Error('request body idle'))
-  }, ms)
-  timer.unref()
+  }, limits.bodyIdleMs)
+  idle.unref()
+  const deadline = setTimeout(() => {
+    fail(new ParleyError('REQUEST_TIMEOUT', `the request body did not arrive whole within ${limits.bodyDeadlineMs} ms (limits.bodyDeadlineMs)`))
+  }, limits.bodyDeadlineMs)
+  deadline.unref()
   return {
     touch() {
-      timer.refresh()
+      idle.refresh()
     },
     stop() {
-      clearTimeout(timer)
+      clearTimeout(idle)
+      clearTimeout(deadline)
     },
-    get expired() {
-      return expired
+    get idleExpired() {
+      return idleExpired
     },
   }
 }

@@ -27,6 +27,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   UNAVAILABLE: 503,
   STORAGE_FULL: 507,
   TOO_MANY_REQUESTS: 429,
+  REQUEST_TIMEOUT: 408,
   INTERNAL: 500,
 }
 

@@ -1,8 +1,9 @@
 import busboy from 'busboy'
 import type { Context } from 'koa'
 import { ParleyError, errorMessage, isParleyError } from '../core/errors.js'
-import { overLimit } from '../core/limits.js'
+import { overLimit, type RequestLimits } from '../core/limits.js'
 import { bodyContext } from './body-budget.js'
+import { discardRest as dropRest } from './discard.js'
 
 export interface MultipartLimits {
   /** Bytes of one form field; a longer field is refused rather than silently cut (busboy's default is to truncate). */
@@ -66,8 +67,9 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
   // within the limits could reach is refused before a byte is read.
   const declared = Number(ctx.get('content-length') || 0)
   const most = member.uploadBytes + lim.fields * lim.fieldBytes + MULTIPART_FRAMING_BYTES
+  let received = 0
   if (declared > most) {
-    discardRest(ctx)
+    discardRest(ctx, member, received)
     return Promise.reject(overLimit('uploadBytes', member.uploadBytes, `the upload is ${declared} bytes, more than a file within the limit and its form fields can take`))
   }
   let bb: busboy.Busboy
@@ -76,7 +78,7 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
     // Filenames are UTF-8 as browsers and Go send them (busboy's default would read them as Latin-1).
     bb = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fieldSize: lim.fieldBytes + 1, fields: lim.fields, parts: lim.parts } })
   } catch (err) {
-    discardRest(ctx)
+    discardRest(ctx, member, received)
     return Promise.reject(badRequest(`not a multipart/form-data upload: ${errorMessage(err)}`))
   }
 
@@ -106,7 +108,7 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
     rejectEnd(err)
     // Destroying busboy destroys the file stream it is feeding with the same error.
     bb.destroy(err)
-    discardRest(ctx)
+    discardRest(ctx, member, received)
   }
 
   bb.on('field', (name, value, info) => {
@@ -161,7 +163,10 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
     fail(badRequest(`the upload stopped arriving for ${member.bodyIdleMs} ms (limits.bodyIdleMs)`))
   }, member.bodyIdleMs)
   idle.unref()
-  req.on('data', () => idle.refresh())
+  req.on('data', (chunk: Buffer) => {
+    received += chunk.length
+    idle.refresh()
+  })
   const stop = (): void => clearTimeout(idle)
   end.then(stop, stop)
   return head
@@ -171,13 +176,13 @@ export function readMultipart(ctx: Context, limits: MultipartLimits = {}): Promi
 const MULTIPART_FRAMING_BYTES = 64 * 1024
 
 /**
- * Drops whatever of the body is still to come, and closes the connection once answered: reading the remainder
- * of a large upload to its end would only waste the client's time and ours.
+ * Stops feeding the form and leaves the rest of the body to node/api/discard.ts: read and dropped up to a bound when
+ * it is short enough for the client to get its answer, the connection closed after the answer otherwise.
  */
-function discardRest(ctx: Context): void {
+function discardRest(ctx: Context, limits: RequestLimits, received: number): void {
   const req = ctx.req
   req.unpipe()
-  if (!req.complete && !ctx.headerSent) ctx.set('Connection', 'close')
   // Also when complete: a paused request with unread bytes would keep its keep-alive socket stopped.
   req.resume()
+  dropRest(ctx, limits, received)
 }

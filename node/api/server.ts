@@ -10,6 +10,7 @@ import { adminRoutes } from './routes/admin.js'
 import { openApiRoutes } from './routes/openapi.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen, writeRaw } from '../core/listen.js'
+import { inTurn } from '../core/pipelining.js'
 import { overLimit, type RequestLimits } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
@@ -61,7 +62,8 @@ export async function startApiServer(opts: {
   app.use(api.routes())
 
   const handle = app.callback()
-  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, handle)
+  // One request at a time per connection: a client pipelining thousands in one write cannot starve the others.
+  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, inTurn(handle, limits.queuedRequestsPerConnection))
   // Slow clients must not pin sockets forever; large uploads still stream (the timeouts bound idleness, not size).
   server.headersTimeout = 60_000
   server.requestTimeout = 0
@@ -106,7 +108,7 @@ export async function startApiServer(opts: {
  * gets its body context.
  */
 function frontDoor(limits: RequestLimits, serveConsole: Koa.Middleware) {
-  const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes))
+  const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes, limits.addressBodyBytes))
   return (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     const url = ctx.req.url ?? ''
     // Bytes of a URL are at least its UTF-16 length; only a long one needs counting.

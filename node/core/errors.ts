@@ -45,6 +45,8 @@ export const ERROR_CODES = [
   'STORAGE_FULL',
   /** Too much is in flight at once (request bodies being read, say); the same request later may succeed. */
   'TOO_MANY_REQUESTS',
+  /** A request body that did not arrive whole in the time the member gives one. */
+  'REQUEST_TIMEOUT',
   'INTERNAL',
 ] as const
 

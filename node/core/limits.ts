@@ -1,4 +1,5 @@
 import { ParleyError } from './errors.js'
+import { DEFAULT_QUEUED_REQUESTS } from './pipelining.js'
 
 /**
  * What one member accepts from its own API clients, configurable per member (config `limits`). These bound the
@@ -27,6 +28,19 @@ export interface RequestLimits {
   inFlightBodyBytes: number
   /** A request body that sends nothing for this long is abandoned (its connection is closed), in milliseconds. */
   bodyIdleMs: number
+
+  // What one client may hold of the member, so that no one client starves the others.
+  /** Requests that may wait on one connection behind the one being served; past it the connection is not read. */
+  queuedRequestsPerConnection: number
+  /** Bytes of request bodies being read at once from one client address (its share of inFlightBodyBytes): past it, 429. */
+  addressBodyBytes: number
+  /** A JSON request body must arrive whole within this long of its reading starting (408 otherwise), in milliseconds. */
+  bodyDeadlineMs: number
+  /**
+   * After a refusal sent before its body was read through, this much of the rest is read and dropped so that a client
+   * that sends its whole body before reading gets the answer rather than a reset; past it the connection is closed.
+   */
+  discardBodyBytes: number
 }
 
 const MiB = 1024 * 1024
@@ -47,6 +61,11 @@ export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = {
   idempotencyKeyChars: 256,
   inFlightBodyBytes: 256 * MiB,
   bodyIdleMs: 30_000,
+
+  queuedRequestsPerConnection: DEFAULT_QUEUED_REQUESTS,
+  addressBodyBytes: 128 * MiB,
+  bodyDeadlineMs: 60_000,
+  discardBodyBytes: 64 * MiB,
 }
 
 /**

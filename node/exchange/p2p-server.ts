@@ -4,6 +4,7 @@ import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { errorMessage } from '../core/errors.js'
 import { closeServer, listen } from '../core/listen.js'
+import { DEFAULT_QUEUED_REQUESTS, inTurn } from '../core/pipelining.js'
 import { ConnectionCaps, type ConnectionLimits } from './connection-caps.js'
 import { RefusalLog } from './refusal-log.js'
 import { DEFAULT_EXCHANGE_QUOTAS } from './types.js'
@@ -70,6 +71,11 @@ export interface P2pServerOptions {
    * takes longer than this after the body ended loses its answer: the client sees the connection drop.
    */
   idleTimeoutMs?: number
+  /**
+   * Requests that may wait on one connection behind the one being served (default 4): a peer's connection is served
+   * one request at a time, and past this it is not read until they are (node/core/pipelining.ts).
+   */
+  queuedRequestsPerConnection?: number
 }
 
 /** The ping route a peer uses to see whether this endpoint is up. */
@@ -144,6 +150,7 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
     refuse(req, res, 404, `NOT_FOUND: no route for ${req.method} ${req.url}`)
   }
 
+  const served = inTurn(onRequest, opts.queuedRequestsPerConnection ?? DEFAULT_QUEUED_REQUESTS)
   const server = https.createServer(
     {
       cert: opts.cert,
@@ -156,10 +163,10 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       requestTimeout: 0,
       headersTimeout: 30_000,
     },
-    onRequest,
+    served,
   )
   // With a listener, Node no longer sends `100 Continue` on its own: the handler sends it when it wants the body.
-  server.on('checkContinue', onRequest)
+  server.on('checkContinue', served)
   server.setTimeout(opts.idleTimeoutMs ?? 60_000)
   server.maxConnections = limits.total
   server.on('drop', (data?: { remoteAddress?: string }) => refusals.refused(`p2p: dropped a connection from ${data?.remoteAddress ?? 'an unknown address'}: ${limits.total} are open already (quotas.connections)`, 'dropped'))

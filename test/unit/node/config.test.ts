@@ -93,6 +93,7 @@ describe('member node config', () => {
     ['more data items than other members take', { ...good, limits: { dataPerMessage: 1001 } }, /limits.dataPerMessage must be at most 1000 \(other members reject a message with more\)/],
     ['more topics than other members take', { ...good, limits: { topicsPerMessage: 11 } }, /limits.topicsPerMessage must be at most 10/],
     ['an in-flight budget smaller than one body', { ...good, limits: { jsonBodyBytes: 2048, inFlightBodyBytes: 1024 } }, /limits.inFlightBodyBytes \(1024\) must be at least limits.jsonBodyBytes \(2048\)/],
+    ['an address share smaller than one body', { ...good, limits: { jsonBodyBytes: 2048, addressBodyBytes: 1024 } }, /limits.addressBodyBytes \(1024\) must be at least limits.jsonBodyBytes \(2048\)/],
   ]
   for (const [what, cfg, re] of bad) {
     it(`names the problem for ${what}`, () => {

@@ -1,0 +1,82 @@
+import { expect } from 'chai'
+import type { Socket } from 'node:net'
+import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../../../node/core/limits.js'
+import { postHead, readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
+
+/**
+ * How a JSON body is charged to the member's budget and timed, over real sockets through the real server: what a
+ * client that declares much and sends little holds, what one address may hold, and the deadline of a body that
+ * trickles.
+ */
+describe('reading a JSON body: its share of the budget and its deadline', () => {
+  const KiB = 1024
+  const limits: RequestLimits = {
+    ...DEFAULT_REQUEST_LIMITS,
+    jsonBodyBytes: 64 * KiB,
+    inFlightBodyBytes: 256 * KiB,
+    addressBodyBytes: 128 * KiB,
+    bodyIdleMs: 400,
+    bodyDeadlineMs: 900,
+  }
+  let server: LimitsServer
+
+  before(async () => {
+    server = await startLimitsServer(limits)
+  })
+  afterEach(() => {
+    for (const s of server.sockets.splice(0)) s.destroy()
+  })
+  after(async () => {
+    await server.close()
+    expect(server.logs, 'nothing here is a server error').to.deep.equal([])
+  })
+
+  /** A connection that declares `declared` bytes and sends the first `sent` of them. */
+  async function partial(declared: number, sent: number, localAddress?: string): Promise<Socket> {
+    const s = await server.socket(localAddress)
+    s.write(postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
+    return s
+  }
+
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
+
+  it('charges the bytes that arrived, not the declared length: 32 bodies declaring the largest size leave room for others', async () => {
+    const trickling = await Promise.all(Array.from({ length: 32 }, () => partial(limits.jsonBodyBytes, 12)))
+    await settle()
+    // Reserved up front, these 32 would hold 2 MiB of a 256 KiB budget and refuse everyone else.
+    const r = await server.post(JSON.stringify({ value: 'y'.repeat(50 * KiB) }))
+    expect(r).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+    expect(trickling.filter((s) => s.destroyed), 'the trickling bodies are still being read').to.deep.equal([])
+  })
+
+  it("bounds one address's share: past addressBodyBytes its new bodies get 429, other addresses' do not", async () => {
+    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
+    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
+    await settle()
+    const refused = await server.post(JSON.stringify({ value: 'z'.repeat(20 * KiB) }), { localAddress: '127.0.0.2' })
+    expect(refused.status).to.equal(429)
+    expect(refused.error).to.match(/^TOO_MANY_REQUESTS: requests from 127\.0\.0\.2 already hold \d+ bytes of request bodies being read here; at most 131072 from one address \(limits\.addressBodyBytes\)/)
+    // A small body from that address still fits in its share; another address is not held back at all.
+    expect((await server.post('{"value":1}', { localAddress: '127.0.0.2' })).status).to.equal(400)
+    expect(await server.post(JSON.stringify({ value: 'z'.repeat(50 * KiB) }), { localAddress: '127.0.0.3' })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+  })
+
+  it('answers 408 to a body still trickling at bodyDeadlineMs, closes its connection, and gives its share back', async () => {
+    const s = await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
+    const answer = readUntil(s, () => false)
+    // One byte per 100 ms: never idle for bodyIdleMs, never done.
+    const drip = setInterval(() => s.writable && s.write('a'), 100)
+    try {
+      const text = await answer
+      expect(text).to.match(/^HTTP\/1\.1 408 /)
+      expect(text).to.match(/\r\nconnection: close\r\n/i)
+      expect(text).to.contain('"error":"REQUEST_TIMEOUT: the request body did not arrive whole within 900 ms (limits.bodyDeadlineMs)"')
+    } finally {
+      clearInterval(drip)
+    }
+    // Its 60 KiB are free again: two bodies of that size from the same address fit together.
+    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
+    await settle()
+    expect((await server.post(JSON.stringify({ value: 'w'.repeat(60 * KiB) }), { localAddress: '127.0.0.4' })).status).to.equal(400)
+  })
+})

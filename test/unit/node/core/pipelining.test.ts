@@ -1,0 +1,139 @@
+import { expect } from 'chai'
+import http from 'node:http'
+import { connect, type Socket } from 'node:net'
+import { inTurn } from '../../../../node/core/pipelining.js'
+import { closeServer, listen } from '../../../../node/core/listen.js'
+import { freePort } from '../../../../network/process.js'
+import { waitUntil } from '../../../support/wait.js'
+
+/**
+ * A connection's pipelined requests, served in turn over real sockets: what reaches the handler, what is read of the
+ * socket, and what others get meanwhile.
+ */
+describe('requests served in turn on each connection', () => {
+  const QUEUED = 4
+  let server: http.Server
+  let port: number
+  const sockets: Socket[] = []
+  /** Requests handed to the server by Node (parsed), and those whose handler ran. */
+  let parsed = 0
+  let started = 0
+  let maxAtOnce = 0
+  let running = 0
+  /** While set, /hold answers wait for it. */
+  let gate: Promise<void> | undefined
+  let open: () => void = () => {}
+  const answerBytes = 64 * 1024
+
+  before(async () => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+      if (req.url === '/status') return void res.end('up')
+      started++
+      running++
+      maxAtOnce = Math.max(maxAtOnce, running)
+      const answer = (): void => {
+        running--
+        res.end(req.url === '/big' ? 'b'.repeat(answerBytes) : `answer ${req.url}`)
+      }
+      if (req.url?.startsWith('/hold') && gate) void gate.then(answer)
+      else setImmediate(answer)
+    }
+    const turns = inTurn(handler, QUEUED)
+    server = http.createServer((req, res) => {
+      if (req.url !== '/status') parsed++
+      turns(req, res)
+    })
+    port = await freePort()
+    await listen(server, port, '127.0.0.1')
+  })
+  afterEach(() => {
+    for (const s of sockets.splice(0)) s.destroy()
+    open()
+    gate = undefined
+    parsed = started = maxAtOnce = running = 0
+  })
+  after(() => closeServer(server))
+
+  async function opened(): Promise<Socket> {
+    const s = connect(port, '127.0.0.1')
+    sockets.push(s)
+    await new Promise((r) => s.once('connect', r))
+    return s
+  }
+
+  function hold(): void {
+    gate = new Promise<void>((r) => (open = r))
+  }
+
+  function status(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/status', agent: false }, (res) => {
+        let text = ''
+        res.on('data', (c: Buffer) => (text += c.toString()))
+        res.on('end', () => resolve(text))
+      }).on('error', reject)
+    })
+  }
+
+  const pipelined = (paths: string[]): string => paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join('')
+
+  it('runs one handler of a flooded connection at a time, stops reading it, and answers another connection meanwhile', async () => {
+    hold()
+    const flood = await opened()
+    const total = 5000
+    const paths = Array.from({ length: total }, (_, i) => `/hold/${i}`)
+    let received = ''
+    flood.on('data', (c: Buffer) => (received += c.toString()))
+    flood.write(pipelined(paths))
+    await waitUntil('the first request reaches its handler', () => started === 1, { intervalMs: 10 })
+    expect(await status(), 'another connection is answered while the flood waits').to.equal('up')
+    const parsedWhileHeld = parsed
+    expect(started, 'only the first of the flood is being served').to.equal(1)
+    expect(parsedWhileHeld, 'the flooded socket is not read to its end while its first request is served').to.be.below(total / 2)
+
+    open()
+    await waitUntil('every pipelined request answered', () => (received.match(/HTTP\/1\.1 200/g) ?? []).length === total, { intervalMs: 10 })
+    const order = [...received.matchAll(/answer \/hold\/(\d+)/g)].map((m) => Number(m[1]))
+    expect(order).to.deep.equal(paths.map((_, i) => i))
+    expect(maxAtOnce, 'handlers of one connection never overlap').to.equal(1)
+  })
+
+  it('builds no answer ahead of a client that does not read', async () => {
+    const slow = await opened()
+    slow.pause()
+    const total = 2000
+    slow.write(pipelined(Array.from({ length: total }, () => '/big')))
+    // The kernel's socket buffers take some answers; then the next one cannot be handed over and nothing more starts.
+    let last = -1
+    await waitUntil('the server stops starting handlers', () => {
+      const now = started
+      const steady = now === last
+      last = now
+      return steady && now > 0
+    }, { intervalMs: 200 })
+    expect(started, 'handlers started for a client that reads nothing').to.be.below(total / 4)
+    expect(await status()).to.equal('up')
+
+    let bytes = 0
+    slow.on('data', (c: Buffer) => (bytes += c.length))
+    slow.resume()
+    await waitUntil('every answer once the client reads', () => started === total && bytes >= total * answerBytes, { intervalMs: 10 })
+    expect(maxAtOnce).to.equal(1)
+  })
+
+  it('drops what waits on a connection whose client is gone', async () => {
+    hold()
+    const s = await opened()
+    s.write(pipelined(Array.from({ length: 50 }, (_, i) => `/hold/${i}`)))
+    await waitUntil('the requests are parsed and the first is served', () => started === 1 && parsed === 50, { intervalMs: 10 })
+    s.destroy()
+    await new Promise((r) => setTimeout(r, 50))
+    open()
+    await new Promise((r) => setTimeout(r, 50))
+    // The socket is not being read, so the server learns the client is gone only when an answer's write fails: the
+    // first answer goes to the kernel, the next fails, and nothing after it runs.
+    await waitUntil('the connection is seen closed', () => running === 0, { intervalMs: 10 })
+    await new Promise((r) => setTimeout(r, 50))
+    expect(started, 'handlers run for a client that has gone').to.be.at.most(2)
+  })
+})

@@ -1,0 +1,88 @@
+import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill), as network/tls.ts does
+import { expect } from 'chai'
+import { connect, type TLSSocket } from 'node:tls'
+import { createNodeCertificate, type TlsMaterial } from '../../../../network/tls.js'
+import { freePort } from '../../../../network/process.js'
+import { PING_PATH, startP2pServer, type P2pServer } from '../../../../node/exchange/p2p-server.js'
+import { waitUntil } from '../../../support/wait.js'
+
+/** The p2p endpoint's connections: a trusted peer that pipelines a flood on one cannot starve the others. */
+describe('p2p endpoint connections', () => {
+  let server: P2pServer
+  let own: TlsMaterial
+  let peer: TlsMaterial
+  const sockets: TLSSocket[] = []
+  let handled = 0
+  let running = 0
+  let maxAtOnce = 0
+  let open: () => void = () => {}
+  let gate: Promise<void> | undefined
+
+  before(async () => {
+    own = await createNodeCertificate('orgA', 'nodeA')
+    peer = await createNodeCertificate('orgB', 'nodeB')
+    server = await startP2pServer({
+      host: '127.0.0.1',
+      port: await freePort(),
+      cert: own.cert,
+      key: own.key,
+      queuedRequestsPerConnection: 2,
+      handler: (_req, res) => {
+        handled++
+        running++
+        maxAtOnce = Math.max(maxAtOnce, running)
+        void (gate ?? Promise.resolve()).then(() => {
+          running--
+          res.writeHead(204).end()
+        })
+      },
+    })
+    server.trust([peer.cert])
+  })
+  after(async () => {
+    for (const s of sockets) s.destroy()
+    open()
+    await server?.close()
+  })
+
+  async function opened(): Promise<TLSSocket> {
+    const url = new URL(server.url)
+    const s = connect({ host: url.hostname, port: Number(url.port), cert: peer.cert, key: peer.key, ca: own.cert, servername: 'localhost', checkServerIdentity: () => undefined })
+    sockets.push(s)
+    s.on('error', () => {})
+    await new Promise((r) => s.once('secureConnect', r))
+    return s
+  }
+
+  function answers(s: TLSSocket, count: number, status: number): Promise<number> {
+    return new Promise((resolve) => {
+      let text = ''
+      const seen = (): number => (text.match(new RegExp(`HTTP/1\\.1 ${status}`, 'g')) ?? []).length
+      s.on('data', (c: Buffer) => {
+        text += c.toString()
+        if (seen() >= count) resolve(seen())
+      })
+      s.once('close', () => resolve(seen()))
+    })
+  }
+
+  it("serves a peer's pipelined requests one at a time while its other connection is answered", async () => {
+    gate = new Promise<void>((r) => (open = r))
+    const total = 1000
+    const flood = await opened()
+    const floodAnswered = answers(flood, total, 204)
+    flood.write(`POST /api/v1/batches HTTP/1.1\r\nHost: nodeA\r\nContent-Length: 0\r\n\r\n`.repeat(total))
+    await waitUntil('the first request of the flood reaches the handler', () => handled >= 1, { intervalMs: 10 })
+
+    const other = await opened()
+    const pinged = answers(other, 1, 204)
+    other.write(`GET ${PING_PATH} HTTP/1.1\r\nHost: nodeA\r\n\r\n`)
+    expect(await pinged, 'the ping on another connection').to.equal(1)
+    expect(handled, 'requests of the flooded connection handed to the handler').to.equal(1)
+
+    gate = undefined
+    open()
+    expect(await floodAnswered).to.equal(total)
+    expect(maxAtOnce).to.equal(1)
+  })
+})
