@@ -48,7 +48,7 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
       operationId: 'postData',
       body: { json: ref('DataInput'), multipart: ref('BlobUpload') },
       responses: { 200: { description: 'The data item stored', schema: ref('Data') } },
-      errors: ['INVALID_JSON', 'INVALID_FIELD', 'BAD_REQUEST', 'SCHEMA_VALIDATION_FAILED', 'UNKNOWN_DATATYPE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS'],
+      errors: ['INVALID_JSON', 'INVALID_FIELD', 'BAD_REQUEST', 'SCHEMA_VALIDATION_FAILED', 'UNKNOWN_DATATYPE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS', 'REQUEST_TIMEOUT'],
     },
     async (ctx, s, ns) => {
       const d =
@@ -95,7 +95,7 @@ export function dataRoutes(r: ApiRouter<NodeServices>): void {
   )
 
   // FireFly's publish routes: the body `{idempotencyKey?}` may be left out.
-  const publishErrors: readonly ErrorCode[] = ['INVALID_ID', 'INVALID_JSON', 'INVALID_FIELD', 'NOT_FOUND', 'CONFLICT', 'UNAVAILABLE', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS']
+  const publishErrors: readonly ErrorCode[] = ['INVALID_ID', 'INVALID_JSON', 'INVALID_FIELD', 'NOT_FOUND', 'CONFLICT', 'UNAVAILABLE', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS', 'REQUEST_TIMEOUT']
   r.post(
     '/data/:id/value/publish',
     {

@@ -30,7 +30,7 @@ export function datatypeRoutes(r: ApiRouter<NodeServices>): void {
     query: { confirm: CONFIRM },
     body: { json: ref('DatatypeInput') },
     responses: sendResponses('Message', 'definition message'),
-    errors: ['INVALID_JSON', 'INVALID_FIELD', 'SCHEMA_VALIDATION_FAILED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'MESSAGE_REJECTED', 'CONFIRM_TIMEOUT', 'UNAVAILABLE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS'],
+    errors: ['INVALID_JSON', 'INVALID_FIELD', 'SCHEMA_VALIDATION_FAILED', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'MESSAGE_REJECTED', 'CONFIRM_TIMEOUT', 'UNAVAILABLE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS', 'REQUEST_TIMEOUT'],
   } as const
   r.post('/broadcast/datatype', { ...defineDoc, summary: 'Define a datatype (the same as POST datatypes)', operationId: 'postBroadcastDatatype' }, define)
   r.post('/datatypes', defineDoc, define)

@@ -173,7 +173,7 @@ export function identityRoutes(r: ApiRouter<NodeServices>): void {
       operationId: 'postVerifiersResolve',
       body: { json: ref('VerifierRef') },
       responses: { 200: { description: 'The key resolved', schema: ref('VerifierRef') } },
-      errors: ['INVALID_JSON', 'INVALID_FIELD', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS'],
+      errors: ['INVALID_JSON', 'INVALID_FIELD', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'TOO_MANY_REQUESTS', 'REQUEST_TIMEOUT'],
     },
     async (ctx) => {
       const resolved = resolveVerifierRef(await readJsonBody(ctx))

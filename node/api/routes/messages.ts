@@ -33,6 +33,7 @@ const SEND_ERRORS: readonly ErrorCode[] = [
   'UNAVAILABLE',
   'STORAGE_FULL',
   'TOO_MANY_REQUESTS',
+  'REQUEST_TIMEOUT',
 ]
 
 const FETCH_DATA: Readonly<Record<string, ParamDoc>> = {

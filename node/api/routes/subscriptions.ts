@@ -12,7 +12,7 @@ import { listOf, ref } from '../openapi/schemas.js'
 import { flag } from '../openapi/params.js'
 
 const ID_OR_NAME = { id: { description: "The subscription's id or name" } }
-const WRITE_ERRORS = ['INVALID_JSON', 'INVALID_FIELD', 'INVALID_FILTER', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS'] as const
+const WRITE_ERRORS = ['INVALID_JSON', 'INVALID_FIELD', 'INVALID_FILTER', 'CONFLICT', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'STORAGE_FULL', 'TOO_MANY_REQUESTS', 'REQUEST_TIMEOUT'] as const
 
 /**
  * Durable subscriptions: FireFly's routes (POST creates, PUT creates or replaces by name, GET, DELETE by id), found
