@@ -14,9 +14,10 @@ export const DEFAULT_QUEUED_REQUESTS = 4
  * thousands of requests in one write gets thousands of handlers running at once, each building its answer, which
  * then waits in memory behind the earlier ones: one socket could take the member's memory and event loop. Here a
  * request's handler starts only once the previous answer on its connection has been handed to the kernel ('finish'),
- * so a connection holds at most one answer unsent, however slowly its client reads. Requests already parsed from
- * the read that filled the queue still wait their turn (Node parses a read whole): a connection holds at most one
- * read's worth beyond the bound. A connection that can no longer be written to drops whatever still waits.
+ * so a connection holds at most one answer unsent however slowly its client reads, and only in the event loop's next
+ * turn, so that every other connection is read in between. Requests already parsed from the read that filled the
+ * queue still wait their turn (Node parses a read whole): a connection holds at most one read's worth beyond the
+ * bound. A connection that can no longer be written to drops whatever still waits.
  */
 export function inTurn(listener: RequestListener, queued: number): RequestListener {
   const turns = new WeakMap<Socket, ConnectionTurns>()
@@ -74,16 +75,30 @@ class ConnectionTurns {
     const next = (): void => {
       if (done) return
       done = true
-      this.serving = false
       const following = this.waiting.shift()
       if (this.held && this.waiting.length < this.queued) {
         this.held = false
         // Node may hold the socket itself (its own backpressure on unsent output): it then stops it again.
         this.socket.resume()
       }
-      // A socket that can no longer be written to (the client reset it, or Node ended it after the client's end) would
-      // only have answers built for nobody.
-      if (following && !this.closed && this.socket.writable) this.serve(following[0], following[1])
+      if (!following) {
+        this.serving = false
+        return
+      }
+      // The next request waits for the event loop's next turn: an answer handed to a fast reader ends within the same
+      // turn, and a handler that needs no I/O (a page read from the in-memory database) answers in it too, so served
+      // at once a pipelined connection would chain request after request without ever letting the loop read another
+      // socket. Meanwhile this connection still counts as served, so that what it sends next keeps its place.
+      setImmediate(() => {
+        // A socket that can no longer be written to (the client reset it, or Node ended it after the client's end)
+        // would only have answers built for nobody.
+        if (this.closed || !this.socket.writable) {
+          this.serving = false
+          this.waiting.length = 0
+          return
+        }
+        this.serve(following[0], following[1])
+      })
     }
     res.once('finish', next)
     res.once('close', next)

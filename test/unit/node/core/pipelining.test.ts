@@ -36,6 +36,7 @@ describe('requests served in turn on each connection', () => {
         res.end(req.url === '/big' ? 'b'.repeat(answerBytes) : `answer ${req.url}`)
       }
       if (req.url?.startsWith('/hold') && gate) void gate.then(answer)
+      else if (req.url === '/sync') answer()
       else setImmediate(answer)
     }
     const turns = inTurn(handler, QUEUED)
@@ -96,6 +97,18 @@ describe('requests served in turn on each connection', () => {
     const order = [...received.matchAll(/answer \/hold\/(\d+)/g)].map((m) => Number(m[1]))
     expect(order).to.deep.equal(paths.map((_, i) => i))
     expect(maxAtOnce, 'handlers of one connection never overlap').to.equal(1)
+  })
+
+  it('lets other connections be read between the requests of one whose handlers answer at once', async () => {
+    const flood = await opened()
+    const total = 5000
+    let answers = 0
+    flood.on('data', (c: Buffer) => (answers += (c.toString().match(/HTTP\/1\.1 200/g) ?? []).length))
+    flood.write(pipelined(Array.from({ length: total }, () => '/sync')))
+    await waitUntil('the flood is being served', () => started > 0, { intervalMs: 1 })
+    expect(await status()).to.equal('up')
+    expect(started, 'requests of the flood served before the other connection was answered').to.be.below(total)
+    await waitUntil('every answer of the flood', () => answers === total, { intervalMs: 10 })
   })
 
   it('builds no answer ahead of a client that does not read', async () => {
