@@ -14,18 +14,19 @@ export const DEFAULT_QUEUED_REQUESTS = 4
  * thousands of requests in one write gets thousands of handlers running at once, each building its answer, which
  * then waits in memory behind the earlier ones: one socket could take the member's memory and event loop. Here a
  * request's handler starts only once the previous answer on its connection has been handed to the kernel ('finish'),
- * so a connection holds at most one answer unsent however slowly its client reads, and only in the event loop's next
- * turn, so that every other connection is read in between. Requests already parsed from the read that filled the
+ * so a connection holds at most one answer unsent however slowly its client reads, and in a turn of the event loop of
+ * its own, so that every other connection is read in between. Requests already parsed from the read that filled the
  * queue still wait their turn (Node parses a read whole): a connection holds at most one read's worth beyond the
  * bound. A connection that can no longer be written to drops whatever still waits.
  */
 export function inTurn(listener: RequestListener, queued: number): RequestListener {
   const turns = new WeakMap<Socket, ConnectionTurns>()
+  const later = new OnePerTurn()
   return (req, res) => {
     const socket = req.socket
     let turn = turns.get(socket)
     if (!turn) {
-      turn = new ConnectionTurns(socket, listener, queued)
+      turn = new ConnectionTurns(socket, listener, queued, later)
       turns.set(socket, turn)
     }
     turn.add(req, res)
@@ -43,6 +44,7 @@ class ConnectionTurns {
     private readonly socket: Socket,
     private readonly listener: RequestListener,
     private readonly queued: number,
+    private readonly later: OnePerTurn,
   ) {
     socket.once('close', () => {
       this.closed = true
@@ -85,11 +87,11 @@ class ConnectionTurns {
         this.serving = false
         return
       }
-      // The next request waits for the event loop's next turn: an answer handed to a fast reader ends within the same
-      // turn, and a handler that needs no I/O (a page read from the in-memory database) answers in it too, so served
-      // at once a pipelined connection would chain request after request without ever letting the loop read another
-      // socket. Meanwhile this connection still counts as served, so that what it sends next keeps its place.
-      setImmediate(() => {
+      // The next request waits for a turn of the event loop of its own: an answer handed to a fast reader ends within
+      // the turn, and a handler that needs no I/O (a page read from the in-memory database) answers in it too, so
+      // served at once a pipelined connection would chain request after request without ever letting the loop read
+      // another socket. Meanwhile this connection still counts as served, so that what it sends next keeps its place.
+      this.later.add(() => {
         // A socket that can no longer be written to (the client reset it, or Node ended it after the client's end)
         // would only have answers built for nobody.
         if (this.closed || !this.socket.writable) {
@@ -103,5 +105,32 @@ class ConnectionTurns {
     res.once('finish', next)
     res.once('close', next)
     this.listener(req, res)
+  }
+}
+
+/**
+ * Starts the waiting requests of every connection one per turn of the event loop, in the order their connections
+ * became ready: between two of them the loop reads every socket, so a request that arrives on a connection of its
+ * own waits for at most one pipelined request to be handled, however many connections pipeline.
+ */
+class OnePerTurn {
+  private readonly starts: (() => void)[] = []
+  private armed = false
+
+  add(start: () => void): void {
+    this.starts.push(start)
+    if (this.armed) return
+    this.armed = true
+    setImmediate(this.run)
+  }
+
+  private readonly run = (): void => {
+    try {
+      this.starts.shift()?.()
+    } finally {
+      // Even past a handler that threw: the other connections' requests still get their turns.
+      if (this.starts.length > 0) setImmediate(this.run)
+      else this.armed = false
+    }
   }
 }
