@@ -16,6 +16,7 @@ import { eventsScenario } from './bench/events.js'
 import { consoleScenario } from './bench/console.js'
 import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
+import { starvationScenario } from './bench/starvation.js'
 import { privateScenario } from './bench/private.js'
 import { receiveScenario } from './bench/receive.js'
 import { Children } from './bench/children.js'
@@ -27,7 +28,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

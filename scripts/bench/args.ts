@@ -14,6 +14,7 @@ export const DEFAULTS: BenchOptions = {
   eventBacklog: 20_000,
   slowMessages: 100_000,
   consoleRuns: 5,
+  attackSeconds: 15,
   only: [],
   keep: false,
 }
@@ -36,10 +37,12 @@ export const USAGE = `usage: npm run bench -- [options]
   --slow-messages N     broadcasts in the events-slow run's stalled phase, and as many over its two controls
                         (default ${DEFAULTS.slowMessages})
   --console-runs N      cold loads of each console view in the console run, each in a fresh browser (default ${DEFAULTS.consoleRuns})
+  --attack-seconds N    how long each attack of the starvation run lasts (default ${DEFAULTS.attackSeconds})
   --only NAMES          run only these scenarios, comma-separated (broadcast, receive, private, blob, events, console,
-                        capacity, soak, events-slow); without it, broadcast, receive, private, blob, events and console: capacity (a member's database
+                        capacity, soak, events-slow, starvation); without it, broadcast, receive, private, blob, events and console: capacity (a member's database
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
-                        (a member's RSS while event sockets stop reading) take minutes and run only when named
+                        (a member's RSS while event sockets stop reading) take minutes and run only when named, as does
+                        starvation (one member under a pipelined flood and trickling bodies; 1 member unless --members)
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
@@ -59,13 +62,18 @@ const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'
   // Twice this many in all, plus a pre-load: past ~200,000 a member's in-memory database nears its limit.
   '--slow-messages': { key: 'slowMessages', min: 1000, max: 200_000, integer: true },
   '--console-runs': { key: 'consoleRuns', min: 1, max: 100, integer: true },
+  '--attack-seconds': { key: 'attackSeconds', min: 1, max: 3600, integer: false },
 }
 
 export class UsageError extends Error {}
 
+/** The scenarios that need no member but the first. */
+const ONE_MEMBER = ['broadcast', 'starvation']
+
 /** `--name value` or `--name=value`; anything unknown or out of range is a UsageError. */
 export function parseArgs(argv: string[]): BenchOptions | 'help' {
   const out: BenchOptions = { ...DEFAULTS }
+  let membersGiven = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--help' || arg === '-h') return 'help'
@@ -83,6 +91,7 @@ export function parseArgs(argv: string[]): BenchOptions | 'help' {
     }
     const spec = NUMERIC[name]
     if (!spec) throw new UsageError(`unknown option ${JSON.stringify(arg)}`)
+    if (spec.key === 'members') membersGiven = true
     const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
     if (raw === undefined) throw new UsageError(`${name} needs a value`)
     const n = Number(raw)
@@ -91,9 +100,11 @@ export function parseArgs(argv: string[]): BenchOptions | 'help' {
     }
     out[spec.key] = n
   }
+  // The starvation run attacks one member: others would only share its machine.
+  if (!membersGiven && out.only.length > 0 && out.only.every((n) => ONE_MEMBER.includes(n)) && out.only.includes('starvation')) out.members = 1
   // Every other scenario sends to, or reads on, a member other than the first.
-  if (out.members === 1 && !(out.only.length === 1 && out.only[0] === 'broadcast')) {
-    throw new UsageError('--members 1 runs only the broadcast scenario (the others need a second member): add --only broadcast')
+  if (out.members === 1 && !(out.only.length > 0 && out.only.every((n) => ONE_MEMBER.includes(n)))) {
+    throw new UsageError(`--members 1 runs only the ${ONE_MEMBER.join(' and ')} scenarios (the others need a second member): add --only ${ONE_MEMBER.join(',')}`)
   }
   return out
 }

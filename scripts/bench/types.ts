@@ -31,6 +31,8 @@ export interface BenchOptions {
   slowMessages: number
   /** Cold loads of each console view the console run times (a new browser and profile for each). */
   consoleRuns: number
+  /** How long each attack of the starvation run lasts, seconds. */
+  attackSeconds: number
   /** Run only these scenarios (when empty, all but the opt-in ones). */
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */

@@ -14,12 +14,18 @@ describe('bench options', () => {
     expect(() => parseArgs(['--rate', 'x'])).to.throw(UsageError, '--rate must be a number')
   })
 
-  it('runs a one-member network for the broadcast scenario alone: the sender with no member receiving', () => {
+  it('runs a one-member network for the broadcast and starvation scenarios alone: the sender with no member receiving', () => {
     expect(parseArgs(['--members', '1', '--only', 'broadcast'])).to.include({ members: 1 })
     for (const argv of [['--members', '1'], ['--members', '1', '--only', 'broadcast,private'], ['--members=1', '--only=receive']]) {
-      expect(() => parseArgs(argv), argv.join(' ')).to.throw(UsageError, '--members 1 runs only the broadcast scenario')
+      expect(() => parseArgs(argv), argv.join(' ')).to.throw(UsageError, '--members 1 runs only the broadcast and starvation scenarios')
     }
     expect(parseArgs(['--members', '2', '--only', 'private'])).to.include({ members: 2 })
+  })
+
+  it('attacks a one-member network in the starvation scenario unless told otherwise', () => {
+    expect(parseArgs(['--only', 'starvation', '--attack-seconds', '5'])).to.include({ members: 1, attackSeconds: 5 })
+    expect(parseArgs(['--only', 'starvation', '--members', '2'])).to.include({ members: 2 })
+    expect(parseArgs(['--only', 'starvation,private'])).to.include({ members: DEFAULTS.members })
   })
 
   it('answers help', () => {
