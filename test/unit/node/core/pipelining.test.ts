@@ -20,6 +20,10 @@ describe('requests served in turn on each connection', () => {
   let started = 0
   let maxAtOnce = 0
   let running = 0
+  /** `started` when the last /status reached its handler. */
+  let startedAtStatus = 0
+  /** Called in a handler as it starts, while set. */
+  let duringHandler: (() => void) | undefined
   /** While set, /hold answers wait for it. */
   let gate: Promise<void> | undefined
   let open: () => void = () => {}
@@ -27,8 +31,12 @@ describe('requests served in turn on each connection', () => {
 
   before(async () => {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-      if (req.url === '/status') return void res.end('up')
+      if (req.url === '/status') {
+        startedAtStatus = started
+        return void res.end('up')
+      }
       started++
+      duringHandler?.()
       running++
       maxAtOnce = Math.max(maxAtOnce, running)
       const answer = (): void => {
@@ -47,10 +55,14 @@ describe('requests served in turn on each connection', () => {
     port = await freePort()
     await listen(server, port, '127.0.0.1')
   })
-  afterEach(() => {
+  afterEach(async () => {
+    duringHandler = undefined
     for (const s of sockets.splice(0)) s.destroy()
     open()
     gate = undefined
+    // Requests of a test's connections must not run into the next test's counts.
+    const connections = (): Promise<number> => new Promise((resolve, reject) => server.getConnections((err, n) => (err ? reject(err) : resolve(n))))
+    await waitUntil('the server has seen every connection of the test close', async () => (await connections()) === 0 && running === 0, { intervalMs: 10 })
     parsed = started = maxAtOnce = running = 0
   })
   after(() => closeServer(server))
@@ -73,6 +85,20 @@ describe('requests served in turn on each connection', () => {
         res.on('data', (c: Buffer) => (text += c.toString()))
         res.on('end', () => resolve(text))
       }).on('error', reject)
+    })
+  }
+
+  /** Resolves once `s` has received `text`. */
+  function readUntil(s: Socket, text: string): Promise<void> {
+    return new Promise((resolve) => {
+      let got = ''
+      const onData = (c: Buffer): void => {
+        got += c.toString()
+        if (!got.includes(text)) return
+        s.off('data', onData)
+        resolve()
+      }
+      s.on('data', onData)
     })
   }
 
@@ -109,6 +135,30 @@ describe('requests served in turn on each connection', () => {
     expect(await status()).to.equal('up')
     expect(started, 'requests of the flood served before the other connection was answered').to.be.below(total)
     await waitUntil('every answer of the flood', () => answers === total, { intervalMs: 10 })
+  })
+
+  it('starts one waiting request per turn of the event loop, whatever the number of connections pipelining', async () => {
+    const asker = await opened()
+    const floods = await Promise.all([1, 2, 3, 4].map(() => opened()))
+    const total = 2000
+    let answers = 0
+    for (const f of floods) {
+      f.on('data', (c: Buffer) => (answers += (c.toString().match(/HTTP\/1\.1 200/g) ?? []).length))
+      f.write(pipelined(Array.from({ length: total }, () => '/sync')))
+    }
+    const answered = readUntil(asker, 'up')
+    let before = 0
+    // Sent from within a handler of the floods, so that it arrives while the loop is starting their waiting requests.
+    duringHandler = () => {
+      if (started < 100) return
+      duringHandler = undefined
+      before = started
+      asker.write(pipelined(['/status']))
+    }
+    await answered
+    // It is read in the loop's next poll: no other waiting request may start before, however many connections wait.
+    expect(startedAtStatus - before, 'pipelined requests started while the other connection waited').to.be.at.most(1)
+    await waitUntil('every answer of the floods', () => answers === 4 * total, { intervalMs: 10 })
   })
 
   it('builds no answer ahead of a client that does not read', async () => {
