@@ -19,10 +19,12 @@ export interface LimitsServer {
   readonly holding: number
   /** Closes the gate: from now on a value with `"hold": true` waits; the function returned opens it. */
   hold(): () => void
+  /** The head of a POST to the data route declaring `length` bytes of JSON, or a chunked body. */
+  postHead(length: number | 'chunked'): string
   /** A raw connection to the server, from `localAddress` when given (any 127.x.y.z reaches it). */
   socket(localAddress?: string): Promise<Socket>
-  /** A POST of `body` to the data route on a connection of its own: its status and error text. */
-  post(body: string | Buffer, opts?: { localAddress?: string; headers?: Record<string, string> }): Promise<{ status: number; error: string; headers: http.IncomingHttpHeaders }>
+  /** A POST of `body` to the data route (or `path`) on a connection of its own: its status and error text. */
+  post(body: string | Buffer, opts?: { localAddress?: string; headers?: Record<string, string>; path?: string }): Promise<{ status: number; error: string; headers: http.IncomingHttpHeaders }>
   close(): Promise<void>
 }
 
@@ -64,6 +66,10 @@ export async function startLimitsServer(limits: RequestLimits): Promise<LimitsSe
         open()
       }
     },
+    postHead(length) {
+      const framing = length === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${length}`
+      return `POST ${DATA_PATH} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`
+    },
     async socket(localAddress) {
       const s = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) })
       sockets.push(s)
@@ -74,7 +80,7 @@ export async function startLimitsServer(limits: RequestLimits): Promise<LimitsSe
     post(body, opts = {}) {
       return new Promise((resolve, reject) => {
         const headers = { 'content-type': 'application/json', ...opts.headers }
-        const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: DATA_PATH, headers, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }, (res) => {
+        const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: opts.path ?? DATA_PATH, headers, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) }, (res) => {
           const chunks: Buffer[] = []
           res.on('data', (c: Buffer) => chunks.push(c))
           res.on('end', () => {
@@ -91,11 +97,6 @@ export async function startLimitsServer(limits: RequestLimits): Promise<LimitsSe
       await api.close()
     },
   }
-}
-
-/** The head of a POST to the data route declaring `length` bytes of JSON. */
-export function postHead(length: number): string {
-  return `POST ${DATA_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
 }
 
 /** Everything `socket` receives until it closes or `until` matches it (the text so far). */

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { Socket } from 'node:net'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../../../node/core/limits.js'
-import { postHead, readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
+import { readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
 
 /**
  * How a JSON body is charged to the member's budget and timed, over real sockets through the real server: what a
@@ -34,7 +34,7 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
   /** A connection that declares `declared` bytes and sends the first `sent` of them. */
   async function partial(declared: number, sent: number, localAddress?: string): Promise<Socket> {
     const s = await server.socket(localAddress)
-    s.write(postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
+    s.write(server.postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
     return s
   }
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { Socket } from 'node:net'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../node/core/limits.js'
-import { DATA_PATH, postHead, readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
+import { DATA_PATH, readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
 
 const MiB = 1024 * 1024
 
@@ -46,7 +46,7 @@ describe('the rest of a refused body', () => {
   it('gets a client that writes its whole body before reading the 413, and keeps its connection usable', async () => {
     const s = await server.socket()
     s.pause()
-    const failed = await writeAll(s, Buffer.concat([Buffer.from(postHead(20 * MiB)), Buffer.alloc(20 * MiB, 0x61)]))
+    const failed = await writeAll(s, Buffer.concat([Buffer.from(server.postHead(20 * MiB)), Buffer.alloc(20 * MiB, 0x61)]))
     expect(failed?.message, 'the body was written whole').to.equal(undefined)
     const answer = readUntil(s, answered)
     s.resume()
@@ -56,14 +56,14 @@ describe('the rest of a refused body', () => {
     expect(text).to.contain('(limits.jsonBodyBytes)')
 
     const again = readUntil(s, answered)
-    await writeAll(s, postHead(11) + '{"value":1}')
+    await writeAll(s, server.postHead(11) + '{"value":1}')
     expect(await again).to.match(/^HTTP\/1\.1 400 [^]*INVALID_FIELD: reached/)
   })
 
   it('reads no more than discardBodyBytes: a longer declared rest is answered with Connection: close', async () => {
     const s = await bounded.socket()
     const answer = readUntil(s, () => false)
-    s.write(postHead(8 * MiB))
+    s.write(bounded.postHead(8 * MiB))
     // Written while the answer comes: the server closes the connection rather than read 8 MiB.
     const failed = await writeAll(s, Buffer.alloc(8 * MiB, 0x61))
     const text = await answer
@@ -75,7 +75,7 @@ describe('the rest of a refused body', () => {
   it('cuts a chunked rest once discardBodyBytes of it were dropped', async () => {
     const s = await bounded.socket()
     const answer = readUntil(s, () => false)
-    s.write(`POST ${DATA_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`)
+    s.write(bounded.postHead('chunked'))
     const chunk = `${(64 * 1024).toString(16)}\r\n${'a'.repeat(64 * 1024)}\r\n`
     let sent = 0
     while (!s.destroyed && sent < 8 * MiB) {

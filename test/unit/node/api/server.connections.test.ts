@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../node/core/limits.js'
-import { postHead, readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
+import { readUntil, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
 import { waitUntil } from '../../../support/wait.js'
 
 /** The API server's connections: a client that pipelines a flood on one of them cannot starve the others. */
@@ -21,7 +21,7 @@ describe('API server connections', () => {
     const held = JSON.stringify({ hold: true })
     const flood = await server.socket()
     const answers = readUntil(flood, (text) => (text.match(/HTTP\/1\.1 400/g) ?? []).length === total)
-    flood.write((postHead(held.length) + held).repeat(total))
+    flood.write((server.postHead(held.length) + held).repeat(total))
     try {
       await waitUntil('the first request of the flood is held', () => server.holding >= 1, { intervalMs: 10 })
       const other = await server.post(JSON.stringify({ value: 'from another connection' }))

@@ -1,11 +1,8 @@
 import { expect } from 'chai'
-import http from 'node:http'
-import { connect, type Socket } from 'node:net'
-import { startApiServer, type ApiServer } from '../../../../node/api/server.js'
-import { ParleyError } from '../../../../node/core/errors.js'
+import type { Socket } from 'node:net'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../../../../node/core/limits.js'
-import type { NodeServices } from '../../../../node/services.js'
-import { freePort } from '../../../../network/process.js'
+import { DATA_PATH, startLimitsServer, type LimitsServer } from '../../../support/limits-server.js'
+import { waitUntil } from '../../../support/wait.js'
 
 /**
  * The member's request limits over real HTTP, through the real server and routes: each refusal is a 4xx with the
@@ -22,59 +19,23 @@ describe('request limits', () => {
     bodyIdleMs: 300,
     uploadBytes: 1024,
   }
-  let api: ApiServer
-  let port: number
-  const logs: string[] = []
-  const sockets: Socket[] = []
-
-  /** While set, a value `{"hold": true}` keeps its handler running until it is opened. */
-  let gate: { promise: Promise<void>; open(): void } | undefined
-  let holding = 0
+  let server: LimitsServer
 
   before(async () => {
-    const reached = (): never => {
-      throw new ParleyError('INVALID_FIELD', 'reached')
-    }
-    const uploadValue = async (_ns: string, body: { get(k: string): { raw: string } | undefined }): Promise<never> => {
-      if (body.get('hold') && gate) {
-        holding++
-        await gate.promise
-      }
-      return reached()
-    }
-    const services = { config: { limits }, uploader: { uploadValue, uploadBlob: reached } } as unknown as NodeServices
-    port = await freePort()
-    api = await startApiServer({ host: '127.0.0.1', port, services, log: (l) => logs.push(l) })
+    server = await startLimitsServer(limits)
   })
   after(async () => {
-    for (const s of sockets) s.destroy()
-    await api.close()
-    expect(logs, 'nothing here is a server error').to.deep.equal([])
+    await server.close()
+    expect(server.logs, 'nothing here is a server error').to.deep.equal([])
   })
 
-  const DATA = '/api/v1/namespaces/default/data'
-
-  function call(opts: { path?: string; headers?: Record<string, string>; body?: string | Buffer }): Promise<{ status: number; error: string; headers: http.IncomingHttpHeaders }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port, agent: false, method: 'POST', path: opts.path ?? DATA, headers: { 'content-type': 'application/json', ...opts.headers } }, (res) => {
-        const chunks: Buffer[] = []
-        res.on('data', (c: Buffer) => chunks.push(c))
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8')
-          resolve({ status: res.statusCode ?? 0, error: (JSON.parse(text) as { error: string }).error, headers: res.headers })
-        })
-      })
-      req.on('error', reject)
-      req.end(opts.body)
-    })
-  }
+  const call = (opts: { path?: string; headers?: Record<string, string>; body?: string | Buffer }): ReturnType<LimitsServer['post']> =>
+    server.post(opts.body ?? '', { ...(opts.headers ? { headers: opts.headers } : {}), ...(opts.path ? { path: opts.path } : {}) })
 
   /** Opens a request that declares `declared` bytes, sends `sent` of them and stops; answers the socket. */
   async function stalled(declared: number, sent: number): Promise<Socket> {
-    const s = connect(port, '127.0.0.1')
-    sockets.push(s)
-    await new Promise((r) => s.once('connect', r))
-    s.write(`POST ${DATA} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${'{"value":"'.padEnd(sent, 'a')}`)
+    const s = await server.socket()
+    s.write(server.postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
     // Let the server take the body's share of the budget before the test goes on.
     await new Promise((r) => setTimeout(r, 50))
     return s
@@ -104,7 +65,7 @@ describe('request limits', () => {
   })
 
   it('refuses a request target over urlBytes with a 414', async () => {
-    const r = await call({ path: `${DATA}?x=${'u'.repeat(1100)}`, body: '{}' })
+    const r = await call({ path: `${DATA_PATH}?x=${'u'.repeat(1100)}`, body: '{}' })
     expect(r.status).to.equal(414)
     expect(r.error).to.match(/^URI_TOO_LONG: the request target is \d+ bytes; this member accepts at most 1024 bytes \(limits.urlBytes\)$/)
   })
@@ -124,20 +85,15 @@ describe('request limits', () => {
   })
 
   it('keeps a body counted while its handler holds it, even after the client has hung up', async () => {
-    let open!: () => void
-    gate = { promise: new Promise<void>((r) => (open = r)), open: () => open() }
+    const open = server.hold()
     const body = JSON.stringify({ hold: true, pad: 'p'.repeat(60 * 1024) })
-    const s = connect(port, '127.0.0.1')
-    sockets.push(s)
-    await new Promise((r) => s.once('connect', r))
-    s.end(`POST ${DATA} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
-    const deadline = Date.now() + 5000
-    while (holding === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    const s = await server.socket()
+    s.end(server.postHead(body.length) + body)
+    await waitUntil('the body reaches its handler', () => server.holding > 0, { intervalMs: 10, timeoutMs: 5000 })
     s.destroy()
     await new Promise((r) => setTimeout(r, 50))
     expect((await call({ body: JSON.stringify({ value: 'y'.repeat(50 * 1024) }) })).status, 'the held body still counts').to.equal(429)
-    gate.open()
-    gate = undefined
+    open()
     await new Promise((r) => setTimeout(r, 50))
     expect(await call({ body: JSON.stringify({ value: 'y'.repeat(50 * 1024) }) })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
   })

@@ -102,7 +102,7 @@ describe('requests served in turn on each connection', () => {
     })
   }
 
-  const pipelined = (paths: string[]): string => paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`).join('')
+  const pipelined = (paths: string[]): string => paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`).join('')
 
   it('runs one handler of a flooded connection at a time, stops reading it, and answers another connection meanwhile', async () => {
     hold()
