@@ -130,8 +130,9 @@ describe('hostile data: the same verdict on every member, and no member frozen',
       polling = false
       await Promise.all(pollers)
     }
-    // Not a speed: the behaviour of a member that never stops answering (the audit saw ~28 s).
-    expect(slowest, 'slowest GET while members checked').to.be.below(2000)
+    // Not a speed: a member that stops answering for a whole check (the audit saw ~28 s) fails this, whereas a loaded
+    // machine (three test workers on two cores) adds seconds to any one answer.
+    expect(slowest, 'slowest GET while members checked').to.be.below(10_000)
   })
 
   /** Gives message `index` of `b` `count` data items in all, resealing the message and the batch. */
