@@ -103,12 +103,20 @@ export class DataRepo {
     return { blobStillUsed: tx.get('SELECT 1 AS x FROM data WHERE blob_hash = ? LIMIT 1', [d.blob.hash]) !== undefined }
   }
 
-  /** Blob references announced in stored batches that this node has not checked yet (after a restart). */
+  /**
+   * Blob references that pending messages of registered members announce and that this node has not checked yet
+   * (after a restart): a key that is no member's cannot make every member download its blobs, and a rejected
+   * message's blobs are never wanted. (A message's key is its batch's: batch/verify.ts.)
+   */
   blobsToFetch(): AnnouncedBlob[] {
     return this.db
       .all<{ hash: string; size: number; public: string }>(
-        `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public FROM data d
-          WHERE d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL
+        `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public
+           FROM messages m, json_each(m.data) j
+           JOIN data d ON d.id = json_extract(j.value, '$.id')
+          WHERE m.state = 'pending' AND m.local = 0
+            AND d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL
+            AND EXISTS (SELECT 1 FROM verifiers v WHERE v.type = 'ethereum_address' AND v.value = m.key)
             AND NOT EXISTS (SELECT 1 FROM blob_refs r WHERE r.hash = d.blob_hash AND r.size = d.blob_size AND r.public = d.blob_public)`,
       )
       .map((r) => ({ hash: r.hash as Hash, size: Number(r.size), public: r.public }))

@@ -10,16 +10,17 @@ import { BlobStore } from '../../../../node/data/blob-store.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { BlobPublisher } from '../../../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../../../node/data/blob-fetcher.js'
-import { dataHash } from '../../../../node/core/hashes.js'
-import { newId, type DataId, type Hash } from '../../../../node/core/ids.js'
+import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import { waitFor } from '../../../../network/process.js'
 import { TempDirs } from '../../../support/db/helpers.js'
-import { type Data } from '../../../../node/model/index.js'
-import { openRepos } from '../../../support/repos.js'
+import { type Data, type Header, type Message } from '../../../../node/model/index.js'
+import { openRepos, registerOrg, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { chunksOf, collect } from '../../../support/streams.js'
 
+const MEMBER_KEY = '0x' + '0c'.repeat(20)
 const sha = (b: Uint8Array): Hash => createHash('sha256').update(b).digest('hex') as Hash
 
 /** Shared storage in memory, counting its uploads and keeping the names they were given. */
@@ -36,6 +37,7 @@ class CountingStorage extends MemoryStorage {
 describe('blobs', () => {
   const temp = new TempDirs()
   let db: Database
+  let repos: Repos
   let data: DataRepo
   let blobs: BlobsRepo
   let refs: BlobRefsRepo
@@ -45,7 +47,9 @@ describe('blobs', () => {
 
   beforeEach(async () => {
     const dir = await temp.make('parley-blobs-')
-    ;({ db, data, blobs, refs } = await openRepos(join(dir, 'db')))
+    repos = await openRepos(join(dir, 'db'))
+    ;({ db, data, blobs, refs } = repos)
+    await registerOrg(db, repos.identities, 'member', MEMBER_KEY)
     storeDir = join(dir, 'blobs')
     store = await BlobStore.open(storeDir)
     storage = new CountingStorage()
@@ -55,12 +59,21 @@ describe('blobs', () => {
   })
   after(() => temp.cleanup())
 
-  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}): Promise<Data> {
+  /** A data item with a blob, named by a pending message of a registered member (`key`), as a received batch stores it. */
+  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}, key = MEMBER_KEY): Promise<Data> {
     const hash = sha(bytes)
     const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: 'b.bin', ...extra } }
-    await db.transaction((tx) => data.insert(tx, d))
+    const refs = [{ id: d.id, hash: d.hash }]
+    const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/member', key, created: now(), namespace: 'default', topics: ['t'], datahash: dataRefsHash(refs) }
+    const m: Message = { header, hash: messageHash(header), state: 'pending', data: refs }
+    await db.transaction((tx) => {
+      data.insert(tx, d)
+      repos.messages.insertMany(tx, [m], false)
+    })
+    messageOf.set(d.id, header.id)
     return d
   }
+  const messageOf = new Map<string, MessageId>()
 
   describe('store', () => {
     it('keeps a blob under its hash, and refuses one that differs from what was announced without leaving a file', async () => {
@@ -177,6 +190,15 @@ describe('blobs', () => {
       expect(blobs.has(liar.blob!.hash)).to.equal(false)
       expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
       f.stop()
+    })
+
+    it('after a restart wants only blobs of pending messages whose key is a registered member\'s', async () => {
+      const ofMember = await blobData(randomBytes(10), { public: 'ref-member' })
+      const ofStranger = await blobData(randomBytes(10), { public: 'ref-stranger' }, '0x' + '0d'.repeat(20))
+      const ofRejected = await blobData(randomBytes(10), { public: 'ref-rejected' })
+      await db.transaction((tx) => repos.messages.reject(tx, messageOf.get(ofRejected.id)!, newId<BatchId>(), newId<TxId>(), now(), 'test'))
+      expect(data.blobsToFetch().map((b) => b.public)).to.deep.equal([ofMember.blob!.public])
+      void ofStranger
     })
   })
 })
