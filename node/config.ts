@@ -255,6 +255,7 @@ const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: numb
   queuedRequestsPerConnection: { value: 1000, why: 'each waiting request is held in memory until its turn' },
   addressBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
   bodyDeadlineMs: { value: 3_600_000, why: 'a slow body holds its share of the in-flight budget until then' },
+  bodyStalledMs: { value: 3_600_000, why: 'a stalled body keeps its share of the budget against others until then' },
   discardBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'a refused body is read to this length, costing the member the time to read it' },
 }
 

@@ -13,10 +13,15 @@ import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../core/limits.js'
 export class BodyBudget {
   private heldBytes = 0
   private readonly byAddress = new Map<string, number>()
+  /** Bodies still arriving, in the order their last chunk came (oldest first: Map order, refreshed on each chunk). */
+  private readonly reading = new Map<BodyReader, true>()
 
   constructor(
     readonly limitBytes: number,
     readonly addressLimitBytes: number,
+    /** limits.bodyStalledMs: how long a body must have sent nothing to give up its share to one that is arriving. */
+    readonly stalledMs = Number.POSITIVE_INFINITY,
+    private readonly now: () => number = Date.now,
   ) {}
 
   get held(): number {
@@ -27,17 +32,60 @@ export class BodyBudget {
     return this.byAddress.get(address) ?? 0
   }
 
-  /** Takes `bytes` for a body from `address`, or answers the refusal (and takes nothing) if that would pass a limit. */
-  take(address: string, bytes: number): ParleyError | undefined {
+  /**
+   * Takes `bytes` for a body from `address`, or answers the refusal (and takes nothing) if that would pass a limit.
+   * Refused, it first evicts stalled bodies (`reader` itself excepted) that hold what it needs: a client whose bodies
+   * stopped arriving cannot keep out one whose body is arriving, and on loopback every client is the same address.
+   */
+  take(address: string, bytes: number, reader?: BodyReader): ParleyError | undefined {
+    if (reader && this.reading.has(reader)) {
+      this.reading.delete(reader)
+      this.reading.set(reader, true)
+      reader.lastChunkAt = this.now()
+    }
+    const refused = this.refusal(address, bytes)
+    if (!refused) return this.hold(address, bytes)
+    this.evictStalled(refused.scope, address, bytes, reader)
+    const still = this.refusal(address, bytes)
+    return still ? still.error : this.hold(address, bytes)
+  }
+
+  /** A body starts arriving: it may be evicted while it stalls (see take). `evict` must give its share back at once. */
+  startReading(reader: BodyReader): void {
+    reader.lastChunkAt = this.now()
+    this.reading.set(reader, true)
+  }
+
+  /** The body is whole (or abandoned): it is no longer evictable, and holds its share until its handler is done. */
+  stopReading(reader: BodyReader): void {
+    this.reading.delete(reader)
+  }
+
+  private hold(address: string, bytes: number): undefined {
+    this.heldBytes += bytes
+    this.byAddress.set(address, this.heldBy(address) + bytes)
+    return undefined
+  }
+
+  private evictStalled(scope: 'address' | 'total', address: string, bytes: number, self: BodyReader | undefined): void {
+    const before = this.now() - this.stalledMs
+    for (const r of [...this.reading.keys()]) {
+      if (r.lastChunkAt > before) break
+      if (r === self || (scope === 'address' && r.address !== address)) continue
+      this.reading.delete(r)
+      r.evict(new ParleyError('REQUEST_TIMEOUT', `the request body sent nothing for ${this.stalledMs} ms while other bodies needed the budget it held (limits.bodyStalledMs)`))
+      if (!this.refusal(address, bytes)) return
+    }
+  }
+
+  private refusal(address: string, bytes: number): { scope: 'address' | 'total'; error: ParleyError } | undefined {
     const own = this.heldBy(address)
     if (own + bytes > this.addressLimitBytes) {
-      return new ParleyError('TOO_MANY_REQUESTS', `requests from ${address} already hold ${own} bytes of request bodies being read here; at most ${this.addressLimitBytes} from one address (limits.addressBodyBytes): try again shortly`)
+      return { scope: 'address', error: new ParleyError('TOO_MANY_REQUESTS', `requests from ${address} already hold ${own} bytes of request bodies being read here; at most ${this.addressLimitBytes} from one address (limits.addressBodyBytes): try again shortly`) }
     }
     if (this.heldBytes + bytes > this.limitBytes) {
-      return new ParleyError('TOO_MANY_REQUESTS', `this member is already reading ${this.heldBytes} bytes of request bodies; at most ${this.limitBytes} at once (limits.inFlightBodyBytes): try again shortly`)
+      return { scope: 'total', error: new ParleyError('TOO_MANY_REQUESTS', `this member is already reading ${this.heldBytes} bytes of request bodies; at most ${this.limitBytes} at once (limits.inFlightBodyBytes): try again shortly`) }
     }
-    this.heldBytes += bytes
-    this.byAddress.set(address, own + bytes)
     return undefined
   }
 
@@ -49,12 +97,25 @@ export class BodyBudget {
   }
 }
 
+/** A body being read, as the budget sees it: whose, when its last chunk came, and how to abandon it. */
+export interface BodyReader {
+  readonly address: string
+  lastChunkAt: number
+  /** Gives the body's share back at once and ends its read with `err`. */
+  evict(err: ParleyError): void
+}
+
 /** What a route reading a body needs from the server it runs in; `take` charges this request's share. */
 export interface BodyContext {
   limits: RequestLimits
   budget: BodyBudget
   /** Takes `bytes` more for this request, given back once its handler is done; the refusal when over a budget. */
   take(bytes: number): ParleyError | undefined
+  /**
+   * The body is being read: until `done` is called, a stall of `limits.bodyStalledMs` lets a body that needs the
+   * budget evict it, which gives its share back and calls `abort` (the read must then end with that error).
+   */
+  reading(abort: (err: ParleyError) => void): { done(): void }
 }
 
 const BODY_CONTEXT = Symbol('parley.body')
@@ -68,13 +129,34 @@ export function bodyContextMiddleware(limits: RequestLimits, budget: BodyBudget)
   return async (ctx: Context, next: Next): Promise<void> => {
     let held = 0
     const address = clientAddress(ctx)
+    let reader: BodyReader | undefined
     const body: BodyContext = {
       limits,
       budget,
       take(bytes) {
-        const refused = budget.take(address, bytes)
+        const refused = budget.take(address, bytes, reader)
         if (!refused) held += bytes
         return refused
+      },
+      reading(abort) {
+        const r: BodyReader = {
+          address,
+          lastChunkAt: 0,
+          evict(err) {
+            budget.give(address, held)
+            held = 0
+            reader = undefined
+            abort(err)
+          },
+        }
+        reader = r
+        budget.startReading(r)
+        return {
+          done() {
+            budget.stopReading(r)
+            if (reader === r) reader = undefined
+          },
+        }
       },
     }
     ;(ctx.state as Record<symbol, BodyContext>)[BODY_CONTEXT] = body
@@ -92,7 +174,7 @@ export function bodyContext(ctx: Context): BodyContext {
   if (found) return found
   const budget = new BodyBudget(DEFAULT_REQUEST_LIMITS.inFlightBodyBytes, DEFAULT_REQUEST_LIMITS.addressBodyBytes)
   const address = clientAddress(ctx)
-  return { limits: DEFAULT_REQUEST_LIMITS, budget, take: (bytes) => budget.take(address, bytes) }
+  return { limits: DEFAULT_REQUEST_LIMITS, budget, take: (bytes) => budget.take(address, bytes), reading: () => ({ done() {} }) }
 }
 
 /** The address the connection comes from (the server does not trust forwarding headers: app.proxy is off). */

@@ -17,7 +17,8 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
  * The body counts against the member's in-flight budget, and its address's share of it, byte by byte as it arrives
  * until its handler is done (a declared length is a promise, not a cost). Oversize bodies are refused before they are
  * read whole, a body that stops arriving is abandoned (its connection closed) after `bodyIdleMs`, and one that is
- * still arriving after `bodyDeadlineMs` gets 408. A refused body's rest is read and dropped up to a bound
+ * still arriving after `bodyDeadlineMs` gets 408, as does one that sent nothing for `bodyStalledMs` when another body
+ * needs the budget it holds. A refused body's rest is read and dropped up to a bound
  * (node/api/discard.ts), so that the client reads its answer.
  */
 export async function readJsonBody(ctx: Context): Promise<JsonNode> {
@@ -159,6 +160,8 @@ function prematureClose(): Error {
  * however steadily it trickles, so that no client holds a body's share of the budget for longer.
  */
 function bodyTimers(ctx: Context, limits: RequestLimits, fail: (err: unknown) => void): BodyTimers {
+  // While it arrives, a body that stalls may be evicted by one that needs the budget (limits.bodyStalledMs).
+  const reading = bodyContext(ctx).reading(fail)
   let idleExpired = false
   const idle = setTimeout(() => {
     idleExpired = true
@@ -176,6 +179,7 @@ function bodyTimers(ctx: Context, limits: RequestLimits, fail: (err: unknown) =>
     stop() {
       clearTimeout(idle)
       clearTimeout(deadline)
+      reading.done()
     },
     get idleExpired() {
       return idleExpired

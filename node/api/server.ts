@@ -108,7 +108,7 @@ export async function startApiServer(opts: {
  * gets its body context.
  */
 function frontDoor(limits: RequestLimits, serveConsole: Koa.Middleware) {
-  const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes, limits.addressBodyBytes))
+  const withBody = bodyContextMiddleware(limits, new BodyBudget(limits.inFlightBodyBytes, limits.addressBodyBytes, limits.bodyStalledMs))
   return (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     const url = ctx.req.url ?? ''
     // Bytes of a URL are at least its UTF-16 length; only a long one needs counting.

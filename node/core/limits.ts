@@ -37,6 +37,11 @@ export interface RequestLimits {
   /** A JSON request body must arrive whole within this long of its reading starting (408 otherwise), in milliseconds. */
   bodyDeadlineMs: number
   /**
+   * When a body is refused for want of budget, bodies still being read that sent nothing for this long give up their
+   * share to it (408, connection closed), in milliseconds: clients that stall keep a budget only while nobody needs it.
+   */
+  bodyStalledMs: number
+  /**
    * After a refusal sent before its body was read through, this much of the rest is read and dropped so that a client
    * that sends its whole body before reading gets the answer rather than a reset; past it the connection is closed.
    */
@@ -65,6 +70,7 @@ export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = {
   queuedRequestsPerConnection: DEFAULT_QUEUED_REQUESTS,
   addressBodyBytes: 128 * MiB,
   bodyDeadlineMs: 60_000,
+  bodyStalledMs: 2_000,
   discardBodyBytes: 64 * MiB,
 }
 

@@ -24,3 +24,62 @@ describe('the body budget', () => {
     expect(budget.take('b', 60)).to.equal(undefined)
   })
 })
+
+describe('the body budget: stalled bodies give way', () => {
+  const reader = (address: string, evicted: string[], name: string) => {
+    const r = {
+      address,
+      lastChunkAt: 0,
+      evict(err: Error) {
+        evicted.push(`${name}: ${err.message}`)
+      },
+    }
+    return r
+  }
+
+  it('evicts, oldest first, bodies of the same address that sent nothing for bodyStalledMs, when a body is refused for their share', () => {
+    let clock = 0
+    const budget = new BodyBudget(1000, 60, 100, () => clock)
+    const evicted: string[] = []
+    const [a1, a2, a3] = [reader('a', evicted, 'a1'), reader('a', evicted, 'a2'), reader('a', evicted, 'a3')]
+    const give = (r: typeof a1, n: number) => (r.evict = (err) => (evicted.push(`${r === a1 ? 'a1' : 'a2'}: ${err.message}`), budget.give('a', n)))
+    give(a1, 25)
+    give(a2, 25)
+    for (const r of [a1, a2, a3]) budget.startReading(r)
+    expect(budget.take('a', 25, a1)).to.equal(undefined)
+    clock = 10
+    expect(budget.take('a', 25, a2)).to.equal(undefined)
+    clock = 105
+    // a1's last chunk came 105 ms ago, a2's 95: only a1 is stalled, and freeing it is enough.
+    expect(budget.take('a', 30, a3)).to.equal(undefined)
+    expect(evicted).to.have.length(1)
+    expect(evicted[0]).to.match(/^a1: the request body sent nothing for 100 ms while other bodies needed the budget it held \(limits\.bodyStalledMs\)$/)
+    expect([budget.held, budget.heldBy('a')]).to.deep.equal([55, 55])
+  })
+
+  it('never evicts a body still arriving, the asking body itself, a body no longer being read, nor another address for its own share', () => {
+    let clock = 0
+    const budget = new BodyBudget(100, 60, 100, () => clock)
+    const evicted: string[] = []
+    const a = reader('a', evicted, 'a')
+    const b = reader('b', evicted, 'b')
+    const done = reader('a', evicted, 'done')
+    budget.startReading(a)
+    budget.startReading(b)
+    budget.startReading(done)
+    expect(budget.take('a', 30, a)).to.equal(undefined)
+    expect(budget.take('a', 30, done)).to.equal(undefined)
+    budget.stopReading(done)
+    expect(budget.take('b', 40, b)).to.equal(undefined)
+    clock = 500
+    // a's own share is full: b is another address, `done` is whole, and a is the one asking.
+    expect(budget.take('a', 10, a)?.code).to.equal('TOO_MANY_REQUESTS')
+    // The member's whole is full for c: any stalled body may give way, the one whose last chunk is oldest first (b's
+    // came at 0; a's refused chunk at 500 counts as arriving), until c fits.
+    b.evict = (err) => (evicted.push(`b: ${err.message}`), budget.give('b', 40))
+    a.evict = (err) => (evicted.push(`a: ${err.message}`), budget.give('a', 30))
+    expect(budget.take('c', 30)).to.equal(undefined)
+    expect(evicted.map((e) => e.split(':')[0])).to.deep.equal(['b'])
+    expect([budget.held, budget.heldBy('a'), budget.heldBy('b'), budget.heldBy('c')]).to.deep.equal([90, 60, 0, 30])
+  })
+})

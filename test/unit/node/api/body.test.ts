@@ -80,3 +80,46 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
     expect((await server.post(JSON.stringify({ value: 'w'.repeat(60 * KiB) }), { localAddress: '127.0.0.4' })).status).to.equal(400)
   })
 })
+
+/**
+ * On loopback every client is one address: a client that fills the address's share with bodies and then stalls would
+ * keep every other client's body out until the deadline. A stalled body gives way to one that is arriving.
+ */
+describe('reading a JSON body: stalled bodies give way to arriving ones', () => {
+  const KiB = 1024
+  const limits: RequestLimits = {
+    ...DEFAULT_REQUEST_LIMITS,
+    jsonBodyBytes: 64 * KiB,
+    inFlightBodyBytes: 256 * KiB,
+    addressBodyBytes: 128 * KiB,
+    bodyIdleMs: 10_000,
+    bodyDeadlineMs: 20_000,
+    bodyStalledMs: 150,
+  }
+  let server: LimitsServer
+
+  before(async () => {
+    server = await startLimitsServer(limits)
+  })
+  after(async () => {
+    for (const s of server.sockets.splice(0)) s.destroy()
+    await server.close()
+    expect(server.logs, 'nothing here is a server error').to.deep.equal([])
+  })
+
+  it('evicts bodies that sent nothing for bodyStalledMs when a body needs their share: 408 to them, room for it', async () => {
+    const stalled = await Promise.all([0, 1].map(async () => {
+      const s = await server.socket('127.0.0.5')
+      s.write(server.postHead(limits.jsonBodyBytes) + '{"value":"'.padEnd(60 * KiB, 'a'))
+      return { s, answer: readUntil(s, (t) => t.includes('REQUEST_TIMEOUT')) }
+    }))
+    // Not stalled yet: the address's share is theirs, and a third body is refused.
+    await new Promise((r) => setTimeout(r, 30))
+    expect((await server.post(JSON.stringify({ value: 'x'.repeat(20 * KiB) }), { localAddress: '127.0.0.5' })).status).to.equal(429)
+    await new Promise((r) => setTimeout(r, 2 * limits.bodyStalledMs))
+    expect(await server.post(JSON.stringify({ value: 'y'.repeat(20 * KiB) }), { localAddress: '127.0.0.5' })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+    const first = await stalled[0]!.answer
+    expect(first).to.match(/^HTTP\/1\.1 408 /)
+    expect(first).to.contain('the request body sent nothing for 150 ms while other bodies needed the budget it held (limits.bodyStalledMs)')
+  })
+})
