@@ -10,6 +10,9 @@ import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../core/limits.js'
  * cannot make the node hold more than the budget, whatever their number, and one address no more than its share.
  * One connection holds at most one body at a time, as its requests are served in turn (node/core/pipelining.ts).
  */
+/** How much of a body must arrive for it to count as progressing (see BodyBudget.take). */
+export const PROGRESS_BYTES = 64 * 1024
+
 export class BodyBudget {
   private heldBytes = 0
   private readonly byAddress = new Map<string, number>()
@@ -34,14 +37,20 @@ export class BodyBudget {
 
   /**
    * Takes `bytes` for a body from `address`, or answers the refusal (and takes nothing) if that would pass a limit.
-   * Refused, it first evicts stalled bodies (`reader` itself excepted) that hold what it needs: a client whose bodies
-   * stopped arriving cannot keep out one whose body is arriving, and on loopback every client is the same address.
+   * Refused, it first evicts stalled bodies (`reader` itself excepted: less than PROGRESS_BYTES in `stalledMs`) that
+   * hold what it needs: a client whose bodies stopped arriving, or trickle, cannot keep out one whose body is arriving,
+   * and on loopback every client is the same address.
    */
   take(address: string, bytes: number, reader?: BodyReader): ParleyError | undefined {
     if (reader && this.reading.has(reader)) {
-      this.reading.delete(reader)
-      this.reading.set(reader, true)
-      reader.lastChunkAt = this.now()
+      // Progress is counted in steps of PROGRESS_BYTES: a byte now and then keeps no body from counting as stalled.
+      reader.sinceProgress = (reader.sinceProgress ?? 0) + bytes
+      if (reader.sinceProgress >= PROGRESS_BYTES) {
+        reader.sinceProgress = 0
+        this.reading.delete(reader)
+        this.reading.set(reader, true)
+        reader.lastChunkAt = this.now()
+      }
     }
     const refused = this.refusal(address, bytes)
     if (!refused) return this.hold(address, bytes)
@@ -73,7 +82,7 @@ export class BodyBudget {
       if (r.lastChunkAt > before) break
       if (r === self || (scope === 'address' && r.address !== address)) continue
       this.reading.delete(r)
-      r.evict(new ParleyError('REQUEST_TIMEOUT', `the request body sent nothing for ${this.stalledMs} ms while other bodies needed the budget it held (limits.bodyStalledMs)`))
+      r.evict(new ParleyError('REQUEST_TIMEOUT', `the request body sent less than ${PROGRESS_BYTES} bytes in ${this.stalledMs} ms while other bodies needed the budget it held (limits.bodyStalledMs)`))
       if (!this.refusal(address, bytes)) return
     }
   }
@@ -100,7 +109,9 @@ export class BodyBudget {
 /** A body being read, as the budget sees it: whose, when its last chunk came, and how to abandon it. */
 export interface BodyReader {
   readonly address: string
+  /** When it last made progress: PROGRESS_BYTES more since the time before. */
   lastChunkAt: number
+  sinceProgress?: number
   /** Gives the body's share back at once and ends its read with `err`. */
   evict(err: ParleyError): void
 }

@@ -37,8 +37,9 @@ export interface RequestLimits {
   /** A JSON request body must arrive whole within this long of its reading starting (408 otherwise), in milliseconds. */
   bodyDeadlineMs: number
   /**
-   * When a body is refused for want of budget, bodies still being read that sent nothing for this long give up their
-   * share to it (408, connection closed), in milliseconds: clients that stall keep a budget only while nobody needs it.
+   * When a body is refused for want of budget, bodies still being read that sent less than 64 KiB in this long give up
+   * their share to it (408, connection closed), in milliseconds: clients that stall or trickle keep a budget only while
+   * nobody needs it.
    */
   bodyStalledMs: number
   /**

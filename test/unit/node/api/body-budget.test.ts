@@ -37,7 +37,7 @@ describe('the body budget: stalled bodies give way', () => {
     return r
   }
 
-  it('evicts, oldest first, bodies of the same address that sent nothing for bodyStalledMs, when a body is refused for their share', () => {
+  it('evicts, oldest first, bodies of the same address that did not progress for bodyStalledMs, when a body is refused for their share', () => {
     let clock = 0
     const budget = new BodyBudget(1000, 60, 100, () => clock)
     const evicted: string[] = []
@@ -50,11 +50,28 @@ describe('the body budget: stalled bodies give way', () => {
     clock = 10
     expect(budget.take('a', 25, a2)).to.equal(undefined)
     clock = 105
-    // a1's last chunk came 105 ms ago, a2's 95: only a1 is stalled, and freeing it is enough.
+    // Neither has progressed (64 KiB) since it began, 105 ms ago: the first to begin gives way, and that is enough.
     expect(budget.take('a', 30, a3)).to.equal(undefined)
     expect(evicted).to.have.length(1)
-    expect(evicted[0]).to.match(/^a1: the request body sent nothing for 100 ms while other bodies needed the budget it held \(limits\.bodyStalledMs\)$/)
+    expect(evicted[0]).to.match(/^a1: the request body sent less than 65536 bytes in 100 ms while other bodies needed the budget it held \(limits\.bodyStalledMs\)$/)
     expect([budget.held, budget.heldBy('a')]).to.deep.equal([55, 55])
+  })
+
+  it('counts a body as progressing only per 64 KiB that arrive: a byte now and then does not keep it from giving way', () => {
+    let clock = 0
+    const budget = new BodyBudget(1 << 30, 300 * 1024, 100, () => clock)
+    const evicted: string[] = []
+    const trickler = reader('a', evicted, 'trickler')
+    trickler.evict = (err) => (evicted.push(err.message), budget.give('a', 200 * 1024 + 99))
+    budget.startReading(trickler)
+    expect(budget.take('a', 200 * 1024, trickler)).to.equal(undefined)
+    // A byte every 50 ms: fresh by the clock, but not progress.
+    for (let i = 0; i < 99; i++) {
+      clock += 50
+      expect(budget.take('a', 1, trickler)).to.equal(undefined)
+    }
+    expect(budget.take('a', 150 * 1024)).to.equal(undefined)
+    expect(evicted).to.have.length(1)
   })
 
   it('never evicts a body still arriving, the asking body itself, a body no longer being read, nor another address for its own share', () => {
@@ -74,12 +91,12 @@ describe('the body budget: stalled bodies give way', () => {
     clock = 500
     // a's own share is full: b is another address, `done` is whole, and a is the one asking.
     expect(budget.take('a', 10, a)?.code).to.equal('TOO_MANY_REQUESTS')
-    // The member's whole is full for c: any stalled body may give way, the one whose last chunk is oldest first (b's
-    // came at 0; a's refused chunk at 500 counts as arriving), until c fits.
+    // The member's whole is full for c: any stalled body may give way (none sent 64 KiB since it began), the one
+    // that progressed longest ago first, until c fits.
     b.evict = (err) => (evicted.push(`b: ${err.message}`), budget.give('b', 40))
     a.evict = (err) => (evicted.push(`a: ${err.message}`), budget.give('a', 30))
     expect(budget.take('c', 30)).to.equal(undefined)
-    expect(evicted.map((e) => e.split(':')[0])).to.deep.equal(['b'])
-    expect([budget.held, budget.heldBy('a'), budget.heldBy('b'), budget.heldBy('c')]).to.deep.equal([90, 60, 0, 30])
+    expect(evicted.map((e) => e.split(':')[0])).to.deep.equal(['a'])
+    expect([budget.held, budget.heldBy('a'), budget.heldBy('b'), budget.heldBy('c')]).to.deep.equal([100, 30, 40, 30])
   })
 })
