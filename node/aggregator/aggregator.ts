@@ -268,16 +268,13 @@ export class Aggregator {
   }
 
   /**
-   * Where `signer`'s registration claim was ordered: the first pin it signed of the batch carrying the claim of the
-   * identity it is the key of. An identity whose claim is not here (registered without one: a test's fixture) counts
-   * from the start.
+   * Where `signer` became a member's key in the chain's order: after the BatchPin event of its identity's claim
+   * (recorded when the claim was confirmed). An identity registered without one (before v16, or a test's fixture)
+   * counts from the start.
    */
   private registeredAt(signer: string): number | undefined {
     const identity = this.deps.identities.byVerifier('ethereum_address', signer)
-    if (!identity) return undefined
-    const claim = this.deps.messages.get(identity.messages.claim)
-    const batch = claim?.batch
-    return batch === undefined ? 0 : (this.deps.pins.firstOfSigner(batch, signer)?.seq ?? 0)
+    return identity === undefined ? undefined : (identity.registeredAfter ?? 0)
   }
 
   private retryLater(err: unknown): void {

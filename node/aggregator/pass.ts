@@ -4,7 +4,7 @@ import { extend } from '../core/extend.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, datatypeDefinitionTopic, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
+import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
@@ -136,7 +136,9 @@ export class Pass {
   private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
     const view = this.viewOf(pin.batchId, pin.batchHash)
     if (!view) return undefined
-    if (pin.signer !== view.record.key) return this.leaveForeign(pin)
+    // A foreign pin of a private batch stays for its own payload: members outside the group do not hold the batch,
+    // and must not decide such a pin differently from those inside it.
+    if (pin.signer !== view.record.key) return pin.masked || view.record.type === 'broadcast' ? this.leaveForeign(pin) : undefined
     const place = view.manifest.at(pin.index)
     if (!place) return undefined
     const { entry } = place
@@ -155,7 +157,7 @@ export class Pass {
     if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
     const advance = ordering.kind === 'open' ? ordering.advance : undefined
     const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(view, message, range, ordering.contexts, firstSeq)
-    if (decision.kind === 'confirm' && message.header.tag === TAG_IDENTITY_CLAIM) this.noteRegistration(message, firstSeq)
+    if (decision.kind === 'confirm' && message.header.tag === TAG_IDENTITY_CLAIM) this.noteRegistration(message)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
@@ -197,10 +199,11 @@ export class Pass {
    * An org's claim signed with its key was confirmed: that key is a member's from the claim's first pin on (the claim
    * handler registered it, or refused it when the key or name was taken: then nothing changes).
    */
-  private noteRegistration(message: Message, firstSeq: number): void {
+  private noteRegistration(message: Message): void {
     const key = message.header.key
-    if (this.deps.identities.byVerifier('ethereum_address', key, this.tx)?.messages.claim !== message.header.id) return
-    this.queues.registered(key, firstSeq)
+    const identity = this.deps.identities.byVerifier('ethereum_address', key, this.tx)
+    if (identity?.messages.claim !== message.header.id) return
+    this.queues.registered(key, identity.registeredAfter ?? 0)
     this.result.rewindWaiting = true
   }
 
@@ -216,10 +219,14 @@ export class Pass {
 
     // The key every pin that decides it was signed with (pinsProblem).
     const key = message.header.key
-    const signer = this.signerOf(key)
+    // Registered only as of its place in the chain's order: a key whose claim comes later is nobody's here, on every
+    // member, whether or not the claim happened to be confirmed first.
+    const known = this.signerOf(key)
+    const signer = known && registeredBefore(known, firstSeq) ? known : undefined
     if (!signer) {
       // An unknown key may belong to an org whose claim, ordered earlier, is not applied yet: only then wait.
       if (this.claimPending(message.header.author, firstSeq)) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author } }
+      if (known) return { kind: 'reject', reason: `key ${key} was registered to ${known.did} only after this message, in the chain's order` }
       return { kind: 'reject', reason: `key ${key} belongs to no registered identity, and no claim for ${message.header.author} was ordered before this message` }
     }
     if (signer.did !== message.header.author) return { kind: 'reject', reason: `author ${message.header.author} does not own key ${key} (it belongs to ${signer.did})` }

@@ -9,7 +9,7 @@ import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { DefinitionHandler, DefinitionOutcome } from './types.js'
 import { NAME_RE } from '../core/names.js'
 import { compileSchema, datatypeNameProblem, datatypeVersionProblem } from '../data/datatype.js'
-import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Message, DATATYPE_VALIDATOR, type Datatype } from '../model/index.js'
+import { datatypeDefinitionTopic, SYSTEM_NAMESPACE, TAG_DEFINE_DATATYPE, type Data, type Message, DATATYPE_VALIDATOR, type Datatype, registeredBefore } from '../model/index.js'
 
 /** What a datatype definition carries: the datatype as every member will store it, less what confirmation sets. */
 export interface DatatypeDefinition {
@@ -52,7 +52,10 @@ export function datatypeDefinitionHandler(deps: {
       if (message.header.namespace !== SYSTEM_NAMESPACE) return reject(`sent in namespace ${message.header.namespace}, not ${SYSTEM_NAMESPACE}`)
 
       // The author's org claim may be ordered earlier on its own topic and not be applied yet; a stranger's never is.
-      const org = deps.identities.byVerifier('ethereum_address', signer, tx)
+      // Registered as of the definition's place in the chain's order, not as of whichever claim payload came first.
+      const known = deps.identities.byVerifier('ethereum_address', signer, tx)
+      const org = known && registeredBefore(known, pinSeq) ? known : undefined
+      if (known && !org) return reject(`signer ${signer} was registered to ${known.did} only after this definition, in the chain's order`)
       if (!org) {
         if (deps.claimPending(tx, message.header.author, pinSeq)) return { kind: 'wait', wait: { reason: 'identity', author: message.header.author } }
         return reject(`signer ${signer} is not a registered org, and no claim for ${message.header.author} was ordered before this definition`)

@@ -3,7 +3,7 @@ import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import { parseGroupinit } from '../identity/groupinit.js'
 import { ancestry, nodeOwnershipProblem } from '../identity/ownership.js'
-import { TAG_DEFINE_GROUP, type Data, type Group, type Message } from '../model/index.js'
+import { registeredBefore, TAG_DEFINE_GROUP, type Data, type Group, type Message } from '../model/index.js'
 import type { DefinitionHandler, DefinitionOutcome } from './types.js'
 
 export interface GroupinitDeps {
@@ -51,7 +51,10 @@ export function groupinitHandler(deps: GroupinitDeps): DefinitionHandler {
 function membersProblem(deps: GroupinitDeps, tx: Tx, group: Group, pinSeq: number): DefinitionOutcome | undefined {
   const { identities } = deps
   for (const m of group.members) {
-    const identity = identities.byDid(m.identity, tx)
+    const found = identities.byDid(m.identity, tx)
+    // Registered as of the groupinit's place in the chain's order, whichever claim payload came first here.
+    if (found && !registeredBefore(found, pinSeq)) return { kind: 'reject', reason: `group member ${m.identity} was registered only after this group, in the chain's order` }
+    const identity = found
     if (!identity) {
       if (deps.claimPending(tx, m.identity, pinSeq)) return { kind: 'wait', wait: { reason: 'identity', author: m.identity, detail: `group member ${m.identity} is not confirmed yet` } }
       return { kind: 'reject', reason: `group member ${m.identity} is not a registered identity` }
@@ -63,6 +66,7 @@ function membersProblem(deps: GroupinitDeps, tx: Tx, group: Group, pinSeq: numbe
       if (keys.some((k) => deps.signerPending(tx, k, pinSeq))) return { kind: 'wait', wait: { reason: 'identity', author: m.identity, detail: `node ${m.node} of group member ${m.identity} is not confirmed yet` } }
       return { kind: 'reject', reason: `group member ${m.identity}: node ${m.node} is not a registered node` }
     }
+    if (!registeredBefore(node, pinSeq)) return { kind: 'reject', reason: `group member ${m.identity}: node ${node.did} was registered only after this group, in the chain's order` }
     const problem = nodeOwnershipProblem(identities, identity, node, tx)
     if (problem) return { kind: 'reject', reason: `group member ${m.identity}: ${problem}` }
   }

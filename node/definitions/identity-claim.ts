@@ -5,7 +5,7 @@ import type { Tx } from '../db/database.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { DefinitionHandler, DefinitionOutcome } from './types.js'
 import { NAME_RE } from '../core/names.js'
-import { nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message, type Identity, type NodeProfile } from '../model/index.js'
+import { nodeDid, orgDid, registeredBefore, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type Data, type Message, type Identity, type NodeProfile } from '../model/index.js'
 
 
 /** The value of an identity claim: `{"identity": {id, did, type, parent?, namespace, name, description?, profile?}}`. */
@@ -27,11 +27,18 @@ export function claimValue(i: { id: IdentityId; did: string; type: 'org' | 'node
  * Confirms identity claims in chain order. An org claims itself, signed with the key that becomes its verifier;
  * a node is claimed by its parent org, signed with the org's key, and its profile (p2p endpoint + certificate)
  * becomes how other members reach and recognise it. A DID or key claimed before wins; a later claim is rejected.
+ * The identity is registered from the end of its claim's BatchPin event on (`registeredAfter`): what its key signed
+ * earlier in the chain's order does not count as a member's, on any member, whichever claim payload came first.
  */
-export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed: (node: Identity) => void): DefinitionHandler {
+export function identityClaimHandler(
+  identities: IdentitiesRepo,
+  onNodeConfirmed: (node: Identity) => void,
+  /** The last chain sequence of the BatchPin event of the pin at `seq`: the identity is registered after it. */
+  eventEnd: (tx: Tx, seq: number) => number,
+): DefinitionHandler {
   return {
     tag: TAG_IDENTITY_CLAIM,
-    handle(tx: Tx, message: Message, data: Data[], signer: string): DefinitionOutcome {
+    handle(tx: Tx, message: Message, data: Data[], signer: string, pinSeq: number): DefinitionOutcome {
       if (data.length !== 1 || data[0]!.value === null) return { kind: 'reject', reason: 'an identity claim carries exactly one data value' }
       let root: JsonNode
       try {
@@ -59,7 +66,7 @@ export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed
         if (message.header.author !== did) return { kind: 'reject', reason: `org claim for ${did} is authored by ${message.header.author}` }
         const taken = identities.byVerifier('ethereum_address', signer, tx)
         if (taken) return { kind: 'reject', reason: `key ${signer} is already registered to ${taken.did}` }
-        const identity: Identity = { id: id as IdentityId, did, type: 'org', namespace: SYSTEM_NAMESPACE, name, messages: { claim: message.header.id }, created: at }
+        const identity: Identity = { id: id as IdentityId, did, type: 'org', namespace: SYSTEM_NAMESPACE, name, messages: { claim: message.header.id }, created: at, registeredAfter: eventEnd(tx, pinSeq) }
         identities.insert(tx, identity)
         identities.insertVerifier(tx, { identity: identity.id, type: 'ethereum_address', value: signer, created: at })
         return { kind: 'confirm', events: [{ type: 'identity_confirmed', namespace: SYSTEM_NAMESPACE, reference: identity.id, topic: message.header.topics[0]! }] }
@@ -74,10 +81,11 @@ export function identityClaimHandler(identities: IdentitiesRepo, onNodeConfirmed
         if (message.header.author !== parent.did) return { kind: 'reject', reason: `node claim for ${did} is authored by ${message.header.author}, not its parent ${parent.did}` }
         const parentKey = identities.byVerifier('ethereum_address', signer, tx)
         if (parentKey?.id !== parent.id) return { kind: 'reject', reason: `node claim for ${did} is signed by ${signer}, not by its parent's key` }
+        if (!registeredBefore(parent, pinSeq)) return { kind: 'reject', reason: `node claim for ${did} comes before its parent ${parent.did}'s claim in the chain's order` }
         const profile = readProfile(claim.get('profile'))
         if (!profile) return { kind: 'reject', reason: `node claim for ${did} has no profile {id, endpoint, cert}` }
         if (identities.byVerifier('dx_peer_id', profile.id, tx)) return { kind: 'reject', reason: `peer id ${profile.id} is already registered` }
-        const identity: Identity = { id: id as IdentityId, did, type: 'node', parent: parent.id, namespace: SYSTEM_NAMESPACE, name, profile, messages: { claim: message.header.id }, created: at }
+        const identity: Identity = { id: id as IdentityId, did, type: 'node', parent: parent.id, namespace: SYSTEM_NAMESPACE, name, profile, messages: { claim: message.header.id }, created: at, registeredAfter: eventEnd(tx, pinSeq) }
         identities.insert(tx, identity)
         identities.insertVerifier(tx, { identity: identity.id, type: 'dx_peer_id', value: profile.id, created: at })
         return {

@@ -22,6 +22,16 @@ export interface Identity {
   messages: { claim: MessageId }
   created: Timestamp
   updated?: Timestamp
+  /**
+   * The chain sequence (this member's) after which it counts as registered: the last pin of its claim's BatchPin
+   * event. Absent: registered before sequences were recorded (or a fixture), so from the start. Not part of the API.
+   */
+  registeredAfter?: number
+}
+
+/** Whether `identity` was registered before chain sequence `seq` (a pin or message there may count on it). */
+export function registeredBefore(identity: Identity, seq: number): boolean {
+  return (identity.registeredAfter ?? 0) < seq
 }
 
 export type VerifierType = 'ethereum_address' | 'dx_peer_id'

@@ -76,7 +76,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     refs: blobRefs,
     validator,
     definitions: [
-      identityClaimHandler(identities, () => peers.trust()),
+      identityClaimHandler(identities, () => peers.trust(), (tx, seq) => pins.lastOfEvent(tx, seq)),
       datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) }),
       groupinitHandler({ groups, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq), signerPending: (tx, key, seq) => pins.earlierUndispatchedBySigner(tx, key, seq) }),
     ],

@@ -135,7 +135,7 @@ export class AggregatorMember {
     const agg = new Aggregator({
       ...r,
       validator: new DataValidatorImpl(() => undefined),
-      definitions: [identityClaimHandler(r.identities, () => {})],
+      definitions: [identityClaimHandler(r.identities, () => {}, (tx, seq) => r.pins.lastOfEvent(tx, seq))],
       privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities }),
       log,
       onOutcome: () => {},

@@ -18,6 +18,7 @@ interface Row {
   message_id: string
   created: string
   updated: string | null
+  registered_after: number | null
   [k: string]: string | number | null
 }
 
@@ -27,9 +28,9 @@ export class IdentitiesRepo {
 
   insert(tx: Tx, i: Identity): void {
     tx.run(
-      `INSERT INTO identities (id, did, type, parent, namespace, name, description, profile, message_id, created)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [i.id, i.did, i.type, i.parent ?? null, i.namespace, i.name, i.description ?? null, i.profile ? JSON.stringify(i.profile) : null, i.messages.claim, i.created],
+      `INSERT INTO identities (id, did, type, parent, namespace, name, description, profile, message_id, created, registered_after)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [i.id, i.did, i.type, i.parent ?? null, i.namespace, i.name, i.description ?? null, i.profile ? JSON.stringify(i.profile) : null, i.messages.claim, i.created, i.registeredAfter ?? null],
     )
   }
 
@@ -118,5 +119,6 @@ function fromRow(r: Row): Identity {
     messages: { claim: r.message_id as MessageId },
     created: r.created as Timestamp,
     ...(r.updated ? { updated: r.updated as Timestamp } : {}),
+    ...(r.registered_after !== null && r.registered_after !== undefined ? { registeredAfter: Number(r.registered_after) } : {}),
   }
 }

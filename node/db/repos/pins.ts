@@ -154,10 +154,15 @@ export class PinsRepo {
       .map((r) => ({ seq: r.seq, hash: r.hash as Hash, signer: r.signer, eventId: r.event_id }))
   }
 
-  /** The first pin `signer` signed that names batch `batchId` (where its registration claim was ordered). */
-  firstOfSigner(batchId: string, signer: string): Pin | undefined {
-    const r = this.db.get<Row>('SELECT * FROM pins WHERE batch_id = ? AND signer = ? ORDER BY seq LIMIT 1', [batchId, signer])
-    return r && fromRow(r)
+  /**
+   * The sequence of the last pin of the BatchPin event that pin `seq` came in. An event's pins are inserted together,
+   * in one statement, so they have consecutive sequences: the walk reads that event's pins and one more.
+   */
+  lastOfEvent(tx: Tx, seq: number): number {
+    const event = tx.get<{ event_id: string }>('SELECT event_id FROM pins WHERE seq = ?', [seq])?.event_id
+    if (event === undefined) return seq
+    const next = tx.get<{ seq: number }>('SELECT seq FROM pins WHERE seq > ? AND event_id != ? ORDER BY seq LIMIT 1', [seq, event])
+    return next ? Number(next.seq) - 1 : Number(tx.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM pins')?.s ?? seq)
   }
 
   /** Marks the pins of batch id `batchId` at indexes [from, to] used, whoever signed them (tests that settle by hand). */

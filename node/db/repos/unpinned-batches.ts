@@ -63,10 +63,19 @@ export class UnpinnedBatchesRepo {
     return b.messageIds.length > 0 && tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} LIMIT 1`, [b.id, inList(b.messageIds)]) !== undefined
   }
 
-  /** The batch's pending messages: those of its manifest stored with its id (a message id it shares with another batch's is that one's). */
+  /**
+   * The batch's pending messages: those of its manifest stored with its id, less any that another batch under the same
+   * id lists too (its author may have delivered two versions of a batch: the other one, pinned, still needs them).
+   */
   pendingOf(tx: Tx, b: DeliveredBatch): PendingOfBatch[] {
-    if (b.messageIds.length === 0) return []
-    return tx.all<{ id: string; data: string }>(`SELECT id, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST}`, [b.id, inList(b.messageIds)]).map((r) => ({
+    const shared = new Set(
+      tx
+        .all<{ manifest: string }>('SELECT manifest FROM batches WHERE id = ? AND hash != ?', [b.id, b.hash])
+        .flatMap((r) => (JSON.parse(r.manifest) as { messages: { id: string }[] }).messages.map((e) => e.id)),
+    )
+    const own = b.messageIds.filter((id) => !shared.has(id))
+    if (own.length === 0) return []
+    return tx.all<{ id: string; data: string }>(`SELECT id, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST}`, [b.id, inList(own)]).map((r) => ({
       id: r.id,
       dataIds: (JSON.parse(r.data) as { id: string }[]).map((d) => d.id),
     }))

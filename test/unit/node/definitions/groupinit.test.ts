@@ -5,7 +5,7 @@ import { openRepos, registerMembers, type Repos } from '../../../support/repos.j
 import { groupinitHandler } from '../../../../node/definitions/groupinit.js'
 import type { DefinitionOutcome } from '../../../../node/definitions/types.js'
 import { groupinitFor, sealGroup } from '../../../../node/identity/group-resolver.js'
-import { newId, type IdentityId } from '../../../../node/core/ids.js'
+import { newId, type IdentityId, type MessageId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import { localIdentity, type Group, type GroupMember } from '../../../../node/model/index.js'
 
@@ -70,6 +70,20 @@ describe('definitions: groupinit', () => {
     const { outcome } = await decide([{ identity: org(0), node: nodes[0]! }, { identity: node1.did, node: nodes[1]! }])
     expect(outcome.kind).to.equal('reject')
     expect((outcome as { reason: string }).reason).to.match(/is a node/)
+  })
+
+  it('refuses an org or node registered only after the groupinit in the chain\'s order, whatever arrived first here', async () => {
+    const lateOrg = newId<IdentityId>()
+    const lateNode = newId<IdentityId>()
+    await repos.db.transaction((tx) => {
+      repos.identities.insert(tx, { id: lateOrg, did: 'did:firefly:org/late', type: 'org', namespace: 'svc_system', name: 'late', messages: { claim: newId<MessageId>() }, created: now(), registeredAfter: 50 })
+      repos.identities.insert(tx, { id: lateNode, did: 'did:firefly:node/late', type: 'node', parent: orgs[1]!, namespace: 'svc_system', name: 'late', messages: { claim: newId<MessageId>() }, created: now(), registeredAfter: 50 })
+    })
+    // The groupinit's first pin is at 10 (decide() below).
+    const byOrg = (await decide([{ identity: org(0), node: nodes[0]! }, { identity: 'did:firefly:org/late', node: nodes[1]! }])).outcome
+    expect(byOrg).to.deep.equal({ kind: 'reject', reason: 'group member did:firefly:org/late was registered only after this group, in the chain\'s order' })
+    const byNode = (await decide([{ identity: org(0), node: nodes[0]! }, { identity: org(1), node: lateNode }])).outcome
+    expect(byNode).to.deep.equal({ kind: 'reject', reason: `group member ${org(1)}: node did:firefly:node/late was registered only after this group, in the chain's order` })
   })
 
   it('waits for an org whose claim was pinned earlier and is not applied yet; refuses one nobody claimed before it', async () => {
