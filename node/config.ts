@@ -253,6 +253,8 @@ const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: numb
 
   // What one client may hold of the member (node/core/pipelining.ts, node/api/body-budget.ts, node/api/discard.ts).
   queuedRequestsPerConnection: { value: 1000, why: 'each waiting request is held in memory until its turn' },
+  connections: { value: 65_536, why: 'each connection holds its parser and waiting requests in memory' },
+  connectionsPerAddress: { value: 65_536, why: 'each connection holds its parser and waiting requests in memory' },
   addressBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
   bodyDeadlineMs: { value: 3_600_000, why: 'a slow body holds its share of the in-flight budget until then' },
   discardBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'a refused body is read to this length, costing the member the time to read it' },

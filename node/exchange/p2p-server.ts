@@ -4,7 +4,7 @@ import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { errorMessage } from '../core/errors.js'
 import { closeServer, listen } from '../core/listen.js'
-import { DEFAULT_QUEUED_REQUESTS, inTurn } from '../core/pipelining.js'
+import { DEFAULT_QUEUED_REQUESTS, inTurn, OVERFLOW_REQUESTS } from '../core/pipelining.js'
 import { ConnectionCaps, type ConnectionLimits } from './connection-caps.js'
 import { RefusalLog } from './refusal-log.js'
 import { DEFAULT_EXCHANGE_QUOTAS } from './types.js'
@@ -150,7 +150,11 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
     refuse(req, res, 404, `NOT_FOUND: no route for ${req.method} ${req.url}`)
   }
 
-  const served = inTurn(onRequest, opts.queuedRequestsPerConnection ?? DEFAULT_QUEUED_REQUESTS)
+  const queued = opts.queuedRequestsPerConnection ?? DEFAULT_QUEUED_REQUESTS
+  const served = inTurn(onRequest, queued, {
+    onOverflow: (socket, waiting) =>
+      refusals.refused(`p2p: closed a connection from ${socket.remoteAddress}: ${waiting} requests were waiting behind the one being served, past ${queued} and the ${OVERFLOW_REQUESTS} more a peer may have in flight`, `overflow ${socket.remoteAddress}`),
+  })
   const server = https.createServer(
     {
       cert: opts.cert,
