@@ -285,8 +285,13 @@ export interface PeerQuotas {
   connectionsPerOrg: number
   /** Open p2p connections from certificates no node registered (each answered 401), all of them together. */
   unregisteredConnections: number
-  /** Open p2p connections in all, handshakes included; past it a new connection is dropped at once. */
+  /**
+   * Open p2p connections in all, handshakes included; past it the oldest connection still in its TLS handshake is
+   * closed for the new one, or the new one dropped when every open connection completed its handshake.
+   */
   connections: number
+  /** Open p2p connections from one remote address that have not completed their TLS handshake; past it one is dropped at once. */
+  unidentifiedConnectionsPerAddress: number
   /** Refusal log lines of the p2p endpoint per minute, over all peers and certificates; the rest are counted in one line. */
   refusalLinesPerMinute: number
   /** How often the periodic sweep looks for expired blobs and batches (ms). */
@@ -303,6 +308,7 @@ export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
   connectionsPerOrg: 64,
   unregisteredConnections: 32,
   connections: 1024,
+  unidentifiedConnectionsPerAddress: 16,
   refusalLinesPerMinute: 20,
   sweepIntervalMs: 10 * 60_000,
 }
