@@ -204,12 +204,24 @@ describe('requests served in turn on each connection', () => {
   })
 })
 
+/**
+ * A connection whose first request is held, flooded with a read's worth of minimal requests behind it: what the
+ * connection holds once it is past the bound.
+ */
 describe('a connection with more requests waiting than one read may bring', () => {
-  it('is closed at once, its waiting requests dropped, and the overflow reported', async () => {
-    let started = 0
-    let release: () => void = () => {}
+  let server: http.Server
+  let socket: Socket
+  let release: () => void = () => {}
+  let started = 0
+  const overflows: number[] = []
+  /** Every answer object but the first (the held one), weakly. */
+  const parsedBehind: WeakRef<http.ServerResponse>[] = []
+
+  beforeEach(async () => {
+    started = 0
+    overflows.length = 0
+    parsedBehind.length = 0
     const held = new Promise<void>((r) => (release = r))
-    const overflows: number[] = []
     const turns = inTurn(
       (_req, res) => {
         started++
@@ -218,61 +230,41 @@ describe('a connection with more requests waiting than one read may bring', () =
       4,
       { onOverflow: (_socket, waiting) => overflows.push(waiting) },
     )
-    const server = http.createServer(turns)
-    const port = await freePort()
-    await listen(server, port, '127.0.0.1')
-    const s = connect(port, '127.0.0.1')
-    s.on('error', () => {})
-    try {
-      await new Promise((r) => s.once('connect', r))
-      const closed = new Promise((r) => s.once('close', r))
-      // One held request, then a read's worth of minimal ones behind it.
-      s.write(`GET /x HTTP/1.1\r\nHost: a\r\n\r\n`.repeat(2000))
-      await waitUntil('the flooded connection is closed', () => s.destroyed || s.readableEnded, { intervalMs: 10, timeoutMs: 3000 })
-      await closed
-      expect(overflows, 'one overflow, when the bound was reached').to.deep.equal([4 + OVERFLOW_REQUESTS])
-      expect(started, 'only the first request reached its handler').to.equal(1)
-    } finally {
-      s.destroy()
-      release()
-      await closeServer(server)
-    }
-  })
-})
-
-describe('a closed flooded connection whose first request is still being served', () => {
-  it('holds none of the requests parsed behind it', async () => {
-    setFlagsFromString('--expose-gc')
-    const gc = runInNewContext('gc') as () => void
-    let release: () => void = () => {}
-    const held = new Promise<void>((r) => (release = r))
-    const parsedBehind: WeakRef<http.ServerResponse>[] = []
     let first = true
-    const turns = inTurn((_req, res) => void held.then(() => res.end('late')), 4)
-    const server = http.createServer((req, res) => {
+    server = http.createServer((req, res) => {
       if (first) first = false
       else parsedBehind.push(new WeakRef(res))
       turns(req, res)
     })
     const port = await freePort()
     await listen(server, port, '127.0.0.1')
-    const s = connect(port, '127.0.0.1')
-    s.on('error', () => {})
-    try {
-      await new Promise((r) => s.once('connect', r))
-      const closed = new Promise((r) => s.once('close', r))
-      s.write(`GET /x HTTP/1.1\r\nHost: a\r\n\r\n`.repeat(2000))
-      await closed
-      await new Promise((r) => setTimeout(r, 50))
-      gc()
-      await new Promise((r) => setImmediate(r))
-      gc()
-      expect(parsedBehind.length, 'requests parsed behind the first').to.be.above(1000)
-      expect(parsedBehind.filter((r) => r.deref() !== undefined).length, 'still held while the first is served').to.equal(0)
-    } finally {
-      s.destroy()
-      release()
-      await closeServer(server)
-    }
+    socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    await new Promise((r) => socket.once('connect', r))
+    const closed = new Promise((r) => socket.once('close', r))
+    socket.write(`GET /x HTTP/1.1\r\nHost: a\r\n\r\n`.repeat(2000))
+    await waitUntil('the flooded connection is closed', () => socket.destroyed || socket.readableEnded, { intervalMs: 10, timeoutMs: 3000 })
+    await closed
+  })
+  afterEach(async () => {
+    socket.destroy()
+    release()
+    await closeServer(server)
+  })
+
+  it('is closed at once, its waiting requests dropped, and the overflow reported', () => {
+    expect(overflows, 'one overflow, when the bound was reached').to.deep.equal([4 + OVERFLOW_REQUESTS])
+    expect(started, 'only the first request reached its handler').to.equal(1)
+  })
+
+  it('holds none of the requests parsed behind the first while that one is still being served', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    await new Promise((r) => setTimeout(r, 50))
+    gc()
+    await new Promise((r) => setImmediate(r))
+    gc()
+    expect(parsedBehind.length, 'requests parsed behind the first').to.be.above(1000)
+    expect(parsedBehind.filter((r) => r.deref() !== undefined).length, 'still held').to.equal(0)
   })
 })
