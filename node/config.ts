@@ -253,6 +253,8 @@ const REQUEST_LIMIT_CEILINGS: Readonly<Record<keyof RequestLimits, { value: numb
 
   // What one client may hold of the member (node/core/pipelining.ts, node/api/body-budget.ts, node/api/discard.ts).
   queuedRequestsPerConnection: { value: 1000, why: 'each waiting request is held in memory until its turn' },
+  connections: { value: 65_536, why: 'each connection holds its parser and waiting requests in memory' },
+  connectionsPerAddress: { value: 65_536, why: 'each connection holds its parser and waiting requests in memory' },
   addressBodyBytes: { value: 16 * 1024 * 1024 * 1024, why: 'request bodies are held in memory while they are read' },
   bodyDeadlineMs: { value: 3_600_000, why: 'a slow body holds its share of the in-flight budget until then' },
   bodyStalledMs: { value: 3_600_000, why: 'a stalled body keeps its share of the budget against others until then' },
@@ -284,8 +286,13 @@ export interface PeerQuotas {
   connectionsPerOrg: number
   /** Open p2p connections from certificates no node registered (each answered 401), all of them together. */
   unregisteredConnections: number
-  /** Open p2p connections in all, handshakes included; past it a new connection is dropped at once. */
+  /**
+   * Open p2p connections in all, handshakes included; past it the oldest connection still in its TLS handshake is
+   * closed for the new one, or the new one dropped when every open connection completed its handshake.
+   */
   connections: number
+  /** Open p2p connections from one remote address that have not completed their TLS handshake; past it one is dropped at once. */
+  unidentifiedConnectionsPerAddress: number
   /** Refusal log lines of the p2p endpoint per minute, over all peers and certificates; the rest are counted in one line. */
   refusalLinesPerMinute: number
   /** How often the periodic sweep looks for expired blobs and batches (ms). */
@@ -302,6 +309,7 @@ export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
   connectionsPerOrg: 64,
   unregisteredConnections: 32,
   connections: 1024,
+  unidentifiedConnectionsPerAddress: 16,
   refusalLinesPerMinute: 20,
   sweepIntervalMs: 10 * 60_000,
 }

@@ -10,7 +10,9 @@ import { adminRoutes } from './routes/admin.js'
 import { openApiRoutes } from './routes/openapi.js'
 import type { NodeServices } from '../services.js'
 import { closeServer, listen, writeRaw } from '../core/listen.js'
-import { inTurn } from '../core/pipelining.js'
+import { inTurn, OVERFLOW_REQUESTS } from '../core/pipelining.js'
+import { RefusalLog } from '../exchange/refusal-log.js'
+import { limitConnections } from './connection-limit.js'
 import { overLimit, type RequestLimits } from '../core/limits.js'
 import { BodyBudget, bodyContextMiddleware } from './body-budget.js'
 import { eventSocketPath } from '../events/index.js'
@@ -63,7 +65,16 @@ export async function startApiServer(opts: {
 
   const handle = app.callback()
   // One request at a time per connection: a client pipelining thousands in one write cannot starve the others.
-  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, inTurn(handle, limits.queuedRequestsPerConnection))
+  // Connections refused or closed for what they hold: logged, but a flood of them writes a few lines a minute.
+  const refusals = new RefusalLog({
+    perMinute: API_REFUSAL_LINES_PER_MINUTE,
+    log: opts.log,
+    summary: (n) => `api: ${n} more connection refusal(s) in the last minute were not logged (limits.connections, limits.connectionsPerAddress, limits.queuedRequestsPerConnection)`,
+  })
+  const onOverflow = (socket: Socket, waiting: number): void =>
+    refusals.refused(`api: closed a connection from ${socket.remoteAddress}: ${waiting} requests were waiting behind the one being served, past limits.queuedRequestsPerConnection (${limits.queuedRequestsPerConnection}) and the ${OVERFLOW_REQUESTS} more a client may have in flight`)
+  const server = http.createServer({ maxHeaderSize: limits.headerBytes }, inTurn(handle, limits.queuedRequestsPerConnection, { onOverflow }))
+  limitConnections(server, { total: limits.connections, perAddress: limits.connectionsPerAddress, onRefused: (line) => refusals.refused(line) })
   // Slow clients must not pin sockets forever; large uploads still stream (the timeouts bound idleness, not size).
   server.headersTimeout = 60_000
   server.requestTimeout = 0
@@ -96,9 +107,14 @@ export async function startApiServer(opts: {
   return {
     url: `http://${opts.host}:${opts.port}`,
     routes: () => api.list(),
-    close: () => closeServer(server),
+    close: () => {
+      refusals.close()
+      return closeServer(server)
+    },
   }
 }
+
+const API_REFUSAL_LINES_PER_MINUTE = 20
 
 /**
  * What every request meets before routing, in this order, as one middleware (each async middleware is a promise and

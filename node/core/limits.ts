@@ -30,8 +30,15 @@ export interface RequestLimits {
   bodyIdleMs: number
 
   // What one client may hold of the member, so that no one client starves the others.
-  /** Requests that may wait on one connection behind the one being served; past it the connection is not read. */
+  /**
+   * Requests that may wait on one connection behind the one being served; past it the connection is not read, and
+   * past it by 32 more (what one read can bring) the connection is closed.
+   */
   queuedRequestsPerConnection: number
+  /** Open API connections in all; past it a new connection is answered 503 and closed. */
+  connections: number
+  /** Open API connections from one client address (every loopback client is one); past it 429 and closed. */
+  connectionsPerAddress: number
   /** Bytes of request bodies being read at once from one client address (its share of inFlightBodyBytes): past it, 429. */
   addressBodyBytes: number
   /** A JSON request body must arrive whole within this long of its reading starting (408 otherwise), in milliseconds. */
@@ -69,6 +76,8 @@ export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = {
   bodyIdleMs: 30_000,
 
   queuedRequestsPerConnection: DEFAULT_QUEUED_REQUESTS,
+  connections: 1024,
+  connectionsPerAddress: 256,
   addressBodyBytes: 128 * MiB,
   bodyDeadlineMs: 60_000,
   bodyStalledMs: 2_000,

@@ -24,7 +24,7 @@ export const CAPPED_GRACE_MS = 5_000
  * How many p2p connections each peer holds open, counted once the TLS handshake says who it is. A connection over
  * one of its caps is not dropped at once: its requests are answered 429 naming the quota (so the sender knows, and
  * retries later), and it is closed after the first answer or after `CAPPED_GRACE_MS`. It counts against no cap, only
- * against the server's total (`server.maxConnections`), which bounds everything, handshakes included. Certificates
+ * against the server's total (OpenConnections), which bounds everything, handshakes included. Certificates
  * nobody registered share one cap of their own, so that strangers with fresh certificates cannot crowd out members.
  */
 export class ConnectionCaps {

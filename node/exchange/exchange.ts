@@ -80,7 +80,7 @@ class HttpsExchange implements Exchange {
         unknownCertificates: 'http',
         log: this.opts.log,
         refusals,
-        connections: { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections },
+        connections: { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections, unidentifiedPerAddress: q.unidentifiedConnectionsPerAddress },
         orgOf: (fingerprint) => this.peers.get(fingerprint)?.org,
         idleTimeoutMs: this.idleMs,
         handler: exchangeRoutes({

@@ -1,12 +1,14 @@
 import https from 'node:https'
 import { X509Certificate } from 'node:crypto'
+import type { Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { errorMessage } from '../core/errors.js'
 import { closeServer, listen } from '../core/listen.js'
-import { DEFAULT_QUEUED_REQUESTS, inTurn } from '../core/pipelining.js'
+import { DEFAULT_QUEUED_REQUESTS, inTurn, OVERFLOW_REQUESTS } from '../core/pipelining.js'
 import { ConnectionCaps, type ConnectionLimits } from './connection-caps.js'
 import { RefusalLog } from './refusal-log.js'
+import { OpenConnections } from './unidentified-connections.js'
 import { DEFAULT_EXCHANGE_QUOTAS } from './types.js'
 
 export interface P2pServer {
@@ -63,7 +65,7 @@ export interface P2pServerOptions {
   /** Where refusal lines go, bounded per minute; shared with the handler's. Default: `log`, bounded by the default quota. */
   refusals?: RefusalLog
   /** Caps on open connections: per certificate, per org, for unregistered certificates, and in all (default: the quotas'). */
-  connections?: ConnectionLimits & { total: number }
+  connections?: ConnectionLimits & { total: number; unidentifiedPerAddress?: number }
   /** The org of the registered node whose certificate has this fingerprint (else the certificate's subject O). */
   orgOf?: (fingerprint: string) => string | undefined
   /**
@@ -77,6 +79,9 @@ export interface P2pServerOptions {
    */
   queuedRequestsPerConnection?: number
 }
+
+/** How long a connection may take to complete its TLS handshake; a member's takes milliseconds. */
+export const HANDSHAKE_TIMEOUT_MS = 3_000
 
 /** The ping route a peer uses to see whether this endpoint is up. */
 export const PING_PATH = '/api/v1/ping'
@@ -97,7 +102,7 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const fingerprints = new Map<string, string>()
   const q = DEFAULT_EXCHANGE_QUOTAS
   const refusals = opts.refusals ?? new RefusalLog({ perMinute: q.refusalLinesPerMinute, log })
-  const limits = opts.connections ?? { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections }
+  const limits = opts.connections ?? { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections, unidentifiedPerAddress: q.unidentifiedConnectionsPerAddress }
   const caps = new ConnectionCaps(limits, { registered: (fingerprint) => registered.has(fingerprint), ...(opts.orgOf ? { orgOf: opts.orgOf } : {}) })
   let stopping = false
   const active = new Set<ServerResponse>()
@@ -150,7 +155,11 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
     refuse(req, res, 404, `NOT_FOUND: no route for ${req.method} ${req.url}`)
   }
 
-  const served = inTurn(onRequest, opts.queuedRequestsPerConnection ?? DEFAULT_QUEUED_REQUESTS)
+  const queued = opts.queuedRequestsPerConnection ?? DEFAULT_QUEUED_REQUESTS
+  const served = inTurn(onRequest, queued, {
+    onOverflow: (socket, waiting) =>
+      refusals.refused(`p2p: closed a connection from ${socket.remoteAddress}: ${waiting} requests were waiting behind the one being served, past ${queued} and the ${OVERFLOW_REQUESTS} more a peer may have in flight`, `overflow ${socket.remoteAddress}`),
+  })
   const server = https.createServer(
     {
       cert: opts.cert,
@@ -158,7 +167,8 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       ca,
       requestCert: true,
       rejectUnauthorized: opts.unknownCertificates !== 'http',
-      handshakeTimeout: 10_000,
+      // A connection that never completes its handshake holds a place of the total until then (OpenConnections).
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       // The request time limit would cut a long blob upload; the idle timeout below stops a stalled one instead.
       requestTimeout: 0,
       headersTimeout: 30_000,
@@ -168,9 +178,12 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   // With a listener, Node no longer sends `100 Continue` on its own: the handler sends it when it wants the body.
   server.on('checkContinue', served)
   server.setTimeout(opts.idleTimeoutMs ?? 60_000)
-  server.maxConnections = limits.total
-  server.on('drop', (data?: { remoteAddress?: string }) => refusals.refused(`p2p: dropped a connection from ${data?.remoteAddress ?? 'an unknown address'}: ${limits.total} are open already (quotas.connections)`, 'dropped'))
-  server.on('secureConnection', (socket: TLSSocket) => caps.identified(socket))
+  const open = new OpenConnections({ total: limits.total, unidentifiedPerAddress: limits.unidentifiedPerAddress ?? q.unidentifiedConnectionsPerAddress }, (line, key) => refusals.refused(line, key))
+  server.on('connection', (socket: Socket) => open.accepted(socket))
+  server.on('secureConnection', (socket: TLSSocket) => {
+    open.identified(socket)
+    caps.identified(socket)
+  })
   await listen(server, opts.port, opts.host)
 
   return {

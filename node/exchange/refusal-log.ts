@@ -7,6 +7,8 @@ export interface RefusalLogOptions {
   /** Lines a minute in all (config `quotas.refusalLinesPerMinute`). */
   perMinute: number
   log: (line: string) => void
+  /** The line that counts what a minute left unlogged (default: the p2p endpoint's, naming quotas.refusalLinesPerMinute). */
+  summary?: (unlogged: number, perMinute: number) => string
   now?: () => number
   schedule?: (fn: () => void, ms: number) => RefusalTimer
 }
@@ -66,11 +68,16 @@ export class RefusalLog {
     this.timer?.cancel()
     this.timer = undefined
     if (this.unlogged > 0) {
-      this.opts.log(`p2p: ${this.unlogged} more refusal(s) in the last minute were not logged, past ${this.opts.perMinute} lines a minute or repeating a certificate (quotas.refusalLinesPerMinute)`)
+      const summary = this.opts.summary ?? p2pSummary
+      this.opts.log(summary(this.unlogged, this.opts.perMinute))
     }
     this.windowStart = undefined
     this.lines = 0
     this.unlogged = 0
     this.keys.clear()
   }
+}
+
+function p2pSummary(unlogged: number, perMinute: number): string {
+  return `p2p: ${unlogged} more refusal(s) in the last minute were not logged, past ${perMinute} lines a minute or repeating a certificate (quotas.refusalLinesPerMinute)`
 }

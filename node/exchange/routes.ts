@@ -59,12 +59,15 @@ export function exchangeRoutes(deps: RouteDeps): P2pHandler {
       refuse(req, res, 429, ticket)
       return
     }
-    res.once('close', () => ticket.release())
-    route().catch((err) => {
-      // The routes answer their own failures; this is a bug in them, kept from the process.
-      deps.log(`exchange: ${req.method} ${path} from ${peer.node} failed: ${errorMessage(err)}`)
-      refuse(req, res, 500, `INTERNAL: ${errorMessage(err)}`)
-    })
+    // Given back when the route is done with what it read, not when the connection closes: a peer that hangs up after
+    // its last byte would otherwise free its org's share while the handler still holds the parsed batch.
+    route()
+      .catch((err) => {
+        // The routes answer their own failures; this is a bug in them, kept from the process.
+        deps.log(`exchange: ${req.method} ${path} from ${peer.node} failed: ${errorMessage(err)}`)
+        refuse(req, res, 500, `INTERNAL: ${errorMessage(err)}`)
+      })
+      .finally(() => ticket.release())
   }
 }
 

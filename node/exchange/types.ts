@@ -66,6 +66,7 @@ export interface ExchangeQuotas {
   connectionsPerOrg: number
   unregisteredConnections: number
   connections: number
+  unidentifiedConnectionsPerAddress: number
   refusalLinesPerMinute: number
 }
 
@@ -76,6 +77,7 @@ export const DEFAULT_EXCHANGE_QUOTAS: Readonly<ExchangeQuotas> = {
   connectionsPerOrg: 64,
   unregisteredConnections: 32,
   connections: 1024,
+  unidentifiedConnectionsPerAddress: 16,
   refusalLinesPerMinute: 20,
 }
 /** Outgoing connections per peer, for batches and again for blobs. */

@@ -17,7 +17,8 @@ describe('API server connections', () => {
 
   it('serves a flood pipelined on one connection one request at a time, and answers another connection meanwhile', async () => {
     const open = server.hold()
-    const total = 500
+    // Within what one connection may have waiting (4 + 32); more in one write closes it (below).
+    const total = 30
     const held = JSON.stringify({ hold: true })
     const flood = await server.socket()
     const answers = readUntil(flood, (text) => (text.match(/HTTP\/1\.1 400/g) ?? []).length === total)
@@ -32,5 +33,51 @@ describe('API server connections', () => {
     }
     const text = await answers
     expect((text.match(/INVALID_FIELD: reached/g) ?? []).length, 'every pipelined request answered, in turn').to.equal(total)
+  })
+})
+
+/** Caps on the API server's connections, and a connection closed for what it has waiting. */
+describe('API server connection caps', () => {
+  let server: LimitsServer
+
+  beforeEach(async () => {
+    server = await startLimitsServer({ ...DEFAULT_REQUEST_LIMITS, queuedRequestsPerConnection: 4, connections: 4, connectionsPerAddress: 2 })
+  })
+  afterEach(() => server.close())
+
+  it('answers a connection past connectionsPerAddress 429 at once, naming the knob, and closes it; another address is served', async () => {
+    await server.socket()
+    await server.socket()
+    const third = await server.socket()
+    const text = await readUntil(third, () => false)
+    expect(text).to.match(/^HTTP\/1\.1 429 /)
+    expect(text).to.include('limits.connectionsPerAddress')
+    const other = await server.post(JSON.stringify({ value: 1 }), { localAddress: '127.0.0.2' })
+    expect(other).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+  })
+
+  it('answers a connection past connections 503 at once, naming the knob, and closes it', async () => {
+    for (const from of ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5']) await server.socket(from)
+    const fifth = await server.socket('127.0.0.6')
+    const text = await readUntil(fifth, () => false)
+    expect(text).to.match(/^HTTP\/1\.1 503 /)
+    expect(text).to.include('limits.connections)')
+    expect(server.logs.join('\n')).to.include('limits.connections)')
+  })
+
+  it('closes a connection with a read of pipelined requests behind a held one, and logs it naming the knob', async () => {
+    const open = server.hold()
+    try {
+      const held = JSON.stringify({ hold: true })
+      const s = await server.socket()
+      const closed = new Promise((r) => s.once('close', r))
+      s.write(server.postHead(held.length) + held + 'GET /x HTTP/1.1\r\nHost: a\r\n\r\n'.repeat(2000))
+      await closed
+      expect(server.logs.join('\n')).to.include('limits.queuedRequestsPerConnection')
+      const other = await server.post(JSON.stringify({ value: 1 }))
+      expect(other).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
+    } finally {
+      open()
+    }
   })
 })

@@ -1,7 +1,9 @@
 import { expect } from 'chai'
 import http from 'node:http'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { connect, type Socket } from 'node:net'
-import { inTurn } from '../../../../node/core/pipelining.js'
+import { inTurn, OVERFLOW_REQUESTS } from '../../../../node/core/pipelining.js'
 import { closeServer, listen } from '../../../../node/core/listen.js'
 import { freePort } from '../../../../network/process.js'
 import { waitUntil } from '../../../support/wait.js'
@@ -47,7 +49,8 @@ describe('requests served in turn on each connection', () => {
       else if (req.url === '/sync') answer()
       else setImmediate(answer)
     }
-    const turns = inTurn(handler, QUEUED)
+    // These floods are far past what a connection may have waiting before it is closed: the bound is tested below.
+    const turns = inTurn(handler, QUEUED, { closeAfter: 1_000_000 })
     server = http.createServer((req, res) => {
       if (req.url !== '/status') parsed++
       turns(req, res)
@@ -198,5 +201,70 @@ describe('requests served in turn on each connection', () => {
     await waitUntil('the connection is seen closed', () => running === 0, { intervalMs: 10 })
     await new Promise((r) => setTimeout(r, 50))
     expect(started, 'handlers run for a client that has gone').to.be.at.most(2)
+  })
+})
+
+/**
+ * A connection whose first request is held, flooded with a read's worth of minimal requests behind it: what the
+ * connection holds once it is past the bound.
+ */
+describe('a connection with more requests waiting than one read may bring', () => {
+  let server: http.Server
+  let socket: Socket
+  let release: () => void = () => {}
+  let started = 0
+  const overflows: number[] = []
+  /** Every answer object but the first (the held one), weakly. */
+  const parsedBehind: WeakRef<http.ServerResponse>[] = []
+
+  beforeEach(async () => {
+    started = 0
+    overflows.length = 0
+    parsedBehind.length = 0
+    const held = new Promise<void>((r) => (release = r))
+    const turns = inTurn(
+      (_req, res) => {
+        started++
+        void held.then(() => res.end('late'))
+      },
+      4,
+      { onOverflow: (_socket, waiting) => overflows.push(waiting) },
+    )
+    let first = true
+    server = http.createServer((req, res) => {
+      if (first) first = false
+      else parsedBehind.push(new WeakRef(res))
+      turns(req, res)
+    })
+    const port = await freePort()
+    await listen(server, port, '127.0.0.1')
+    socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    await new Promise((r) => socket.once('connect', r))
+    const closed = new Promise((r) => socket.once('close', r))
+    socket.write(`GET /x HTTP/1.1\r\nHost: a\r\n\r\n`.repeat(2000))
+    await waitUntil('the flooded connection is closed', () => socket.destroyed || socket.readableEnded, { intervalMs: 10, timeoutMs: 3000 })
+    await closed
+  })
+  afterEach(async () => {
+    socket.destroy()
+    release()
+    await closeServer(server)
+  })
+
+  it('is closed at once, its waiting requests dropped, and the overflow reported', () => {
+    expect(overflows, 'one overflow, when the bound was reached').to.deep.equal([4 + OVERFLOW_REQUESTS])
+    expect(started, 'only the first request reached its handler').to.equal(1)
+  })
+
+  it('holds none of the requests parsed behind the first while that one is still being served', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    await new Promise((r) => setTimeout(r, 50))
+    gc()
+    await new Promise((r) => setImmediate(r))
+    gc()
+    expect(parsedBehind.length, 'requests parsed behind the first').to.be.above(1000)
+    expect(parsedBehind.filter((r) => r.deref() !== undefined).length, 'still held').to.equal(0)
   })
 })
