@@ -5,6 +5,7 @@ import type { BatchConfig } from './batch/config.js'
 import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_BATCH, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from './core/limits.js'
 import { parseAuthority } from './core/authority.js'
+import { DEFAULT_EXCHANGE_QUOTAS } from './exchange/types.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -299,18 +300,20 @@ export interface PeerQuotas {
   sweepIntervalMs: number
 }
 
+/** The exchange's quotas take the defaults it applies when not configured (node/exchange/types.ts). */
+const X = DEFAULT_EXCHANGE_QUOTAS
 export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
   unreferencedBlobBytesPerOrg: GiB,
   unreferencedBlobMs: 24 * HOUR_MS,
-  inFlightRequestsPerOrg: 32,
-  inFlightBatchBytesPerOrg: 2 * MAX_BATCH_PAYLOAD_BYTES,
+  inFlightRequestsPerOrg: X.inFlightRequestsPerOrg,
+  inFlightBatchBytesPerOrg: X.inFlightBatchBytesPerOrg,
   unpinnedBatchMs: 24 * HOUR_MS,
-  connectionsPerCertificate: 32,
-  connectionsPerOrg: 64,
-  unregisteredConnections: 32,
-  connections: 1024,
-  unidentifiedConnectionsPerAddress: 16,
-  refusalLinesPerMinute: 20,
+  connectionsPerCertificate: X.connectionsPerCertificate,
+  connectionsPerOrg: X.connectionsPerOrg,
+  unregisteredConnections: X.unregisteredConnections,
+  connections: X.connections,
+  unidentifiedConnectionsPerAddress: X.unidentifiedConnectionsPerAddress,
+  refusalLinesPerMinute: X.refusalLinesPerMinute,
   sweepIntervalMs: 10 * 60_000,
 }
 

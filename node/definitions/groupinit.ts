@@ -51,10 +51,9 @@ export function groupinitHandler(deps: GroupinitDeps): DefinitionHandler {
 function membersProblem(deps: GroupinitDeps, tx: Tx, group: Group, pinSeq: number): DefinitionOutcome | undefined {
   const { identities } = deps
   for (const m of group.members) {
-    const found = identities.byDid(m.identity, tx)
+    const identity = identities.byDid(m.identity, tx)
     // Registered as of the groupinit's place in the chain's order, whichever claim payload came first here.
-    if (found && !registeredBefore(found, pinSeq)) return { kind: 'reject', reason: `group member ${m.identity} was registered only after this group, in the chain's order` }
-    const identity = found
+    if (identity && !registeredBefore(identity, pinSeq)) return { kind: 'reject', reason: `group member ${m.identity} was registered only after this group, in the chain's order` }
     if (!identity) {
       if (deps.claimPending(tx, m.identity, pinSeq)) return { kind: 'wait', wait: { reason: 'identity', author: m.identity, detail: `group member ${m.identity} is not confirmed yet` } }
       return { kind: 'reject', reason: `group member ${m.identity} is not a registered identity` }

@@ -51,7 +51,7 @@
  * retried once at once. A stalled peer therefore costs at most 7 × 30 s + 31.5 s before `UNAVAILABLE`.
  */
 import type { Hash } from '../core/ids.js'
-import type { BatchPayload } from '../model/index.js'
+import { MAX_BATCH_PAYLOAD_BYTES, type BatchPayload } from '../model/index.js'
 
 /** How long a socket may see no traffic, either side, before it is dropped. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 30_000
@@ -72,7 +72,7 @@ export interface ExchangeQuotas {
 
 export const DEFAULT_EXCHANGE_QUOTAS: Readonly<ExchangeQuotas> = {
   inFlightRequestsPerOrg: 32,
-  inFlightBatchBytesPerOrg: 128 * 1024 * 1024,
+  inFlightBatchBytesPerOrg: 2 * MAX_BATCH_PAYLOAD_BYTES,
   connectionsPerCertificate: 32,
   connectionsPerOrg: 64,
   unregisteredConnections: 32,

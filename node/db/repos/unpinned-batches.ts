@@ -53,7 +53,7 @@ export class UnpinnedBatchesRepo {
         id: r.id as BatchId,
         hash: r.hash as Hash,
         key: r.key,
-        messageIds: (JSON.parse(r.manifest) as { messages: { id: string }[] }).messages.map((e) => e.id),
+        messageIds: manifestIds(r.manifest),
         ...(r.received ? { received: r.received } : {}),
       }))
   }
@@ -71,7 +71,7 @@ export class UnpinnedBatchesRepo {
     const shared = new Set(
       tx
         .all<{ manifest: string }>('SELECT manifest FROM batches WHERE id = ? AND hash != ?', [b.id, b.hash])
-        .flatMap((r) => (JSON.parse(r.manifest) as { messages: { id: string }[] }).messages.map((e) => e.id)),
+        .flatMap((r) => manifestIds(r.manifest)),
     )
     const own = b.messageIds.filter((id) => !shared.has(id))
     if (own.length === 0) return []
@@ -86,4 +86,9 @@ export class UnpinnedBatchesRepo {
     if (pending.length > 0) tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST}`, [inList(pending.map((m) => m.id))])
     tx.run('DELETE FROM batches WHERE id = ? AND hash = ? AND local = 0', [b.id, b.hash])
   }
+}
+
+/** The message ids a stored batch manifest lists, in its order. */
+function manifestIds(manifest: string): string[] {
+  return (JSON.parse(manifest) as { messages: { id: string }[] }).messages.map((e) => e.id)
 }
