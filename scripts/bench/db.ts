@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Database, type Migration } from '../../node/db/database.js'
+import { checkpointWhileCommitting, fillRows, rowsMigration } from '../../test/support/db/checkpoint-load.js'
 import { round } from './stats.js'
 import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 
@@ -117,13 +118,6 @@ function runQueueWaitMs(): number {
   }
 }
 
-const rowsMigration: Migration = {
-  version: 1,
-  name: 'rows',
-  up: `CREATE TABLE big (id INTEGER PRIMARY KEY, payload BLOB NOT NULL);
-       CREATE TABLE live (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);`,
-}
-
 /**
  * A checkpoint of a 105 MiB database while a loop commits one row after another: the event loop's worst delay (a
  * 1 ms histogram, and a 5 ms interval's drift, also without the time the thread waited for a core), and the commits
@@ -133,13 +127,7 @@ async function checkpointStall(ctx: BenchContext, dir: string): Promise<{ [key: 
   // Only the explicit checkpoint below: the fill must not start one of its own.
   const db = await Database.open({ dir, migrations: [rowsMigration], checkpointBytes: 4096 * MiB })
   try {
-    const payload = new Uint8Array(1000).fill(7)
-    let id = 0
-    while (db.stats().databaseBytes < 105 * MiB) {
-      await db.transaction((tx) => {
-        for (let i = 0; i < 10_000; i++) tx.run('INSERT INTO big (id, payload) VALUES (?, ?)', [++id, payload])
-      })
-    }
+    await fillRows(db, 105 * MiB, 10_000)
     throwIfAborted(ctx.signal)
     const sizeMiB = db.stats().databaseBytes / MiB
     const histogram = monitorEventLoopDelay({ resolution: 1 })
@@ -157,20 +145,7 @@ async function checkpointStall(ctx: BenchContext, dir: string): Promise<{ [key: 
       lastWait = wait
     }, 5)
     histogram.enable()
-    let committed = 0
-    let stop = false
-    const committer = (async (): Promise<void> => {
-      for (let n = 0; !stop; n++) {
-        await db.transaction((tx) => tx.run('INSERT INTO live (n) VALUES (?)', [n]))
-        committed++
-      }
-    })()
-    const cpStart = performance.now()
-    await db.checkpoint()
-    const cpMs = performance.now() - cpStart
-    const during = committed
-    stop = true
-    await committer
+    const { during, checkpointMs: cpMs } = await checkpointWhileCommitting(db)
     clearInterval(ticker)
     histogram.disable()
     const s = db.stats()

@@ -1,5 +1,6 @@
 import { expect } from 'chai'
-import { Database, type Migration } from '../../node/db/database.js'
+import { Database } from '../../node/db/database.js'
+import { checkpointWhileCommitting, fillRows, rowsMigration } from '../support/db/checkpoint-load.js'
 import { TempDirs, logCollector } from '../support/db/helpers.js'
 
 /**
@@ -7,13 +8,6 @@ import { TempDirs, logCollector } from '../support/db/helpers.js'
  * the checkpoint's small synchronous part. How long a checkpoint of a 100+ MiB database holds the event loop is
  * measured by `npm run bench -- --only db` (scripts/bench/db.ts): here a database of a few MiB shows the behaviour.
  */
-
-const rowsMigration: Migration = {
-  version: 1,
-  name: 'rows',
-  up: `CREATE TABLE big (id INTEGER PRIMARY KEY, payload BLOB NOT NULL);
-       CREATE TABLE live (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);`,
-}
 
 const MiB = 1024 * 1024
 /** Enough that the worker's build (a replay of the sealed journal, then the export) takes hundreds of milliseconds. */
@@ -34,27 +28,8 @@ describe('db: a checkpoint does not hold the event loop', function () {
     // Only the explicit checkpoint below: the fill must not start one of its own.
     const db = await Database.open({ dir, migrations: [rowsMigration], checkpointBytes: 4096 * MiB, log })
     dbs.push(db)
-    const payload = new Uint8Array(1000).fill(7)
-    const perTx = 2_000
-    let id = 0
-    while (db.stats().databaseBytes < DATABASE_MIB * MiB) {
-      await db.transaction((tx) => {
-        for (let i = 0; i < perTx; i++) tx.run('INSERT INTO big (id, payload) VALUES (?, ?)', [++id, payload])
-      })
-    }
-
-    let committed = 0
-    let stop = false
-    const committer = (async (): Promise<void> => {
-      for (let n = 0; !stop; n++) {
-        await db.transaction((tx) => tx.run('INSERT INTO live (n) VALUES (?)', [n]))
-        committed++
-      }
-    })()
-    await db.checkpoint()
-    const duringCheckpoint = committed
-    stop = true
-    await committer
+    const id = await fillRows(db, DATABASE_MIB * MiB, 2_000)
+    const { during: duringCheckpoint, committed } = await checkpointWhileCommitting(db)
 
     const s = db.stats()
     expect(s.checkpoints).to.equal(1)
