@@ -14,6 +14,7 @@ import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
 import { eventsScenario } from './bench/events.js'
 import { consoleScenario } from './bench/console.js'
+import { dbScenario } from './bench/db.js'
 import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
 import { starvationScenario } from './bench/starvation.js'
@@ -28,7 +29,7 @@ import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, dbScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

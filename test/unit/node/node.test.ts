@@ -8,6 +8,7 @@ import { createNodeCertificate } from '../../../network/tls.js'
 import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../../node/config.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
 import { acquireLock } from '../../../node/db/lock.js'
+import { DEFAULT_RETRY } from '../../../node/exchange/retry.js'
 import { startNode } from '../../../node/node.js'
 
 /**
@@ -42,7 +43,7 @@ describe('node start-up phases', function () {
       chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
       ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
       api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-      p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
+      p2p: { host: '127.0.0.1', port: await freePort(), ...tls, retry: DEFAULT_RETRY },
       dataDir: join(root, name),
       batch: {},
       limits: DEFAULT_REQUEST_LIMITS,
