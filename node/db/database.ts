@@ -15,7 +15,9 @@ import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
+import { SQLITE_DIALECT, type Database as Engine, type DatabaseStatus, type Dialect } from './engine.js'
 
+export type { Dialect, DatabaseStatus, EngineName } from './engine.js'
 export type { DatabaseStats, Migration, Row, RunOptions, RunResult, SqlParams, SqlValue, Tx } from './types.js'
 export { DatabaseError, type DatabaseErrorCode } from './errors.js'
 export type { DiskFull } from './disk-full.js'
@@ -69,7 +71,8 @@ export interface DatabaseOptions {
  * at once with STORAGE_FULL, before its function runs; reads go on. `whenWritable()` tells a background
  * loop when to try again.
  */
-export class Database {
+export class SqlJsDatabase implements Engine {
+  readonly dialect: Dialect = SQLITE_DIALECT
   private readonly committer: Committer
   private readonly checkpointer: Checkpointer
   private readonly names: StatementNames
@@ -125,10 +128,10 @@ export class Database {
     )
   }
 
-  static async open(opts: DatabaseOptions): Promise<Database> {
+  static async open(opts: DatabaseOptions): Promise<SqlJsDatabase> {
     await mkdir(opts.dir, { recursive: true })
     const lock = await acquireLock(opts.dir)
-    let db: Database | undefined
+    let db: SqlJsDatabase | undefined
     try {
       const log = opts.log ?? (() => {})
       const recoverOpts = { repairCorruptJournal: opts.repairCorruptJournal ?? false, log }
@@ -142,7 +145,7 @@ export class Database {
         return recover(opts.dir, recoverOpts)
       })
       if (rec.replayed > 0) log(`journal: replayed ${rec.replayed} transactions after snapshot ${rec.snapshotSeq}`)
-      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
+      db = new SqlJsDatabase(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
       const ran = await applyMigrations(db, opts.migrations)
       if (isNew && template !== undefined && ran.length === opts.migrations.length) await saveTemplate(template, rec.conn.export())
       return db
@@ -298,6 +301,11 @@ export class Database {
       lastSnapshotBytes: cp ? cp.snapshotBytes : null,
       databaseBytes: this.finalSizeBytes ?? this.conn.sizeBytes(),
     }
+  }
+
+  status(): DatabaseStatus {
+    const failed = this.committer.failed
+    return { engine: 'sqljs', healthy: failed === undefined && !this.closing, sizeBytes: this.stats().databaseBytes, ...(failed ? { detail: failed.message } : {}) }
   }
 
   private openTick(): Tick {
@@ -465,6 +473,13 @@ export class Database {
     return this.lastSeq
   }
 }
+
+/**
+ * What the node sees of either engine (engine.ts); `Database.open` opens the sql.js one, the default, as it always
+ * has. openDatabase (open.ts) chooses by the member's config.
+ */
+export type Database = Engine
+export const Database = SqlJsDatabase
 
 /** Past this, the next transaction starts a new tick: one record, and one SQL transaction, stay bounded. */
 const TICK_RECORD_BYTES = 16 * 1024 * 1024
