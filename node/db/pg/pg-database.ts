@@ -172,10 +172,12 @@ export class PgDatabase implements Database, PgRunner {
     return { engine: 'postgres', healthy: h.up && !this.closing, sizeBytes: this.sizeBytes(), ...(h.up ? {} : { detail: `${this.where}: ${h.detail}`, since: h.since }) }
   }
 
-  roundTrip(steps: Step[], sql: string): Ok {
+  roundTrip(steps: Step[], sql: string, read: boolean): Ok {
     const tick = this.tick
     if (tick?.broken) throw tick.broken
-    const reply = this.bridge.call(this.flush(steps))
+    // A read before anything of the turn is on the server sees the same without opening the transaction (a function
+    // that only reads costs one round trip).
+    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps))
     if (reply.ok) return reply
     throw errorOf(reply.failure, this.where, sql)
   }
@@ -257,7 +259,12 @@ export class PgDatabase implements Database, PgRunner {
       })
       return
     }
-    const steps = this.flush([tick.wrote ? COMMIT : ROLLBACK])
+    if (!tick.wrote) {
+      // Only reads went to the server: nothing to make durable, nobody waits on it.
+      void this.bridge.send(this.flush([ROLLBACK])).catch(() => {})
+      return
+    }
+    const steps = this.flush([COMMIT])
     this.commits++
     const done = this.bridge.send(steps).then(
       (reply) => {

@@ -9,7 +9,7 @@ import { stepOf, type PgStatements } from './statements.js'
 export interface PgRunner {
   readonly statements: PgStatements
   /** Sends the steps (after whatever is deferred) and returns the reply, or throws the mapped error. */
-  roundTrip(steps: Step[], sql: string): Extract<BridgeReply, { ok: true }>
+  roundTrip(steps: Step[], sql: string, read: boolean): Extract<BridgeReply, { ok: true }>
 }
 
 /**
@@ -39,7 +39,7 @@ export class PgTransaction implements Tx {
       const plain = this.db.statements.get(sql)
       const p = plain.kind !== 'read' && options?.rowid !== false ? (this.db.statements.returningRowid(plain) ?? plain) : plain
       if (p.kind !== 'read') this.wrote = true
-      const r = this.db.roundTrip([stepOf(p, params)], sql)
+      const r = this.db.roundTrip([stepOf(p, params)], sql, p.kind === 'read')
       const last = p.returnsRowid ? r.rows[r.rows.length - 1]?.['parley_rowid'] : undefined
       return { changes: r.rowCount, lastInsertRowid: typeof last === 'number' ? last : 0 }
     })
@@ -57,7 +57,7 @@ export class PgTransaction implements Tx {
   exec(sql: string): void {
     this.guard(() => {
       this.wrote = true
-      this.db.roundTrip([{ text: translateDdl(sql) }], sql)
+      this.db.roundTrip([{ text: translateDdl(sql) }], sql, false)
     })
   }
 
@@ -65,7 +65,7 @@ export class PgTransaction implements Tx {
     validateParams(params)
     const p = this.db.statements.get(sql)
     if (p.kind !== 'read') this.wrote = true
-    const rows = this.db.roundTrip([stepOf(p, params)], sql).rows as Row[]
+    const rows = this.db.roundTrip([stepOf(p, params)], sql, p.kind === 'read').rows as Row[]
     return rows.length > limit ? rows.slice(0, limit) : rows
   }
 
