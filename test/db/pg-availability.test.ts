@@ -1,6 +1,13 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { expect } from 'chai'
+import { freePort } from '../../network/process.js'
+import { createNodeCertificate } from '../../network/tls.js'
+import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../node/config.js'
+import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import { DatabaseError, type Migration } from '../../node/db/database.js'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { startNode } from '../../node/node.js'
 import { TempDirs } from '../support/db/helpers.js'
 import { createDatabase, startPostgres, type PgServer } from '../support/postgres.js'
 
@@ -94,5 +101,55 @@ describe('db: PostgreSQL going away and coming back', function () {
     expect(missing, 'every acknowledged write is stored').to.deep.equal([])
     // A refused write may or may not have committed (its COMMIT's outcome was unknown), but it was never acknowledged.
     expect(stored.filter((id) => !acked.includes(id)).every((id) => failed.includes(id))).to.equal(true)
+  })
+
+  it("a member's API answers a write 503 naming the database while it is stopped, and 200 again once it is back", async () => {
+    const root = await temp.make('parley-pg-node-')
+    const material = await createNodeCertificate('org0', 'node0')
+    const tls = { cert: join(root, 'cert.pem'), key: join(root, 'key.pem') }
+    await writeFile(tls.cert, material.cert)
+    await writeFile(tls.key, material.key)
+    // Nothing listens there: the chain and IPFS stay unreachable, which a node rides out.
+    const closed = await freePort()
+    const d = await createDatabase(server)
+    const cfg: NodeConfig = {
+      org: 'org0',
+      node: 'node0',
+      signingKey: `0x${'11'.repeat(32)}`,
+      chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
+      ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
+      api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
+      p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
+      dataDir: join(root, 'data'),
+      batch: {},
+      limits: DEFAULT_REQUEST_LIMITS,
+      quotas: DEFAULT_PEER_QUOTAS,
+      database: { type: 'postgres', url: d.url },
+      admin: false,
+    }
+    const node = await startNode(cfg, () => {})
+    const post = (value: unknown): Promise<Response> =>
+      fetch(`${node.api}/api/v1/namespaces/default/data`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value }) })
+    const status = async (): Promise<{ healthy: boolean; database: { engine: string; healthy: boolean } }> => (await fetch(`${node.api}/api/v1/status`)).json() as never
+    try {
+      expect((await post({ n: 1 })).status).to.equal(200)
+      expect((await status()).database).to.include({ engine: 'postgres', healthy: true })
+      await server.stop()
+      await until('the member notices', () => !node.db.status().healthy)
+      const refused = await post({ n: 2 })
+      expect(refused.status).to.equal(503)
+      expect(((await refused.json()) as { error: string }).error).to.match(new RegExp(`^UNAVAILABLE: DB_UNAVAILABLE: the database postgres://parley:\\*\\*\\*@127\\.0\\.0\\.1:${server.port}/`))
+      const down = await status()
+      expect(down.healthy).to.equal(false)
+      expect(down.database).to.include({ engine: 'postgres', healthy: false })
+      await server.restart()
+      await node.db.whenWritable()
+      expect((await post({ n: 3 })).status).to.equal(200)
+      // Beside the member's own identity claims, which it stores at start.
+      const values = node.db.all<{ value: string }>('SELECT value FROM data ORDER BY seq').map((r) => JSON.parse(r.value) as { n?: number })
+      expect(values.filter((v) => v.n !== undefined)).to.deep.equal([{ n: 1 }, { n: 3 }])
+    } finally {
+      await node.stop()
+    }
   })
 })

@@ -78,6 +78,9 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
+  /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
+  statements = 0
+  roundTrips = 0
 
   private constructor(
     private readonly thread: BridgeThread,
@@ -116,6 +119,8 @@ export class SyncBridge {
     const { flag, syncPort } = this.thread
     const id = ++requests
     const req: BridgeRequest = { id, sync: true, steps }
+    this.count(steps)
+    this.roundTrips++
     syncPort.postMessage(req)
     const deadline = performance.now() + SYNC_WAIT_MS
     for (;;) {
@@ -139,10 +144,15 @@ export class SyncBridge {
     if (this.ended) return Promise.reject(new DatabaseError('DB_UNAVAILABLE', this.ended))
     const id = ++requests
     const req: BridgeRequest = { id, sync: false, steps }
+    this.count(steps)
     const reply = new Promise<BridgeReply>((resolve) => this.pending.set(id, resolve))
     this.thread.syncPort.postMessage(req)
     this.hold()
     return reply
+  }
+
+  private count(steps: Step[]): void {
+    for (const s of steps) this.statements += s.values === undefined ? s.text.split(';').length : 1
   }
 
   /** Ends the session (its connection closed); the worker is kept for the next one, or stopped. */

@@ -164,6 +164,8 @@ export class PgDatabase implements Database, PgRunner {
       lastCheckpointBlockedMs: null,
       lastSnapshotBytes: null,
       databaseBytes: this.sizeBytes(),
+      statements: this.bridge.statements,
+      roundTrips: this.bridge.roundTrips,
     }
   }
 
