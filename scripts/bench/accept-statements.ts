@@ -6,17 +6,15 @@
  *
  * Usage: tsx scripts/bench/accept-statements.ts MESSAGES [POSTGRES_URL]   (the URL's database must be empty)
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort } from '../../network/process.js'
-import { createNodeCertificate } from '../../network/tls.js'
-import { DEFAULT_PEER_QUOTAS, type DatabaseConfig } from '../../node/config.js'
+import type { DatabaseConfig } from '../../node/config.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
-import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import { now } from '../../node/core/time.js'
 import { openRepositories } from '../../node/db/repos/index.js'
 import { startNode } from '../../node/node.js'
+import { loneNodeConfig, loneNodeTls } from '../../test/support/lone-node.js'
 
 const [count, url] = process.argv.slice(2)
 const messages = Number(count)
@@ -26,29 +24,7 @@ if (!Number.isInteger(messages) || messages < 40) {
 }
 const database: DatabaseConfig = url ? { type: 'postgres', url } : { type: 'sqljs' }
 const root = await mkdtemp(join(tmpdir(), 'parley-accept-'))
-const material = await createNodeCertificate('org0', 'node0')
-const tls = { cert: join(root, 'cert.pem'), key: join(root, 'key.pem') }
-await writeFile(tls.cert, material.cert)
-await writeFile(tls.key, material.key)
-const closed = await freePort()
-const node = await startNode(
-  {
-    org: 'org0',
-    node: 'node0',
-    signingKey: `0x${'11'.repeat(32)}`,
-    chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
-    ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
-    api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-    p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
-    dataDir: join(root, 'data'),
-    batch: {},
-    limits: DEFAULT_REQUEST_LIMITS,
-    quotas: DEFAULT_PEER_QUOTAS,
-    database,
-    admin: false,
-  },
-  () => {},
-)
+const node = await startNode(await loneNodeConfig(join(root, 'data'), await loneNodeTls(root), { database }), () => {})
 try {
   const repos = openRepositories(node.db)
   await node.db.transaction((tx) =>

@@ -1,14 +1,10 @@
-import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { freePort } from '../../network/process.js'
-import { createNodeCertificate } from '../../network/tls.js'
-import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../node/config.js'
-import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
 import { DatabaseError, type Migration } from '../../node/db/database.js'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { startNode } from '../../node/node.js'
 import { TempDirs } from '../support/db/helpers.js'
+import { loneNodeConfig, loneNodeTls } from '../support/lone-node.js'
 import { createDatabase, startPostgres, type PgServer } from '../support/postgres.js'
 
 const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE)' }
@@ -105,28 +101,8 @@ describe('db: PostgreSQL going away and coming back', function () {
 
   it("a member's API answers a write 503 naming the database while it is stopped, and 200 again once it is back", async () => {
     const root = await temp.make('parley-pg-node-')
-    const material = await createNodeCertificate('org0', 'node0')
-    const tls = { cert: join(root, 'cert.pem'), key: join(root, 'key.pem') }
-    await writeFile(tls.cert, material.cert)
-    await writeFile(tls.key, material.key)
-    // Nothing listens there: the chain and IPFS stay unreachable, which a node rides out.
-    const closed = await freePort()
     const d = await createDatabase(server)
-    const cfg: NodeConfig = {
-      org: 'org0',
-      node: 'node0',
-      signingKey: `0x${'11'.repeat(32)}`,
-      chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
-      ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
-      api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-      p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
-      dataDir: join(root, 'data'),
-      batch: {},
-      limits: DEFAULT_REQUEST_LIMITS,
-      quotas: DEFAULT_PEER_QUOTAS,
-      database: { type: 'postgres', url: d.url },
-      admin: false,
-    }
+    const cfg = await loneNodeConfig(join(root, 'data'), await loneNodeTls(root), { database: { type: 'postgres', url: d.url } })
     const node = await startNode(cfg, () => {})
     const post = (value: unknown): Promise<Response> =>
       fetch(`${node.api}/api/v1/namespaces/default/data`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value }) })

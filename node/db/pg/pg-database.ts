@@ -9,6 +9,8 @@ import type { BridgeReply, Step } from './bridge-protocol.js'
 import { redact, SyncBridge, type BridgeHealth } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
 import { errorOf, PgStatements, stepOf } from './statements.js'
+import { isThenable } from '../tx-guard.js'
+import { WritableWaiters } from '../writable-waiters.js'
 
 export interface PgDatabaseOptions {
   /** postgres://user:password@host:port/dbname: a database this member owns alone; it must exist. */
@@ -48,7 +50,7 @@ export class PgDatabase implements Database, PgRunner {
   private commits = 0
   private durable = 0
   private size: { bytes: number; at: number } = { bytes: 0, at: -Infinity }
-  private readonly writableWaiters = new Set<() => void>()
+  private readonly writable = new WritableWaiters()
   private readonly log: (line: string) => void
   private bridge!: SyncBridge
 
@@ -131,15 +133,7 @@ export class PgDatabase implements Database, PgRunner {
 
   whenWritable(signal?: AbortSignal): Promise<void> {
     if (this.bridge.status.up || this.closing || signal?.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.writableWaiters.delete(done)
-        signal?.removeEventListener('abort', done)
-        resolve()
-      }
-      this.writableWaiters.add(done)
-      signal?.addEventListener('abort', done, { once: true })
-    })
+    return this.writable.wait(signal)
   }
 
   beforeRetry(backoff: { next(): number }, signal?: AbortSignal): Promise<void> {
@@ -328,7 +322,7 @@ export class PgDatabase implements Database, PgRunner {
   }
 
   private wakeWriters(): void {
-    for (const wake of [...this.writableWaiters]) wake()
+    this.writable.wake()
   }
 
   private async shutdown(): Promise<void> {
@@ -359,7 +353,3 @@ const ROLLBACK_TO: Step = { text: 'ROLLBACK TO parley_tx; RELEASE parley_tx' }
 const READ_SAVEPOINT: Step = { text: 'SAVEPOINT parley_read' }
 const READ_RELEASE: Step = { text: 'RELEASE parley_read' }
 const READ_ROLLBACK: Step = { text: 'ROLLBACK TO parley_read; RELEASE parley_read' }
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
-}

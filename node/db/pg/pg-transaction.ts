@@ -1,5 +1,5 @@
-import { DatabaseError, asError } from '../errors.js'
 import { validateParams } from '../journal-record.js'
+import { TxGuard } from '../tx-guard.js'
 import type { Row, RunOptions, RunResult, SqlParams, Tx } from '../types.js'
 import type { BridgeReply, Step } from './bridge-protocol.js'
 import { translateDdl } from './ddl.js'
@@ -18,19 +18,18 @@ export interface PgRunner {
  * statement after a failed one until then).
  */
 export class PgTransaction implements Tx {
-  private active = true
-  private failure: Error | undefined
+  private readonly state = new TxGuard()
   /** Whether a statement that may write ran: a function that only read does not wait for the turn's COMMIT. */
   wrote = false
 
   constructor(private readonly db: PgRunner) {}
 
   get poisoned(): Error | undefined {
-    return this.failure
+    return this.state.poisoned
   }
 
   end(): void {
-    this.active = false
+    this.state.end()
   }
 
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
@@ -70,15 +69,6 @@ export class PgTransaction implements Tx {
   }
 
   private guard<T>(f: () => T): T {
-    if (!this.active) throw new DatabaseError('DB_MISUSE', 'this transaction has ended; tx is only valid while its function runs')
-    if (this.failure) {
-      throw new DatabaseError('DB_MISUSE', 'an earlier statement in this transaction failed, so it will roll back', { cause: this.failure })
-    }
-    try {
-      return f()
-    } catch (err) {
-      this.failure = asError(err)
-      throw this.failure
-    }
+    return this.state.run(f)
   }
 }
