@@ -253,6 +253,10 @@ export class SqlJsDatabase implements Engine {
     return this.committer.diskFull
   }
 
+  get writesPaused(): boolean {
+    return this.committer.diskFull !== undefined
+  }
+
   /**
    * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
    * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),

@@ -128,8 +128,10 @@ export class SyncBridge {
       if (got) {
         const reply = got.message as BridgeReply
         // An answer to a request given up on earlier.
-        if (reply.id === id) return reply
-        continue
+        if (reply.id !== id) continue
+        // Known now, while the event loop is still in this turn: the worker's report of it comes as a message later.
+        if (!reply.ok && reply.failure.unavailable) this.down(reply.failure.message)
+        return reply
       }
       const left = deadline - performance.now()
       if (left <= 0 || this.thread.dead) throw new DatabaseError('DB_UNAVAILABLE', this.thread.dead ?? `the database did not answer within ${SYNC_WAIT_MS / 1000} s`)
@@ -208,6 +210,12 @@ export class SyncBridge {
   /** Keeps the process alive while an answer is awaited, and only then: an idle member stops when its work does. */
   private hold(): void {
     this.thread.hold(this.pending.size > 0 || this.starting)
+  }
+
+  private down(why: string): void {
+    if (!this.health.up) return
+    this.health = { up: false, detail: why, since: new Date().toISOString() }
+    this.onHealth(this.health)
   }
 
   private gone(why: string): void {

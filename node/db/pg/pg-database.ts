@@ -51,6 +51,8 @@ export class PgDatabase implements Database, PgRunner {
   private durable = 0
   private size: { bytes: number; at: number } = { bytes: 0, at: -Infinity }
   private readonly writable = new WritableWaiters()
+  /** A stopping node does not wait for the server to come back. */
+  private stopping = false
   private readonly log: (line: string) => void
   private bridge!: SyncBridge
 
@@ -131,8 +133,13 @@ export class PgDatabase implements Database, PgRunner {
     return undefined
   }
 
+  /** While the server is away: writes are refused at once, and whenWritable waits for the worker to reconnect. */
+  get writesPaused(): boolean {
+    return !this.bridge.status.up && !this.closing
+  }
+
   whenWritable(signal?: AbortSignal): Promise<void> {
-    if (this.bridge.status.up || this.closing || signal?.aborted) return Promise.resolve()
+    if (this.bridge.status.up || this.closing || this.stopping || signal?.aborted) return Promise.resolve()
     return this.writable.wait(signal)
   }
 
@@ -140,8 +147,9 @@ export class PgDatabase implements Database, PgRunner {
     return this.bridge.status.up ? sleep(backoff.next(), signal) : this.whenWritable(signal)
   }
 
-  /** For shutdown: background loops waiting for the server stop waiting. */
+  /** For shutdown: background loops waiting for the server stop waiting, now and from now on. */
   stopWaitingForSpace(): void {
+    this.stopping = true
     this.wakeWriters()
   }
 
