@@ -79,8 +79,13 @@ export class PgDatabase implements Database, PgRunner {
     if (refused) return Promise.reject(refused)
     const tick = this.tick ?? this.openTick()
     if (tick.broken) return Promise.reject(tick.broken)
-    this.deferred.push(SAVEPOINT)
-    tick.savepointPending = true
+    // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
+    // back the whole SQL transaction instead, which costs nothing when the function succeeds.
+    const savepoint = tick.wrote
+    if (savepoint) {
+      this.deferred.push(SAVEPOINT)
+      tick.savepointPending = true
+    }
     const tx = new PgTransaction(this)
     this.inTransaction = true
     let result: T
@@ -91,11 +96,12 @@ export class PgDatabase implements Database, PgRunner {
         throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
       }
       if (tx.poisoned) throw tx.poisoned
-      this.endSavepoint(tick, RELEASE)
+      if (savepoint) this.endSavepoint(tick, RELEASE)
     } catch (err) {
       const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
       if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
-      else this.endSavepoint(tick, ROLLBACK_TO)
+      else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
+      else this.restartTick(tick)
       return Promise.reject(err)
     } finally {
       tx.end()
@@ -288,6 +294,18 @@ export class PgDatabase implements Database, PgRunner {
       },
     )
     this.settled = this.settled.then(() => done)
+  }
+
+  /**
+   * The turn's first writing function failed before anything else of the turn was written: its SQL transaction is
+   * rolled back whole (reads of earlier functions lose nothing), and the next function begins it again.
+   */
+  private restartTick(tick: PgTick): void {
+    if (!tick.sent) return
+    // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
+    void this.bridge.send([ROLLBACK]).catch(() => {})
+    this.deferred = [BEGIN]
+    tick.sent = false
   }
 
   /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */

@@ -75,6 +75,23 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     expect(await committed()).to.deep.equal(['kept', 'after'])
   })
 
+  it("rolls back a turn's first writer that fails without a savepoint, and begins again for the next", async () => {
+    const before = db.stats().statements!
+    const first = db
+      .transaction((tx) => {
+        tx.run('INSERT INTO items (id) VALUES (?)', ['first'])
+        tx.run('INSERT INTO items (id) VALUES (?)', ['first'])
+      })
+      .catch((e: DatabaseError) => e.code)
+    const second = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['second']))
+    const third = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['third']))
+    expect(await first).to.equal('DB_CONSTRAINT')
+    await Promise.all([second, third])
+    expect(await committed()).to.deep.equal(['second', 'third'])
+    // BEGIN, two inserts, ROLLBACK, BEGIN, the second's insert, then the third's savepoint, insert, release, COMMIT.
+    expect(db.stats().statements! - before).to.equal(10)
+  })
+
   it('keeps the turn when a read outside any transaction fails in it', async () => {
     const first = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['one']))
     expect(() => db.all('SELECT no_such_column FROM items')).to.throw(DatabaseError, /DB_SQL: column "no_such_column" does not exist/)
