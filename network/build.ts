@@ -41,6 +41,9 @@ export const ENTRIES = {
   // Started by the node itself (datatype validation off the main thread), found next to node.js: see
   // node/data/validation-offthread.ts.
   'validation-worker': 'node/data/validation-worker.ts',
+  // Started by the node itself when its database is PostgreSQL (the connection's thread), found next to node.js: see
+  // node/db/pg/bridge.ts.
+  'pg-bridge-worker': 'node/db/pg/bridge-worker.ts',
 } as const
 export type EntryName = keyof typeof ENTRIES
 
@@ -50,7 +53,7 @@ export type EntryName = keyof typeof ENTRIES
  * installed (it works without them); esbuild's API (the command compiles a new build when a source changed)
  * runs its binary from its own package.
  */
-export const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild'] as const
+export const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild', 'pg-native'] as const
 
 const MAPPED_STACKS = 'network/mapped-stacks.ts'
 

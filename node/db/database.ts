@@ -14,8 +14,12 @@ import { dropSeed, isNewDatabase, saveTemplate, seedFromTemplate } from './fresh
 import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
+import { isThenable } from './tx-guard.js'
+import { WritableWaiters } from './writable-waiters.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
+import { SQLITE_DIALECT, type Database as Engine, type DatabaseStatus, type Dialect } from './engine.js'
 
+export type { Dialect, DatabaseStatus, EngineName } from './engine.js'
 export type { DatabaseStats, Migration, Row, RunOptions, RunResult, SqlParams, SqlValue, Tx } from './types.js'
 export { DatabaseError, type DatabaseErrorCode } from './errors.js'
 export type { DiskFull } from './disk-full.js'
@@ -69,7 +73,8 @@ export interface DatabaseOptions {
  * at once with STORAGE_FULL, before its function runs; reads go on. `whenWritable()` tells a background
  * loop when to try again.
  */
-export class Database {
+export class SqlJsDatabase implements Engine {
+  readonly dialect: Dialect = SQLITE_DIALECT
   private readonly committer: Committer
   private readonly checkpointer: Checkpointer
   private readonly names: StatementNames
@@ -78,7 +83,7 @@ export class Database {
   private closing: Promise<void> | undefined
   private finalSizeBytes: number | undefined
   /** Woken when writes may be accepted again (the disk had room, or the database failed or closed). */
-  private readonly writableWaiters = new Set<() => void>()
+  private readonly writable = new WritableWaiters()
 
   private constructor(
     private readonly conn: Connection,
@@ -125,10 +130,10 @@ export class Database {
     )
   }
 
-  static async open(opts: DatabaseOptions): Promise<Database> {
+  static async open(opts: DatabaseOptions): Promise<SqlJsDatabase> {
     await mkdir(opts.dir, { recursive: true })
     const lock = await acquireLock(opts.dir)
-    let db: Database | undefined
+    let db: SqlJsDatabase | undefined
     try {
       const log = opts.log ?? (() => {})
       const recoverOpts = { repairCorruptJournal: opts.repairCorruptJournal ?? false, log }
@@ -142,7 +147,7 @@ export class Database {
         return recover(opts.dir, recoverOpts)
       })
       if (rec.replayed > 0) log(`journal: replayed ${rec.replayed} transactions after snapshot ${rec.snapshotSeq}`)
-      db = new Database(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
+      db = new SqlJsDatabase(rec.conn, lock, rec.lastSeq, rec.journal, rec.snapshotSeq, rec.sealedPending, rec.names, opts)
       const ran = await applyMigrations(db, opts.migrations)
       if (isNew && template !== undefined && ran.length === opts.migrations.length) await saveTemplate(template, rec.conn.export())
       return db
@@ -248,6 +253,10 @@ export class Database {
     return this.committer.diskFull
   }
 
+  get writesPaused(): boolean {
+    return this.committer.diskFull !== undefined
+  }
+
   /**
    * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
    * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
@@ -263,15 +272,7 @@ export class Database {
 
   whenWritable(signal?: AbortSignal): Promise<void> {
     if (!this.committer.diskFull || this.closing || signal?.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.writableWaiters.delete(done)
-        signal?.removeEventListener('abort', done)
-        resolve()
-      }
-      this.writableWaiters.add(done)
-      signal?.addEventListener('abort', done, { once: true })
-    })
+    return this.writable.wait(signal)
   }
 
   /**
@@ -298,6 +299,11 @@ export class Database {
       lastSnapshotBytes: cp ? cp.snapshotBytes : null,
       databaseBytes: this.finalSizeBytes ?? this.conn.sizeBytes(),
     }
+  }
+
+  status(): DatabaseStatus {
+    const failed = this.committer.failed
+    return { engine: 'sqljs', healthy: failed === undefined && !this.closing, sizeBytes: this.stats().databaseBytes, ...(failed ? { detail: failed.message } : {}) }
   }
 
   private openTick(): Tick {
@@ -432,7 +438,7 @@ export class Database {
   }
 
   private wakeWriters(): void {
-    for (const wake of [...this.writableWaiters]) wake()
+    this.writable.wake()
   }
 
   /**
@@ -466,6 +472,13 @@ export class Database {
   }
 }
 
+/**
+ * What the node sees of either engine (engine.ts); `Database.open` opens the sql.js one, the default, as it always
+ * has. openDatabase (open.ts) chooses by the member's config.
+ */
+export type Database = Engine
+export const Database = SqlJsDatabase
+
 /** Past this, the next transaction starts a new tick: one record, and one SQL transaction, stay bounded. */
 const TICK_RECORD_BYTES = 16 * 1024 * 1024
 
@@ -477,8 +490,4 @@ interface Tick {
   /** Resolves once the tick is sealed or abandoned (a close() from inside a function waits for it). */
   closed: Promise<void>
   close(): void
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
 }

@@ -19,6 +19,11 @@ export type DatabaseErrorCode =
   | 'DB_SQL'
   /** A UNIQUE, NOT NULL, CHECK or FOREIGN KEY constraint failed. */
   | 'DB_CONSTRAINT'
+  /**
+   * The database server cannot be reached (PostgreSQL stopped, connection refused or reset): nothing of the refused
+   * statement or transaction is known to be stored; the member reconnects by itself. The API answers 503.
+   */
+  | 'DB_UNAVAILABLE'
 
 export class DatabaseError extends Error {
   override readonly name = 'DatabaseError'

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto'
 import { DatabaseError } from './errors.js'
+import type { Dialect } from './engine.js'
 import type { Migration, Row, SqlParams, Tx } from './types.js'
 
 /** The part of Database that migrations need (kept narrow so this file does not import the class). */
 export interface Migratable {
+  readonly dialect: Dialect
   get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined
   all<R extends Row = Row>(sql: string, params?: SqlParams): R[]
   transaction<T>(fn: (tx: Tx) => T): Promise<T>
@@ -137,13 +139,13 @@ function validate(migrations: readonly Migration[]): Migration[] {
 }
 
 function tableExists(db: Migratable): boolean {
-  return db.get("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") !== undefined
+  return db.get(db.dialect.tableExists, ['schema_migrations']) !== undefined
 }
 
 /** With no table yet, the first migration creates it with the column, so there is nothing to add. */
 function appliedRows(db: Migratable): { rows: AppliedRow[]; hasChecksumColumn: boolean } {
   if (!tableExists(db)) return { rows: [], hasChecksumColumn: true }
-  const hasChecksumColumn = db.get("SELECT 1 AS x FROM pragma_table_info('schema_migrations') WHERE name = 'checksum'") !== undefined
+  const hasChecksumColumn = db.get(db.dialect.columnExists, ['schema_migrations', 'checksum']) !== undefined
   const checksum = hasChecksumColumn ? 'checksum' : 'NULL AS checksum'
   const rows = db.all<AppliedRow>(`SELECT version, name, ${checksum} FROM schema_migrations ORDER BY version`)
   return { rows, hasChecksumColumn }

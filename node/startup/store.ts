@@ -1,8 +1,9 @@
 import { join } from 'node:path'
 import type { NodeConfig } from '../config.js'
-import { Database } from '../db/database.js'
+import type { Database } from '../db/database.js'
+import { openDatabase } from '../db/open.js'
 import { migrations } from '../db/schema/index.js'
-import { StorageGate } from '../db/capacity.js'
+import { DATABASE_LIMIT_BYTES, StorageGate } from '../db/capacity.js'
 import { openRepositories, type Repositories } from '../db/repos/index.js'
 import { BlobStore } from '../data/blob-store.js'
 import { UnreferencedBlobs } from '../data/unreferenced-blobs.js'
@@ -25,9 +26,10 @@ export interface NodeStore {
  * store cannot open, the database is closed again, so a failed start leaves the folder unlocked.
  */
 export async function openStore(cfg: NodeConfig, log: (line: string) => void): Promise<NodeStore> {
-  const db = await Database.open({ dir: join(cfg.dataDir, 'db'), migrations, log, ...(cfg.dbTemplate !== undefined ? { template: cfg.dbTemplate } : {}) })
+  const db = await openDatabase(cfg.database, { dataDir: cfg.dataDir, migrations, log, ...(cfg.dbTemplate !== undefined ? { template: cfg.dbTemplate } : {}) })
   try {
-    const gate = new StorageGate(db, log)
+    // The ceiling is sql.js's (its database lives in the process's memory); PostgreSQL has none of its own.
+    const gate = new StorageGate(db, log, db.dialect.engine === 'sqljs' ? DATABASE_LIMIT_BYTES : Infinity)
     const repos = openRepositories(db)
     const blobStore = await BlobStore.open(join(cfg.dataDir, 'blobs'))
     const { blobs, receivedBlobs } = repos

@@ -14,7 +14,7 @@ describe('start-up: the store opens and sweeps blobs peers sent that nothing ref
 
   it('deletes, at start, an unreferenced received blob past quotas.unreferencedBlobMs, record and file; a recent one stays', async () => {
     const dataDir = await temp.make('parley-store-')
-    const cfg = { dataDir, quotas: { ...DEFAULT_PEER_QUOTAS, unreferencedBlobMs: 3_600_000 } } as NodeConfig
+    const cfg = { dataDir, database: { type: 'sqljs' }, quotas: { ...DEFAULT_PEER_QUOTAS, unreferencedBlobMs: 3_600_000 } } as NodeConfig
     const lines: string[] = []
     const first = await openStore(cfg, (l) => lines.push(l))
     const put = async (text: string, received: number): Promise<Hash> => {

@@ -1,0 +1,22 @@
+import { join } from 'node:path'
+import type { DatabaseConfig } from '../config.js'
+import { Database, type DatabaseOptions } from './database.js'
+import { PgDatabase } from './pg/pg-database.js'
+import type { Migration } from './types.js'
+
+export interface OpenDatabaseOptions {
+  /** The member's data folder: sql.js keeps its files under `<dataDir>/db`. */
+  dataDir: string
+  migrations: readonly Migration[]
+  log?: (line: string) => void
+  /** sql.js only: where a new database starts from (see fresh-template.ts). */
+  template?: string
+}
+
+/** Opens the member's database on the engine its config names (`database.type`), migrated to `migrations`. */
+export async function openDatabase(config: DatabaseConfig, opts: OpenDatabaseOptions): Promise<Database> {
+  const log = opts.log ?? (() => {})
+  if (config.type === 'postgres') return PgDatabase.open({ url: config.url, migrations: opts.migrations, log })
+  const sqljs: DatabaseOptions = { dir: join(opts.dataDir, 'db'), migrations: opts.migrations, log, ...(opts.template !== undefined ? { template: opts.template } : {}) }
+  return Database.open(sqljs)
+}

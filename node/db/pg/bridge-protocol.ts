@@ -1,0 +1,59 @@
+/**
+ * What the event loop and the PostgreSQL bridge's worker thread (bridge-worker.ts) say to each other. Only types and
+ * plain data: the worker imports this and pg, nothing else of the node.
+ */
+import type { MessagePort } from 'node:worker_threads'
+
+/** One statement: a named one is prepared once per connection and reused. Without values it goes as a simple query. */
+export interface Step {
+  text: string
+  values?: unknown[]
+  name?: string
+}
+
+/**
+ * Statements run in order on the worker's one connection; the reply is the last one's result, or the first failure
+ * (the rest are not run). `sync` requests are answered on the sync port with the shared flag raised; the others on the
+ * async port.
+ */
+export interface BridgeRequest {
+  id: number
+  sync: boolean
+  steps: Step[]
+}
+
+export interface StepFailure {
+  message: string
+  /** PostgreSQL's SQLSTATE, when the server answered. */
+  sqlState?: string
+  /** The connection is gone (refused, reset, server shutting down, no answer): the outcome of the request is unknown. */
+  unavailable: boolean
+}
+
+export type BridgeReply =
+  | { id: number; ok: true; rows: Record<string, unknown>[]; rowCount: number }
+  | { id: number; ok: false; failure: StepFailure }
+
+/**
+ * A worker serves one database at a time, a session: `open` starts one (connects, and keeps reconnecting), `close`
+ * ends it (answered with `closed`), after which the worker may serve another (bridge.ts keeps idle workers).
+ */
+export type SessionControl =
+  | { kind: 'open'; session: number; url: string; statementTimeoutMs: number }
+  | { kind: 'close'; session: number }
+
+/** Sent on the async port when the session's connection goes or comes back, and when the session is closed. */
+export type SessionReport = { kind: 'health'; session: number; up: boolean; detail: string } | { kind: 'closed'; session: number }
+
+export interface BridgeWorkerData {
+  /** Int32Array over it: [0] is raised to 1 when a sync reply is posted. */
+  flag: SharedArrayBuffer
+  syncPort: MessagePort
+  asyncPort: MessagePort
+}
+
+/** SQLSTATE classes and codes that mean the connection or the server went away, not that the statement was wrong. */
+export function isConnectionLoss(sqlState: string | undefined): boolean {
+  if (sqlState === undefined) return true
+  return sqlState.startsWith('08') || sqlState === '57P01' || sqlState === '57P02' || sqlState === '57P03'
+}

@@ -1,0 +1,381 @@
+import { sleep } from '../../core/backoff.js'
+import { POSTGRES_DIALECT, type Database, type DatabaseStatus, type Dialect } from '../engine.js'
+import { DatabaseError, asError } from '../errors.js'
+import { validateParams } from '../journal-record.js'
+import { applyMigrations } from '../migrations.js'
+import { preview } from '../sql-guard.js'
+import type { DatabaseStats, Migration, Row, SqlParams, Tx } from '../types.js'
+import type { BridgeReply, Step } from './bridge-protocol.js'
+import { redact, SyncBridge, type BridgeHealth } from './bridge.js'
+import { PgTransaction, type PgRunner } from './pg-transaction.js'
+import { errorOf, PgStatements, stepOf } from './statements.js'
+import { isThenable } from '../tx-guard.js'
+import { WritableWaiters } from '../writable-waiters.js'
+
+export interface PgDatabaseOptions {
+  /** postgres://user:password@host:port/dbname: a database this member owns alone; it must exist. */
+  url: string
+  migrations: readonly Migration[]
+  log?: (line: string) => void
+}
+
+/** How long a read of the database's size is reused (pg_database_size walks the database's files). */
+const SIZE_TTL_MS = 5000
+
+type Ok = Extract<BridgeReply, { ok: true }>
+
+/**
+ * The member's database on PostgreSQL, with the same synchronous API and the same turn semantics as the sql.js engine:
+ * the first `transaction()` of an event-loop turn opens the SQL transaction (BEGIN), each function runs in its own
+ * SAVEPOINT (one that throws or fails rolls back alone), and one COMMIT per turn, sealed with setImmediate, makes them
+ * durable together (synchronous_commit on); each function's promise resolves only once that COMMIT returned. Reads see
+ * the turn's writes (one connection). BEGIN, SAVEPOINT and RELEASE are deferred and go with the next statement, so a
+ * function that runs no statement costs no round trip. The COMMIT is posted without waiting: the event loop goes on,
+ * and the next statement runs after it on the connection.
+ *
+ * A connection lost (PostgreSQL stopped or unreachable) fails what was in flight with DB_UNAVAILABLE, COMMITs whose
+ * outcome is unknown included (never told durable); new transactions are refused at once until the worker has
+ * reconnected, which it does by itself with a backoff; `whenWritable` wakes background loops then.
+ */
+export class PgDatabase implements Database, PgRunner {
+  readonly dialect: Dialect = POSTGRES_DIALECT
+  readonly statements = new PgStatements()
+  private readonly where: string
+  private tick: PgTick | undefined
+  private deferred: Step[] = []
+  private inTransaction = false
+  private closing: Promise<void> | undefined
+  /** Resolves once every COMMIT posted so far has returned (never rejects). */
+  private settled: Promise<void> = Promise.resolve()
+  private commits = 0
+  private durable = 0
+  private size: { bytes: number; at: number } = { bytes: 0, at: -Infinity }
+  private readonly writable = new WritableWaiters()
+  /** A stopping node does not wait for the server to come back. */
+  private stopping = false
+  private readonly log: (line: string) => void
+  private bridge!: SyncBridge
+
+  private constructor(url: string, log: (line: string) => void) {
+    this.where = redact(url)
+    this.log = log
+  }
+
+  static async open(opts: PgDatabaseOptions): Promise<PgDatabase> {
+    const db = new PgDatabase(opts.url, opts.log ?? (() => {}))
+    db.bridge = await SyncBridge.start(opts.url, (h) => db.healthChanged(h))
+    try {
+      await applyMigrations(db, opts.migrations)
+      db.loadIdentityColumns()
+      return db
+    } catch (err) {
+      await db.close().catch(() => {})
+      throw err
+    }
+  }
+
+  transaction<T>(fn: (tx: Tx) => T): Promise<T> {
+    const refused = this.writeRefusal()
+    if (refused) return Promise.reject(refused)
+    const tick = this.tick ?? this.openTick()
+    if (tick.broken) return Promise.reject(tick.broken)
+    // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
+    // back the whole SQL transaction instead, which costs nothing when the function succeeds.
+    const savepoint = tick.wrote
+    if (savepoint) {
+      this.deferred.push(SAVEPOINT)
+      tick.savepointPending = true
+    }
+    const tx = new PgTransaction(this)
+    this.inTransaction = true
+    let result: T
+    try {
+      result = fn(tx)
+      if (isThenable(result)) {
+        result.then(undefined, () => {})
+        throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
+      }
+      if (tx.poisoned) throw tx.poisoned
+      if (savepoint) this.endSavepoint(tick, RELEASE)
+    } catch (err) {
+      const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
+      if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
+      else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
+      else this.restartTick(tick)
+      return Promise.reject(err)
+    } finally {
+      tx.end()
+      this.inTransaction = false
+    }
+    tick.wrote ||= tx.wrote
+    if (!tick.wrote) return this.settled.then(() => result)
+    return new Promise<T>((resolve, reject) => tick.members.push({ resolve: () => resolve(result), reject }))
+  }
+
+  all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
+    return this.read(sql, params, Infinity) as R[]
+  }
+
+  get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined {
+    return this.read(sql, params, 1)[0] as R | undefined
+  }
+
+  /** PostgreSQL keeps its own files; what a checkpoint promises (everything so far durable) holds once COMMITs have returned. */
+  checkpoint(): Promise<void> {
+    if (this.closing) return Promise.reject(new DatabaseError('DB_CLOSED', 'the database is closed'))
+    if (!this.inTransaction) this.sealTick()
+    return this.settled
+  }
+
+  close(): Promise<void> {
+    if (!this.closing && !this.inTransaction) this.sealTick()
+    this.closing ??= this.shutdown()
+    this.wakeWriters()
+    return this.closing
+  }
+
+  /** PostgreSQL manages its own disk; a full one fails statements (DB_SQL) rather than stalling a journal. */
+  get diskFull(): undefined {
+    return undefined
+  }
+
+  /** While the server is away: writes are refused at once, and whenWritable waits for the worker to reconnect. */
+  get writesPaused(): boolean {
+    return !this.bridge.status.up && !this.closing
+  }
+
+  whenWritable(signal?: AbortSignal): Promise<void> {
+    if (this.bridge.status.up || this.closing || this.stopping || signal?.aborted) return Promise.resolve()
+    return this.writable.wait(signal)
+  }
+
+  beforeRetry(backoff: { next(): number }, signal?: AbortSignal): Promise<void> {
+    return this.bridge.status.up ? sleep(backoff.next(), signal) : this.whenWritable(signal)
+  }
+
+  /** For shutdown: background loops waiting for the server stop waiting, now and from now on. */
+  stopWaitingForSpace(): void {
+    this.stopping = true
+    this.wakeWriters()
+  }
+
+  stats(): DatabaseStats {
+    return {
+      journalBytes: 0,
+      lastSeq: this.commits,
+      durableSeq: this.durable,
+      checkpoints: 0,
+      flushes: this.durable,
+      pendingCommits: this.commits - this.durable,
+      lastCheckpointMs: null,
+      lastCheckpointExportMs: null,
+      lastCheckpointBlockedMs: null,
+      lastSnapshotBytes: null,
+      databaseBytes: this.sizeBytes(),
+      statements: this.bridge.statements,
+      roundTrips: this.bridge.roundTrips,
+    }
+  }
+
+  status(): DatabaseStatus {
+    const h = this.bridge.status
+    return { engine: 'postgres', healthy: h.up && !this.closing, sizeBytes: this.sizeBytes(), ...(h.up ? {} : { detail: `${this.where}: ${h.detail}`, since: h.since }) }
+  }
+
+  roundTrip(steps: Step[], sql: string, read: boolean): Ok {
+    const tick = this.tick
+    if (tick?.broken) throw tick.broken
+    // A read before anything of the turn is on the server sees the same without opening the transaction (a function
+    // that only reads costs one round trip).
+    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps))
+    if (reply.ok) return reply
+    throw errorOf(reply.failure, this.where, sql)
+  }
+
+  private read(sql: string, params: SqlParams | undefined, limit: number): Row[] {
+    if (this.closing) throw new DatabaseError('DB_CLOSED', 'the database is closed')
+    validateParams(params)
+    const p = this.statements.get(sql)
+    if (p.kind !== 'read') throw new DatabaseError('DB_MISUSE', `writes go through transaction() (use tx inside one): ${preview(sql)}`)
+    const step = stepOf(p, params)
+    const tick = this.tick
+    let reply: BridgeReply
+    if (!tick || !tick.sent) {
+      // Nothing of the turn is on the server yet: the read sees the same without opening its transaction.
+      reply = this.bridge.call([step])
+    } else {
+      if (tick.broken) throw tick.broken
+      // Inside the turn's transaction, a failed read must not abort it for the turn's other functions.
+      reply = this.bridge.call(this.flush([READ_SAVEPOINT, step]))
+      if (reply.ok) this.deferred.push(READ_RELEASE)
+      else if (reply.failure.unavailable) this.breakTick(tick, errorOf(reply.failure, this.where))
+      else this.deferred.push(READ_ROLLBACK)
+    }
+    if (!reply.ok) throw errorOf(reply.failure, this.where, sql)
+    const rows = reply.rows as Row[]
+    return rows.length > limit ? rows.slice(0, limit) : rows
+  }
+
+  /** The deferred steps, then `steps`; the turn's BEGIN and the function's SAVEPOINT are on the server from now on. */
+  private flush(steps: Step[]): Step[] {
+    if (this.tick) {
+      this.tick.sent = true
+      this.tick.savepointPending = false
+    }
+    if (this.deferred.length === 0) return steps
+    const all = [...this.deferred, ...steps]
+    this.deferred = []
+    return all
+  }
+
+  /** Closes a function's savepoint: dropped unsent when nothing ran in it, else RELEASE or ROLLBACK TO, deferred. */
+  private endSavepoint(tick: PgTick, end: Step): void {
+    if (tick.broken) return
+    if (tick.savepointPending) {
+      this.deferred.pop()
+      tick.savepointPending = false
+      return
+    }
+    this.deferred.push(end)
+  }
+
+  private openTick(): PgTick {
+    const tick: PgTick = { members: [], sent: false, savepointPending: false, wrote: false }
+    this.tick = tick
+    this.deferred.push(BEGIN)
+    // As on sql.js: transactions from every I/O callback of this turn join the tick and share its COMMIT.
+    setImmediate(() => {
+      if (this.tick === tick) this.sealTick()
+    })
+    return tick
+  }
+
+  private sealTick(): void {
+    const tick = this.tick
+    if (!tick) return
+    this.tick = undefined
+    if (tick.broken) {
+      this.deferred = []
+      // Ends what is left of the transaction on the server, if the connection survived, and lets the worker take new ones.
+      void this.bridge.send([ROLLBACK]).catch(() => {})
+      for (const m of tick.members) m.reject(tick.broken)
+      return
+    }
+    if (!tick.sent) {
+      this.deferred = []
+      const members = tick.members
+      void this.settled.then(() => {
+        for (const m of members) m.resolve()
+      })
+      return
+    }
+    if (!tick.wrote) {
+      // Only reads went to the server: nothing to make durable, nobody waits on it.
+      void this.bridge.send(this.flush([ROLLBACK])).catch(() => {})
+      return
+    }
+    const steps = this.flush([COMMIT])
+    this.commits++
+    const done = this.bridge.send(steps).then(
+      (reply) => {
+        if (reply.ok) {
+          this.durable++
+          for (const m of tick.members) m.resolve()
+          return
+        }
+        // A COMMIT whose connection was lost may or may not have happened: it is never reported as durable.
+        const err = reply.failure.unavailable
+          ? new DatabaseError('DB_UNAVAILABLE', `the database ${this.where} went away during COMMIT; whether it committed is unknown: ${reply.failure.message}`)
+          : errorOf(reply.failure, this.where, 'COMMIT')
+        for (const m of tick.members) m.reject(err)
+      },
+      (err: unknown) => {
+        for (const m of tick.members) m.reject(asError(err))
+      },
+    )
+    this.settled = this.settled.then(() => done)
+  }
+
+  /**
+   * The turn's first writing function failed before anything else of the turn was written: its SQL transaction is
+   * rolled back whole (reads of earlier functions lose nothing), and the next function begins it again.
+   */
+  private restartTick(tick: PgTick): void {
+    if (!tick.sent) return
+    // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
+    void this.bridge.send([ROLLBACK]).catch(() => {})
+    this.deferred = [BEGIN]
+    tick.sent = false
+  }
+
+  /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */
+  private breakTick(tick: PgTick, err: DatabaseError): void {
+    tick.broken ??= err
+    this.deferred = []
+  }
+
+  private writeRefusal(): Error | undefined {
+    if (this.closing) return new DatabaseError('DB_CLOSED', 'the database is closed')
+    if (this.inTransaction) return new DatabaseError('DB_MISUSE', 'transaction() called inside a transaction function')
+    const h = this.bridge.status
+    if (!h.up) return new DatabaseError('DB_UNAVAILABLE', `the database ${this.where} is unavailable since ${h.since}: ${h.detail}; reconnecting`)
+    return undefined
+  }
+
+  private sizeBytes(): number {
+    const now = performance.now()
+    if (now - this.size.at < SIZE_TTL_MS || !this.bridge.status.up || this.closing) return this.size.bytes
+    this.size.at = now
+    try {
+      const r = this.read('SELECT pg_database_size(current_database()) AS b', undefined, 1)[0]
+      if (typeof r?.['b'] === 'number') this.size.bytes = r['b']
+    } catch {
+      // Shown as last read; /status says whether the database is reachable.
+    }
+    return this.size.bytes
+  }
+
+  private loadIdentityColumns(): void {
+    const rows = this.all<{ t: string; c: string }>("SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'")
+    this.statements.identity = new Map(rows.map((r) => [r.t, r.c]))
+  }
+
+  private healthChanged(h: BridgeHealth): void {
+    if (h.up) {
+      this.log(`database: connected again to ${this.where}`)
+      this.wakeWriters()
+    } else this.log(`database: lost ${this.where} (${h.detail}); writes are refused (503) and reads fail until it is back; reconnecting`)
+  }
+
+  private wakeWriters(): void {
+    this.writable.wake()
+  }
+
+  private async shutdown(): Promise<void> {
+    // A close() from inside a transaction function: its turn is sealed by its setImmediate.
+    while (this.tick) await new Promise((resolve) => setImmediate(resolve))
+    await this.settled
+    await this.bridge.close()
+  }
+}
+
+interface PgTick {
+  members: { resolve(): void; reject(err: Error): void }[]
+  /** BEGIN has gone to the server (with the turn's first statement). */
+  sent: boolean
+  /** The running function's SAVEPOINT is still deferred: nothing ran in it yet. */
+  savepointPending: boolean
+  wrote: boolean
+  /** The connection was lost during the turn: its functions fail with this. */
+  broken?: DatabaseError
+}
+
+const BEGIN: Step = { text: 'BEGIN' }
+const COMMIT: Step = { text: 'COMMIT' }
+const ROLLBACK: Step = { text: 'ROLLBACK' }
+const SAVEPOINT: Step = { text: 'SAVEPOINT parley_tx' }
+const RELEASE: Step = { text: 'RELEASE parley_tx' }
+const ROLLBACK_TO: Step = { text: 'ROLLBACK TO parley_tx; RELEASE parley_tx' }
+const READ_SAVEPOINT: Step = { text: 'SAVEPOINT parley_read' }
+const READ_RELEASE: Step = { text: 'RELEASE parley_read' }
+const READ_ROLLBACK: Step = { text: 'ROLLBACK TO parley_read; RELEASE parley_read' }
