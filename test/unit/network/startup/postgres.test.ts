@@ -112,6 +112,27 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     expect(readFileSync(L.log(POSTGRES_PROCESS), 'utf8')).to.include('database system was interrupted')
   })
 
+  it("makes a new folder's cluster from this account's template, with its own password set before it listens", async function () {
+    const other = layout(tempDir('pg-template'))
+    const own = new Launcher(other.pidsJson)
+    try {
+      const planned = await planDatabase(other, { database: 'postgres' }, false, freePort)
+      if (planned.engine !== 'postgres' || !planned.managed) throw new Error('planDatabase did not plan a managed server')
+      lines.length = 0
+      await startDatabases(other, planned, ['org0'], own, 30_000, log)
+      expect(lines.find((l) => l.startsWith('created the PostgreSQL cluster'))).to.include('from the template')
+      await withServer(withDatabase(serverUrlOf(planned), 'parley_org0'), (c) => c.query('SELECT 1'))
+      // The first folder's password, the one the template's cluster was made with or not, opens nothing here.
+      await withServer(serverUrlOf({ ...planned, password: r.password }), async () => undefined).then(
+        () => expect.fail("another network's password was accepted"),
+        (err: Error) => expect(err.message).to.match(/password authentication failed/),
+      )
+    } finally {
+      await own.stopAll()
+      rmSync(other.root, { recursive: true, force: true })
+    }
+  })
+
   it("on a server of the user's (--database-url): creates the members' databases there, and starts nothing", async function () {
     const other = layout(tempDir('pg-external'))
     try {
