@@ -11,10 +11,11 @@ import { copyTemplate, saveTemplate, templateDir, usableTemplate } from './templ
 /** The process name of a network's PostgreSQL server in pids.json and in the controls (`network -- kill postgres`). */
 export const POSTGRES_PROCESS = 'postgres'
 /**
- * Connections the server accepts: each member holds a pool of its own, and the default (100) is reached by a
- * network of some ten members; a slot costs the server a few hundred KiB of shared memory.
+ * Connections the server accepts: a member holds one or a few (its engine's, node/db), and tests and a user's psql
+ * sessions come on top; PostgreSQL's default (100) would cap a network well below the 100 members `--members`
+ * allows. Each slot costs the server some shared memory (its lock table grows with it), not a process.
  */
-export const MAX_CONNECTIONS = 400
+export const MAX_CONNECTIONS = 300
 
 /** A managed server's credentials and port, as the folder's database record keeps them. */
 export interface ManagedServer {
