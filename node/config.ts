@@ -45,7 +45,17 @@ export interface NodeConfig {
   dbTemplate?: string
   /** What a peer org may make this member store or hold (config `quotas`); see PeerQuotas below. */
   quotas: PeerQuotas
+  /** Which engine holds the member's state (config `database`); see DatabaseConfig below. */
+  database: DatabaseConfig
 }
+
+/**
+ * The member's database engine (config `database`). `sqljs` (the default): SQLite in memory under `dataDir/db`,
+ * made durable by its journal, within a ~900 MiB ceiling. `postgres`: a PostgreSQL database the member owns alone,
+ * named by `url` (`postgres://user:password@host:port/dbname`); it must exist, the member runs its migrations in it.
+ * Blobs stay under `dataDir` with either engine.
+ */
+export type DatabaseConfig = { type: 'sqljs' } | { type: 'postgres'; url: string }
 
 /** Where the member's REST API listens, and whom it answers (node/api/access.ts). */
 export interface ApiConfig {
@@ -80,6 +90,7 @@ export interface NodeConfigFile {
   admin?: boolean
   uiDir?: string
   quotas?: Partial<PeerQuotas>
+  database?: { type?: string; url?: string }
 }
 
 export class ConfigError extends Error {
@@ -170,7 +181,27 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
     admin: c.admin === undefined || c.admin === null ? false : typeof c.admin === 'boolean' ? c.admin : fail('admin must be true or false'),
     ...(c.uiDir === undefined || c.uiDir === null ? {} : { uiDir: at(str(c.uiDir, 'uiDir')) }),
     quotas: parsePeerQuotas(c.quotas, fail),
+    database: parseDatabaseConfig(c.database, fail),
   }
+}
+
+function parseDatabaseConfig(v: unknown, fail: (problem: string) => never): DatabaseConfig {
+  if (v === undefined || v === null) return { type: 'sqljs' }
+  if (typeof v !== 'object' || Array.isArray(v)) return fail('database must be an object {"type": "sqljs"} or {"type": "postgres", "url": "postgres://..."}')
+  const d = v as Record<string, unknown>
+  for (const k of Object.keys(d)) if (k !== 'type' && k !== 'url') fail(`database.${k} is not a database setting; known: type, url`)
+  if (d.type === undefined || d.type === 'sqljs') {
+    if (d.url !== undefined) fail('database.url is only for database.type "postgres"')
+    return { type: 'sqljs' }
+  }
+  if (d.type !== 'postgres') return fail(`database.type must be "sqljs" or "postgres": ${JSON.stringify(d.type)}`)
+  if (typeof d.url !== 'string' || d.url === '') return fail('database.url must be a postgres:// URL naming the member\'s database')
+  const u = URL.canParse(d.url) ? new URL(d.url) : undefined
+  if (!u || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) return fail(`database.url must use postgres: or postgresql: (postgres://user:password@host:port/dbname)`)
+  if (u.hostname === '') fail('database.url must name a host')
+  // One database per member: without a name, pg would pick the user's, which other members may share.
+  if (u.pathname.length < 2 || u.pathname.slice(1).includes('/')) fail('database.url must name the member\'s database (postgres://host:port/dbname)')
+  return { type: 'postgres', url: d.url }
 }
 
 function list(v: unknown, path: string, fail: (problem: string) => never): string[] {

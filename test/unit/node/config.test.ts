@@ -73,7 +73,19 @@ describe('member node config', () => {
     })
   })
 
+  it('keeps the state in sql.js unless the file names a PostgreSQL database', () => {
+    expect(loadNodeConfig(write(good)).database).to.deep.equal({ type: 'sqljs' })
+    expect(loadNodeConfig(write({ ...good, database: { type: 'sqljs' } })).database).to.deep.equal({ type: 'sqljs' })
+    const url = 'postgres://parley:pw@127.0.0.1:5432/org0_node0'
+    expect(loadNodeConfig(write({ ...good, database: { type: 'postgres', url } })).database).to.deep.equal({ type: 'postgres', url })
+  })
+
   const bad: [string, unknown, RegExp][] = [
+    ['an unknown database engine', { ...good, database: { type: 'mysql' } }, /database.type must be "sqljs" or "postgres": "mysql"/],
+    ['a postgres database without a URL', { ...good, database: { type: 'postgres' } }, /database.url must be a postgres:\/\/ URL/],
+    ['a database URL of another scheme', { ...good, database: { type: 'postgres', url: 'http://127.0.0.1/x' } }, /database.url must use postgres: or postgresql:/],
+    ['a database URL naming no database', { ...good, database: { type: 'postgres', url: 'postgres://127.0.0.1:5432' } }, /database.url must name the member's database/],
+    ['an unknown database setting', { ...good, database: { type: 'postgres', url: 'postgres://h/d', pool: 4 } }, /database.pool is not a database setting/],
     ['allowed hosts that are not a list', { ...good, api: { port: 5000, allowedHosts: 'parley.example' } }, /api.allowedHosts must be a list of non-empty strings/],
     ['an allowed host that is a URL', { ...good, api: { port: 5000, allowedHosts: ['https://parley.example'] } }, /api.allowedHosts\[0\] must be a host name, optionally with :port/],
     ['an allowed origin with a path', { ...good, api: { port: 5000, allowedOrigins: ['https://app.example/ui'] } }, /api.allowedOrigins\[0\] must be an origin such as https:\/\/app.example:8443/],

@@ -47,6 +47,7 @@ describe('node start-up phases', function () {
       batch: {},
       limits: DEFAULT_REQUEST_LIMITS,
       quotas: DEFAULT_PEER_QUOTAS,
+      database: { type: 'sqljs' },
       admin: false,
       ...change,
     }
