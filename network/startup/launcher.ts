@@ -1,5 +1,5 @@
-import { readPids, updatePids } from '../description.js'
-import { stopPid, type SpawnedProcess } from '../process.js'
+import { readPids, stopRecorded, updatePids } from '../description.js'
+import type { SpawnedProcess } from '../process.js'
 import type { Build } from '../build.js'
 import { spawnProgram, type ProgramSpec } from '../specs.js'
 
@@ -29,7 +29,7 @@ export class Launcher {
   readonly stopAll = async (): Promise<void> => {
     const recorded = readPids(this.pidsJson).processes
     const all = [...recorded, ...this.started.filter((p) => !recorded.some((r) => r.pid === p.pid))]
-    for (const p of all.reverse()) await stopPid(p.pid)
+    for (const p of all.reverse()) await stopRecorded(p)
     updatePids(this.pidsJson, (pids) => ({ ...pids, processes: [] }))
   }
 }
