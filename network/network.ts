@@ -133,7 +133,7 @@ async function startProcesses(plan: NetworkPlan, placement: ContractPlacement, l
   writeDatabaseRecord(L, plan.database)
   // The members' databases (a PostgreSQL server's initdb and start) in parallel with the chain and IPFS; a member
   // starts only once its database is there.
-  const databasesReady = failure.watch(startDatabases(L, plan.database, plan.members.map((m) => m.org), launcher, build, timeout, log))
+  const databasesReady = failure.watch(startDatabases(L, plan.database, plan.members.map((m) => m.org), launcher, timeout, log))
   log(`starting chain on ${rpc}; IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
   const chainProgram = chainSpec(L, ports.chain)
   const ipfsProgram = ipfsSpec(L, ports.ipfsApi, ports.ipfsGateway)

@@ -76,9 +76,7 @@ export interface NativeProgram {
 
 /** Starts the program of `spec` from a build, detached (it outlives the caller), logging to its log file. */
 export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
-  if (typeof spec.program !== 'string') {
-    return spawnLogged({ name: spec.name, command: spec.program.command, args: spec.args, logFile: spec.logFile, ...(spec.program.account ? { account: spec.program.account } : {}) })
-  }
+  if (typeof spec.program !== 'string') return spawnNative({ ...spec, program: spec.program })
   return spawnLogged({
     name: spec.name,
     command: process.execPath,
@@ -86,6 +84,12 @@ export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
     env: build.programEnv(spec.cacheDir),
     logFile: spec.logFile,
   })
+}
+
+/** Starts an executable of its own (no build needed), detached, logging to its log file, as its account. */
+export function spawnNative(spec: ProgramSpec & { program: NativeProgram }): SpawnedProcess {
+  const { command, account } = spec.program
+  return spawnLogged({ name: spec.name, command, args: spec.args, logFile: spec.logFile, ...(account ? { account } : {}) })
 }
 
 /** Waits for `check` (every `intervalMs`), failing at once (with the end of its log) if the process exits first. */

