@@ -129,8 +129,9 @@ async function startProcesses(plan: NetworkPlan, placement: ContractPlacement, l
   const rpc = `http://127.0.0.1:${ports.chain}`
   const ipfs = { api: `http://127.0.0.1:${ports.ipfsApi}`, gateway: `http://127.0.0.1:${ports.ipfsGateway}` }
   const endpoints = (at: ContractAt): MemberEndpoints => ({ chain: { rpc, ...at }, ipfs, database: plan.database })
-  // Recorded before any member is configured for it: the folder resumes on this engine from now on.
-  writeDatabaseRecord(L, plan.database)
+  // Recorded before any member is configured for it: the folder resumes on this engine from now on. sql.js needs no
+  // record (a folder with members and none is sql.js) but over one a folder without members had.
+  if (plan.database.engine !== 'sqljs' || existsSync(L.databaseJson)) writeDatabaseRecord(L, plan.database)
   // The members' databases (a PostgreSQL server's initdb and start) in parallel with the chain and IPFS; a member
   // starts only once its database is there.
   const databasesReady = failure.watch(startDatabases(L, plan.database, plan.members.map((m) => m.org), launcher, timeout, log))
