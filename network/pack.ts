@@ -42,9 +42,9 @@ const TYPES_KEY = join('dist', 'types.key')
 /**
  * Packages a bundle names that a consumer need not install: `ws`'s optional native helpers (it works without them);
  * esbuild, which only a working copy loads, to compile a build (build.ts); solc, which the Hardhat configuration
- * names for compiling the contract, which a package never does.
+ * names for compiling the contract, which a package never does; `pg`'s libpq binding, which the node never asks for.
  */
-const NOT_NEEDED_AT_RUN_TIME = new Set(['bufferutil', 'utf-8-validate', 'esbuild', 'solc'])
+const NOT_NEEDED_AT_RUN_TIME = new Set(['bufferutil', 'utf-8-validate', 'esbuild', 'solc', 'pg-native'])
 
 /**
  * Packages the programs load by a path they compute, which no scan of a bundle can see: Ajv's meta-schemas, required

@@ -33,6 +33,8 @@ export function spawnLogged(opts: {
   logFile: string
   env?: NodeJS.ProcessEnv
   cwd?: string
+  /** The OS account to run as (only root may choose one): PostgreSQL refuses to run as root. */
+  account?: { uid: number; gid: number }
 }): SpawnedProcess {
   mkdirSync(dirname(opts.logFile), { recursive: true })
   const fd = openSync(opts.logFile, 'a')
@@ -41,6 +43,7 @@ export function spawnLogged(opts: {
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', fd, fd],
     detached: true,
+    ...(opts.account ?? {}),
   })
   closeSync(fd)
   if (child.pid === undefined) throw new Error(`could not start ${opts.name} (${opts.command})`)
@@ -90,10 +93,10 @@ export function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGTERM (and SIGCONT, for a paused process), then SIGKILL after `graceMs`; resolves once the PID is gone. */
-export async function stopPid(pid: number, graceMs = 5000): Promise<void> {
+/** `signal` (SIGTERM unless told, and SIGCONT, for a paused process), then SIGKILL after `graceMs`; resolves once the PID is gone. */
+export async function stopPid(pid: number, graceMs = 5000, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!isAlive(pid)) return
-  signalPid(pid, 'SIGTERM')
+  signalPid(pid, signal)
   // A paused (SIGSTOPped) process handles SIGTERM only once it runs again: stopping undoes a pause.
   signalPid(pid, 'SIGCONT')
   const deadline = Date.now() + graceMs

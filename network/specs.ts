@@ -11,9 +11,10 @@ import { spawnLogged, waitFor, type SpawnedProcess } from './process.js'
  * runs with exactly the arguments, log file and readiness check it first had.
  */
 export interface ProgramSpec {
-  /** The process's name in pids.json: `chain`, `ipfs` or a node name. */
+  /** The process's name in pids.json: `chain`, `ipfs`, `postgres` or a node name. */
   name: string
-  program: EntryName
+  /** A program of the build, run by this Node; or an executable of its own (PostgreSQL's), as `account` when given. */
+  program: EntryName | NativeProgram
   args: string[]
   logFile: string
   /** What the error messages call it. */
@@ -67,8 +68,15 @@ export function nodeSpec(L: Layout, cfg: NodeConfigFile): ProgramSpec {
   }
 }
 
+/** An executable that is not one of the build's programs, and the OS account it runs as (this process's when absent). */
+export interface NativeProgram {
+  command: string
+  account?: { uid: number; gid: number }
+}
+
 /** Starts the program of `spec` from a build, detached (it outlives the caller), logging to its log file. */
 export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
+  if (typeof spec.program !== 'string') return spawnNative({ ...spec, program: spec.program })
   return spawnLogged({
     name: spec.name,
     command: process.execPath,
@@ -76,6 +84,12 @@ export function spawnProgram(build: Build, spec: ProgramSpec): SpawnedProcess {
     env: build.programEnv(spec.cacheDir),
     logFile: spec.logFile,
   })
+}
+
+/** Starts an executable of its own (no build needed), detached, logging to its log file, as its account. */
+export function spawnNative(spec: ProgramSpec & { program: NativeProgram }): SpawnedProcess {
+  const { command, account } = spec.program
+  return spawnLogged({ name: spec.name, command, args: spec.args, logFile: spec.logFile, ...(account ? { account } : {}) })
 }
 
 /** Waits for `check` (every `intervalMs`), failing at once (with the end of its log) if the process exits first. */

@@ -6,7 +6,9 @@
  * process used to get there (and how much of it on its main thread: the rest is V8 compiling and collecting on its
  * own threads, libuv's file and DNS work, Hardhat's EDR threads), and the resident memory of every process once idle.
  * Prints the start's timestamped progress lines, a table, then one JSON line.
- * `npm run measure -- [members] [--up-runs R]`
+ * With `--database postgres`, every start runs its members on the network's own PostgreSQL (a new cluster each: its
+ * initdb included); the server's CPU and memory are its postmaster's alone.
+ * `npm run measure -- [members] [--up-runs R] [--database sqljs|postgres]`
  */
 import { spawn } from 'node:child_process'
 import { rmSync, mkdtempSync } from 'node:fs'
@@ -17,7 +19,9 @@ import { startNetwork } from '../network/network.js'
 import { freeBasePort } from '../network/ports.js'
 import { mainThreadCpuSeconds, processCpuSeconds, processMemory, projectRoot, sleep } from '../network/process.js'
 
-const { values, positionals } = parseArgs({ options: { 'up-runs': { type: 'string', default: '3' } }, allowPositionals: true })
+const { values, positionals } = parseArgs({ options: { 'up-runs': { type: 'string', default: '3' }, database: { type: 'string', default: 'sqljs' } }, allowPositionals: true })
+const database = values.database
+if (database !== 'sqljs' && database !== 'postgres') throw new Error(`--database must be sqljs or postgres (got ${database})`)
 const members = Number(positionals[0] ?? 3)
 const upRuns = Number(values['up-runs'])
 const UP_MEMBERS = 3
@@ -51,9 +55,9 @@ for (let run = 0; run < upRuns; run++) {
   const upDir = mkdtempSync(join(tmpdir(), 'parley-measure-up-'))
   try {
     const base = await freeBasePort(UP_MEMBERS)
-    const seconds = await npmRun('network:up', ['--detach', '--members', String(UP_MEMBERS), '--dir', upDir, '--base-port', String(base)])
+    const seconds = await npmRun('network:up', ['--detach', '--members', String(UP_MEMBERS), '--dir', upDir, '--base-port', String(base), '--database', database])
     upSeconds.push(seconds)
-    console.log(`npm run network:up -- --detach (${UP_MEMBERS} members): ${seconds.toFixed(2)} s from the command to its exit`)
+    console.log(`npm run network:up -- --detach --database ${database} (${UP_MEMBERS} members): ${seconds.toFixed(2)} s from the command to its exit`)
   } finally {
     await npmRun('network:down', ['--dir', upDir]).catch((err: Error) => console.error(err.message))
     rmSync(upDir, { recursive: true, force: true })
@@ -65,7 +69,7 @@ const dir = mkdtempSync(join(tmpdir(), 'parley-measure-'))
 const load = loadavg()[0]!
 // What this process spends from the start to ready competes with the children; its own start-up before does not.
 const beforeStart = process.cpuUsage()
-const net = await startNetwork({ dir, members, log: (line) => console.log(`  ${line}`) })
+const net = await startNetwork({ dir, members, database, log: (line) => console.log(`  ${line}`) })
 try {
   const cpu = Object.fromEntries(net.processes.map((p) => [p.name, Number(processCpuSeconds(p.pid).toFixed(2))]))
   const mainThreadCpu = Object.fromEntries(net.processes.map((p) => [p.name, Number(mainThreadCpuSeconds(p.pid).toFixed(2))]))
@@ -84,6 +88,7 @@ try {
   console.log(
     JSON.stringify({
       members,
+      database,
       readySeconds: Number(net.startupSeconds.toFixed(2)),
       loadAverage: Number(load.toFixed(2)),
       networkUpSeconds: upSeconds.map((s) => Number(s.toFixed(2))),

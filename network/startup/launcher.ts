@@ -1,7 +1,7 @@
-import { readPids, updatePids } from '../description.js'
-import { stopPid, type SpawnedProcess } from '../process.js'
+import { readPids, stopRecorded, updatePids } from '../description.js'
+import type { SpawnedProcess } from '../process.js'
 import type { Build } from '../build.js'
-import { spawnProgram, type ProgramSpec } from '../specs.js'
+import { spawnNative, spawnProgram, type NativeProgram, type ProgramSpec } from '../specs.js'
 
 /**
  * The processes a start launches, each recorded in the folder's PID file as it is spawned, so that a start that
@@ -14,8 +14,16 @@ export class Launcher {
   constructor(private readonly pidsJson: string) {}
 
   launch(build: Build, spec: ProgramSpec): SpawnedProcess {
-    const p = spawnProgram(build, spec)
-    const i = this.started.findIndex((s) => s.name === spec.name)
+    return this.record(spawnProgram(build, spec))
+  }
+
+  /** Launches an executable of its own, that no build holds (PostgreSQL's server). */
+  launchNative(spec: ProgramSpec & { program: NativeProgram }): SpawnedProcess {
+    return this.record(spawnNative(spec))
+  }
+
+  private record(p: SpawnedProcess): SpawnedProcess {
+    const i = this.started.findIndex((s) => s.name === p.name)
     if (i >= 0) this.started[i] = p
     else this.started.push(p)
     updatePids(this.pidsJson, () => ({ processes: this.started.map((x) => ({ name: x.name, pid: x.pid })) }))
@@ -29,7 +37,7 @@ export class Launcher {
   readonly stopAll = async (): Promise<void> => {
     const recorded = readPids(this.pidsJson).processes
     const all = [...recorded, ...this.started.filter((p) => !recorded.some((r) => r.pid === p.pid))]
-    for (const p of all.reverse()) await stopPid(p.pid)
+    for (const p of all.reverse()) await stopRecorded(p)
     updatePids(this.pidsJson, (pids) => ({ ...pids, processes: [] }))
   }
 }

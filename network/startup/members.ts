@@ -12,11 +12,14 @@ import { writeFileAtomic } from '../../node/core/atomic-file.js'
 import type { NodeConfigFile } from '../../node/config.js'
 import type { MemberPlan, NetworkPlan } from './plan.js'
 import type { FirstFailure, Launcher } from './launcher.js'
+import { memberDatabaseConfig, type DatabaseRecord } from './database.js'
+import { withoutPassword } from '../postgres/databases.js'
 
-/** Where the members' nodes find the chain (and its contract) and IPFS. */
+/** Where the members' nodes find the chain (and its contract), IPFS, and their databases. */
 export interface MemberEndpoints {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
+  database: DatabaseRecord
 }
 
 /** Start-up phase: new members get a signing key, TLS material and a config file each, all at once. */
@@ -67,7 +70,10 @@ async function createMember(L: Layout, org: string, node: string, ports: { api: 
     dataDir: 'data',
     admin: true,
   }
-  await writeFileAtomic(M.config, JSON.stringify(cfg, null, 2) + '\n')
+  const database = memberDatabaseConfig(at.database, org)
+  if (database) cfg.database = database
+  // A PostgreSQL URL carries the server's password: the config is then readable by its owner alone, as the keys are.
+  await writeFileAtomic(M.config, JSON.stringify(cfg, null, 2) + '\n', database ? { mode: 0o600 } : {})
   return cfg
 }
 
@@ -97,5 +103,6 @@ export function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescriptio
     apiPage: `http://${host}:${cfg.api.port}/api`,
     p2p: `https://${cfg.p2p.host ?? '127.0.0.1'}:${cfg.p2p.port}`,
     key,
+    ...(cfg.database?.url !== undefined ? { database: withoutPassword(cfg.database.url) } : {}),
   }
 }

