@@ -41,6 +41,9 @@ export const ENTRIES = {
   // Started by the node itself (datatype validation off the main thread), found next to node.js: see
   // node/data/validation-offthread.ts.
   'validation-worker': 'node/data/validation-worker.ts',
+  // Started by the node itself when its database is PostgreSQL (the connection's thread), found next to node.js: see
+  // node/db/pg/bridge.ts.
+  'pg-bridge-worker': 'node/db/pg/bridge-worker.ts',
 } as const
 export type EntryName = keyof typeof ENTRIES
 

@@ -8,6 +8,7 @@ import type { DataUploader } from './data/upload.js'
 import type { SubscriptionManager } from './events/index.js'
 import type { Hash } from './core/ids.js'
 import type { DatabaseCapacity, StorageStatus } from './db/capacity.js'
+import type { DatabaseStatus } from './db/engine.js'
 import type { EventEnricher } from './events/index.js'
 import type { Controls } from './admin/controls.js'
 import type { NetworkMap } from './identity/network-map.js'
@@ -40,10 +41,11 @@ export interface NodeStatus {
   node: { name: string; did: string; registered: boolean; id?: string; p2p: string }
   chain: ChainStatus
   ipfs: SharedStorageStatus
-  database: DatabaseCapacity
+  /** Its engine and whether it is reachable (DatabaseStatus), beside what the ceiling of sql.js leaves. */
+  database: DatabaseCapacity & DatabaseStatus
   /** Whether the member can store more: `full` at the database's ceiling, `disk-full` while its journal waits for space. */
   storage: StorageStatus
-  /** False while storage is not `ok` or the chain or shared storage is not connected. */
+  /** False while storage is not `ok`, the database is not reachable, or the chain or shared storage is not connected. */
   healthy: boolean
   multiparty: { enabled: true; contract: { active: { index: 0; location: { address: string }; firstEvent: number } } }
   version: string

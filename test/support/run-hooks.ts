@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'mocha'
 import { stopSharedNetworks } from './shared-network.js'
+import { stopRunPostgres } from './postgres-stop.js'
 
 const RUN_ENV = 'PARLEY_TEST_RUN'
 
@@ -66,6 +67,7 @@ export async function mochaGlobalTeardown(): Promise<void> {
     const alive = await stopSharedNetworks(folder)
     if (alive.length > 0) throw new Error(`processes of shared test networks left alive after their stop: ${alive.join(', ')}`)
   } finally {
+    await stopRunPostgres(folder)
     rmSync(folder, { recursive: true, force: true })
   }
 }

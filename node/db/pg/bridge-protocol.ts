@@ -34,21 +34,22 @@ export type BridgeReply =
   | { id: number; ok: true; rows: Record<string, unknown>[]; rowCount: number }
   | { id: number; ok: false; failure: StepFailure }
 
-/** Sent on the async port when the connection goes or comes back. */
-export interface HealthReport {
-  kind: 'health'
-  up: boolean
-  detail: string
-}
+/**
+ * A worker serves one database at a time, a session: `open` starts one (connects, and keeps reconnecting), `close`
+ * ends it (answered with `closed`), after which the worker may serve another (bridge.ts keeps idle workers).
+ */
+export type SessionControl =
+  | { kind: 'open'; session: number; url: string; statementTimeoutMs: number }
+  | { kind: 'close'; session: number }
+
+/** Sent on the async port when the session's connection goes or comes back, and when the session is closed. */
+export type SessionReport = { kind: 'health'; session: number; up: boolean; detail: string } | { kind: 'closed'; session: number }
 
 export interface BridgeWorkerData {
-  url: string
   /** Int32Array over it: [0] is raised to 1 when a sync reply is posted. */
   flag: SharedArrayBuffer
   syncPort: MessagePort
   asyncPort: MessagePort
-  /** The server cancels a statement running longer (ms), before the event loop would give up waiting for it. */
-  statementTimeoutMs: number
 }
 
 /** SQLSTATE classes and codes that mean the connection or the server went away, not that the statement was wrong. */

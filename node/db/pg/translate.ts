@@ -83,7 +83,59 @@ export function translateStatement(sql: string): PgStatement {
   text = text.split(TEXT_FROM_BYTES).join(`CAST(?${UTF8_MARK} AS TEXT)`)
   text = rewriteFunctions(text)
   text = replaceCode(text, /\bLIKE\b/gi, () => 'ILIKE')
+  // A hint to SQLite's planner; PostgreSQL's chooses its index itself.
+  text = replaceCode(text, /\s+INDEXED\s+BY\s+\w+|\s+NOT\s+INDEXED\b/gi, () => '')
+  text = qualifyUpsert(text)
   return numberPlaceholders(text)
+}
+
+/** Words of an upsert's SET expressions that are not columns of the target row. */
+const NOT_COLUMNS = new Set(['and', 'or', 'not', 'null', 'is', 'in', 'case', 'when', 'then', 'else', 'end', 'excluded', 'true', 'false', 'like', 'ilike', 'between', 'cast', 'as', 'bigint', 'integer', 'text', 'distinct'])
+
+/**
+ * In `INSERT INTO t ... ON CONFLICT ... DO UPDATE SET c = <expr>`, SQLite reads a bare column of <expr> as the
+ * existing row's; PostgreSQL finds it ambiguous with the `excluded` row, so each one gets the table's name.
+ */
+function qualifyUpsert(sql: string): string {
+  const masked = maskLiterals(sql)
+  const table = /^\s*INSERT\s+INTO\s+(\w+)/i.exec(masked)?.[1]
+  const set = /\bDO\s+UPDATE\s+SET\b/i.exec(masked)
+  if (!table || !set) return sql
+  const from = set.index + set[0].length
+  const rest = masked.slice(from)
+  const stop = rest.search(/\bRETURNING\b/i)
+  const to = stop < 0 ? masked.length : from + stop
+  let out = sql.slice(0, from)
+  // Each assignment's right-hand side: after its `=` at depth 0, to the next comma at depth 0.
+  let depth = 0
+  let rhs = false
+  let at = from
+  for (let i = from; i <= to; i++) {
+    const c = i < to ? masked[i] : ','
+    if (c === '(') depth++
+    else if (c === ')') depth--
+    else if (depth === 0 && c === '=' && !rhs) {
+      out += sql.slice(at, i + 1)
+      at = i + 1
+      rhs = true
+    } else if (depth === 0 && c === ',' && rhs) {
+      out += qualifyColumns(sql.slice(at, i), masked.slice(at, i), table)
+      at = i
+      rhs = false
+    }
+  }
+  return out + sql.slice(at)
+}
+
+function qualifyColumns(expr: string, masked: string, table: string): string {
+  let out = ''
+  let at = 0
+  for (const m of masked.matchAll(/(?<![.\w'"])([A-Za-z_]\w*)\b(?!\s*[.(])/g)) {
+    if (NOT_COLUMNS.has(m[1]!.toLowerCase())) continue
+    out += `${expr.slice(at, m.index)}${table}.${m[1]}`
+    at = m.index + m[0].length
+  }
+  return out + expr.slice(at)
 }
 
 /** Replaces matches of `re` (global) that lie in code, not in a literal or comment. */

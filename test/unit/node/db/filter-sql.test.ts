@@ -12,7 +12,7 @@ import { ParleyError } from '../../../../node/core/errors.js'
 import { newId, type Hash, type MessageId } from '../../../../node/core/ids.js'
 import { formatTimestamp } from '../../../../node/core/time.js'
 import type { Filter, FilterCondition, FilterOp, Header, Message } from '../../../../node/model/index.js'
-import { openRepos } from '../../../support/repos.js'
+import { forEachEngine, openRepos } from '../../../support/repos.js'
 
 /** A condition with the modifiers off unless a case says otherwise, so each row shows only what it is about. */
 function cond(field: string, op: FilterOp, value: string, mods: { not?: boolean; ci?: boolean } = {}): FilterCondition {
@@ -217,7 +217,7 @@ describe('collection filters: query string → Filter → SQL', () => {
   })
 
   /** The SQL is only right if SQLite reads it as meant: the same filters over real rows. */
-  describe('over a real database', () => {
+  forEachEngine('over a real database', (engine) => {
     const NS = 'default'
     const ORG_A = 'did:firefly:org/orgA'
     const ORG_B = 'did:firefly:org/orgB'
@@ -242,7 +242,7 @@ describe('collection filters: query string → Filter → SQL', () => {
 
     before(async () => {
       dir = mkdtempSync(join(tmpdir(), 'parley-filters-'))
-      ;({ db, messages } = await openRepos(dir))
+      ;({ db, messages } = await openRepos(dir, engine))
       await db.transaction((tx) => {
         for (const [name, author, topics, tag, secs] of rows) {
           const header: Header = {

@@ -11,7 +11,7 @@ import { ParleyError } from '../../../../node/core/errors.js'
 import { newId, type Address, type BatchId, type DataId, type Hash, type IdentityId, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { formatTimestamp } from '../../../../node/core/time.js'
 import type { BatchRecord, Data, Filter, Identity } from '../../../../node/model/index.js'
-import { openRepos, type Repos } from '../../../support/repos.js'
+import { forEachEngine, openRepos, type Repos } from '../../../support/repos.js'
 
 /**
  * FireFly's filters on data, batches, identities and blockchain events: each collection's fields, from the query
@@ -57,13 +57,13 @@ function coversEveryField(fields: QueryFields, cases: readonly Case[]): void {
   })
 }
 
-describe('collection filters over data, batches, identities and blockchain events', () => {
+forEachEngine('collection filters over data, batches, identities and blockchain events', (engine) => {
   let dir: string
   let repos: Repos
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'parley-filters-collections-'))
-    repos = await openRepos(dir)
+    repos = await openRepos(dir, engine)
   })
   after(async () => {
     await repos.db.close()

@@ -4,15 +4,15 @@ import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId 
 import { now } from '../../../../../node/core/time.js'
 import { MessagesRepo } from '../../../../../node/db/repos/messages.js'
 import type { Header, Message } from '../../../../../node/model/index.js'
-import { freshReposEachTest, type Repos } from '../../../../support/repos.js'
+import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
 
 /**
  * The repository keeps settled messages (confirmed or rejected, in a batch) in memory for getMany, the read of event
  * deliveries: the same object comes back, and every statement that changes a row makes the next read see it.
  */
-describe('settled messages in memory', () => {
+forEachEngine('settled messages in memory', (engine) => {
   let r: Repos
-  freshReposEachTest((repos) => (r = repos))
+  freshReposEachTest((repos) => (r = repos), engine)
 
   function message(txtype: Header['txtype'] = 'batch_pin'): Message {
     const refs = [{ id: newId<DataId>(), hash: ('d'.repeat(63) + '1') as Hash }]

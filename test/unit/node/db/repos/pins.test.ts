@@ -4,14 +4,14 @@ import { newId, type BatchId, type Hash, type TxId } from '../../../../../node/c
 import { now } from '../../../../../node/core/time.js'
 import type { BatchState } from '../../../../../node/model/index.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
-import { openRepos, type Repos } from '../../../../support/repos.js'
+import { forEachEngine, openRepos, type Repos } from '../../../../support/repos.js'
 
 /**
  * A pin is `held` when its batch is stored here and not refused, whichever comes first: the pin's INSERT writes it
  * for a batch already here (schema v11), the batch's INSERT marks the pins already here (v7's trigger). Only held
  * pins are walked by a rewind, so a wrong flag would leave a message waiting for good, or walk pins that can only wait.
  */
-describe('db: which pins are held', function () {
+forEachEngine('db: which pins are held', function (engine) {
   const temp = new TempDirs()
   after(() => temp.cleanup())
 
@@ -37,7 +37,7 @@ describe('db: which pins are held', function () {
 
   it('marks pins inserted after their batch, and those inserted before it once it comes; never those of a refused batch; the same after replay', async function () {
     const dir = join(await temp.make('parley-pins-held-'), 'db')
-    let r = await openRepos(dir)
+    let r = await openRepos(dir, engine)
     const [stored, later, refused, absent] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
     await batch(r, stored, 'received')
     await pins(r, stored, 3)
@@ -58,7 +58,7 @@ describe('db: which pins are held', function () {
     expect(r.pins.waiting().length, 'waiting: 3 + 1 + 2 + 1').to.equal(7)
     // The journal replays to the same flags (the insert's value is journaled; the trigger runs again).
     await r.db.close()
-    r = await openRepos(dir)
+    r = await openRepos(dir, engine)
     expect(heldOf(r)).to.deep.equal(new Map([[stored, 3], [later, 1]]))
     expect(r.pins.waiting().length).to.equal(7)
     await r.db.close()
