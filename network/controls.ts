@@ -21,7 +21,7 @@ import { layout, type Layout } from './layout.js'
 import { readDescription, readPids, stopRecorded, updatePids, type MemberDescription, type NetworkDescription } from './description.js'
 import { isAlive, isPaused, signalPid, sleep } from './process.js'
 import { POSTGRES_PROCESS } from './postgres/cluster.js'
-import { readDatabaseRecord } from './startup/database.js'
+import { memberDatabaseUrl, readDatabaseRecord } from './startup/database.js'
 import { postgresSpec } from './startup/postgres.js'
 import { chainSpec, ipfsSpec, nodeSpec, spawnProgram, waitProcessReady, type ProgramSpec } from './specs.js'
 import { ensureBuild } from './build.js'
@@ -156,6 +156,11 @@ export class NetworkControls implements NetworkControlMethods {
       throw new ControlError(`${label} is not running${p ? ` (pid ${p.pid} has gone)` : ''}: start it again with ${networkCommand('restart')} ${label}`)
     }
     return p.pid
+  }
+
+  /** The whole URL (password included) of a member's PostgreSQL database, from its config; undefined on sql.js. */
+  databaseUrl(member: string): string | undefined {
+    return memberDatabaseUrl(this.L, this.member(member).org)
   }
 
   // --- processes ---

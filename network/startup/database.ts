@@ -132,6 +132,16 @@ export function memberDatabaseConfig(r: DatabaseRecord, org: string): { type: 'p
   return { type: 'postgres', url: withDatabase(serverUrlOf(r), memberDatabase(r, org)) }
 }
 
+/**
+ * The whole URL of a member's PostgreSQL database, password included, for a test or a script that connects to it:
+ * read from the member's config in the state folder (mode 0600), as the admin token is (network/admin-auth.ts);
+ * undefined for a member on sql.js.
+ */
+export function memberDatabaseUrl(L: Layout, org: string): string | undefined {
+  const cfg = JSON.parse(readFileSync(L.member(org).config, 'utf8')) as { database?: { type?: string; url?: string } }
+  return cfg.database?.type === 'postgres' ? cfg.database.url : undefined
+}
+
 export function describeDatabase(r: DatabaseRecord): DatabaseDescription {
   if (r.engine === 'sqljs') return { engine: 'sqljs' }
   return { engine: 'postgres', managed: r.managed, server: withoutPassword(serverUrlOf(r)) }

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { layout } from '../../network/layout.js'
-import { readPids } from '../../network/description.js'
+import { readPids, stopRecorded } from '../../network/description.js'
 import { isAlive, sleep, stopPid, tsEntry } from '../../network/process.js'
 import { readChildren } from './children.js'
 
@@ -39,7 +39,7 @@ async function main(argv: string[]): Promise<void> {
   for (let pass = 0; pass < 3; pass++) {
     const alive = readPids(layout(dir).pidsJson).processes.filter((p) => isAlive(p.pid))
     if (alive.length === 0) break
-    for (const p of alive.reverse()) await stopPid(p.pid)
+    for (const p of alive.reverse()) await stopRecorded(p)
   }
   if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true })
 }

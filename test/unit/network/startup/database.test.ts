@@ -4,6 +4,7 @@ import { layout, type Layout } from '../../../../network/layout.js'
 import {
   describeDatabase,
   memberDatabaseConfig,
+  memberDatabaseUrl,
   planDatabase,
   readDatabaseRecord,
   writeDatabaseRecord,
@@ -44,6 +45,15 @@ describe('network/startup/database: which engine a folder runs its members on', 
     expect(describeDatabase(r)).to.deep.equal({ engine: 'postgres', managed: true, server: 'postgres://parley@127.0.0.1:40123/' })
     const another = await plan({ database: 'postgres' })
     expect(another.engine === 'postgres' && another.managed && another.password).to.not.equal(r.password)
+  })
+
+  it("reads a member's whole database URL back from its config, for a test or script to connect with", async function () {
+    const r = await plan({ database: 'postgres' })
+    mkdirSync(L.member('org0').dir, { recursive: true })
+    writeFileSync(L.member('org0').config, JSON.stringify({ org: 'org0', database: memberDatabaseConfig(r, 'org0') }))
+    expect(memberDatabaseUrl(L, 'org0')).to.equal(memberDatabaseConfig(r, 'org0')!.url)
+    writeFileSync(L.member('org0').config, JSON.stringify({ org: 'org0' }))
+    expect(memberDatabaseUrl(L, 'org0')).to.equal(undefined)
   })
 
   it("names a shared server's databases after the folder with a random tag, so that two networks never share one", async function () {
