@@ -39,7 +39,7 @@ describe('node/db/move/copy: a whole database from one engine to the other', fun
   const drops: (() => Promise<void>)[] = []
 
   const pg = async (): Promise<PgDatabase> => {
-    const d = await testDatabase('move')
+    const d = await testDatabase({ prefix: 'move' })
     drops.push(d.drop)
     const db = await PgDatabase.open({ url: d.url, migrations })
     open.push(db)
@@ -98,7 +98,7 @@ describe('node/db/move/copy: a whole database from one engine to the other', fun
 
   it('refuses databases at different schema versions', async () => {
     const a = await sqljs('a')
-    const d = await testDatabase('move')
+    const d = await testDatabase({ prefix: 'move', empty: true })
     drops.push(d.drop)
     const older = await PgDatabase.open({ url: d.url, migrations: migrations.slice(0, -1) })
     open.push(older)
