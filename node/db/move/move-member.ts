@@ -27,6 +27,8 @@ export interface MoveResult {
   tables: TableCopy[]
   /** Where the member's previous state is, untouched (a folder, or a database URL without its password). */
   kept: string
+  /** The engine it was on, as its config said (a PostgreSQL URL with its password). */
+  previous: DatabaseConfig
   database: DatabaseConfig
 }
 
@@ -80,7 +82,7 @@ export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> 
   } else {
     kept = cfg.database.type === 'postgres' ? withoutPassword(cfg.database.url) : sqljsDir
   }
-  return { from, to: req.to, tables: copied, kept, database: target }
+  return { from, to: req.to, tables: copied, kept, previous: cfg.database, database: target }
 }
 
 function targetConfig(req: MoveRequest, org: string): DatabaseConfig {
@@ -106,7 +108,7 @@ async function openSide(config: DatabaseConfig, dataDir: string, org: string, si
 function assertNoNode(db: Database, org: string): void {
   const sql = catalogOf(db.dialect.engine).otherNodeSessions
   if (sql === undefined) return
-  const others = db.all<{ name: unknown }>(sql)
+  const others = db.all(sql)
   if (others.length > 0) throw new CopyRefused(`${org} is running (its database has ${others.length} other Parley session${others.length === 1 ? '' : 's'}): stop it before moving its state`)
 }
 
