@@ -51,6 +51,8 @@ if (options.only.includes('soak')) options.timeoutSeconds = Math.max(options.tim
 // So do the events runs, by the broadcasts they send (the network confirms ~1,000 a second or more).
 if (options.only.includes('events-slow')) options.timeoutSeconds = Math.max(options.timeoutSeconds, (2 * options.slowMessages + 20_000) / 500 + 300)
 if (options.only.length === 0 || options.only.includes('events')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.eventBacklog / 100 + 300)
+// A history of millions loaded and queried at each tenth.
+if (options.only.includes('capacity') && options.database === 'postgres') options.timeoutSeconds = Math.max(options.timeoutSeconds, 3600)
 const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((s) => s.name).join(', ')}`)
