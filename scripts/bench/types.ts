@@ -40,6 +40,8 @@ export interface BenchOptions {
   keep: boolean
   /** postgres: the scenarios run on sql.js and then on PostgreSQL, side by side (see Scenario.postgresOnly). */
   database: DatabaseEngine
+  /** The paced latency run goes at half the rate the throughput run confirmed on every member, not at `rate`. */
+  pacedAtHalf: boolean
 }
 
 export interface BenchContext {

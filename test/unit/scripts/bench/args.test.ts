@@ -8,7 +8,9 @@ describe('bench options', () => {
   })
 
   it('takes the engine: sqljs by default, postgres to run the scenarios on both', () => {
-    expect(parseArgs([])).to.include({ database: 'sqljs' })
+    expect(parseArgs([])).to.include({ database: 'sqljs', pacedAtHalf: false })
+    expect(parseArgs(['--database', 'postgres'])).to.include({ database: 'postgres', pacedAtHalf: true })
+    expect(parseArgs(['--database', 'postgres', '--rate', '40'])).to.include({ database: 'postgres', pacedAtHalf: false, rate: 40 })
     expect(parseArgs(['--database', 'postgres', '--only', 'capacity', '--capacity-messages', '2000000'])).to.include({ database: 'postgres', capacityMessages: 2_000_000 })
     expect(() => parseArgs(['--database=mysql'])).to.throw(UsageError, '--database must be sqljs or postgres (got "mysql")')
   })
