@@ -4,7 +4,8 @@
  * into the member's database, as server-side `INSERT ... SELECT` of copies of real rows: the messages, their data,
  * batches, pins and message_confirmed events a few thousand real broadcasts left there, each copy with its own ids
  * (derived from the original's and the copy's number), a hundred history topics, linked as the originals are (an
- * event names its copied message, a message its copied batch, a pin its copied batch and event).
+ * event names its copied message and transaction, a message its copied batch and transaction, a pin its copied batch
+ * and event: a transaction id shared by a hundred copies would make every event's enrichment read them all).
  *
  * Measured through the member's API on the nearly empty database and after each tenth of the load (the member runs
  * throughout and serves them): a topic's latest 50 messages, a message by id, and a subscription replaying from
@@ -27,31 +28,33 @@ const NAMESPACE = 'default'
 const TEMPLATE_MESSAGES = 2000
 const HISTORY_TOPICS = 100
 const STEPS = 10
-const SAMPLES = 60
+const SAMPLES = 25
 const MiB = 2 ** 20
 export const POSTGRES_CAPACITY_MESSAGES = 2_000_000
 
 /** The copy of an id: a UUID of its own, the same for the same id and copy (so references stay linked). */
 const copyOf = (col: string): string => `CAST(md5(${col} || ':' || g) AS uuid)::text`
 
-/** Each table's rows of the template, copied for copies lo..hi (server-side; $1 lo, $2 hi, $3.. the template's last seqs). */
-const LOAD: readonly string[] = [
-  `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public)
+type Table = 'data' | 'batches' | 'pins' | 'messages' | 'events'
+
+/** Each table's rows of the template, copied for copies lo..hi (server-side; $1 lo, $2 hi, $3 the template's last seq there). */
+const LOAD: readonly [Table, string][] = [
+  ['data', `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public)
    SELECT ${copyOf('d.id')}, d.namespace, d.validator, d.datatype_name, d.datatype_version, d.hash, d.value, d.created, d.blob_hash, d.blob_size, d.blob_name, d.blob_public, d.public
-   FROM data d CROSS JOIN generate_series($1::int, $2::int) g WHERE d.seq <= $3`,
-  `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason, uploaded, pin_sent, received)
-   SELECT ${copyOf('b.id')}, b.type, b.namespace, b.author, b.key, b.node, b.grp, b.created, b.hash, b.manifest, b.tx_id, b.payload_ref, b.state, b.local, b.chain_tx, b.reason, b.uploaded, b.pin_sent, b.received
-   FROM batches b CROSS JOIN generate_series($1::int, $2::int) g WHERE b.seq <= $4`,
-  `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, dispatched, held)
+   FROM data d CROSS JOIN generate_series($1::int, $2::int) g WHERE d.seq <= $3`],
+  ['batches', `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason, uploaded, pin_sent, received)
+   SELECT ${copyOf('b.id')}, b.type, b.namespace, b.author, b.key, b.node, b.grp, b.created, b.hash, b.manifest, ${copyOf('b.tx_id')}, b.payload_ref, b.state, b.local, b.chain_tx, b.reason, b.uploaded, b.pin_sent, b.received
+   FROM batches b CROSS JOIN generate_series($1::int, $2::int) g WHERE b.seq <= $3`],
+  ['pins', `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, dispatched, held)
    SELECT ${copyOf('p.batch_id')}, p.batch_hash, p.idx, md5(p.hash || ':' || g), p.masked, p.signer, ${copyOf('p.event_id')}, 1, p.held
-   FROM pins p CROSS JOIN generate_series($1::int, $2::int) g WHERE p.seq <= $5 AND p.dispatched = 1`,
-  `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash, data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins)
+   FROM pins p CROSS JOIN generate_series($1::int, $2::int) g WHERE p.seq <= $3 AND p.dispatched = 1`],
+  ['messages', `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash, data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins)
    SELECT ${copyOf('m.id')}, m.namespace, m.type, m.txtype, m.author, m.key, m.cid, m.created, m.created_key, m.grp, '["history-' || (g % ${HISTORY_TOPICS}) || '"]', m.tag, m.datahash, m.hash, m.data, m.state, m.local,
-          ${copyOf('m.batch_id')}, m.tx_id, m.confirmed, m.confirmed_key, m.pins
-   FROM messages m CROSS JOIN generate_series($1::int, $2::int) g WHERE m.seq <= $6`,
-  `INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)
-   SELECT ${copyOf('e.id')}, e.type, e.namespace, ${copyOf('e.reference')}, e.correlator, e.tx, 'history-' || (g % ${HISTORY_TOPICS}), e.created
-   FROM events e CROSS JOIN generate_series($1::int, $2::int) g WHERE e.seq <= $7 AND e.type = 'message_confirmed'`,
+          ${copyOf('m.batch_id')}, ${copyOf('m.tx_id')}, m.confirmed, m.confirmed_key, m.pins
+   FROM messages m CROSS JOIN generate_series($1::int, $2::int) g WHERE m.seq <= $3`],
+  ['events', `INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)
+   SELECT ${copyOf('e.id')}, e.type, e.namespace, ${copyOf('e.reference')}, e.correlator, ${copyOf('e.tx')}, 'history-' || (g % ${HISTORY_TOPICS}), e.created
+   FROM events e CROSS JOIN generate_series($1::int, $2::int) g WHERE e.seq <= $3 AND e.type = 'message_confirmed'`],
 ]
 
 interface Latencies {
@@ -89,7 +92,7 @@ export async function postgresCapacity(ctx: BenchContext): Promise<{ [key: strin
     await watcher.stop()
     throwIfAborted(signal)
     const last = async (table: string): Promise<number> => Number((await client.query(`SELECT COALESCE(max(seq), 0) AS n FROM ${table}`)).rows[0].n)
-    const template = { data: await last('data'), batches: await last('batches'), pins: await last('pins'), messages: await last('messages'), events: await last('events') }
+    const template: Record<Table, number> = { data: await last('data'), batches: await last('batches'), pins: await last('pins'), messages: await last('messages'), events: await last('events') }
     const held = async (): Promise<number> => Number((await client.query('SELECT count(*) AS n FROM messages')).rows[0].n)
     const perCopy = Number((await client.query('SELECT count(*) AS n FROM messages WHERE seq <= $1', [template.messages])).rows[0].n)
     const start = await held()
@@ -116,7 +119,7 @@ export async function postgresCapacity(ctx: BenchContext): Promise<{ [key: strin
       const upTo = Math.ceil((copies * s) / STEPS)
       const t = Date.now()
       await client.query('BEGIN')
-      for (const sql of LOAD) await client.query(sql, [done + 1, upTo, template.data, template.batches, template.pins, template.messages, template.events])
+      for (const [table, sql] of LOAD) await client.query(sql, [done + 1, upTo, template[table]])
       await client.query('COMMIT')
       await client.query('ANALYZE')
       done = upTo
