@@ -1,11 +1,9 @@
 import { expect } from 'chai'
-import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { NodeConfigFile } from '../../node/config.js'
 import { readDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
-import { projectRoot } from '../../network/process.js'
-import { LAUNCHER, suiteNetwork } from '../support/network.js'
+import { networkCli, suiteNetwork } from '../support/network.js'
 import { get, nsBase, request, runId, send, waitConfirmedAll, type ApiMessage } from '../support/api.js'
 import { testDatabase } from '../support/postgres.js'
 
@@ -24,14 +22,7 @@ describe('move-db: a member of a running network moves from sql.js to PostgreSQL
     await drop?.()
   })
 
-  function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-    const child = spawn(process.execPath, [LAUNCHER, ...args, '--dir', t.dir], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()))
-    return new Promise((res) => child.once('exit', (code) => res({ code, out, err })))
-  }
+  const cli = (args: string[]): ReturnType<typeof networkCli> => networkCli(t.dir, args)
 
   it('copies org1, restarts it on PostgreSQL, and the network confirms and verifies as before', async () => {
     const [org0, org1] = [members[0]!, members[1]!]
