@@ -281,7 +281,7 @@ export class Aggregator {
     const problem = errorMessage(err)
     if (this.failures.failed(problem)) this.deps.log(`aggregator: pass failed, will retry: ${problem}`)
     const { db } = this.deps
-    if (db.diskFull) void db.whenWritable(this.abort.signal).then(() => this.rewind(undefined))
+    if (db.writesPaused) void db.whenWritable(this.abort.signal).then(() => this.rewind(undefined))
     else this.retryTimer = setTimeout(() => this.rewind(undefined), this.failures.next())
   }
 

@@ -3,6 +3,7 @@ import { now } from '../core/time.js'
 import { errorMessage } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
 import type { Database } from '../db/database.js'
+import { retryableWrite } from '../db/engine.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { EventsRepo } from '../db/repos/events.js'
@@ -132,15 +133,15 @@ export class Assembler {
   }
 
   /**
-   * Seals the queue into as many batches as its limits need. Not while the disk is full: the seal would be refused
-   * and its messages would stay unbatched until a restart. The check and the seals run in one synchronous step,
-   * and a stall only begins in a later callback, so a seal started here is accepted (and, should the disk fill
-   * meanwhile, waits for its record to be written).
+   * Seals the queue into as many batches as its limits need. Not while writes are paused (a full disk, the database
+   * server away): the seal would be refused and its messages would stay unbatched until a restart. The check and the
+   * seals run in one synchronous step, and a stall only begins in a later callback, so a seal started here is accepted
+   * (and, should the disk fill meanwhile, waits for its record to be written).
    */
   private cut(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
-    if (this.deps.db.diskFull) return this.cutWhenWritable()
+    if (this.deps.db.writesPaused) return this.cutWhenWritable()
     const { size, payloadLimit } = this.deps.config
     while (this.queue.length > 0 && !this.deps.stopped() && !this.broken) {
       const take: Accepted[] = []
@@ -279,7 +280,7 @@ export class Assembler {
             await db.transaction((tx) => this.deps.batches.setSent(tx, batch.record.id))
             return
           } catch (err) {
-            if (!db.diskFull || !this.failed(batch, backoff, err)) throw err
+            if (!retryableWrite(db, err) || !this.failed(batch, backoff, err)) throw err
             await db.whenWritable(this.deps.signal)
           }
         }
@@ -371,7 +372,7 @@ export class Assembler {
         })
         return
       } catch (err) {
-        if (!db.diskFull || !this.failed(batch, backoff, err)) throw err
+        if (!retryableWrite(db, err) || !this.failed(batch, backoff, err)) throw err
         await db.whenWritable(this.deps.signal)
       }
     }

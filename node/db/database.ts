@@ -14,6 +14,8 @@ import { dropSeed, isNewDatabase, saveTemplate, seedFromTemplate } from './fresh
 import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
+import { isThenable } from './tx-guard.js'
+import { WritableWaiters } from './writable-waiters.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
 import { SQLITE_DIALECT, type Database as Engine, type DatabaseStatus, type Dialect } from './engine.js'
 
@@ -81,7 +83,7 @@ export class SqlJsDatabase implements Engine {
   private closing: Promise<void> | undefined
   private finalSizeBytes: number | undefined
   /** Woken when writes may be accepted again (the disk had room, or the database failed or closed). */
-  private readonly writableWaiters = new Set<() => void>()
+  private readonly writable = new WritableWaiters()
 
   private constructor(
     private readonly conn: Connection,
@@ -251,6 +253,10 @@ export class SqlJsDatabase implements Engine {
     return this.committer.diskFull
   }
 
+  get writesPaused(): boolean {
+    return this.committer.diskFull !== undefined
+  }
+
   /**
    * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
    * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
@@ -266,15 +272,7 @@ export class SqlJsDatabase implements Engine {
 
   whenWritable(signal?: AbortSignal): Promise<void> {
     if (!this.committer.diskFull || this.closing || signal?.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.writableWaiters.delete(done)
-        signal?.removeEventListener('abort', done)
-        resolve()
-      }
-      this.writableWaiters.add(done)
-      signal?.addEventListener('abort', done, { once: true })
-    })
+    return this.writable.wait(signal)
   }
 
   /**
@@ -440,7 +438,7 @@ export class SqlJsDatabase implements Engine {
   }
 
   private wakeWriters(): void {
-    for (const wake of [...this.writableWaiters]) wake()
+    this.writable.wake()
   }
 
   /**
@@ -492,8 +490,4 @@ interface Tick {
   /** Resolves once the tick is sealed or abandoned (a close() from inside a function waits for it). */
   closed: Promise<void>
   close(): void
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
 }

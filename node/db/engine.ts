@@ -1,4 +1,5 @@
 import type { DiskFull } from './disk-full.js'
+import { DatabaseError } from './errors.js'
 import type { DatabaseStats, Row, SqlParams, Tx } from './types.js'
 
 /** Which engine holds a member's state (config `database.type`). */
@@ -44,6 +45,11 @@ export interface Database {
   close(): Promise<void>
   /** Since when, and why, writes are refused for want of space (sql.js's journal); undefined while they are accepted. */
   readonly diskFull: DiskFull | undefined
+  /**
+   * Whether writes are refused for now for a reason that passes by itself (a full disk, the database server away):
+   * background loops wait with `whenWritable` instead of giving up.
+   */
+  readonly writesPaused: boolean
   /** Resolves once writes may be accepted again (room on the disk, the database server back), or `signal` aborts. */
   whenWritable(signal?: AbortSignal): Promise<void>
   /** The pause before a background loop retries a failed write: until writable if it is not, else the backoff's delay. */
@@ -64,4 +70,9 @@ export const POSTGRES_DIALECT: Dialect = {
   engine: 'postgres',
   tableExists: 'SELECT 1 AS x FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?',
   columnExists: 'SELECT 1 AS x FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?',
+}
+
+/** Whether a write that failed with `err` may go through later without a restart, so that a background loop retries it. */
+export function retryableWrite(db: Pick<Database, 'writesPaused'>, err: unknown): boolean {
+  return db.writesPaused || (err instanceof DatabaseError && err.code === 'DB_UNAVAILABLE')
 }

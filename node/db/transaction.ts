@@ -1,6 +1,6 @@
 import type { Connection } from './connection.js'
-import { DatabaseError, asError } from './errors.js'
 import { validateParams, type TxOps } from './journal-record.js'
+import { TxGuard } from './tx-guard.js'
 import type { Row, RunOptions, RunResult, SqlParams, Tx } from './types.js'
 
 /**
@@ -12,8 +12,7 @@ import type { Row, RunOptions, RunResult, SqlParams, Tx } from './types.js'
  * SQLite rolling back the whole transaction for OR ROLLBACK), which a replay could not be sure to reproduce.
  */
 export class Transaction implements Tx {
-  private active = true
-  private failure: Error | undefined
+  private readonly state = new TxGuard()
 
   constructor(
     private readonly conn: Connection,
@@ -22,12 +21,12 @@ export class Transaction implements Tx {
 
   /** The error that poisoned the transaction, if any. */
   get poisoned(): Error | undefined {
-    return this.failure
+    return this.state.poisoned
   }
 
   /** Called when the function returns or throws; the handle is useless afterwards (e.g. after an await). */
   end(): void {
-    this.active = false
+    this.state.end()
   }
 
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
@@ -68,15 +67,6 @@ export class Transaction implements Tx {
   }
 
   private guard<T>(f: () => T): T {
-    if (!this.active) throw new DatabaseError('DB_MISUSE', 'this transaction has ended; tx is only valid while its function runs')
-    if (this.failure) {
-      throw new DatabaseError('DB_MISUSE', 'an earlier statement in this transaction failed, so it will roll back', { cause: this.failure })
-    }
-    try {
-      return f()
-    } catch (err) {
-      this.failure = asError(err)
-      throw this.failure
-    }
+    return this.state.run(f)
   }
 }

@@ -92,4 +92,10 @@ export interface DatabaseStats {
   lastSnapshotBytes: number | null
   /** Size of the database now (page_count × page_size, read without an export): roughly the next snapshot's size. */
   databaseBytes: number
+  /**
+   * PostgreSQL only: statements sent to the server since open (transaction control included, each counted), and the
+   * round trips the event loop waited for. What a message costs is measured with them (node/db/README.md).
+   */
+  statements?: number
+  roundTrips?: number
 }

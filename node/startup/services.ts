@@ -8,6 +8,8 @@ import { DataRemover } from '../data/delete.js'
 import { NetworkMap } from '../identity/network-map.js'
 import { Namespaces } from '../namespace/namespaces.js'
 import type { Timestamp } from '../core/time.js'
+import { DatabaseError } from '../db/errors.js'
+import type { Identity } from '../model/index.js'
 import type { NodeQueries, NodeServices, NodeStatus } from '../services.js'
 import { VERSION } from '../version.js'
 import type { NodeStore } from './store.js'
@@ -40,6 +42,7 @@ export function apiServices(cfg: NodeConfig, store: NodeStore, plugins: Plugins,
     operations: store.repos.operations,
     heldBlob: async (hash) => (blobs.has(hash) ? await blobStore.read(hash) : undefined),
   }
+  let known: { cursor: number; org: Identity | undefined; node: Identity | undefined } = { cursor: cfg.chain.firstBlock, org: undefined, node: undefined }
   return {
     config: cfg,
     version: VERSION,
@@ -74,9 +77,16 @@ export function apiServices(cfg: NodeConfig, store: NodeStore, plugins: Plugins,
       },
     }),
     async status(ns): Promise<NodeStatus> {
-      const cursor = state.chainCursor() ?? cfg.chain.firstBlock
-      const org = identities.byDid(identity.orgDid)
-      const node = identities.byDid(identity.nodeDid)
+      const database = db.status()
+      // While the database server is away, /status still answers, with what was last read and `healthy: false`.
+      if (database.healthy) {
+        try {
+          known = { cursor: state.chainCursor() ?? cfg.chain.firstBlock, org: identities.byDid(identity.orgDid), node: identities.byDid(identity.nodeDid) }
+        } catch (err) {
+          if (!(err instanceof DatabaseError && err.code === 'DB_UNAVAILABLE')) throw err
+        }
+      }
+      const { cursor, org, node } = known
       const chainStatus = { ...chain.status(), lastProcessedBlock: cursor - 1 }
       const ipfs = await storage.probe()
       const held = gate.status()
@@ -86,10 +96,10 @@ export function apiServices(cfg: NodeConfig, store: NodeStore, plugins: Plugins,
         node: { name: cfg.node, did: identity.nodeDid, registered: node !== undefined, ...(node ? { id: node.id } : {}), p2p: self.p2pUrl },
         chain: chainStatus,
         ipfs,
-        database: { ...held.capacity, ...db.status() },
+        database: { ...held.capacity, ...database },
         storage: held.storage,
         // Not while it cannot store what it is asked to, nor while it cannot reach its database, the chain or shared storage.
-        healthy: held.storage.condition === 'ok' && db.status().healthy && chainStatus.connected && ipfs.connected,
+        healthy: held.storage.condition === 'ok' && database.healthy && chainStatus.connected && ipfs.connected,
         multiparty: { enabled: true, contract: { active: { index: 0, location: { address: cfg.chain.contract }, firstEvent: cfg.chain.firstBlock } } },
         version: VERSION,
         started,

@@ -6,7 +6,8 @@
  * two cores with four other processes, which makes their figure move by ±10 % from one run to the next.
  *
  * Run by the `receive` scenario (receive.ts) as a child process; prints one JSON line with its figures.
- * Usage: receive-pipeline.ts DIR BATCHES (the first third of the batches warm up and are not counted).
+ * Usage: receive-pipeline.ts DIR BATCHES [POSTGRES_URL] (the first third of the batches warm up and are not counted;
+ * with a URL, the member's database is that PostgreSQL database, which must be empty or hold only this schema).
  */
 import { realpathSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
@@ -21,6 +22,7 @@ import { newId, type Address, type BatchId, type DataId, type IdentityId, type M
 import { now } from '../../node/core/time.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { Database } from '../../node/db/database.js'
+import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { openRepositories } from '../../node/db/repos/index.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { BATCH_PIN_ACTION, type BatchPayload, type Data, type Header } from '../../node/model/index.js'
@@ -38,6 +40,9 @@ export interface ReceiveFigures {
   userMicrosPerMessage: number
   systemMicrosPerMessage: number
   wallMicrosPerMessage: number
+  /** PostgreSQL only: statements sent to the server, and round trips the event loop waited for, per counted message. */
+  statementsPerMessage?: number
+  roundTripsPerMessage?: number
 }
 
 function batch(n: number): BatchPayload {
@@ -66,8 +71,8 @@ function batch(n: number): BatchPayload {
   return { id, type: 'broadcast', namespace: 'default', author: AUTHOR, key: KEY, created: now(), hash, tx, messages, data }
 }
 
-export async function runReceivePipeline(dir: string, batches: number): Promise<ReceiveFigures> {
-  const db = await Database.open({ dir, migrations })
+export async function runReceivePipeline(dir: string, batches: number, postgresUrl?: string): Promise<ReceiveFigures> {
+  const db = postgresUrl === undefined ? await Database.open({ dir, migrations }) : await PgDatabase.open({ url: postgresUrl, migrations })
   const repos = openRepositories(db)
   const org = newId<IdentityId>()
   await db.transaction((tx) => {
@@ -110,12 +115,14 @@ export async function runReceivePipeline(dir: string, batches: number): Promise<
   const warm = Math.floor(batches / 3)
   for (let i = 0; i < warm; i++) await receive(payloads[i]!, i + 1)
   const confirmedBefore = confirmed
+  const stats0 = db.stats()
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   for (let i = warm; i < batches; i++) await receive(payloads[i]!, i + 1)
   const cpu = process.cpuUsage(cpu0)
   const wallMs = performance.now() - t0
   const messages = (batches - warm) * MESSAGES_PER_BATCH
+  const stats = db.stats()
   await aggregator.stop()
   await db.close()
   const per = (micros: number): number => Math.round((micros / messages) * 10) / 10
@@ -126,16 +133,18 @@ export async function runReceivePipeline(dir: string, batches: number): Promise<
     userMicrosPerMessage: per(cpu.user),
     systemMicrosPerMessage: per(cpu.system),
     wallMicrosPerMessage: per(wallMs * 1000),
+    ...(stats.statements !== undefined && stats0.statements !== undefined ? { statementsPerMessage: per(stats.statements - stats0.statements) } : {}),
+    ...(stats.roundTrips !== undefined && stats0.roundTrips !== undefined ? { roundTripsPerMessage: per(stats.roundTrips - stats0.roundTrips) } : {}),
   }
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
-  const [dir, batches] = process.argv.slice(2)
+  const [dir, batches, postgresUrl] = process.argv.slice(2)
   if (!dir || !Number.isInteger(Number(batches)) || Number(batches) < 3) {
-    console.error('usage: receive-pipeline.ts DIR BATCHES (at least 3)')
+    console.error('usage: receive-pipeline.ts DIR BATCHES (at least 3) [POSTGRES_URL]')
     process.exit(2)
   }
-  runReceivePipeline(dir, Number(batches)).then(
+  runReceivePipeline(dir, Number(batches), postgresUrl).then(
     (figures) => console.log(JSON.stringify(figures)),
     (err: unknown) => {
       console.error(err)

@@ -3,7 +3,7 @@ import { dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import type { Header, Message } from '../../node/model/index.js'
-import { freshReposEachTest, type Repos } from '../support/repos.js'
+import { forEachEngine, freshReposEachTest, type Repos } from '../support/repos.js'
 
 const GROUP = 'e'.repeat(64) as Hash
 
@@ -17,10 +17,11 @@ function message(extra: Partial<Header> = {}): Message {
  * Schema v12: the unbatched messages (this member's, no batch yet) and the messages of groups are in partial indexes;
  * what reads them still finds exactly them, through those indexes.
  */
-describe('db: the partial indexes of messages', () => {
+forEachEngine('db: the partial indexes of messages', (engine) => {
   let r: Repos
-  freshReposEachTest((repos) => (r = repos))
+  freshReposEachTest((repos) => (r = repos), engine)
 
+  // SQLite's plans; PostgreSQL plans by its statistics, so there only what the reads find is checked.
   const plan = (sql: string, params: unknown[]): string =>
     r.db
       .all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params as never)
@@ -40,7 +41,7 @@ describe('db: the partial indexes of messages', () => {
     await r.db.transaction((tx) => r.messages.assignBatch(tx, [mine.header.id], newId<BatchId>(), newId<TxId>()))
     expect(r.messages.unbatched()).to.deep.equal([])
     const sql = "SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND (state = 'ready' OR (state = 'confirmed' AND txtype = 'none')) ORDER BY seq"
-    expect(plan(sql, [])).to.equal('SCAN messages USING INDEX messages_unbatched')
+    if (engine === 'sqljs') expect(plan(sql, [])).to.equal('SCAN messages USING INDEX messages_unbatched')
     // The index holds only those rows: no received message and no sealed one is in it.
     expect(r.db.get<{ n: number }>('SELECT count(*) AS n FROM messages INDEXED BY messages_unbatched WHERE local = 1 AND batch_id IS NULL')!.n).to.equal(0)
   })
@@ -51,8 +52,8 @@ describe('db: the partial indexes of messages', () => {
     await r.db.transaction((tx) => r.messages.insertMany(tx, [message(), init, priv, message()], false))
     expect(r.messages.groupinitOf(GROUP)!.header.id).to.equal(init.header.id)
     expect(r.messages.withPin(GROUP, 'f'.repeat(64) as Hash)!.header.id).to.equal(priv.header.id)
-    expect(plan("SELECT * FROM messages WHERE grp = ? AND type = 'groupinit' LIMIT 1", [GROUP])).to.equal('SEARCH messages USING INDEX messages_group_type (grp=? AND type=?)')
-    expect(plan("SELECT * FROM messages WHERE grp = ? AND type IN ('private', 'groupinit') AND pins LIKE ? LIMIT 1", [GROUP, '%x%'])).to.equal(
+    if (engine === 'sqljs') expect(plan("SELECT * FROM messages WHERE grp = ? AND type = 'groupinit' LIMIT 1", [GROUP])).to.equal('SEARCH messages USING INDEX messages_group_type (grp=? AND type=?)')
+    if (engine === 'sqljs') expect(plan("SELECT * FROM messages WHERE grp = ? AND type IN ('private', 'groupinit') AND pins LIKE ? LIMIT 1", [GROUP, '%x%'])).to.equal(
       'SEARCH messages USING INDEX messages_group_type (grp=? AND type=?)',
     )
     expect(r.db.get<{ n: number }>('SELECT count(*) AS n FROM messages INDEXED BY messages_group_type WHERE grp IS NOT NULL')!.n).to.equal(2)

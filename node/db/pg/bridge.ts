@@ -78,6 +78,9 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
+  /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
+  statements = 0
+  roundTrips = 0
 
   private constructor(
     private readonly thread: BridgeThread,
@@ -116,6 +119,8 @@ export class SyncBridge {
     const { flag, syncPort } = this.thread
     const id = ++requests
     const req: BridgeRequest = { id, sync: true, steps }
+    this.count(steps)
+    this.roundTrips++
     syncPort.postMessage(req)
     const deadline = performance.now() + SYNC_WAIT_MS
     for (;;) {
@@ -123,8 +128,10 @@ export class SyncBridge {
       if (got) {
         const reply = got.message as BridgeReply
         // An answer to a request given up on earlier.
-        if (reply.id === id) return reply
-        continue
+        if (reply.id !== id) continue
+        // Known now, while the event loop is still in this turn: the worker's report of it comes as a message later.
+        if (!reply.ok && reply.failure.unavailable) this.down(reply.failure.message)
+        return reply
       }
       const left = deadline - performance.now()
       if (left <= 0 || this.thread.dead) throw new DatabaseError('DB_UNAVAILABLE', this.thread.dead ?? `the database did not answer within ${SYNC_WAIT_MS / 1000} s`)
@@ -139,10 +146,15 @@ export class SyncBridge {
     if (this.ended) return Promise.reject(new DatabaseError('DB_UNAVAILABLE', this.ended))
     const id = ++requests
     const req: BridgeRequest = { id, sync: false, steps }
+    this.count(steps)
     const reply = new Promise<BridgeReply>((resolve) => this.pending.set(id, resolve))
     this.thread.syncPort.postMessage(req)
     this.hold()
     return reply
+  }
+
+  private count(steps: Step[]): void {
+    for (const s of steps) this.statements += s.values === undefined ? s.text.split(';').length : 1
   }
 
   /** Ends the session (its connection closed); the worker is kept for the next one, or stopped. */
@@ -198,6 +210,12 @@ export class SyncBridge {
   /** Keeps the process alive while an answer is awaited, and only then: an idle member stops when its work does. */
   private hold(): void {
     this.thread.hold(this.pending.size > 0 || this.starting)
+  }
+
+  private down(why: string): void {
+    if (!this.health.up) return
+    this.health = { up: false, detail: why, since: new Date().toISOString() }
+    this.onHealth(this.health)
   }
 
   private gone(why: string): void {

@@ -13,7 +13,8 @@ import { rewriteFunctions } from './translate.js'
  * - `CREATE TRIGGER ... BEGIN ... END`: a PL/pgSQL function of the same name and a row trigger calling it, its WHEN
  *   tested inside the function (PostgreSQL's WHEN may not hold a subquery).
  * - `DROP TRIGGER name`: PostgreSQL names a trigger with its table, which the statement does not give; it is looked up.
- * - `EXISTS (...)` among an INSERT's selected values is cast to an integer (SQLite's booleans are integers).
+ * - `EXISTS (...)` among an INSERT's selected values is cast to an integer (SQLite's booleans are integers), and the
+ *   table's identity sequence is moved past the rows an INSERT copied with their keys.
  */
 export function translateDdl(script: string): string {
   return splitStatements(script).map(translateOne).join(';\n') + ';'
@@ -26,8 +27,22 @@ function translateOne(stmt: string): string {
   if (drop) return dropTrigger(drop[2]!)
   let out = stmt
   if (/^\s*(CREATE\s+TABLE|ALTER\s+TABLE\s+\w+\s+ADD\b)/i.test(masked)) out = columnTypes(out)
-  if (/^\s*INSERT\b/i.test(masked)) out = existsAsInteger(out)
-  return rewriteFunctions(out)
+  const insert = /^\s*INSERT\s+INTO\s+(\w+)/i.exec(masked)
+  if (!insert) return rewriteFunctions(out)
+  return `${rewriteFunctions(existsAsInteger(out))};\n${advanceIdentity(insert[1]!)}`
+}
+
+/**
+ * After a migration copies rows with their keys (a table rebuilt), SQLite's next rowid follows the largest; an
+ * identity column's sequence does not move by itself, so it is set past the largest copied.
+ */
+function advanceIdentity(table: string): string {
+  return (
+    `DO $parley$ DECLARE c text; BEGIN FOR c IN SELECT column_name FROM information_schema.columns ` +
+    `WHERE table_schema = current_schema() AND table_name = '${table}' AND is_identity = 'YES' LOOP ` +
+    `EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I), 0) + 1, false)', '${table}', c, c, '${table}'); ` +
+    `END LOOP; END $parley$`
+  )
 }
 
 function columnTypes(stmt: string): string {

@@ -9,6 +9,8 @@ import type { BridgeReply, Step } from './bridge-protocol.js'
 import { redact, SyncBridge, type BridgeHealth } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
 import { errorOf, PgStatements, stepOf } from './statements.js'
+import { isThenable } from '../tx-guard.js'
+import { WritableWaiters } from '../writable-waiters.js'
 
 export interface PgDatabaseOptions {
   /** postgres://user:password@host:port/dbname: a database this member owns alone; it must exist. */
@@ -48,7 +50,9 @@ export class PgDatabase implements Database, PgRunner {
   private commits = 0
   private durable = 0
   private size: { bytes: number; at: number } = { bytes: 0, at: -Infinity }
-  private readonly writableWaiters = new Set<() => void>()
+  private readonly writable = new WritableWaiters()
+  /** A stopping node does not wait for the server to come back. */
+  private stopping = false
   private readonly log: (line: string) => void
   private bridge!: SyncBridge
 
@@ -75,8 +79,13 @@ export class PgDatabase implements Database, PgRunner {
     if (refused) return Promise.reject(refused)
     const tick = this.tick ?? this.openTick()
     if (tick.broken) return Promise.reject(tick.broken)
-    this.deferred.push(SAVEPOINT)
-    tick.savepointPending = true
+    // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
+    // back the whole SQL transaction instead, which costs nothing when the function succeeds.
+    const savepoint = tick.wrote
+    if (savepoint) {
+      this.deferred.push(SAVEPOINT)
+      tick.savepointPending = true
+    }
     const tx = new PgTransaction(this)
     this.inTransaction = true
     let result: T
@@ -87,11 +96,12 @@ export class PgDatabase implements Database, PgRunner {
         throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
       }
       if (tx.poisoned) throw tx.poisoned
-      this.endSavepoint(tick, RELEASE)
+      if (savepoint) this.endSavepoint(tick, RELEASE)
     } catch (err) {
       const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
       if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
-      else this.endSavepoint(tick, ROLLBACK_TO)
+      else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
+      else this.restartTick(tick)
       return Promise.reject(err)
     } finally {
       tx.end()
@@ -129,25 +139,23 @@ export class PgDatabase implements Database, PgRunner {
     return undefined
   }
 
+  /** While the server is away: writes are refused at once, and whenWritable waits for the worker to reconnect. */
+  get writesPaused(): boolean {
+    return !this.bridge.status.up && !this.closing
+  }
+
   whenWritable(signal?: AbortSignal): Promise<void> {
-    if (this.bridge.status.up || this.closing || signal?.aborted) return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.writableWaiters.delete(done)
-        signal?.removeEventListener('abort', done)
-        resolve()
-      }
-      this.writableWaiters.add(done)
-      signal?.addEventListener('abort', done, { once: true })
-    })
+    if (this.bridge.status.up || this.closing || this.stopping || signal?.aborted) return Promise.resolve()
+    return this.writable.wait(signal)
   }
 
   beforeRetry(backoff: { next(): number }, signal?: AbortSignal): Promise<void> {
     return this.bridge.status.up ? sleep(backoff.next(), signal) : this.whenWritable(signal)
   }
 
-  /** For shutdown: background loops waiting for the server stop waiting. */
+  /** For shutdown: background loops waiting for the server stop waiting, now and from now on. */
   stopWaitingForSpace(): void {
+    this.stopping = true
     this.wakeWriters()
   }
 
@@ -164,6 +172,8 @@ export class PgDatabase implements Database, PgRunner {
       lastCheckpointBlockedMs: null,
       lastSnapshotBytes: null,
       databaseBytes: this.sizeBytes(),
+      statements: this.bridge.statements,
+      roundTrips: this.bridge.roundTrips,
     }
   }
 
@@ -172,10 +182,12 @@ export class PgDatabase implements Database, PgRunner {
     return { engine: 'postgres', healthy: h.up && !this.closing, sizeBytes: this.sizeBytes(), ...(h.up ? {} : { detail: `${this.where}: ${h.detail}`, since: h.since }) }
   }
 
-  roundTrip(steps: Step[], sql: string): Ok {
+  roundTrip(steps: Step[], sql: string, read: boolean): Ok {
     const tick = this.tick
     if (tick?.broken) throw tick.broken
-    const reply = this.bridge.call(this.flush(steps))
+    // A read before anything of the turn is on the server sees the same without opening the transaction (a function
+    // that only reads costs one round trip).
+    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps))
     if (reply.ok) return reply
     throw errorOf(reply.failure, this.where, sql)
   }
@@ -257,7 +269,12 @@ export class PgDatabase implements Database, PgRunner {
       })
       return
     }
-    const steps = this.flush([tick.wrote ? COMMIT : ROLLBACK])
+    if (!tick.wrote) {
+      // Only reads went to the server: nothing to make durable, nobody waits on it.
+      void this.bridge.send(this.flush([ROLLBACK])).catch(() => {})
+      return
+    }
+    const steps = this.flush([COMMIT])
     this.commits++
     const done = this.bridge.send(steps).then(
       (reply) => {
@@ -277,6 +294,18 @@ export class PgDatabase implements Database, PgRunner {
       },
     )
     this.settled = this.settled.then(() => done)
+  }
+
+  /**
+   * The turn's first writing function failed before anything else of the turn was written: its SQL transaction is
+   * rolled back whole (reads of earlier functions lose nothing), and the next function begins it again.
+   */
+  private restartTick(tick: PgTick): void {
+    if (!tick.sent) return
+    // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
+    void this.bridge.send([ROLLBACK]).catch(() => {})
+    this.deferred = [BEGIN]
+    tick.sent = false
   }
 
   /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */
@@ -319,7 +348,7 @@ export class PgDatabase implements Database, PgRunner {
   }
 
   private wakeWriters(): void {
-    for (const wake of [...this.writableWaiters]) wake()
+    this.writable.wake()
   }
 
   private async shutdown(): Promise<void> {
@@ -350,7 +379,3 @@ const ROLLBACK_TO: Step = { text: 'ROLLBACK TO parley_tx; RELEASE parley_tx' }
 const READ_SAVEPOINT: Step = { text: 'SAVEPOINT parley_read' }
 const READ_RELEASE: Step = { text: 'RELEASE parley_read' }
 const READ_ROLLBACK: Step = { text: 'ROLLBACK TO parley_read; RELEASE parley_read' }
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
-}

@@ -1,5 +1,5 @@
-import { DatabaseError, asError } from '../errors.js'
 import { validateParams } from '../journal-record.js'
+import { TxGuard } from '../tx-guard.js'
 import type { Row, RunOptions, RunResult, SqlParams, Tx } from '../types.js'
 import type { BridgeReply, Step } from './bridge-protocol.js'
 import { translateDdl } from './ddl.js'
@@ -9,7 +9,7 @@ import { stepOf, type PgStatements } from './statements.js'
 export interface PgRunner {
   readonly statements: PgStatements
   /** Sends the steps (after whatever is deferred) and returns the reply, or throws the mapped error. */
-  roundTrip(steps: Step[], sql: string): Extract<BridgeReply, { ok: true }>
+  roundTrip(steps: Step[], sql: string, read: boolean): Extract<BridgeReply, { ok: true }>
 }
 
 /**
@@ -18,19 +18,18 @@ export interface PgRunner {
  * statement after a failed one until then).
  */
 export class PgTransaction implements Tx {
-  private active = true
-  private failure: Error | undefined
+  private readonly state = new TxGuard()
   /** Whether a statement that may write ran: a function that only read does not wait for the turn's COMMIT. */
   wrote = false
 
   constructor(private readonly db: PgRunner) {}
 
   get poisoned(): Error | undefined {
-    return this.failure
+    return this.state.poisoned
   }
 
   end(): void {
-    this.active = false
+    this.state.end()
   }
 
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
@@ -39,7 +38,7 @@ export class PgTransaction implements Tx {
       const plain = this.db.statements.get(sql)
       const p = plain.kind !== 'read' && options?.rowid !== false ? (this.db.statements.returningRowid(plain) ?? plain) : plain
       if (p.kind !== 'read') this.wrote = true
-      const r = this.db.roundTrip([stepOf(p, params)], sql)
+      const r = this.db.roundTrip([stepOf(p, params)], sql, p.kind === 'read')
       const last = p.returnsRowid ? r.rows[r.rows.length - 1]?.['parley_rowid'] : undefined
       return { changes: r.rowCount, lastInsertRowid: typeof last === 'number' ? last : 0 }
     })
@@ -57,7 +56,7 @@ export class PgTransaction implements Tx {
   exec(sql: string): void {
     this.guard(() => {
       this.wrote = true
-      this.db.roundTrip([{ text: translateDdl(sql) }], sql)
+      this.db.roundTrip([{ text: translateDdl(sql) }], sql, false)
     })
   }
 
@@ -65,20 +64,11 @@ export class PgTransaction implements Tx {
     validateParams(params)
     const p = this.db.statements.get(sql)
     if (p.kind !== 'read') this.wrote = true
-    const rows = this.db.roundTrip([stepOf(p, params)], sql).rows as Row[]
+    const rows = this.db.roundTrip([stepOf(p, params)], sql, p.kind === 'read').rows as Row[]
     return rows.length > limit ? rows.slice(0, limit) : rows
   }
 
   private guard<T>(f: () => T): T {
-    if (!this.active) throw new DatabaseError('DB_MISUSE', 'this transaction has ended; tx is only valid while its function runs')
-    if (this.failure) {
-      throw new DatabaseError('DB_MISUSE', 'an earlier statement in this transaction failed, so it will roll back', { cause: this.failure })
-    }
-    try {
-      return f()
-    } catch (err) {
-      this.failure = asError(err)
-      throw this.failure
-    }
+    return this.state.run(f)
   }
 }

@@ -1,14 +1,13 @@
 import { createServer, type Server } from 'node:net'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { assertPortFree, freePort } from '../../../network/process.js'
-import { createNodeCertificate } from '../../../network/tls.js'
-import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../../node/config.js'
-import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
+import { assertPortFree } from '../../../network/process.js'
+import type { NodeConfig } from '../../../node/config.js'
 import { acquireLock } from '../../../node/db/lock.js'
 import { startNode } from '../../../node/node.js'
+import { loneNodeConfig, loneNodeTls } from '../../support/lone-node.js'
 
 /**
  * startNode's phases and its stop-on-failure paths, in one process: a node whose chain and IPFS are unreachable
@@ -25,33 +24,11 @@ describe('node start-up phases', function () {
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'parley-node-start-'))
-    const material = await createNodeCertificate('org0', 'node0')
-    tls = { cert: join(root, 'cert.pem'), key: join(root, 'key.pem') }
-    await writeFile(tls.cert, material.cert)
-    await writeFile(tls.key, material.key)
+    tls = await loneNodeTls(root)
   })
   after(() => rm(root, { recursive: true, force: true }))
 
-  async function config(name: string, change: Partial<NodeConfig> = {}): Promise<NodeConfig> {
-    // Nothing listens there: the chain and IPFS stay unreachable, which a node rides out.
-    const closed = await freePort()
-    return {
-      org: 'org0',
-      node: 'node0',
-      signingKey: `0x${'11'.repeat(32)}`,
-      chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
-      ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
-      api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-      p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
-      dataDir: join(root, name),
-      batch: {},
-      limits: DEFAULT_REQUEST_LIMITS,
-      quotas: DEFAULT_PEER_QUOTAS,
-      database: { type: 'sqljs' },
-      admin: false,
-      ...change,
-    }
-  }
+  const config = (name: string, change: Partial<NodeConfig> = {}): Promise<NodeConfig> => loneNodeConfig(join(root, name), tls, change)
 
   /** The database folder can be locked again: whoever had it open closed it. */
   async function folderFree(cfg: NodeConfig): Promise<void> {

@@ -14,6 +14,7 @@ import { MESSAGE_FIELDS } from '../../../../node/db/query-fields.js'
 import { filterSql } from '../../../../node/db/filter-sql.js'
 import type { MessageQuery } from '../../../../node/model/index.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../node/core/limits.js'
+import { DatabaseError } from '../../../../node/db/errors.js'
 
 /** The API's error mapping over real HTTP: whatever layer refuses a request, the caller gets a 4xx and a JSON body. */
 describe('api error mapping', () => {
@@ -177,5 +178,28 @@ describe('api server: what the HTTP parser refuses', () => {
     const answer = await raw('NOT HTTP AT ALL\r\n\r\n')
     expect(answer).to.match(/^HTTP\/1\.1 400 /)
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.match(/^BAD_REQUEST: the request is not valid HTTP/)
+  })
+})
+
+describe('api error mapping: a database that went away', () => {
+  it('is a 503 whose JSON body names the database, and is logged', async () => {
+    const logs: string[] = []
+    const app = new Koa()
+    app.silent = true
+    app.use(errorMiddleware((l) => logs.push(l)))
+    app.use(() => {
+      throw new DatabaseError('DB_UNAVAILABLE', 'the database postgres://parley:***@127.0.0.1:5432/org0 is unavailable: Connection terminated unexpectedly')
+    })
+    const server = http.createServer(app.callback())
+    await listen(server, 0, '127.0.0.1')
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/messages/broadcast`, { method: 'POST' })
+      expect(res.status).to.equal(503)
+      expect(res.headers.get('content-type')).to.match(/^application\/json/)
+      expect(await res.json()).to.deep.equal({ error: 'UNAVAILABLE: DB_UNAVAILABLE: the database postgres://parley:***@127.0.0.1:5432/org0 is unavailable: Connection terminated unexpectedly' })
+      expect(logs).to.have.length(1)
+    } finally {
+      await closeServer(server)
+    }
   })
 })

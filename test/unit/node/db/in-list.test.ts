@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { insertRows, TEXT_FROM_BYTES } from '../../../../node/db/in-list.js'
-import type { SqlParams, Tx } from '../../../../node/db/types.js'
+import type { SqlParams, SqlValue, Tx } from '../../../../node/db/types.js'
 
 /** A transaction that only records what it is asked to run. */
 function recordingTx(): { tx: Tx; runs: { sql: string; params: SqlParams | undefined }[] } {
@@ -127,6 +127,24 @@ describe('insertRows: a string every row of a slice shares', () => {
       expect(read.map((r) => [r['a'], r['b'], r['c'], r['d'], r['e']])).to.deep.equal(rows)
     } finally {
       conn.close()
+    }
+  })
+
+  it('stores exactly the rows given in PostgreSQL too: shared numbered parameters, text bound as bytes', async () => {
+    const { PgDatabase } = await import('../../../../node/db/pg/pg-database.js')
+    const { testDatabase } = await import('../../../support/postgres.js')
+    const d = await testDatabase({ empty: true })
+    const db = await PgDatabase.open({ url: d.url, migrations: [{ version: 1, name: 't', up: 'CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d TEXT, e BLOB)' }] })
+    try {
+      const rows = Array.from({ length: 101 }, (_, i) => ['same', i, i < 64 ? 'first' : `c${i}`, i % 2 ? `d${i}` : null, new Uint8Array([i])])
+      const bytes: SqlValue[][] = rows.map(([a, b, c, dd, e]) => [a!, b!, Buffer.from(c as string, 'utf8'), dd!, e!])
+      const out = await db.transaction((tx) => insertRows(tx, 'INSERT INTO t (a, b, c, d, e)', '', bytes, ['?', '?', TEXT_FROM_BYTES, '?', '?']))
+      expect(out.map((o) => [o.rows, o.result.changes])).to.deep.equal([[64, 64], [32, 32], [4, 4], [1, 1]])
+      const read = db.all('SELECT a, b, c, d, e FROM t ORDER BY seq')
+      expect(read.map((r) => [r['a'], r['b'], r['c'], r['d'], r['e']])).to.deep.equal(rows)
+    } finally {
+      await db.close()
+      await d.drop()
     }
   })
 })

@@ -1,6 +1,5 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
-import { Database } from '../../../../../node/db/database.js'
 import { BatchesRepo } from '../../../../../node/db/repos/batches.js'
 import { PinsRepo } from '../../../../../node/db/repos/pins.js'
 import { migrations } from '../../../../../node/db/schema/index.js'
@@ -8,7 +7,7 @@ import { newId, type BatchId, type Hash, type TxId } from '../../../../../node/c
 import { now } from '../../../../../node/core/time.js'
 import type { BatchRecord, BatchState } from '../../../../../node/model/index.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
-import { snapshotInThread } from '../../../../support/repos.js'
+import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -21,14 +20,14 @@ function record(id: BatchId, state: BatchState, h: Hash, local = false): BatchRe
  * sequence, its `held` flag by (id, hash), its trigger and its partial indexes; afterwards pins of other signers or
  * hashes and batches of another hash under a known id are kept beside the first.
  */
-describe('db: schema v14, pins per signer and batches by (id, hash)', () => {
+forEachEngine('db: schema v14, pins per signer and batches by (id, hash)', (engine) => {
   const temp = new TempDirs()
   after(() => temp.cleanup())
 
   it('converts a version 13 database without loss, and then keeps squatters apart', async () => {
     const dir = join(await temp.make('parley-v14-'), 'db')
     const v14 = migrations.findIndex((m) => m.version === 14)
-    const old = await Database.open({ dir, migrations: migrations.slice(0, v14), buildSnapshot: snapshotInThread })
+    const old = await openTestDatabase(dir, migrations.slice(0, v14), engine)
     const [stored, refused, mine, absent] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
     await old.transaction((tx) => {
       const batches = new BatchesRepo(old)
@@ -52,7 +51,7 @@ describe('db: schema v14, pins per signer and batches by (id, hash)', () => {
     const batchesBefore = old.all<{ seq: number; id: string; state: string }>('SELECT seq, id, state FROM batches ORDER BY seq')
     await old.close()
 
-    const db = await Database.open({ dir, migrations, buildSnapshot: snapshotInThread })
+    const db = await openTestDatabase(dir, migrations, engine)
     const pins = new PinsRepo(db)
     const batches = new BatchesRepo(db)
     expect(db.all('SELECT seq, batch_id, idx, dispatched FROM pins ORDER BY seq')).to.deep.equal(before)
@@ -60,7 +59,13 @@ describe('db: schema v14, pins per signer and batches by (id, hash)', () => {
     expect(batches.get(mine)!.chainTx).to.equal('0x01')
     const held = db.all<{ batch_id: string; batch_hash: string; held: number }>('SELECT batch_id, batch_hash, held FROM pins ORDER BY seq').map((r) => `${r.batch_id === stored ? 'stored' : r.batch_id === refused ? 'refused' : r.batch_id === mine ? 'mine' : 'absent'}:${r.batch_hash[0]}:${r.held}`)
     expect(held).to.deep.equal(['stored:a:1', 'stored:a:1', 'stored:e:0', 'refused:b:0', 'absent:d:0', 'mine:c:1'])
-    const indexes = db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name IN ('pins', 'batches') AND name NOT LIKE 'sqlite_%' ORDER BY name").map((r) => r.name)
+    const indexes = (
+      engine === 'sqljs'
+        ? db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name IN ('pins', 'batches') AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        : db.all<{ name: string }>(
+            "SELECT indexname AS name FROM pg_indexes WHERE tablename IN ('pins', 'batches') AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' UNION SELECT trigger_name FROM information_schema.triggers WHERE event_object_table IN ('pins', 'batches') ORDER BY name",
+          )
+    ).map((r) => r.name)
     expect(indexes).to.deep.equal(['batches_local', 'batches_state', 'batches_tx', 'pins_broadcast_waiting', 'pins_hash', 'pins_held_by_batch', 'pins_held_waiting', 'pins_waiting', 'pins_waiting_context'])
 
     // Afterwards: another signer's pin of the same (batch, index) is kept, a retried one of the same signer is not.

@@ -1,0 +1,131 @@
+import { join } from 'node:path'
+import { expect } from 'chai'
+import { DatabaseError, type Migration } from '../../node/db/database.js'
+import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { startNode } from '../../node/node.js'
+import { TempDirs } from '../support/db/helpers.js'
+import { loneNodeConfig, loneNodeTls } from '../support/lone-node.js'
+import { createDatabase, startPostgres, type PgServer } from '../support/postgres.js'
+
+const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE)' }
+
+/**
+ * A member on PostgreSQL whose server goes away: writes are refused with DB_UNAVAILABLE (the API's 503) instead of
+ * hanging, the member reconnects by itself once the server is back, and a SIGKILL of the server loses nothing that was
+ * acknowledged and stores nothing twice. A server of the suite's own, since it is stopped and killed.
+ */
+describe('db: PostgreSQL going away and coming back', function () {
+  const temp = new TempDirs()
+  let server: PgServer
+  let db: PgDatabase
+  const logs: string[] = []
+  const ids = (): string[] => db.all<{ id: string }>('SELECT id FROM items ORDER BY seq').map((r) => r.id)
+
+  before(async () => {
+    server = await startPostgres(await temp.make('parley-pg-availability-'))
+    const d = await createDatabase(server)
+    db = await PgDatabase.open({ url: d.url, migrations: [items], log: (l) => logs.push(l) })
+  })
+  after(async () => {
+    await db?.close()
+    await server?.stop()
+    await temp.cleanup()
+  })
+
+  async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
+    const end = Date.now() + ms
+    while (!ok()) {
+      if (Date.now() > end) throw new Error(`timed out waiting until ${what}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
+  it('refuses writes and reads with DB_UNAVAILABLE naming the database while it is stopped, and resumes by itself', async () => {
+    await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['before']))
+    await server.stop()
+    await until('the member notices', () => !db.status().healthy)
+    const status = db.status()
+    expect(status.detail).to.contain(`127.0.0.1:${server.port}`).and.not.contain('parley-test')
+    const err = (await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['during'])).catch((e: unknown) => e)) as DatabaseError
+    expect(err).to.be.instanceOf(DatabaseError)
+    expect(err.code).to.equal('DB_UNAVAILABLE')
+    expect(err.message).to.contain(`127.0.0.1:${server.port}`)
+    expect(() => db.all('SELECT id FROM items')).to.throw(DatabaseError, /DB_UNAVAILABLE/)
+    let writable = false
+    const waiting = db.whenWritable().then(() => (writable = true))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(writable, 'background loops wait rather than spin').to.equal(false)
+
+    await server.restart()
+    await waiting
+    expect(db.status().healthy).to.equal(true)
+    await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['after']))
+    expect(ids()).to.deep.equal(['before', 'after'])
+    expect(logs.some((l) => /database: lost postgres:\/\/parley:\*\*\*@127\.0\.0\.1/.test(l))).to.equal(true)
+    expect(logs.some((l) => /database: connected again/.test(l))).to.equal(true)
+  })
+
+  it('loses nothing acknowledged and stores nothing twice when the server is killed (SIGKILL) mid-stream', async () => {
+    const acked: string[] = []
+    const failed: string[] = []
+    let stop = false
+    // One writer, one transaction per turn, as requests arrive: each id is acknowledged only once its COMMIT returned.
+    const writer = (async () => {
+      for (let i = 0; !stop; i++) {
+        const id = `k${i}`
+        try {
+          await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', [id]))
+          acked.push(id)
+        } catch (err) {
+          expect((err as DatabaseError).code).to.equal('DB_UNAVAILABLE')
+          failed.push(id)
+          await db.whenWritable()
+        }
+      }
+    })()
+    await until('some writes are acknowledged', () => acked.length >= 50)
+    await server.kill()
+    await until('a write is refused', () => failed.length > 0)
+    await server.restart()
+    const n = (id: string | undefined): number => Number(id?.slice(1) ?? -1)
+    await until('writes are acknowledged again', () => n(acked[acked.length - 1]) > n(failed[failed.length - 1]) && acked.length >= 100)
+    stop = true
+    await writer
+    const stored = ids().filter((id) => id.startsWith('k'))
+    expect(new Set(stored).size, 'no id twice').to.equal(stored.length)
+    const missing = acked.filter((id) => !stored.includes(id))
+    expect(missing, 'every acknowledged write is stored').to.deep.equal([])
+    // A refused write may or may not have committed (its COMMIT's outcome was unknown), but it was never acknowledged.
+    expect(stored.filter((id) => !acked.includes(id)).every((id) => failed.includes(id))).to.equal(true)
+  })
+
+  it("a member's API answers a write 503 naming the database while it is stopped, and 200 again once it is back", async () => {
+    const root = await temp.make('parley-pg-node-')
+    const d = await createDatabase(server)
+    const cfg = await loneNodeConfig(join(root, 'data'), await loneNodeTls(root), { database: { type: 'postgres', url: d.url } })
+    const node = await startNode(cfg, () => {})
+    const post = (value: unknown): Promise<Response> =>
+      fetch(`${node.api}/api/v1/namespaces/default/data`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value }) })
+    const status = async (): Promise<{ healthy: boolean; database: { engine: string; healthy: boolean } }> => (await fetch(`${node.api}/api/v1/status`)).json() as never
+    try {
+      expect((await post({ n: 1 })).status).to.equal(200)
+      expect((await status()).database).to.include({ engine: 'postgres', healthy: true })
+      await server.stop()
+      await until('the member notices', () => !node.db.status().healthy)
+      const refused = await post({ n: 2 })
+      expect(refused.status).to.equal(503)
+      expect(((await refused.json()) as { error: string }).error).to.match(new RegExp(`^UNAVAILABLE: DB_UNAVAILABLE: the database postgres://parley:\\*\\*\\*@127\\.0\\.0\\.1:${server.port}/`))
+      const down = await status()
+      expect(down.healthy).to.equal(false)
+      expect(down.database).to.include({ engine: 'postgres', healthy: false })
+      await server.restart()
+      await node.db.whenWritable()
+      expect((await post({ n: 3 })).status).to.equal(200)
+      // Beside the member's own identity claims, which it stores at start.
+      const values = node.db.all<{ value: string }>('SELECT value FROM data ORDER BY seq').map((r) => JSON.parse(r.value) as { n?: number })
+      expect(values.filter((v) => v.n !== undefined)).to.deep.equal([{ n: 1 }, { n: 3 }])
+    } finally {
+      await node.stop()
+    }
+  })
+})
