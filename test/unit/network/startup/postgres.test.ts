@@ -66,8 +66,10 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     expect(() => clearStalePid(L.postgres.data)).to.throw(`PostgreSQL still runs on ${L.postgres.data} as pid ${pid}`)
   })
 
-  it('is stopped by PID, with every process of the server gone and the cluster shut down cleanly', async function () {
+  it('is stopped by PID, even paused, with every process of the server gone and the cluster shut down cleanly', async function () {
     const pid = postgresPid()!
+    // As `network -- pause postgres` leaves it: the server and its backends stopped.
+    process.kill(-pid, 'SIGSTOP')
     await launcher.stopAll()
     expect(isAlive(pid)).to.equal(false)
     expect(processesOfGroup(pid)).to.deep.equal([])
