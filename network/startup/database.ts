@@ -89,7 +89,7 @@ function engineMismatch(L: Layout, r: DatabaseRecord, w: Wanted): Error {
   )
 }
 
-/** A server's URL as the record keeps it: scheme, credentials, host and port, no database. */
+/** A server's URL as the record keeps it: scheme, credentials, host, port and connection options (`?sslmode=...`), no database. */
 function serverUrl(raw: string): string {
   let u: URL
   try {
@@ -100,7 +100,6 @@ function serverUrl(raw: string): string {
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new Error(`--database-url must start with postgres:// (got ${u.protocol}//)`)
   if (u.hostname === '') throw new Error('--database-url must name the server\'s host: postgres://user:password@host:port/')
   u.pathname = '/'
-  u.search = ''
   u.hash = ''
   return u.toString()
 }
