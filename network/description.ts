@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFileAtomicSync } from '../node/core/atomic-file.js'
-import { stopPid } from './process.js'
+import { isAlive, signalPid, stopPid } from './process.js'
 import { POSTGRES_PROCESS } from './postgres/cluster.js'
 import type { DatabaseDescription } from './startup/database.js'
 
@@ -58,8 +58,12 @@ export interface PidFile {
  * shutdown: clients disconnected, a checkpoint written), since on SIGTERM it waits for every client to leave, a
  * user's psql session included; its checkpoint may take a while on a large database.
  */
-export function stopRecorded(p: { name: string; pid: number }, graceMs = 5000): Promise<void> {
-  return p.name === POSTGRES_PROCESS ? stopPid(p.pid, Math.max(graceMs, 30_000), 'SIGINT') : stopPid(p.pid, graceMs)
+export async function stopRecorded(p: { name: string; pid: number }, graceMs = 5000): Promise<void> {
+  if (p.name !== POSTGRES_PROCESS) return stopPid(p.pid, graceMs)
+  // A paused server (`pause postgres` stops its whole process group) lets its backends run again, or they would
+  // never act on the shutdown.
+  if (isAlive(p.pid)) signalPid(-p.pid, 'SIGCONT')
+  return stopPid(p.pid, Math.max(graceMs, 30_000), 'SIGINT')
 }
 
 export function readPids(file: string): PidFile {

@@ -128,7 +128,10 @@ function compileDeclarations(): boolean {
   // record, start from nothing.
   if (!existsSync(join(projectRoot, TYPES_BUILD_INFO))) rmSync(join(projectRoot, TYPES_EMITTED), { recursive: true, force: true })
   const tsc = createRequire(join(projectRoot, 'package.json')).resolve('typescript/bin/tsc')
-  const r = spawnSync(process.execPath, [tsc, '-p', TYPES_TSCONFIG, '--pretty', 'false'], { cwd: projectRoot, encoding: 'utf8' })
+  // --noCheck: tsc emits the declarations without checking the modules' bodies, which `npm run typecheck` (and the
+  // suite's test/types) checks for the whole project, these modules included. The declarations are the same byte for
+  // byte; the emit takes ~6 s instead of ~15 s.
+  const r = spawnSync(process.execPath, [tsc, '-p', TYPES_TSCONFIG, '--pretty', 'false', '--noCheck'], { cwd: projectRoot, encoding: 'utf8' })
   if (r.status !== 0) throw new Error(`tsc -p ${TYPES_TSCONFIG} failed:\n${r.stdout}${r.stderr}`)
   const emitted = join(projectRoot, TYPES_EMITTED)
   // The plain-JavaScript modules have declarations written by hand, which tsc does not copy.

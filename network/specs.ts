@@ -99,10 +99,9 @@ export async function waitProcessReady(p: SpawnedProcess, what: string, timeoutM
     exitCode = c
   })
   try {
-    await waitFor(what, async () => {
-      if (exitCode !== undefined) throw new ExitedError(`${what} exited (code ${exitCode})`)
-      return check()
-    }, { timeoutMs, intervalMs })
+    // An exit ends the wait at once: waitFor retries a check that throws until its deadline.
+    await waitFor(what, async () => exitCode !== undefined || check(), { timeoutMs, intervalMs })
+    if (exitCode !== undefined) throw new ExitedError(`${what} exited (code ${exitCode})`)
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- last lines of ${p.logFile} ---\n${tailLog(p.logFile, 15)}`)
   }

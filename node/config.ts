@@ -5,7 +5,8 @@ import type { BatchConfig } from './batch/config.js'
 import { MAX_BATCH_PAYLOAD_BYTES, MAX_DATA_PER_MESSAGE, MAX_MESSAGE_BYTES, MAX_MESSAGES_PER_BATCH, MAX_TOPICS_PER_MESSAGE } from './model/index.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from './core/limits.js'
 import { parseAuthority } from './core/authority.js'
-import { DEFAULT_EXCHANGE_QUOTAS } from './exchange/types.js'
+import { DEFAULT_EXCHANGE_QUOTAS, type RetryPolicy } from './exchange/types.js'
+import { DEFAULT_RETRY } from './exchange/retry.js'
 
 /**
  * Everything a member node is configured with. Nothing here is special to the local network: pointed at a
@@ -19,7 +20,7 @@ export interface NodeConfig {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
   api: ApiConfig
-  p2p: { host: string; port: number; cert: string; key: string }
+  p2p: { host: string; port: number; cert: string; key: string; retry: RetryPolicy }
   /** Absolute path of the node's data folder (database, blobs). */
   dataDir: string
   /** When batches are sealed; defaults in node/batch/config.ts. */
@@ -83,7 +84,7 @@ export interface NodeConfigFile {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
   api: { host?: string; port: number; allowedHosts?: string[]; allowedOrigins?: string[] }
-  p2p: { host?: string; port: number; certFile: string; keyFile: string }
+  p2p: { host?: string; port: number; certFile: string; keyFile: string; retry?: Partial<RetryPolicy> }
   dataDir: string
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
   limits?: Partial<RequestLimits>
@@ -174,6 +175,7 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
       port: port(p2p.port, 'p2p.port'),
       cert: at(str(p2p.certFile, 'p2p.certFile')),
       key: at(str(p2p.keyFile, 'p2p.keyFile')),
+      retry: parseRetry(p2p.retry, fail),
     },
     dataDir: at(str(c.dataDir, 'dataDir')),
     batch: parseBatchConfig(c.batch, fail),
@@ -361,5 +363,24 @@ function parsePeerQuotas(v: unknown, fail: (problem: string) => never): PeerQuot
   // A batch of the network's largest size must fit, or a peer's honest batch could never be taken.
   if (out.inFlightBatchBytesPerOrg < MAX_BATCH_PAYLOAD_BYTES) fail(`quotas.inFlightBatchBytesPerOrg (${out.inFlightBatchBytesPerOrg}) must be at least ${MAX_BATCH_PAYLOAD_BYTES}, the largest batch a member may send`)
   if (out.connectionsPerOrg < out.connectionsPerCertificate) fail(`quotas.connectionsPerOrg (${out.connectionsPerOrg}) must be at least quotas.connectionsPerCertificate (${out.connectionsPerCertificate})`)
+  return out
+}
+
+/**
+ * `p2p.retry`: how a send to another member (a batch, a blob) is retried before it gives up UNAVAILABLE and the
+ * delivery queue takes over with its own, durable retries. `attempts` (the first included, at least 1), `firstWaitMs`
+ * (the wait after the first failure, doubling each time) and `maxWaitMs` (the longest wait); defaults in
+ * node/exchange/retry.ts: 7 attempts, 0.5 s to 16 s, 31.5 s of waiting in all.
+ */
+function parseRetry(v: unknown, fail: (problem: string) => never): RetryPolicy {
+  if (v === undefined || v === null) return { ...DEFAULT_RETRY }
+  if (typeof v !== 'object' || Array.isArray(v)) return fail('p2p.retry must be an object {attempts, firstWaitMs, maxWaitMs}')
+  const out: RetryPolicy = { ...DEFAULT_RETRY }
+  for (const [k, value] of Object.entries(v as Record<string, unknown>)) {
+    if (!Object.hasOwn(DEFAULT_RETRY, k)) fail(`p2p.retry.${k} is not a setting; known: ${Object.keys(DEFAULT_RETRY).join(', ')}`)
+    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`p2p.retry.${k} must be a whole number of at least 1`)
+    out[k as keyof RetryPolicy] = value as number
+  }
+  if (out.maxWaitMs < out.firstWaitMs) fail(`p2p.retry.maxWaitMs (${out.maxWaitMs}) must be at least p2p.retry.firstWaitMs (${out.firstWaitMs})`)
   return out
 }

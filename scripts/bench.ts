@@ -15,6 +15,7 @@ import { blobScenario } from './bench/blob.js'
 import { capacityScenario } from './bench/capacity.js'
 import { eventsScenario } from './bench/events.js'
 import { consoleScenario } from './bench/console.js'
+import { dbScenario } from './bench/db.js'
 import { eventsSlowScenario } from './bench/events-slow.js'
 import { soakScenario } from './bench/soak.js'
 import { starvationScenario } from './bench/starvation.js'
@@ -31,7 +32,7 @@ import { engineName, printSideBySide } from './bench/engines.js'
 import type { DatabaseEngine } from '../network/startup/database.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
-const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
+const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, dbScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
 
 let parsed: ReturnType<typeof parseArgs>
 try {

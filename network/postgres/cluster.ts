@@ -1,17 +1,21 @@
 import { spawn } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import pg from 'pg'
+import { fsyncDirSync } from '../../node/core/atomic-file.js'
 import { isAlive } from '../process.js'
 import type { PostgresBinaries } from './binaries.js'
 import type { RunAs } from './os-user.js'
+import { copyTemplate, saveTemplate, templateDir, usableTemplate } from './template.js'
 
 /** The process name of a network's PostgreSQL server in pids.json and in the controls (`network -- kill postgres`). */
 export const POSTGRES_PROCESS = 'postgres'
 /**
- * Connections the server accepts: each member holds a pool of its own, and the default (100) is reached by a
- * network of some ten members; a slot costs the server a few hundred KiB of shared memory.
+ * Connections the server accepts: a member holds one or a few (its engine's, node/db), and tests and a user's psql
+ * sessions come on top; PostgreSQL's default (100) would cap a network well below the 100 members `--members`
+ * allows. Each slot costs the server some shared memory (its lock table grows with it), not a process.
  */
-export const MAX_CONNECTIONS = 400
+export const MAX_CONNECTIONS = 300
 
 /** A managed server's credentials and port, as the folder's database record keeps them. */
 export interface ManagedServer {
@@ -26,38 +30,62 @@ export function hasCluster(data: string): boolean {
 }
 
 /**
- * Creates the cluster in `data` (initdb) unless one is there: the superuser and its password (scram-sha-256 for every
+ * Creates the cluster in `data` unless one is there, with the superuser and its password (scram-sha-256 for every
  * connection, so only the members, given the password in their config, log in), UTF-8 without a locale (sorting by
- * bytes, as sql.js does). Under root the folder is owned by the server's account, as PostgreSQL requires. A folder
- * initdb left incomplete (a start killed during it) held no member's data yet: it is emptied and made again.
+ * bytes, as sql.js does). From this account's template when it has one (template.ts): a copy, whose superuser gets
+ * this server's password in single-user mode before it ever listens; otherwise by initdb, kept as the template for
+ * the next network. Made beside `data` and renamed into place, so that a start killed half way leaves no half
+ * cluster. Under root the folder is owned by the server's account, as PostgreSQL requires. Answers how it was made.
  */
-export async function ensureCluster(bin: PostgresBinaries, data: string, server: ManagedServer, account: RunAs, log: (line: string) => void): Promise<boolean> {
-  if (hasCluster(data)) return false
+export async function ensureCluster(bin: PostgresBinaries, data: string, server: ManagedServer, account: RunAs, log: (line: string) => void): Promise<'existing' | 'template' | 'initdb'> {
+  if (hasCluster(data)) return 'existing'
+  const next = `${data}.new`
   rmSync(data, { recursive: true, force: true })
+  rmSync(next, { recursive: true, force: true })
+  const t0 = Date.now()
+  const template = templateDir(bin.postgres)
+  const how = usableTemplate(template) ? 'template' : 'initdb'
+  if (how === 'template') {
+    await copyTemplate(template, next, account)
+    const setPassword = `ALTER ROLE ${pg.escapeIdentifier(server.user)} PASSWORD ${pg.escapeLiteral(server.password)};\n`
+    await runAs(bin.postgres, ['--single', '-D', next, '-c', 'listen_addresses=', '-c', 'unix_socket_directories=', 'postgres'], account, setPassword)
+  } else {
+    await initdb(bin, next, server, account)
+    saveTemplate(next, template)
+  }
+  renameSync(next, data)
+  fsyncDirSync(dirname(data))
+  log(`created the PostgreSQL cluster in ${data} ${how === 'template' ? `from the template ${template}` : 'with initdb'} in ${((Date.now() - t0) / 1000).toFixed(2)} s`)
+  return how
+}
+
+async function initdb(bin: PostgresBinaries, data: string, server: ManagedServer, account: RunAs): Promise<void> {
   mkdirSync(data, { recursive: true, mode: 0o700 })
   chmodSync(data, 0o700)
   if (account) chownSync(data, account.uid, account.gid)
   // initdb reads the password from a file; kept beside the data, readable by the server's account alone, and removed.
-  const pwfile = join(data, '..', 'initdb.pw')
+  const pwfile = join(dirname(data), 'initdb.pw')
   writeFileSync(pwfile, `${server.password}\n`, { mode: 0o600 })
   if (account) chownSync(pwfile, account.uid, account.gid)
-  const t0 = Date.now()
   try {
-    await runInitdb(bin.initdb, ['--pgdata', data, '--auth', 'scram-sha-256', '--username', server.user, '--pwfile', pwfile, '--encoding', 'UTF8', '--no-locale'], account)
+    await runAs(bin.initdb, ['--pgdata', data, '--auth', 'scram-sha-256', '--username', server.user, '--pwfile', pwfile, '--encoding', 'UTF8', '--no-locale'], account)
   } finally {
     rmSync(pwfile, { force: true })
   }
-  log(`created the PostgreSQL cluster in ${data} in ${((Date.now() - t0) / 1000).toFixed(2)} s`)
-  return true
 }
 
-function runInitdb(initdb: string, args: string[], account: RunAs): Promise<void> {
+/** Runs one of PostgreSQL's programs to its end as the server's account, `input` on its stdin (a secret stays off argv). */
+function runAs(command: string, args: string[], account: RunAs, input = ''): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(initdb, args, { stdio: ['ignore', 'ignore', 'pipe'], ...(account ?? {}), env: { ...process.env, LC_ALL: 'C' } })
+    const child = spawn(command, args, { stdio: ['pipe', 'ignore', 'pipe'], ...(account ?? {}), env: { ...process.env, LC_ALL: 'C' } })
     let stderr = ''
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()))
     child.once('error', reject)
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`initdb failed (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`))))
+    child.once('exit', (code, signal) => {
+      if (code === 0 && !/\bERROR:/.test(stderr)) resolve()
+      else reject(new Error(`${basename(command)} failed (${signal ?? `code ${code}`}): ${stderr.trim().split('\n').slice(-5).join(' | ')}`))
+    })
+    child.stdin.end(input)
   })
 }
 

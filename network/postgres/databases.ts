@@ -43,25 +43,36 @@ export async function acceptsLogin(serverUrl: string): Promise<boolean> {
   }
 }
 
+/** Databases created at once, each on a connection of its own: CREATE DATABASE is mostly waiting on the disk. */
+const CREATE_CONCURRENTLY = 4
+
 /**
  * Creates each database of `names` that the server lacks; answers those it created. A member runs its own
- * migrations in its database (node/db): an empty one is all it needs. Created in one session, one statement each
- * (CREATE DATABASE cannot run inside a transaction); one that another start creates meanwhile counts as there.
+ * migrations in its database (node/db): an empty one is all it needs. CREATE DATABASE cannot run inside a
+ * transaction, and writes its copy of template1 through the WAL with an fsync: a few at once, on connections of their
+ * own (3 in 0.5 s here, against 0.3-0.6 s each one after the other). One that another start creates meanwhile
+ * counts as there.
  */
 export async function ensureDatabases(serverUrl: string, names: readonly string[]): Promise<string[]> {
-  return withServer(serverUrl, async (c) => {
+  const there = await withServer(serverUrl, async (c) => {
     const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1::text[])', [names])
-    const there = new Set(rows.map((r) => r.datname))
-    const created: string[] = []
-    for (const name of names) {
-      if (there.has(name)) continue
-      try {
-        await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
-        created.push(name)
-      } catch (err) {
-        if ((err as { code?: string }).code !== DUPLICATE_DATABASE) throw new Error(`could not create the database ${name} on ${withoutPassword(serverUrl)}: ${(err as Error).message}`)
-      }
-    }
-    return created
+    return new Set(rows.map((r) => r.datname))
   })
+  const missing = names.filter((n) => !there.has(n))
+  const created: string[] = []
+  for (let i = 0; i < missing.length; i += CREATE_CONCURRENTLY) {
+    await Promise.all(
+      missing.slice(i, i + CREATE_CONCURRENTLY).map((name) =>
+        withServer(serverUrl, async (c) => {
+          try {
+            await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+            created.push(name)
+          } catch (err) {
+            if ((err as { code?: string }).code !== DUPLICATE_DATABASE) throw new Error(`could not create the database ${name} on ${withoutPassword(serverUrl)}: ${(err as Error).message}`)
+          }
+        }),
+      ),
+    )
+  }
+  return created.sort((a, b) => names.indexOf(a) - names.indexOf(b))
 }

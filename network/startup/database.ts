@@ -41,7 +41,7 @@ export function writeDatabaseRecord(L: Layout, r: DatabaseRecord): void {
  * but with members predates the choice, and is sql.js. A new managed server gets a random password and a free port
  * (`port`), kept for every later start.
  */
-export function planDatabase(L: Layout, opts: { database?: DatabaseEngine; databaseUrl?: string }, hasMembers: boolean, port: () => Promise<number>): Promise<DatabaseRecord> | DatabaseRecord {
+export async function planDatabase(L: Layout, opts: { database?: DatabaseEngine; databaseUrl?: string }, hasMembers: boolean, port: () => Promise<number>): Promise<DatabaseRecord> {
   const wanted = wantedEngine(opts)
   const recorded = readDatabaseRecord(L) ?? (hasMembers ? { engine: 'sqljs' as const } : undefined)
   if (recorded && hasMembers) {
@@ -56,7 +56,7 @@ export function planDatabase(L: Layout, opts: { database?: DatabaseEngine; datab
   if (choice.engine === 'sqljs') return { engine: 'sqljs' }
   const prefix = databasePrefix(L, choice.url !== undefined)
   if (choice.url !== undefined) return { engine: 'postgres', managed: false, url: serverUrl(choice.url), prefix }
-  return port().then((p) => ({ engine: 'postgres', managed: true, prefix, port: p, user: MANAGED_USER, password: randomBytes(18).toString('base64url') }))
+  return { engine: 'postgres', managed: true, prefix, port: await port(), user: MANAGED_USER, password: randomBytes(18).toString('base64url') }
 }
 
 type Wanted = { engine: 'sqljs'; url?: undefined } | { engine: 'postgres'; url?: string }
@@ -89,7 +89,7 @@ function engineMismatch(L: Layout, r: DatabaseRecord, w: Wanted): Error {
   )
 }
 
-/** A server's URL as the record keeps it: scheme, credentials, host and port, no database. */
+/** A server's URL as the record keeps it: scheme, credentials, host, port and connection options (`?sslmode=...`), no database. */
 function serverUrl(raw: string): string {
   let u: URL
   try {
@@ -100,7 +100,6 @@ function serverUrl(raw: string): string {
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new Error(`--database-url must start with postgres:// (got ${u.protocol}//)`)
   if (u.hostname === '') throw new Error('--database-url must name the server\'s host: postgres://user:password@host:port/')
   u.pathname = '/'
-  u.search = ''
   u.hash = ''
   return u.toString()
 }

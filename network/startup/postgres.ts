@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import type { Layout } from '../layout.js'
 import { waitProcessReady, type NativeProgram, type ProgramSpec } from '../specs.js'
 import { postgresBinaries } from '../postgres/binaries.js'
@@ -35,18 +35,20 @@ export async function postgresSpec(L: Layout, r: ManagedRecord, log: (line: stri
 
 /**
  * Start-up phase 3, beside the chain and IPFS: the members' databases ready before any member starts. sql.js needs
- * nothing. A managed server is initialised when its folder is new (initdb, ~1-2 s, in parallel with the chain's
- * start), started and recorded in pids.json like every process (so a failed start, Ctrl-C and `network:down` stop it
+ * nothing. A managed server's cluster is made when its folder is new (cluster.ts: seconds, in parallel with the
+ * chain's start), the server started and recorded in pids.json like every process (so a failed start, Ctrl-C and `network:down` stop it
  * by PID), and waited for; a user's server is only connected to. Then each member's database is created if missing.
  */
 export async function startDatabases(L: Layout, r: DatabaseRecord, orgs: readonly string[], launcher: Launcher, timeout: number, log: (line: string) => void): Promise<void> {
   if (r.engine === 'sqljs') return
   const url = serverUrlOf(r)
   if (r.managed) {
-    const account = await serverAccount(log)
-    mkdirSync(L.postgres.dir, { recursive: true })
-    letAccountReach(L.postgres.data, L.root, account, log)
     const spec = await postgresSpec(L, r, log)
+    const { account } = spec.program
+    mkdirSync(L.postgres.dir, { recursive: true })
+    // Crossable by the server's account whatever the umask made it (its cluster is inside, initdb's password file too).
+    if (account) chmodSync(L.postgres.dir, 0o711)
+    letAccountReach(L.postgres.data, L.root, account, log)
     await ensureCluster(postgresBinaries(), L.postgres.data, r, account, log)
     log(`starting PostgreSQL on ${withoutPassword(url)}`)
     const p = launcher.launchNative(spec)

@@ -13,7 +13,7 @@ export type WorkerReport = { kind: 'done'; result: Awaited<ReturnType<typeof bui
  * machine short of CPU; it stalls it: the event loop's thread ends up neither running nor waiting for a core but
  * asleep in the kernel, behind a lock of the process's (its memory map, most likely, which the worker takes to grow its
  * WebAssembly memory) held by a worker that, preempted, gets a core once in a long while. In
- * test/db/checkpoint-stall.test.ts beside two busy processes the stalls are 350-490 ms at nice 19, 70-110 ms at nice
+ * the checkpoint of `npm run bench -- --only db` (scripts/bench/db.ts) beside two busy processes the stalls are 350-490 ms at nice 19, 70-110 ms at nice
  * 10 and 11-18 ms at the node's priority.
  */
 const { dir } = workerData as { dir: string }

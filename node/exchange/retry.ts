@@ -22,7 +22,7 @@ export async function withRetries(what: string, policy: RetryPolicy, signal: Abo
     if (outcome.kind === 'ok') return
     if (outcome.kind === 'final') throw new ParleyError('BAD_REQUEST', `${what}: refused: ${outcome.problem}`)
     last = outcome.problem
-    if (n >= policy.attempts) throw new ParleyError('UNAVAILABLE', `${what}: ${outcome.problem} (gave up after ${n} attempts)`)
+    if (n >= policy.attempts) throw new ParleyError('UNAVAILABLE', `${what}: ${outcome.problem} (gave up after ${n} attempts, p2p.retry)`)
     if (outcome.now && !retriedAtOnce) {
       retriedAtOnce = true
       continue

@@ -66,7 +66,7 @@ export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: Plugin
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
   // The p2p endpoint: private batches and blobs to and from the other members' nodes.
-  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas })
+  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry })
   // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
   const registered = (): Peer[] =>
     identities.all('node').flatMap((n) => {

@@ -43,7 +43,7 @@ export const USAGE = `usage: npm run bench -- [options]
   --console-runs N      cold loads of each console view in the console run, each in a fresh browser (default ${DEFAULTS.consoleRuns})
   --attack-seconds N    how long each attack of the starvation run lasts (default ${DEFAULTS.attackSeconds})
   --only NAMES          run only these scenarios, comma-separated (broadcast, receive, private, blob, events, console,
-                        capacity, soak, events-slow, starvation); without it, broadcast, receive, private, blob, events and console: capacity (a member's database
+                        db, capacity, soak, events-slow, starvation); without it, broadcast, receive, private, blob, events, console and db: capacity (a member's database
                         and memory as it fills), soak (each process's RSS under a steady mixed load) and events-slow
                         (a member's RSS while event sockets stop reading) take minutes and run only when named, as does
                         starvation (one member under a pipelined flood and trickling bodies; 1 member unless --members)

@@ -4,11 +4,12 @@ import { join } from 'node:path'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { Wallet, hexlify } from 'ethers'
 import { HARDHAT_ACCOUNT_0_KEY, deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
-import { spawnLogged, tsEntry } from '../../network/process.js'
+import { spawnLogged } from '../../network/process.js'
 import { encodePinBatch, type RpcLog } from '../../node/chain/abi.js'
 import { JsonRpcClient, RpcError } from '../../node/chain/rpc.js'
 import { pendingNonce, signTransaction } from '../../node/chain/tx.js'
 import type { BatchId, Hash, TxId } from '../../node/core/ids.js'
+import { programArgs } from '../support/programs.js'
 import { assertCompiled, startChain, stopAllChains, type TestChain } from '../support/chain-process.js'
 
 interface Snapshot {
@@ -131,7 +132,7 @@ describe('chain process: journal and resume', function () {
     const other = spawnLogged({
       name: 'chain-2',
       command: process.execPath,
-      args: tsEntry('network/chain/main.ts', ['--dir', join(chain.dir, 'second'), '--port', String(chain.port)]),
+      args: await programArgs('chain', ['--dir', join(chain.dir, 'second'), '--port', String(chain.port)]),
       logFile: join(chain.dir, 'second.log'),
     })
     expect(await other.exited).to.equal(1)

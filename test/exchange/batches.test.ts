@@ -93,7 +93,7 @@ describe('exchange: batches between three nodes on loopback (real mutual TLS)', 
     }
     const r = await settle(a.exchange.sendBatch(b.peer, makeBatch('org0')))
     expect(isParleyError(r.err, 'UNAVAILABLE'), String(r.err)).to.equal(true)
-    expect((r.err as Error).message).to.match(/500 INTERNAL: database is on fire \(gave up after 4 attempts\)/)
+    expect((r.err as Error).message).to.match(/500 INTERNAL: database is on fire \(gave up after 4 attempts, p2p\.retry\)/)
     expect(calls).to.equal(FAST_RETRY.attempts)
     expect(a.logs.filter((l) => l.includes('retrying')), 'one log line per distinct problem').to.have.length(1)
   })
@@ -178,7 +178,7 @@ describe('exchange: limits, a peer that is down, and stopping', () => {
       const t0 = Date.now()
       const r = await settle(a.exchange.sendBatch(down, makeBatch('org0')))
       expect(isParleyError(r.err, 'UNAVAILABLE'), String(r.err)).to.equal(true)
-      expect((r.err as Error).message).to.match(/ECONNREFUSED.*gave up after 4 attempts/)
+      expect((r.err as Error).message).to.match(/ECONNREFUSED.*gave up after 4 attempts, p2p\.retry/)
       expect(Date.now() - t0).to.be.within(300, 3000) // 50 + 100 + 200 ms of waits
 
       // Now the peer starts while the sender is waiting out its backoff.

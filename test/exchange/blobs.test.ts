@@ -317,7 +317,7 @@ describe('exchange: time limits (a stalled peer pins no socket)', () => {
     const t0 = Date.now()
     const r = await settle(a.exchange.sendBatch(b.peer, makeBatch('org0')))
     expect(isParleyError(r.err, 'UNAVAILABLE'), String(r.err)).to.equal(true)
-    expect((r.err as Error).message).to.match(/no progress for 300 ms \(gave up after 2 attempts\)/)
+    expect((r.err as Error).message).to.match(/no progress for 300 ms \(gave up after 2 attempts, p2p\.retry\)/)
     expect(Date.now() - t0).to.be.within(600, 3000)
     expect(calls).to.equal(2)
     never.resolve()

@@ -4,10 +4,11 @@ import { join } from 'node:path'
 import { Wallet } from 'ethers'
 import { createNodeCertificate } from '../../network/tls.js'
 import { deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
-import { freePort, isAlive, spawnLogged, stopPid, tsEntry, waitFor, type SpawnedProcess } from '../../network/process.js'
+import { freePort, isAlive, spawnLogged, stopPid, waitFor, type SpawnedProcess } from '../../network/process.js'
 import type { NodeConfigFile } from '../../node/config.js'
 import { startChain, stopAllChains } from '../support/chain-process.js'
 import { getJson, tempDir } from '../support/network.js'
+import { programArgs } from '../support/programs.js'
 
 interface Status {
   chain: { connected: boolean; error?: string }
@@ -35,7 +36,7 @@ async function startLoneNode(dir: string, chain: { rpc: string; contract: string
   }
   writeFileSync(join(dir, 'config.json'), JSON.stringify(cfg))
   const logFile = join(dir, 'node.log')
-  const proc = spawnLogged({ name: 'lone', command: process.execPath, args: tsEntry('node/main.ts', ['--config', join(dir, 'config.json')]), logFile })
+  const proc = spawnLogged({ name: 'lone', command: process.execPath, args: await programArgs('node', ['--config', join(dir, 'config.json')]), logFile })
   const api = `http://127.0.0.1:${apiPort}`
   await waitFor('the node API', async () => (await fetch(`${api}/api/v1/status`)).ok)
   return { proc, api, logFile, address: wallet.address, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') }
@@ -86,7 +87,7 @@ describe('a member node facing a wrong or missing chain and IPFS', function () {
     const ipfs = spawnLogged({
       name: 'ipfs',
       command: process.execPath,
-      args: tsEntry('network/ipfs/main.ts', ['--dir', join(dir, 'ipfs'), '--api-port', String(ipfsApiPort), '--gateway-port', String(ipfsGatewayPort)]),
+      args: await programArgs('ipfs', ['--dir', join(dir, 'ipfs'), '--api-port', String(ipfsApiPort), '--gateway-port', String(ipfsGatewayPort)]),
       logFile: join(dir, 'ipfs.log'),
     })
     procs.push(ipfs)

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import type { MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { waitFor } from '../../network/process.js'
@@ -46,6 +46,18 @@ describe('private messaging through SIGKILL and restart', function () {
     return out
   }
 
+  // org0, the sender of both scenarios, gives up a send after two attempts 250 ms apart (p2p.retry) instead of the
+  // default seven over 31.5 s: what carries a delivery to a peer that is down is then the delivery queue's own durable
+  // retry, at once rather than after half a minute of the exchange's retries.
+  before(async function () {
+    const org0 = members[0]!
+    const file = layout(t.dir).member(org0.org).config
+    const cfg = JSON.parse(readFileSync(file, 'utf8')) as { p2p: object }
+    writeFileSync(file, JSON.stringify({ ...cfg, p2p: { ...cfg.p2p, retry: { attempts: 2, firstWaitMs: 250, maxWaitMs: 250 } } }))
+    await t.net.kill(org0.node, 'SIGTERM')
+    await t.net.restart(org0.node)
+  })
+
   // On a failure, the exchange and delivery lines of every member, read before the suite stops the network.
   afterEach(function () {
     if (this.currentTest?.state !== 'failed') return
@@ -78,7 +90,7 @@ describe('private messaging through SIGKILL and restart', function () {
     const batches = new Set<string>()
     for (const id of ids) batches.add((await get<ApiMessage>(`${nsBase(org0, ns)}/messages/${id}`)).body.batch ?? '')
     expect(batches.size, 'several batches queued for the dead recipient').to.be.greaterThan(1)
-    // Let the exchange's retries inside one send run out (about 31.5 s), so the queue's own durable retry is what
+    // Let the exchange's retries inside one send run out (p2p.retry, above), so the queue's own durable retry is what
     // carries the delivery, not a send that happened to be still retrying when the peer came back.
     await waitFor(
       `${org0.org} to log a delivery to ${org1.node} as not delivered yet`,

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { create } from 'kubo-rpc-client'
-import { spawnLogged, stopPid, tsEntry } from '../../network/process.js'
+import { spawnLogged, stopPid } from '../../network/process.js'
+import { programArgs } from '../support/programs.js'
 import { collect, readLog, removeIfPassed, startIpfsProcess, stopIpfsProcess, tempDir, type IpfsProcess } from '../support/ipfs.js'
 
 describe('local IPFS: the process', function () {
@@ -34,7 +35,7 @@ describe('local IPFS: the process', function () {
     const proc = spawnLogged({
       name: 'ipfs-intruder',
       command: process.execPath,
-      args: tsEntry('network/ipfs/main.ts', ['--dir', intruderDir, '--api-port', String(busy), '--gateway-port', '1']),
+      args: await programArgs('ipfs', ['--dir', intruderDir, '--api-port', String(busy), '--gateway-port', '1']),
       logFile,
     })
     intruder = proc.pid

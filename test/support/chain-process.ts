@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, signalPid, spawnLogged, stopPid, tsEntry, type SpawnedProcess } from '../../network/process.js'
+import { freePort, signalPid, spawnLogged, stopPid, type SpawnedProcess } from '../../network/process.js'
+import { programArgs } from './programs.js'
 import { Broken, waitUntil } from './wait.js'
 import { BATCH_PIN_ARTIFACT, deployBatchPin, fundAccounts } from '../../network/chain/deploy.js'
 
@@ -43,7 +44,7 @@ export async function startChain(opts: { dir?: string; port?: number } = {}): Pr
   const proc = spawnLogged({
     name: 'chain',
     command: process.execPath,
-    args: tsEntry('network/chain/main.ts', ['--dir', dir, '--port', String(port)]),
+    args: await programArgs('chain', ['--dir', dir, '--port', String(port)]),
     logFile,
   })
   running.add(proc.pid)

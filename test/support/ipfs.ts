@@ -2,7 +2,8 @@ import { createCipheriv, createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, isAlive, processMemory, spawnLogged, stopPid, tsEntry, type SpawnedProcess } from '../../network/process.js'
+import { freePort, isAlive, processMemory, spawnLogged, stopPid, type SpawnedProcess } from '../../network/process.js'
+import { programArgs } from './programs.js'
 import { Broken, waitUntil } from './wait.js'
 export { sleep } from '../../network/process.js'
 export { collect } from './streams.js'
@@ -54,7 +55,7 @@ export async function startIpfsProcess(dir: string, ports?: { api: number; gatew
   const proc = spawnLogged({
     name: 'ipfs',
     command: process.execPath,
-    args: tsEntry('network/ipfs/main.ts', ['--dir', dir, '--api-port', String(apiPort), '--gateway-port', String(gatewayPort)]),
+    args: await programArgs('ipfs', ['--dir', dir, '--api-port', String(apiPort), '--gateway-port', String(gatewayPort)]),
     logFile,
   })
   let exitCode: number | null | undefined

@@ -4,6 +4,7 @@ import { freePort } from '../../network/process.js'
 import { createNodeCertificate } from '../../network/tls.js'
 import { DEFAULT_PEER_QUOTAS, type NodeConfig } from '../../node/config.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../node/core/limits.js'
+import { DEFAULT_RETRY } from '../../node/exchange/retry.js'
 
 /** A certificate and key for org0/node0, written under `dir`, as a member's config names them. */
 export async function loneNodeTls(dir: string): Promise<{ cert: string; key: string }> {
@@ -27,7 +28,7 @@ export async function loneNodeConfig(dataDir: string, tls: { cert: string; key: 
     chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
     ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
     api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-    p2p: { host: '127.0.0.1', port: await freePort(), ...tls },
+    p2p: { host: '127.0.0.1', port: await freePort(), ...tls, retry: DEFAULT_RETRY },
     dataDir,
     batch: {},
     limits: DEFAULT_REQUEST_LIMITS,

@@ -30,4 +30,10 @@ describe('network: the start-up table', () => {
     // A network.json written before the page existed names no apiPage: the member's API serves it all the same.
     expect(row('org1').slice(2, 4)).to.deep.equal(['http://127.0.0.1:5120/api', 'http://127.0.0.1:5120/ui/'])
   })
+
+  it("names the network's PostgreSQL server on its own line, and nothing of a database on sql.js", () => {
+    const onPostgres: NetworkDescription = { ...d, database: { engine: 'postgres', managed: true, server: 'postgres://parley@127.0.0.1:27820/' } }
+    expect(formatTable(onPostgres).split('\n')[2]).to.equal("db     PostgreSQL postgres://parley@127.0.0.1:27820/ (data in the state folder's postgres/), a database per member")
+    expect(formatTable({ ...d, database: { engine: 'sqljs' } })).to.equal(formatTable(d))
+  })
 })

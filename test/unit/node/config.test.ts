@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, DEFAULT_PEER_QUOTAS, loadNodeConfig } from '../../../node/config.js'
 import { DEFAULT_EXCHANGE_QUOTAS } from '../../../node/exchange/types.js'
+import { DEFAULT_RETRY } from '../../../node/exchange/retry.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../node/core/limits.js'
 import { MAX_MESSAGES_PER_BATCH } from '../../../node/model/index.js'
 
@@ -44,6 +45,17 @@ describe('member node config', () => {
     expect(loadNodeConfig(write(good)).limits).to.deep.equal(DEFAULT_REQUEST_LIMITS)
     const cfg = loadNodeConfig(write({ ...good, limits: { dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 } }))
     expect(cfg.limits).to.deep.equal({ ...DEFAULT_REQUEST_LIMITS, dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 })
+  })
+
+  it('retries a send to another member as the exchange does by default, or as p2p.retry says', () => {
+    expect(loadNodeConfig(write(good)).p2p.retry).to.deep.equal({ attempts: 7, firstWaitMs: 500, maxWaitMs: 16_000 })
+    expect(DEFAULT_RETRY).to.deep.equal({ attempts: 7, firstWaitMs: 500, maxWaitMs: 16_000 })
+    const p2p = (retry: unknown): unknown => ({ ...good, p2p: { ...good.p2p, retry } })
+    expect(loadNodeConfig(write(p2p({ attempts: 2, firstWaitMs: 100 }))).p2p.retry).to.deep.equal({ attempts: 2, firstWaitMs: 100, maxWaitMs: 16_000 })
+    expect(() => loadNodeConfig(write(p2p([1])))).to.throw(ConfigError, /p2p.retry must be an object \{attempts, firstWaitMs, maxWaitMs\}/)
+    expect(() => loadNodeConfig(write(p2p({ tries: 3 })))).to.throw(ConfigError, /p2p.retry.tries is not a setting; known: attempts, firstWaitMs, maxWaitMs/)
+    expect(() => loadNodeConfig(write(p2p({ attempts: 0 })))).to.throw(ConfigError, /p2p.retry.attempts must be a whole number of at least 1/)
+    expect(() => loadNodeConfig(write(p2p({ firstWaitMs: 2000, maxWaitMs: 1000 })))).to.throw(ConfigError, /p2p.retry.maxWaitMs \(1000\) must be at least p2p.retry.firstWaitMs \(2000\)/)
   })
 
   it('takes the documented peer quotas by default (the exchange\'s own defaults agree) and any of them from the file', () => {

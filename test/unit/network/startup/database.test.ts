@@ -60,11 +60,12 @@ describe('network/startup/database: which engine a folder runs its members on', 
     const a = await plan({ databaseUrl: 'postgres://me:secret@db.example:6543/ignored?sslmode=disable' })
     const b = await plan({ databaseUrl: 'postgres://me:secret@db.example:6543/' })
     if (a.engine !== 'postgres' || a.managed || b.engine !== 'postgres' || b.managed) throw new Error('not shared servers')
-    expect(a.url).to.equal('postgres://me:secret@db.example:6543/')
+    // The database the URL names is not the members' (each gets its own); its connection options are kept.
+    expect(a.url).to.equal('postgres://me:secret@db.example:6543/?sslmode=disable')
     expect(a.prefix).to.match(/^parley_parley_db_plan_[a-z0-9_]*_[0-9a-f]{6}_$/)
     expect(a.prefix).to.not.equal(b.prefix)
-    expect(memberDatabaseConfig(a, 'org0')?.url).to.equal(`postgres://me:secret@db.example:6543/${a.prefix}org0`)
-    expect(describeDatabase(a)).to.deep.equal({ engine: 'postgres', managed: false, server: 'postgres://me@db.example:6543/' })
+    expect(memberDatabaseConfig(a, 'org0')?.url).to.equal(`postgres://me:secret@db.example:6543/${a.prefix}org0?sslmode=disable`)
+    expect(describeDatabase(b)).to.deep.equal({ engine: 'postgres', managed: false, server: 'postgres://me@db.example:6543/' })
   })
 
   it('refuses flags that contradict each other or a URL that is not PostgreSQL', async function () {

