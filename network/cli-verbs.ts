@@ -12,8 +12,11 @@ import { parseRogue, RogueUsageError, type RogueCommand } from './rogue/args.js'
 import { RogueError, type RogueMember } from './rogue/member.js'
 import { rogueLine, type RogueResult } from './rogue/results.js'
 import type { NetworkDescription } from './description.js'
+import { moveMemberEngine } from './move-db.js'
+import { engineLabel } from '../node/db/move/move-member.js'
+import type { EngineName } from '../node/db/engine.js'
 
-export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed', 'rogue'])
+export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed', 'rogue', 'move-db'])
 
 export type Command =
   | { verb: 'status' }
@@ -28,6 +31,7 @@ export type Command =
   | { verb: 'wait'; message: string; members?: string[]; namespace?: string; timeoutMs: number }
   | { verb: 'wait-idle'; timeoutMs: number }
   | { verb: 'confirmed'; member: string; topic: string; namespace: string; json: boolean }
+  | { verb: 'move-db'; target: string; to: EngineName; databaseUrl?: string }
   | RogueCommand
 
 /** A mistake in the arguments: the CLI prints it with the usage and exits 2. */
@@ -43,6 +47,8 @@ const OPTIONS = {
   members: { type: 'string' },
   timeout: { type: 'string' },
   signal: { type: 'string' },
+  to: { type: 'string' },
+  'database-url': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -62,6 +68,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   verify: ['namespace', 'allow-behind', 'json'],
   wait: ['members', 'namespace', 'timeout'],
   confirmed: ['namespace', 'json'],
+  'move-db': ['to', 'database-url'],
 }
 
 export function parseVerb(verb: string, argv: string[], defaultDir = '.network'): { dir: string; help: boolean; command?: Command } {
@@ -164,6 +171,13 @@ export function parseVerb(verb: string, argv: string[], defaultDir = '.network')
     case 'confirmed': {
       arity(2, 2, '<member> <topic>')
       return { dir, help: false, command: { verb, member: pos[0]!, topic: pos[1]!, namespace: single('namespace') ?? 'default', json: values.json ?? false } }
+    }
+    case 'move-db': {
+      arity(1, 1, 'one member (org1, org1/node1)')
+      const to = values.to
+      if (to !== 'postgres' && to !== 'sqljs') throw new UsageError(`move-db takes --to postgres or --to sqljs${to === undefined ? '' : ` (got ${to})`}`)
+      const url = values['database-url']
+      return { dir, help: false, command: { verb, target: pos[0]!, to, ...(url !== undefined ? { databaseUrl: url } : {}) } }
     }
   }
   throw new UsageError(`unknown command: ${verb}`)
@@ -300,6 +314,14 @@ async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<nu
       const msgs = await confirmedOnTopic(c, cmd.member, cmd.topic, cmd.namespace)
       if (cmd.json) say(JSON.stringify(msgs, null, 2))
       else for (const m of msgs) say(`${m.header.id}  ${m.header.author.replace(/^did:firefly:org\//, '').padEnd(8)} ${m.confirmed ?? ''}`)
+      return 0
+    }
+    case 'move-db': {
+      c.assertRunning()
+      const r = await moveMemberEngine(c, cmd.target, { to: cmd.to, ...(cmd.databaseUrl !== undefined ? { databaseUrl: cmd.databaseUrl } : {}), log: say })
+      const rows = r.tables.reduce((n, t) => n + t.rows, 0)
+      say(`${r.org} moved from ${engineLabel(r.from)} to ${engineLabel(r.to)}: ${r.tables.length} tables, ${rows} rows, each checked (count and sha256); it runs again`)
+      say(`its previous state is kept, untouched, at ${r.kept}: remove it once you no longer need it`)
       return 0
     }
     case 'rogue': {

@@ -51,6 +51,10 @@ verbs, on the running network in --dir (a member is named by org: org1, or org1/
   wait <message id> [--members org0,org1] [--namespace NS] [--timeout S]
                                           until confirmed (or rejected) on those members (default: its receivers)
   wait idle [--timeout S]                 until nothing moves: nothing to mine, pending or undelivered
+  move-db <member> --to postgres|sqljs [--database-url URL]
+                                          stop the member, copy its whole state to the other engine (checked table
+                                          by table), switch its config, start it again; the old state is kept
+                                          (PostgreSQL: the network's own server, or URL's; a database per member)
   confirmed <member> <topic> [--namespace NS] [--json]
                                           the member's confirmed messages on a topic, in its confirmation order
   rogue [<org>] <attack> [--account N|fresh] [--json]

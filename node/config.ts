@@ -187,7 +187,8 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
   }
 }
 
-function parseDatabaseConfig(v: unknown, fail: (problem: string) => never): DatabaseConfig {
+/** The `database` section of a member config (shared by the move command, which writes one). */
+export function parseDatabaseConfig(v: unknown, fail: (problem: string) => never): DatabaseConfig {
   if (v === undefined || v === null) return { type: 'sqljs' }
   if (typeof v !== 'object' || Array.isArray(v)) return fail('database must be an object {"type": "sqljs"} or {"type": "postgres", "url": "postgres://..."}')
   const d = v as Record<string, unknown>

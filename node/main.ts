@@ -81,7 +81,13 @@ async function main(): Promise<void> {
 // and one lost task is recovered by the next start at worst. Dying would stop every member's work for one task.
 process.on('unhandledRejection', (err: unknown) => log(`unhandled rejection: ${(err as Error)?.stack ?? String(err)}`))
 
-main().catch((err: unknown) => {
+/** `node/main.ts move-db ...`: moves a stopped member's state between engines (node/db/move/cli.ts) instead of running it. */
+async function moveDb(): Promise<void> {
+  const { moveDbCommand } = await import('./db/move/cli.js')
+  process.exit(await moveDbCommand(process.argv.slice(3), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`)))
+}
+
+;(process.argv[2] === 'move-db' ? moveDb() : main()).catch((err: unknown) => {
   const e = err as NodeJS.ErrnoException
   if (err instanceof ConfigError) log(err.message)
   else if (e.code === 'EADDRINUSE') log(`cannot listen: port ${(e as { port?: number }).port ?? ''} is already in use on 127.0.0.1`)

@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- [--messages N] [--concurrency C] [--rate R] ...`: starts its own network (free ports, a temp
  * folder), runs each scenario against it, prints what it measured, then one JSON line with a section per scenario
- * and the network's time to ready. The network is stopped whatever happens, Ctrl-C included.
+ * and the network's time to ready. The network is stopped whatever happens, Ctrl-C included. With `--database postgres`
+ * the scenarios run on a network on sql.js, then on one on PostgreSQL, and their figures are printed side by side.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -27,6 +28,8 @@ import { startReaper } from './bench/reaper.js'
 import { stopOnInterrupt } from './bench/interrupt.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
+import { engineName, printSideBySide } from './bench/engines.js'
+import type { DatabaseEngine } from '../network/startup/database.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
 const SCENARIOS: Scenario[] = [broadcastScenario, receiveScenario, privateScenario, blobScenario, eventsScenario, consoleScenario, dbScenario, capacityScenario, soakScenario, eventsSlowScenario, starvationScenario]
@@ -49,6 +52,8 @@ if (options.only.includes('soak')) options.timeoutSeconds = Math.max(options.tim
 // So do the events runs, by the broadcasts they send (the network confirms ~1,000 a second or more).
 if (options.only.includes('events-slow')) options.timeoutSeconds = Math.max(options.timeoutSeconds, (2 * options.slowMessages + 20_000) / 500 + 300)
 if (options.only.length === 0 || options.only.includes('events')) options.timeoutSeconds = Math.max(options.timeoutSeconds, options.eventBacklog / 100 + 300)
+// A history of millions loaded and queried at each tenth.
+if (options.only.includes('capacity') && options.database === 'postgres') options.timeoutSeconds = Math.max(options.timeoutSeconds, 3600)
 const unknown = options.only.filter((n) => !SCENARIOS.some((s) => s.name === n))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(', ')}; there are ${SCENARIOS.map((s) => s.name).join(', ')}`)
@@ -61,27 +66,34 @@ sizeClient(Math.max(options.concurrency, PACED_MAX_IN_FLIGHT) + 2)
 
 const log = (line: string): void => console.log(line)
 const started = Date.now()
-const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'))
 const abort = new AbortController()
-// Stops the network should this process die without doing so itself (e.g. SIGKILLed by tsx on Ctrl-C).
-const reaper = startReaper(dir, options.timeoutSeconds + 120, options.keep)
-const children = new Children(dir)
-let net: RunningNetwork | undefined
+
+/** One network the benchmark runs its scenarios on: its folder, its reaper, the processes its scenarios started. */
+interface NetworkRun {
+  engine: DatabaseEngine
+  dir: string
+  reaper: number | undefined
+  children: Children
+  net?: RunningNetwork
+}
+let current: NetworkRun | undefined
 let stopping: Promise<void> | undefined
 
-/**
- * Stops the scenarios' own processes and the network once, the network by the handle when there is one, else by
- * the PIDs it recorded (interrupted start).
- */
+/** Stops the scenarios' own processes and the network of `run`, by the handle when there is one, else by its PIDs. */
+async function stopRun(run: NetworkRun): Promise<void> {
+  await run.children.stopAll()
+  if (run.net) await run.net.stop()
+  await stopUntilNoneLeft(run.dir)
+  if (options.keep) console.error(`network folder kept: ${run.dir}`)
+  else rmSync(run.dir, { recursive: true, force: true })
+  if (run.reaper !== undefined) signalPid(run.reaper, 'SIGTERM')
+}
+
+/** Once, for an interruption or the whole-run limit: stops whichever network runs. */
 function shutdown(): Promise<void> {
   stopping ??= (async () => {
     abort.abort()
-    await children.stopAll()
-    if (net) await net.stop()
-    await stopUntilNoneLeft(dir)
-    if (options.keep) console.error(`network folder kept: ${dir}`)
-    else rmSync(dir, { recursive: true, force: true })
-    if (reaper !== undefined) signalPid(reaper, 'SIGTERM')
+    if (current) await stopRun(current)
   })()
   return stopping
 }
@@ -93,24 +105,56 @@ const watchdog = setTimeout(() => {
 }, options.timeoutSeconds * 1000)
 watchdog.unref()
 
+/** Starts a network on `engine`, runs the chosen scenarios on it, stops it; answers their sections. */
+async function runOn(engine: DatabaseEngine): Promise<{ [name: string]: Json }> {
+  const dir = mkdtempSync(join(tmpdir(), 'parley-bench-'))
+  // Stops the network should this process die without doing so itself (e.g. SIGKILLed by tsx on Ctrl-C).
+  const run: NetworkRun = { engine, dir, reaper: startReaper(dir, options.timeoutSeconds + 120, options.keep), children: new Children(dir) }
+  current = run
+  try {
+    log(`starting a ${options.members}-member network on ${engineName(engine)} in ${dir}`)
+    const net = await startNetwork({ dir, members: options.members, database: engine, log: (l) => log(`  ${l}`) })
+    run.net = net
+    log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
+    const ctx: BenchContext = { dir, members: net.description.members, processes: net.processes, options, engine, children: run.children, signal: abort.signal, log }
+    const sections: { [name: string]: Json } = {}
+    for (const s of SCENARIOS) {
+      if (abort.signal.aborted) break
+      if (!runsOn(s, engine)) continue
+      log(`\n== ${s.name}${engines.length > 1 ? ` on ${engineName(engine)}` : ''}: ${s.describe}`)
+      const t = Date.now()
+      sections[s.name] = await s.run(ctx)
+      log(`== ${s.name} done in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+    }
+    sections['network'] = { readySeconds: round(net.startupSeconds, 2) }
+    return sections
+  } finally {
+    if (!abort.signal.aborted) {
+      current = undefined
+      await stopRun(run)
+    }
+  }
+}
+
+/** Whether scenario `s` runs on `engine` in this run: those chosen, and on PostgreSQL only those that compare. */
+function runsOn(s: Scenario, engine: DatabaseEngine): boolean {
+  const chosen = options.only.length > 0 ? options.only.includes(s.name) : s.optIn !== true
+  return chosen && (engine === 'postgres' || !(options.database === 'postgres' && s.postgresOnly === true))
+}
+
+const engines: DatabaseEngine[] = options.database === 'postgres' ? (options.only.length > 0 && SCENARIOS.every((s) => !options.only.includes(s.name) || s.postgresOnly === true) ? ['postgres'] : ['sqljs', 'postgres']) : ['sqljs']
+
 let exitCode = 0
 try {
-  log(`starting a ${options.members}-member network in ${dir}`)
-  net = await startNetwork({ dir, members: options.members, log: (l) => log(`  ${l}`) })
-  log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
-  const ctx: BenchContext = { dir, members: net.description.members, processes: net.processes, options, children, signal: abort.signal, log }
-  const sections: { [name: string]: Json } = {}
-  for (const s of SCENARIOS) {
+  const results: { engine: DatabaseEngine; sections: { [name: string]: Json } }[] = []
+  for (const engine of engines) {
     if (abort.signal.aborted) break
-    if (options.only.length > 0 ? !options.only.includes(s.name) : s.optIn === true) continue
-    log(`\n== ${s.name}: ${s.describe}`)
-    const t = Date.now()
-    sections[s.name] = await s.run(ctx)
-    log(`== ${s.name} done in ${((Date.now() - t) / 1000).toFixed(1)} s`)
+    results.push({ engine, sections: await runOn(engine) })
   }
   if (!abort.signal.aborted) {
+    if (results.length > 1) printSideBySide(log, results)
     log(`\nbenchmark finished in ${((Date.now() - started) / 1000).toFixed(1)} s (network start included)`)
-    console.log(JSON.stringify({ ...sections, network: { readySeconds: round(net.startupSeconds, 2) } }))
+    console.log(JSON.stringify(results.length === 1 ? results[0]!.sections : Object.fromEntries(results.map((r) => [r.engine, r.sections]))))
   }
 } catch (err) {
   exitCode = 1

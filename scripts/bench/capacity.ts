@@ -1,3 +1,4 @@
+import { postgresCapacity } from './capacity-postgres.js'
 import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { processMemory } from '../../network/process.js'
@@ -168,7 +169,9 @@ export const capacityScenario: Scenario = {
   name: 'capacity',
   describe: 'a member as it fills: database size, journal, RSS and checkpoints per 10,000 broadcasts confirmed everywhere',
   optIn: true,
+  postgresOnly: true,
   async run(ctx) {
+    if (ctx.engine === 'postgres') return postgresCapacity(ctx)
     const { options: o, members, signal } = ctx
     const sender = members[0]!
     const url = `${sender.api}/api/v1/namespaces/${NAMESPACE}/messages/broadcast`

@@ -1,3 +1,4 @@
+import type { DatabaseEngine } from '../../network/startup/database.js'
 import type { MemberDescription } from '../../network/description.js'
 import type { Children } from './children.js'
 
@@ -37,6 +38,10 @@ export interface BenchOptions {
   only: string[]
   /** Keep the temp folder (logs, data) after the run. */
   keep: boolean
+  /** postgres: the scenarios run on sql.js and then on PostgreSQL, side by side (see Scenario.postgresOnly). */
+  database: DatabaseEngine
+  /** The paced latency run goes at half the rate the throughput run confirmed on every member, not at `rate`. */
+  pacedAtHalf: boolean
 }
 
 export interface BenchContext {
@@ -46,6 +51,8 @@ export interface BenchContext {
   /** The network's processes (chain, ipfs, one per member node), for memory sampling. */
   processes: { name: string; pid: number }[]
   options: BenchOptions
+  /** The engine this network's members are on. */
+  engine: DatabaseEngine
   /** Processes a scenario starts itself: stopped by the shutdown and by the reaper too. */
   children: Children
   /** Aborted on SIGINT, SIGTERM or the whole-run limit: scenarios stop their loops. */
@@ -66,6 +73,8 @@ export interface Scenario {
    * out of proportion.
    */
   optIn?: boolean
+  /** With `--database postgres`, runs on PostgreSQL alone: its figures compare with themselves, not with sql.js's. */
+  postgresOnly?: boolean
   run(ctx: BenchContext): Promise<{ [key: string]: Json }>
 }
 

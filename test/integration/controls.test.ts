@@ -1,11 +1,10 @@
 import { expect } from 'chai'
-import { spawn } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { MemberDescription } from '../../network/description.js'
-import { projectRoot, waitFor } from '../../network/process.js'
+import { waitFor } from '../../network/process.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from '../../network/suite.js'
 import type { NetworkTrace } from '../../network/trace.js'
-import { LAUNCHER, suiteNetwork } from '../support/network.js'
+import { networkCli, suiteNetwork } from '../support/network.js'
 import { broadcast, get, nsBase, request, runId, type ApiMessage } from '../support/api.js'
 import { chainPins } from '../support/chain-order.js'
 
@@ -224,14 +223,7 @@ describe('test controls on a real 3-member network', function () {
   })
 
   describe('the same controls through npm run network -- <verb>', () => {
-    function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-      const child = spawn(process.execPath, [LAUNCHER, ...args, '--dir', t.dir], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
-      let out = ''
-      let err = ''
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
-      child.stderr!.on('data', (d: Buffer) => (err += d.toString()))
-      return new Promise((res) => child.once('exit', (code) => res({ code, out, err })))
-    }
+    const cli = (args: string[]): ReturnType<typeof networkCli> => networkCli(t.dir, args)
 
     it('status, hold and release by org name, mine, verify (exit 0), trace with org names', async () => {
       const status = await cli(['status'])

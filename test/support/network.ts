@@ -1,4 +1,5 @@
 import { expect } from 'chai'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,6 +10,16 @@ import { isAlive, projectRoot } from '../../network/process.js'
 
 /** The network command as npm's scripts run it (`node network/launch.mjs <verb> ...`), for a test to spawn. */
 export const LAUNCHER = join(projectRoot, 'network', 'launch.mjs')
+
+/** Runs `npm run network -- <args> --dir <dir>` as a user would, to its exit; answers its code and output. */
+export function networkCli(dir: string, args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, [LAUNCHER, ...args, '--dir', dir], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()))
+  return new Promise((res) => child.once('exit', (code) => res({ code, out, err })))
+}
 
 export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `parley-${prefix}-`))

@@ -25,6 +25,8 @@ describe('npm run network -- <verb>: argument parsing', () => {
     expect(parse('wait', 'idle').command).to.deep.equal({ verb: 'wait-idle', timeoutMs: 60_000 })
     expect(parse('confirmed', 'org1', 'T').command).to.deep.equal({ verb: 'confirmed', member: 'org1', topic: 'T', namespace: 'default', json: false })
     expect(parse('status', '--help')).to.deep.equal({ dir: '.network', help: true })
+    expect(parse('move-db', 'org1', '--to', 'postgres').command).to.deep.equal({ verb: 'move-db', target: 'org1', to: 'postgres' })
+    expect(parse('move-db', 'org1', '--to', 'postgres', '--database-url', 'postgres://u:p@h:1/').command).to.deep.equal({ verb: 'move-db', target: 'org1', to: 'postgres', databaseUrl: 'postgres://u:p@h:1/' })
   })
 
   it('names what is wrong', () => {
@@ -44,5 +46,8 @@ describe('npm run network -- <verb>: argument parsing', () => {
     fails('wait', ['idle', '--members', 'org1'], /wait idle takes only --timeout/)
     fails('trace', ['m1', '--namespace', 'a', '--namespace', 'b'], /one --namespace/)
     fails('frobnicate', [], /unknown command: frobnicate/)
+    fails('move-db', ['org1'], /move-db takes --to postgres or --to sqljs$/)
+    fails('move-db', ['org1', '--to', 'mysql'], /--to sqljs \(got mysql\)/)
+    fails('move-db', ['org1', '--to', 'sqljs', '--signal', 'x'], /move-db takes no --signal/)
   })
 })

@@ -7,6 +7,14 @@ describe('bench options', () => {
     expect(o).to.deep.equal({ ...DEFAULTS, messages: 200, concurrency: 10, only: ['broadcast', 'receive'], keep: true })
   })
 
+  it('takes the engine: sqljs by default, postgres to run the scenarios on both', () => {
+    expect(parseArgs([])).to.include({ database: 'sqljs', pacedAtHalf: false })
+    expect(parseArgs(['--database', 'postgres'])).to.include({ database: 'postgres', pacedAtHalf: true })
+    expect(parseArgs(['--database', 'postgres', '--rate', '40'])).to.include({ database: 'postgres', pacedAtHalf: false, rate: 40 })
+    expect(parseArgs(['--database', 'postgres', '--only', 'capacity', '--capacity-messages', '2000000'])).to.include({ database: 'postgres', capacityMessages: 2_000_000 })
+    expect(() => parseArgs(['--database=mysql'])).to.throw(UsageError, '--database must be sqljs or postgres (got "mysql")')
+  })
+
   it('refuses an unknown option, a missing value and a value out of range, naming it', () => {
     expect(() => parseArgs(['--fast'])).to.throw(UsageError, 'unknown option "--fast"')
     expect(() => parseArgs(['--messages'])).to.throw(UsageError, '--messages needs a value')

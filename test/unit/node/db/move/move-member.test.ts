@@ -1,0 +1,107 @@
+import { strict as assert } from 'node:assert'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { NodeConfigFile } from '../../../../../node/config.js'
+import { Database as SqljsDatabase } from '../../../../../node/db/database.js'
+import { tableChecksums } from '../../../../../node/db/move/copy.js'
+import { moveMemberDatabase } from '../../../../../node/db/move/move-member.js'
+import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
+import { migrations } from '../../../../../node/db/schema/index.js'
+import { testDatabase } from '../../../../support/postgres.js'
+
+function memberConfig(dir: string, database?: NodeConfigFile['database']): string {
+  const cfg: NodeConfigFile = {
+    org: 'org1',
+    node: 'node1',
+    signingKeyFile: 'signing.key',
+    chain: { rpc: 'http://127.0.0.1:1', contract: '0x' + '11'.repeat(20), firstBlock: 0 },
+    ipfs: { api: 'http://127.0.0.1:2', gateway: 'http://127.0.0.1:3' },
+    api: { port: 4 },
+    p2p: { port: 5, certFile: 'cert.pem', keyFile: 'key.pem' },
+    dataDir: 'data',
+    ...(database ? { database } : {}),
+  }
+  const file = join(dir, 'config.json')
+  writeFileSync(join(dir, 'signing.key'), `0x${'11'.repeat(32)}\n`)
+  writeFileSync(file, JSON.stringify(cfg, null, 2))
+  return file
+}
+
+async function sqljsMember(dir: string): Promise<string[]> {
+  const db = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
+  await db.transaction((tx) => {
+    for (let i = 0; i < 30; i++) tx.run('INSERT INTO node_state (key, value) VALUES (?, ?)', [`k${i}`, `välue ${i}`])
+  })
+  const sums = tableChecksums(db).map((t) => `${t.table} ${t.rows} ${t.checksum}`)
+  await db.close()
+  return sums
+}
+
+describe('node/db/move/move-member: a stopped member to the other engine, config switched, old state kept', function () {
+  this.timeout(120_000)
+  let dir: string
+  const cleanup: (() => Promise<void>)[] = []
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'parley-move-member-'))
+    mkdirSync(join(dir, 'data', 'blobs'), { recursive: true })
+    writeFileSync(join(dir, 'data', 'blobs', 'a-blob'), 'blob bytes')
+  })
+  afterEach(async () => {
+    for (const f of cleanup.splice(0)) await f().catch(() => {})
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('moves to PostgreSQL and back, each time with the same rows, the config naming the engine and the old state renamed', async () => {
+    const before = await sqljsMember(dir)
+    const config = memberConfig(dir)
+    const d = await testDatabase({ prefix: 'move' })
+    cleanup.push(d.drop)
+
+    const there = await moveMemberDatabase({ configFile: config, to: 'postgres', url: d.url, now: () => new Date('2026-11-29T10:00:00Z') })
+    assert.equal(there.kept, join(dir, 'data', 'db.before-move-20261129T100000Z'))
+    assert.ok(existsSync(join(there.kept, 'snapshot.sqlite')) || existsSync(join(there.kept, 'journal')))
+    assert.ok(!existsSync(join(dir, 'data', 'db')))
+    assert.equal(readFileSync(join(dir, 'data', 'blobs', 'a-blob'), 'utf8'), 'blob bytes')
+    const written = JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile
+    assert.deepEqual(written.database, { type: 'postgres', url: d.url })
+    assert.equal(statSync(config).mode & 0o777, 0o600)
+    const pg = await PgDatabase.open({ url: d.url, migrations })
+    assert.deepEqual(tableChecksums(pg).map((t) => `${t.table} ${t.rows} ${t.checksum}`), before)
+    await pg.close()
+
+    const back = await moveMemberDatabase({ configFile: config, to: 'sqljs' })
+    assert.equal(back.kept, d.url.replace(/:[^:@/]*@/, '@'))
+    assert.equal((JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile).database, undefined)
+    const db = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
+    assert.deepEqual(tableChecksums(db).map((t) => `${t.table} ${t.rows} ${t.checksum}`), before)
+    await db.close()
+  })
+
+  it('refuses a member that runs, on either engine, and changes nothing', async () => {
+    await sqljsMember(dir)
+    const config = memberConfig(dir)
+    const d = await testDatabase({ prefix: 'move' })
+    cleanup.push(d.drop)
+    const running = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
+    await assert.rejects(moveMemberDatabase({ configFile: config, to: 'postgres', url: d.url }), /org1 is running .*: stop it before moving its state/)
+    await running.close()
+    assert.equal((JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile).database, undefined)
+    assert.deepEqual(readdirSync(join(dir, 'data')).sort(), ['blobs', 'db'])
+
+    const onPg = memberConfig(dir, { type: 'postgres', url: d.url })
+    rmSync(join(dir, 'data', 'db'), { recursive: true })
+    const node = await PgDatabase.open({ url: d.url, migrations })
+    cleanup.push(() => node.close())
+    await assert.rejects(moveMemberDatabase({ configFile: onPg, to: 'sqljs' }), /org1 is running \(its database has 1 other Parley session\)/)
+    assert.ok(!existsSync(join(dir, 'data', 'db')))
+  })
+
+  it('refuses a move to the engine it is on, and to sql.js over an existing database folder', async () => {
+    await sqljsMember(dir)
+    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
+    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
+    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
+  })
+})
