@@ -13,7 +13,7 @@ import { RogueError, type RogueMember } from './rogue/member.js'
 import { rogueLine, type RogueResult } from './rogue/results.js'
 import type { NetworkDescription } from './description.js'
 import { moveMemberEngine } from './move-db.js'
-import { engineLabel } from '../node/db/move/move-member.js'
+import { engineLabel } from '../node/commands/move-member.js'
 import type { EngineName } from '../node/db/engine.js'
 
 export const VERBS = new Set(['status', 'pause', 'resume', 'kill', 'restart', 'hold', 'release', 'drop', 'mining', 'mine', 'trace', 'verify', 'wait', 'confirmed', 'rogue', 'move-db'])

@@ -1,12 +1,12 @@
 /**
  * `npm run network -- move-db <member> --to postgres|sqljs [--database-url URL]`: moves one member of a running local
  * network from one engine to the other, keeping its history. The member is stopped, its state copied and checked
- * (node/db/move/), its config switched, and it is started again on its folder and ports; the rest of the network
+ * (node/db/move/copy.ts, node/commands/move-member.ts), its config switched, and it is started again on its folder and ports; the rest of the network
  * runs on. A failed copy changes nothing: the member is started again on its old state.
  */
 import pg from 'pg'
 import { CopyRefused } from '../node/db/move/copy.js'
-import { moveMemberDatabase, type MoveResult } from '../node/db/move/move-member.js'
+import { moveMemberDatabase, type MoveResult } from '../node/commands/move-member.js'
 import type { EngineName } from '../node/db/engine.js'
 import { ControlError, type NetworkControls } from './controls.js'
 import { readDescription, readPids, stopRecorded, writeJsonAtomic } from './description.js'

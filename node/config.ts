@@ -1,3 +1,4 @@
+import type { DatabaseConfig } from './db/engine.js'
 import { NAME_RE } from './core/names.js'
 import { readFileSync } from 'node:fs'
 import { dirname, isAbsolute, resolve } from 'node:path'
@@ -50,13 +51,7 @@ export interface NodeConfig {
   database: DatabaseConfig
 }
 
-/**
- * The member's database engine (config `database`). `sqljs` (the default): SQLite in memory under `dataDir/db`,
- * made durable by its journal, within a ~900 MiB ceiling. `postgres`: a PostgreSQL database the member owns alone,
- * named by `url` (`postgres://user:password@host:port/dbname`); it must exist, the member runs its migrations in it.
- * Blobs stay under `dataDir` with either engine.
- */
-export type DatabaseConfig = { type: 'sqljs' } | { type: 'postgres'; url: string }
+export type { DatabaseConfig } from './db/engine.js'
 
 /** Where the member's REST API listens, and whom it answers (node/api/access.ts). */
 export interface ApiConfig {

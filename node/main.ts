@@ -81,9 +81,9 @@ async function main(): Promise<void> {
 // and one lost task is recovered by the next start at worst. Dying would stop every member's work for one task.
 process.on('unhandledRejection', (err: unknown) => log(`unhandled rejection: ${(err as Error)?.stack ?? String(err)}`))
 
-/** `node/main.ts move-db ...`: moves a stopped member's state between engines (node/db/move/cli.ts) instead of running it. */
+/** `node/main.ts move-db ...`: moves a stopped member's state between engines (node/commands/move-db.ts) instead of running it. */
 async function moveDb(): Promise<void> {
-  const { moveDbCommand } = await import('./db/move/cli.js')
+  const { moveDbCommand } = await import('./commands/move-db.js')
   process.exit(await moveDbCommand(process.argv.slice(3), (l) => process.stdout.write(`${l}\n`), (l) => process.stderr.write(`${l}\n`)))
 }
 

@@ -39,8 +39,11 @@ export interface FolderCycle {
  *  {(root), api} a permanent "cycle", so folderCycles skips it by default (--strict keeps it). */
 export const sanctioned = (i: FileImport): boolean => folderOf(i.from) === 'api' && i.to === 'services.ts'
 
-/** Folders that are part of the composition root: `startup/` holds the named start-up phases that node.ts runs. */
-export const COMPOSITION_FOLDERS: ReadonlySet<string> = new Set(['startup'])
+/**
+ * Folders that are part of the composition root: `startup/` holds the named start-up phases that node.ts runs, and
+ * `commands/` the verbs main.ts runs instead of a node (moving a member's database), which read its config as main does.
+ */
+export const COMPOSITION_FOLDERS: ReadonlySet<string> = new Set(['startup', 'commands'])
 
 export function folderOf(rel: string): string {
   const parts = rel.split('/')

@@ -6,6 +6,14 @@ import type { DatabaseStats, Row, SqlParams, Tx } from './types.js'
 export type EngineName = 'sqljs' | 'postgres'
 
 /**
+ * The member's database engine (config `database`). `sqljs` (the default): SQLite in memory under `dataDir/db`,
+ * made durable by its journal, within a ~900 MiB ceiling. `postgres`: a PostgreSQL database the member owns alone,
+ * named by `url` (`postgres://user:password@host:port/dbname`); it must exist, the member runs its migrations in it.
+ * Blobs stay under `dataDir` with either engine.
+ */
+export type DatabaseConfig = { type: 'sqljs' } | { type: 'postgres'; url: string }
+
+/**
  * SQL the engines spell differently that callers outside node/db/pg need, as read statements with bound parameters.
  * Repository SQL is written once, in SQLite's dialect; the PostgreSQL engine translates it (pg/translate.ts).
  */

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import type { DatabaseConfig } from '../config.js'
 import { Database, type DatabaseOptions } from './database.js'
+import type { DatabaseConfig } from './engine.js'
 import { PgDatabase } from './pg/pg-database.js'
 import type { Migration } from './types.js'
 

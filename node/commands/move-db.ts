@@ -4,8 +4,8 @@
  * database it moves to must exist and be empty; see docs/operations.md.
  */
 import { parseArgs } from 'node:util'
-import { ConfigError } from '../../config.js'
-import { CopyRefused } from './copy.js'
+import { ConfigError } from '../config.js'
+import { CopyRefused } from '../db/move/copy.js'
 import { engineLabel, moveMemberDatabase } from './move-member.js'
 
 const USAGE = 'usage: npm run node -- move-db --config <member config.json> --to postgres --url postgres://user:password@host:port/dbname\n' +

@@ -2,13 +2,13 @@ import { strict as assert } from 'node:assert'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { NodeConfigFile } from '../../../../../node/config.js'
-import { Database as SqljsDatabase } from '../../../../../node/db/database.js'
-import { tableChecksums } from '../../../../../node/db/move/copy.js'
-import { moveMemberDatabase } from '../../../../../node/db/move/move-member.js'
-import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
-import { migrations } from '../../../../../node/db/schema/index.js'
-import { testDatabase } from '../../../../support/postgres.js'
+import type { NodeConfigFile } from '../../../../node/config.js'
+import { Database as SqljsDatabase } from '../../../../node/db/database.js'
+import { tableChecksums } from '../../../../node/db/move/copy.js'
+import { moveMemberDatabase } from '../../../../node/commands/move-member.js'
+import { PgDatabase } from '../../../../node/db/pg/pg-database.js'
+import { migrations } from '../../../../node/db/schema/index.js'
+import { testDatabase } from '../../../support/postgres.js'
 
 function memberConfig(dir: string, database?: NodeConfigFile['database']): string {
   const cfg: NodeConfigFile = {
@@ -38,7 +38,7 @@ async function sqljsMember(dir: string): Promise<string[]> {
   return sums
 }
 
-describe('node/db/move/move-member: a stopped member to the other engine, config switched, old state kept', function () {
+describe('node/commands/move-member: a stopped member to the other engine, config switched, old state kept', function () {
   this.timeout(120_000)
   let dir: string
   const cleanup: (() => Promise<void>)[] = []

@@ -1,13 +1,13 @@
 import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { writeFileAtomicSync, fsyncDirSync } from '../../core/atomic-file.js'
-import { loadNodeConfig, parseDatabaseConfig, type DatabaseConfig, type NodeConfigFile } from '../../config.js'
-import { catalogOf } from '../catalog.js'
-import type { Database, EngineName } from '../engine.js'
-import { DatabaseError } from '../errors.js'
-import { openDatabase } from '../open.js'
-import { migrations } from '../schema/index.js'
-import { copyDatabase, CopyRefused, type CopyOptions, type TableCopy } from './copy.js'
+import { writeFileAtomicSync, fsyncDirSync } from '../core/atomic-file.js'
+import { loadNodeConfig, parseDatabaseConfig, type DatabaseConfig, type NodeConfigFile } from '../config.js'
+import { catalogOf } from '../db/catalog.js'
+import type { Database, EngineName } from '../db/engine.js'
+import { DatabaseError } from '../db/errors.js'
+import { openDatabase } from '../db/open.js'
+import { migrations } from '../db/schema/index.js'
+import { copyDatabase, CopyRefused, type CopyOptions, type TableCopy } from '../db/move/copy.js'
 
 export interface MoveRequest {
   /** The member's config file: read for its data folder and engine, rewritten to name the new one. */
