@@ -81,7 +81,7 @@ async function createMember(L: Layout, org: string, node: string, ports: { api: 
  * A random secp256k1 private key, as `Wallet.createRandom().privateKey` gives but without deriving an HD wallet
  * from a fresh mnemonic first (tens of milliseconds of the start-up per member).
  */
-function randomPrivateKey(): string {
+export function randomPrivateKey(): string {
   for (;;) {
     const key = `0x${randomBytes(32).toString('hex')}`
     const k = BigInt(key)

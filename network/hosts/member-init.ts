@@ -1,0 +1,156 @@
+/**
+ * `npm run node -- init`: a member's config, signing key and TLS material, for a member that runs on its own host
+ * (DESIGN section 10). What the member shares with the others is only what its config names: the chain's RPC URL
+ * and contract, the IPFS URLs; its p2p endpoint and certificate reach them through its registration on chain.
+ *
+ * Written beside the config: `signing.key` (mode 0600), `tls/cert.pem` naming the host in its SAN, `tls/key.pem`
+ * (0600), and `data/` at the first start. The config is checked by the node's own parser before this answers, and
+ * nothing is left behind when that fails.
+ */
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { dirname, join, resolve } from 'node:path'
+import { isAddress, Wallet } from 'ethers'
+import { writeFileAtomic } from '../../node/core/atomic-file.js'
+import { loadNodeConfig, type NodeConfigFile } from '../../node/config.js'
+import { createNodeCertificate } from '../tls.js'
+import { randomPrivateKey } from '../startup/members.js'
+
+export interface MemberInitOptions {
+  /** The config file to write; the key, TLS material and data folder go beside it. */
+  config: string
+  org: string
+  /** Default `<org>-node`. */
+  node?: string
+  /** The address (or DNS name) the member's API and p2p endpoint bind and are reached at, and its certificate names. */
+  host: string
+  /** Default 5000 (FireFly's API port). */
+  apiPort?: number
+  /** Default 3001 (FireFly's data exchange's p2p port). */
+  p2pPort?: number
+  chain: { rpc: string; contract: string; firstBlock: number }
+  ipfs: { api: string; gateway: string }
+  /** Serve the test controls under /admin/v1 (hold, release, drop deliveries...). */
+  admin?: boolean
+}
+
+export interface InitializedMember {
+  config: string
+  /** The signing key's address: the account to fund before the member can register and pin. */
+  address: string
+  api: string
+  p2p: string
+}
+
+export const DEFAULT_API_PORT = 5000
+export const DEFAULT_P2P_PORT = 3001
+
+export async function initMember(o: MemberInitOptions): Promise<InitializedMember> {
+  const config = resolve(o.config)
+  if (existsSync(config)) throw new Error(`${config} exists already: this member was initialised; remove it (and its folder) or choose another --config`)
+  const dir = dirname(config)
+  const node = o.node ?? `${o.org}-node`
+  const files = { key: join(dir, 'signing.key'), cert: join(dir, 'tls', 'cert.pem'), tlsKey: join(dir, 'tls', 'key.pem') }
+  const taken = Object.values(files).filter((f) => existsSync(f))
+  if (taken.length > 0) throw new Error(`${taken.join(', ')} exist already: initialise each member in a folder of its own`)
+
+  const tls = await createNodeCertificate(o.org, node, { hosts: [o.host] })
+  const signingKey = randomPrivateKey()
+  const cfg: NodeConfigFile = {
+    org: o.org,
+    node,
+    signingKeyFile: 'signing.key',
+    chain: o.chain,
+    ipfs: o.ipfs,
+    api: { host: o.host, port: o.apiPort ?? DEFAULT_API_PORT },
+    p2p: { host: o.host, port: o.p2pPort ?? DEFAULT_P2P_PORT, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
+    dataDir: 'data',
+    ...(o.admin ? { admin: true } : {}),
+  }
+  mkdirSync(join(dir, 'tls'), { recursive: true })
+  try {
+    await Promise.all([
+      writeFileAtomic(files.key, `${signingKey}\n`, { mode: 0o600 }),
+      writeFileAtomic(files.cert, tls.cert),
+      writeFileAtomic(files.tlsKey, tls.key, { mode: 0o600 }),
+    ])
+    await writeFileAtomic(config, `${JSON.stringify(cfg, null, 2)}\n`)
+    // The node's own checks, so that a config this writes is one the node starts from.
+    loadNodeConfig(config)
+  } catch (err) {
+    for (const f of [config, ...Object.values(files)]) rmSync(f, { force: true })
+    throw err
+  }
+  const url = (scheme: string, port: number): string => `${scheme}://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`
+  return { config, address: new Wallet(signingKey).address.toLowerCase(), api: url('http', cfg.api.port), p2p: url('https', cfg.p2p.port) }
+}
+
+export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org NAME --host ADDRESS --chain RPC_URL --contract ADDRESS
+         --ipfs API_URL --ipfs-gateway GATEWAY_URL [--node NAME] [--first-block N] [--api-port P] [--p2p-port P] [--admin]
+
+  --config FILE        the config to write; the signing key, TLS material and data folder go in its folder
+  --org NAME           the member's org (its DID is did:firefly:org/NAME), claimed on chain at its first start
+  --node NAME          its node's name (default NAME-node)
+  --host ADDRESS       the address (or DNS name) its API and p2p endpoint listen on, which its certificate names
+  --chain RPC_URL      the Ethereum JSON-RPC endpoint
+  --contract ADDRESS   the BatchPin contract (npm run chain -- deploy prints it)
+  --first-block N      the block the contract was deployed in (default 0)
+  --ipfs API_URL       the IPFS (Kubo) RPC API; --ipfs-gateway its read-only gateway
+  --api-port P         default ${DEFAULT_API_PORT}; --p2p-port P default ${DEFAULT_P2P_PORT}
+  --admin              serve the test controls under /admin/v1 (hold, release, drop deliveries)
+`
+
+/** The arguments of `init`, checked; a string says what is wrong with them. */
+export function parseInitArgs(argv: string[]): MemberInitOptions | string {
+  let values: Record<string, string | boolean | undefined>
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string' },
+        org: { type: 'string' },
+        node: { type: 'string' },
+        host: { type: 'string' },
+        chain: { type: 'string' },
+        contract: { type: 'string' },
+        'first-block': { type: 'string' },
+        ipfs: { type: 'string' },
+        'ipfs-gateway': { type: 'string' },
+        'api-port': { type: 'string' },
+        'p2p-port': { type: 'string' },
+        admin: { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }))
+  } catch (err) {
+    return (err as Error).message
+  }
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined)
+  for (const k of ['config', 'org', 'host', 'chain', 'contract', 'ipfs', 'ipfs-gateway']) if (str(k) === undefined) return `--${k} is required`
+  const contract = str('contract')!
+  if (!isAddress(contract)) return `--contract must be a contract address (0x and 40 hex digits), not ${contract}`
+  const whole = (k: string, min: number, max: number): number | string | undefined => {
+    const raw = str(k)
+    if (raw === undefined) return undefined
+    const n = Number(raw)
+    return /^\d+$/.test(raw) && n >= min && n <= max ? n : `--${k} must be a whole number from ${min} to ${max}, not ${raw}`
+  }
+  const firstBlock = whole('first-block', 0, Number.MAX_SAFE_INTEGER)
+  const apiPort = whole('api-port', 1, 65535)
+  const p2pPort = whole('p2p-port', 1, 65535)
+  for (const v of [firstBlock, apiPort, p2pPort]) if (typeof v === 'string') return v
+  const host = str('host')!
+  if (host === '0.0.0.0' || host === '::') return '--host must be the address (or name) peers reach the member at, which its certificate names: not the wildcard address'
+  return {
+    config: str('config')!,
+    org: str('org')!,
+    ...(str('node') !== undefined ? { node: str('node')! } : {}),
+    host,
+    ...(apiPort !== undefined ? { apiPort: apiPort as number } : {}),
+    ...(p2pPort !== undefined ? { p2pPort: p2pPort as number } : {}),
+    chain: { rpc: str('chain')!, contract: contract.toLowerCase(), firstBlock: (firstBlock as number | undefined) ?? 0 },
+    ipfs: { api: str('ipfs')!, gateway: str('ipfs-gateway')! },
+    ...(values.admin === true ? { admin: true } : {}),
+  }
+}
