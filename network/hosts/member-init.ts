@@ -7,14 +7,12 @@
  * (0600), and `data/` at the first start. The config is checked by the node's own parser before this answers, and
  * nothing is left behind when that fails.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { dirname, join, resolve } from 'node:path'
-import { isAddress, Wallet } from 'ethers'
-import { writeFileAtomic } from '../../node/core/atomic-file.js'
-import { loadNodeConfig, type NodeConfigFile } from '../../node/config.js'
-import { createNodeCertificate } from '../tls.js'
-import { randomPrivateKey } from '../startup/members.js'
+import { isAddress } from 'ethers'
+import { loadNodeConfig } from '../../node/config.js'
+import { memberConfig, memberFilePaths, writeMemberFiles } from '../member-files.js'
 
 export interface MemberInitOptions {
   /** The config file to write; the key, TLS material and data folder go beside it. */
@@ -48,33 +46,22 @@ export const DEFAULT_P2P_PORT = 3001
 export async function initMember(o: MemberInitOptions): Promise<InitializedMember> {
   const config = resolve(o.config)
   if (existsSync(config)) throw new Error(`${config} exists already: this member was initialised; remove it (and its folder) or choose another --config`)
-  const dir = dirname(config)
-  const node = o.node ?? `${o.org}-node`
-  const files = { key: join(dir, 'signing.key'), cert: join(dir, 'tls', 'cert.pem'), tlsKey: join(dir, 'tls', 'key.pem') }
+  const files = memberFilePaths(config)
   const taken = Object.values(files).filter((f) => existsSync(f))
   if (taken.length > 0) throw new Error(`${taken.join(', ')} exist already: initialise each member in a folder of its own`)
-
-  const tls = await createNodeCertificate(o.org, node, { hosts: [o.host] })
-  const signingKey = randomPrivateKey()
-  const cfg: NodeConfigFile = {
+  const cfg = memberConfig({
     org: o.org,
-    node,
-    signingKeyFile: 'signing.key',
+    node: o.node ?? `${o.org}-node`,
+    host: o.host,
+    apiPort: o.apiPort ?? DEFAULT_API_PORT,
+    p2pPort: o.p2pPort ?? DEFAULT_P2P_PORT,
     chain: o.chain,
     ipfs: o.ipfs,
-    api: { host: o.host, port: o.apiPort ?? DEFAULT_API_PORT },
-    p2p: { host: o.host, port: o.p2pPort ?? DEFAULT_P2P_PORT, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
-    dataDir: 'data',
-    ...(o.admin ? { admin: true } : {}),
-  }
-  mkdirSync(join(dir, 'tls'), { recursive: true })
+    admin: o.admin ?? false,
+  })
+  let address: string
   try {
-    await Promise.all([
-      writeFileAtomic(files.key, `${signingKey}\n`, { mode: 0o600 }),
-      writeFileAtomic(files.cert, tls.cert),
-      writeFileAtomic(files.tlsKey, tls.key, { mode: 0o600 }),
-    ])
-    await writeFileAtomic(config, `${JSON.stringify(cfg, null, 2)}\n`)
+    ;({ address } = await writeMemberFiles(config, cfg, [o.host]))
     // The node's own checks, so that a config this writes is one the node starts from.
     loadNodeConfig(config)
   } catch (err) {
@@ -82,7 +69,7 @@ export async function initMember(o: MemberInitOptions): Promise<InitializedMembe
     throw err
   }
   const url = (scheme: string, port: number): string => `${scheme}://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`
-  return { config, address: new Wallet(signingKey).address.toLowerCase(), api: url('http', cfg.api.port), p2p: url('https', cfg.p2p.port) }
+  return { config, address, api: url('http', cfg.api.port), p2p: url('https', cfg.p2p.port) }
 }
 
 export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org NAME --host ADDRESS --chain RPC_URL --contract ADDRESS
