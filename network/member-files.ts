@@ -17,8 +17,10 @@ export const MEMBER_FILES = { signingKey: 'signing.key', cert: 'tls/cert.pem', k
 export interface MemberSettings {
   org: string
   node: string
-  /** The address its API and p2p endpoint listen on and are reached at. */
+  /** The address its API and p2p endpoint listen on and, unless `publicHost` says otherwise, are reached at. */
   host: string
+  /** The name or address the other members reach its p2p endpoint at, when not `host` (NAT, or `host` 0.0.0.0). */
+  publicHost?: string
   apiPort: number
   p2pPort: number
   chain: { rpc: string; contract: string; firstBlock: number }
@@ -34,11 +36,20 @@ export function memberConfig(s: MemberSettings): NodeConfigFile {
     chain: s.chain,
     ipfs: s.ipfs,
     api: { host: s.host, port: s.apiPort },
-    p2p: { host: s.host, port: s.p2pPort, certFile: MEMBER_FILES.cert, keyFile: MEMBER_FILES.key },
+    p2p: {
+      host: s.host,
+      port: s.p2pPort,
+      certFile: MEMBER_FILES.cert,
+      keyFile: MEMBER_FILES.key,
+      ...(s.publicHost !== undefined && s.publicHost !== s.host ? { endpoint: `https://${bracketed(s.publicHost)}:${s.p2pPort}` } : {}),
+    },
     dataDir: MEMBER_FILES.data,
     ...(s.admin ? { admin: true } : {}),
   }
 }
+
+/** A host as it goes in a URL: an IPv6 address in brackets. */
+export const bracketed = (host: string): string => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)
 
 /** The files beside `config` a member's config names. */
 export function memberFilePaths(config: string): { signingKey: string; cert: string; key: string } {

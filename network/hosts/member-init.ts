@@ -12,7 +12,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isAddress } from 'ethers'
 import { loadNodeConfig } from '../../node/config.js'
-import { memberConfig, memberFilePaths, writeMemberFiles } from '../member-files.js'
+import { bracketed, memberConfig, memberFilePaths, writeMemberFiles } from '../member-files.js'
 
 export interface MemberInitOptions {
   /** The config file to write; the key, TLS material and data folder go beside it. */
@@ -22,6 +22,11 @@ export interface MemberInitOptions {
   node?: string
   /** The address (or DNS name) the member's API and p2p endpoint bind and are reached at, and its certificate names. */
   host: string
+  /**
+   * The name or address the other members reach its p2p endpoint at, when it is not `host` (a host behind NAT, or
+   * `host` 0.0.0.0): registered on chain as its endpoint, and named by its certificate.
+   */
+  publicHost?: string
   /** Default 5000 (FireFly's API port). */
   apiPort?: number
   /** Default 3001 (FireFly's data exchange's p2p port). */
@@ -53,6 +58,7 @@ export async function initMember(o: MemberInitOptions): Promise<InitializedMembe
     org: o.org,
     node: o.node ?? `${o.org}-node`,
     host: o.host,
+    ...(o.publicHost !== undefined ? { publicHost: o.publicHost } : {}),
     apiPort: o.apiPort ?? DEFAULT_API_PORT,
     p2pPort: o.p2pPort ?? DEFAULT_P2P_PORT,
     chain: o.chain,
@@ -61,24 +67,32 @@ export async function initMember(o: MemberInitOptions): Promise<InitializedMembe
   })
   let address: string
   try {
-    ;({ address } = await writeMemberFiles(config, cfg, [o.host]))
+    ;({ address } = await writeMemberFiles(config, cfg, certificateHosts(o)))
     // The node's own checks, so that a config this writes is one the node starts from.
     loadNodeConfig(config)
   } catch (err) {
     for (const f of [config, ...Object.values(files)]) rmSync(f, { force: true })
     throw err
   }
-  const url = (scheme: string, port: number): string => `${scheme}://${o.host.includes(':') ? `[${o.host}]` : o.host}:${port}`
-  return { config, address, api: url('http', cfg.api.port), p2p: url('https', cfg.p2p.port) }
+  return { config, address, api: `http://${bracketed(o.host)}:${cfg.api.port}`, p2p: cfg.p2p.endpoint ?? `https://${bracketed(o.host)}:${cfg.p2p.port}` }
+}
+
+/** What the certificate names: where peers reach the member, and the address it listens on unless that is every one. */
+function certificateHosts(o: MemberInitOptions): string[] {
+  const wildcard = o.host === '0.0.0.0' || o.host === '::'
+  return [...new Set([...(o.publicHost !== undefined ? [o.publicHost] : []), ...(wildcard ? [] : [o.host])])]
 }
 
 export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org NAME --host ADDRESS --chain RPC_URL --contract ADDRESS
-         --ipfs API_URL --ipfs-gateway GATEWAY_URL [--node NAME] [--first-block N] [--api-port P] [--p2p-port P] [--admin]
+         --ipfs API_URL --ipfs-gateway GATEWAY_URL [--node NAME] [--first-block N] [--api-port P] [--p2p-port P]
+         [--public-host NAME] [--admin]
 
   --config FILE        the config to write; the signing key, TLS material and data folder go in its folder
   --org NAME           the member's org (its DID is did:firefly:org/NAME), claimed on chain at its first start
   --node NAME          its node's name (default NAME-node)
   --host ADDRESS       the address (or DNS name) its API and p2p endpoint listen on, which its certificate names
+  --public-host NAME   the name or address other members reach its p2p endpoint at, when not --host (behind NAT,
+                       or --host 0.0.0.0): registered on chain, and named by its certificate
   --chain RPC_URL      the Ethereum JSON-RPC endpoint
   --contract ADDRESS   the BatchPin contract (npm run chain -- deploy prints it)
   --first-block N      the block the contract was deployed in (default 0)
@@ -105,6 +119,7 @@ export function parseInitArgs(argv: string[]): MemberInitOptions | string {
         'ipfs-gateway': { type: 'string' },
         'api-port': { type: 'string' },
         'p2p-port': { type: 'string' },
+        'public-host': { type: 'string' },
         admin: { type: 'boolean' },
       },
       strict: true,
@@ -128,12 +143,14 @@ export function parseInitArgs(argv: string[]): MemberInitOptions | string {
   const p2pPort = whole('p2p-port', 1, 65535)
   for (const v of [firstBlock, apiPort, p2pPort]) if (typeof v === 'string') return v
   const host = str('host')!
-  if (host === '0.0.0.0' || host === '::') return '--host must be the address (or name) peers reach the member at, which its certificate names: not the wildcard address'
+  const publicHost = str('public-host')
+  if ((host === '0.0.0.0' || host === '::') && publicHost === undefined) return `--host ${host} listens on every address: give --public-host, the name or address other members reach it at`
   return {
     config: str('config')!,
     org: str('org')!,
     ...(str('node') !== undefined ? { node: str('node')! } : {}),
     host,
+    ...(publicHost !== undefined ? { publicHost } : {}),
     ...(apiPort !== undefined ? { apiPort: apiPort as number } : {}),
     ...(p2pPort !== undefined ? { p2pPort: p2pPort as number } : {}),
     chain: { rpc: str('chain')!, contract: contract.toLowerCase(), firstBlock: (firstBlock as number | undefined) ?? 0 },

@@ -62,7 +62,7 @@ export interface PluginCallbacks {
 export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: PluginCallbacks, log: (line: string) => void): Plugins {
   const { state, identities } = store.repos
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
-  const self: Self = { identity: localIdentity(cfg.org, cfg.node, key), key, cert: readFileSync(cfg.p2p.cert, 'utf8'), p2pUrl: `https://${cfg.p2p.host}:${cfg.p2p.port}` }
+  const self: Self = { identity: localIdentity(cfg.org, cfg.node, key), key, cert: readFileSync(cfg.p2p.cert, 'utf8'), p2pUrl: cfg.p2p.endpoint }
   const gates: ControlGates = { deliveries: new DeliveryGate(), chainReads: new Gate(), ipfsReads: new Gate() }
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 

@@ -13,6 +13,9 @@ describe('npm run node -- init: a member of its own host', () => {
   const CONTRACT = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
   const required = ['--config', join(dir, 'm', 'member.json'), '--org', 'acme', '--host', '127.0.0.3', '--chain', 'http://127.0.0.1:8545', '--contract', CONTRACT, '--ipfs', 'http://127.0.0.1:5001', '--ipfs-gateway', 'http://127.0.0.1:8080']
 
+  /** The required arguments but one flag and its value. */
+  const without = (...flags: string[]): string[] => required.filter((_, i) => !flags.includes(required[i]!) && !flags.includes(required[i - 1]!))
+
   it('reads the arguments, with FireFly\'s ports and the node named after the org by default', () => {
     expect(parseInitArgs(required)).to.deep.equal({
       config: join(dir, 'm', 'member.json'),
@@ -26,15 +29,11 @@ describe('npm run node -- init: a member of its own host', () => {
   })
 
   it('says which argument is missing or wrong', () => {
-    const without = (flag: string): string[] => {
-      const i = required.indexOf(flag)
-      return [...required.slice(0, i), ...required.slice(i + 2)]
-    }
     for (const flag of ['--config', '--org', '--host', '--chain', '--contract', '--ipfs', '--ipfs-gateway']) expect(parseInitArgs(without(flag))).to.equal(`${flag} is required`)
     expect(parseInitArgs([...without('--contract'), '--contract', '0x12'])).to.match(/--contract must be a contract address/)
     expect(parseInitArgs([...required, '--api-port', '70000'])).to.match(/--api-port must be a whole number from 1 to 65535/)
     expect(parseInitArgs([...required, '--first-block=-1'])).to.match(/--first-block must be a whole number from 0/)
-    expect(parseInitArgs([...without('--host'), '--host', '0.0.0.0'])).to.match(/not the wildcard address/)
+    expect(parseInitArgs([...without('--host'), '--host', '0.0.0.0'])).to.match(/--host 0.0.0.0 listens on every address: give --public-host/)
     expect(parseInitArgs([...required, '--bogus'])).to.match(/Unknown option '--bogus'/)
   })
 
@@ -50,6 +49,15 @@ describe('npm run node -- init: a member of its own host', () => {
     const cert = new X509Certificate(readFileSync(cfg.p2p.cert, 'utf8'))
     expect(cert.subjectAltName).to.equal('IP Address:127.0.0.3')
     expect(cert.subject).to.contain('O=acme')
+  })
+
+  it('a member listening on every address registers the public name it is reached at, which its certificate names', async () => {
+    const args = [...without('--config', '--host'), '--config', join(dir, 'nat', 'member.json'), '--host', '0.0.0.0', '--public-host', 'member1.example.com', '--p2p-port', '443']
+    const m = await initMember(parseInitArgs(args) as MemberInitOptions)
+    expect(m.p2p).to.equal('https://member1.example.com:443')
+    const cfg = loadNodeConfig(m.config)
+    expect(cfg.p2p).to.deep.include({ host: '0.0.0.0', endpoint: 'https://member1.example.com:443' })
+    expect(new X509Certificate(readFileSync(cfg.p2p.cert, 'utf8')).subjectAltName).to.equal('DNS:member1.example.com')
   })
 
   it('refuses to overwrite a member, and leaves nothing behind when the node would refuse the config', async () => {
