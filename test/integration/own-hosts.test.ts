@@ -24,6 +24,9 @@ import { confirmationOrder, get, messageReaching, nsBase, request, runId, waitCo
 describe('members on their own hosts, started one by one from their own configs', function () {
   this.timeout(180_000)
   const HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4']
+  // The chain and IPFS on hosts of their own too: nothing of them is reached at 127.0.0.1.
+  const CHAIN_HOST = '127.0.0.10'
+  const IPFS_HOST = '127.0.0.11'
   const run = runId()
   const ns = `hosts-${run}`
   const dir = mkdtempSync(join(tmpdir(), 'parley-own-hosts-'))
@@ -55,9 +58,9 @@ describe('members on their own hosts, started one by one from their own configs'
   before(async () => {
     build = await ensureBuild()
     const [chainPort, ipfsApi, ipfsGateway] = [await freePort(), await freePort(), await freePort()]
-    rpc = `http://127.0.0.1:${chainPort}`
-    const chain = start('chain', 'chain', writeJson(join(dir, 'chain', 'chain.json'), { host: '127.0.0.1', port: chainPort, dir: 'data' }))
-    const ipfs = start('ipfs', 'ipfs', writeJson(join(dir, 'ipfs', 'ipfs.json'), { host: '127.0.0.1', apiPort: ipfsApi, gatewayPort: ipfsGateway, dir: 'data' }))
+    rpc = `http://${CHAIN_HOST}:${chainPort}`
+    const chain = start('chain', 'chain', writeJson(join(dir, 'chain', 'chain.json'), { host: CHAIN_HOST, port: chainPort, dir: 'data' }))
+    const ipfs = start('ipfs', 'ipfs', writeJson(join(dir, 'ipfs', 'ipfs.json'), { host: IPFS_HOST, apiPort: ipfsApi, gatewayPort: ipfsGateway, dir: 'data' }))
     await ready(chain, async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined)
 
     const out: string[] = []
@@ -72,7 +75,7 @@ describe('members on their own hosts, started one by one from their own configs'
         '--config', join(dir, `member${i}`, 'member.json'), '--org', `hostorg${i}`, '--host', host,
         '--api-port', String(await freePort()), '--p2p-port', String(await freePort()),
         '--chain', rpc, '--contract', deployed.contract, '--first-block', String(deployed.firstBlock),
-        '--ipfs', `http://127.0.0.1:${ipfsApi}`, '--ipfs-gateway', `http://127.0.0.1:${ipfsGateway}`, '--admin',
+        '--ipfs', `http://${IPFS_HOST}:${ipfsApi}`, '--ipfs-gateway', `http://${IPFS_HOST}:${ipfsGateway}`, '--admin',
       ])
       if (typeof opts === 'string') throw new Error(opts)
       const m = await initMember(opts)
@@ -82,7 +85,7 @@ describe('members on their own hosts, started one by one from their own configs'
     const fund = parseChainVerb('fund', ['--rpc', rpc, '--to', addresses.join(',')])
     if (typeof fund === 'string') throw new Error(fund)
     await runChainVerb(fund, () => {})
-    await ready(ipfs, () => answersOk(`http://127.0.0.1:${ipfsApi}/api/v0/version`, 2000, 'POST'))
+    await ready(ipfs, () => answersOk(`http://${IPFS_HOST}:${ipfsApi}/api/v0/version`, 2000, 'POST'))
 
     const nodes = memberDirs.map((d, i) => start(`member${i}`, 'node', join(d, 'member.json')))
     const apis = memberDirs.map((d) => {
