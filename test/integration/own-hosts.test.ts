@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ensureBuild, type Build, type EntryName } from '../../network/build.js'
+import type { EntryName } from '../../network/build.js'
 import { freePort, spawnLogged, stopPid, waitFor, type SpawnedProcess } from '../../network/process.js'
 import { answersOk, rpcCall, tailLog } from '../../network/probe.js'
 import { seesEveryMember } from '../../network/readiness.js'
@@ -13,6 +13,7 @@ import { describeMembers } from '../../network/hosts/describe.js'
 import { runVerb } from '../../network/cli-verbs.js'
 import type { MemberDescription } from '../../network/description.js'
 import { adminTokenPath, readToken } from '../../node/admin/token.js'
+import { programArgs } from '../support/programs.js'
 import { confirmationOrder, get, messageReaching, nsBase, request, runId, waitConfirmedAll, type ApiMessage } from '../support/api.js'
 
 /**
@@ -31,13 +32,12 @@ describe('members on their own hosts, started one by one from their own configs'
   const ns = `hosts-${run}`
   const dir = mkdtempSync(join(tmpdir(), 'parley-own-hosts-'))
   const procs: SpawnedProcess[] = []
-  let build: Build
   let rpc: string
   let members: MemberDescription[] = []
   const memberDirs: string[] = []
 
-  const start = (name: string, program: EntryName, config: string): SpawnedProcess => {
-    const p = spawnLogged({ name, command: process.execPath, args: build.nodeArgs(program, ['--config', config]), env: build.programEnv(), logFile: join(dir, `${name}.log`) })
+  const start = async (name: string, program: EntryName, config: string): Promise<SpawnedProcess> => {
+    const p = spawnLogged({ name, command: process.execPath, args: await programArgs(program, ['--config', config]), logFile: join(dir, `${name}.log`) })
     procs.push(p)
     return p
   }
@@ -56,11 +56,10 @@ describe('members on their own hosts, started one by one from their own configs'
   }
 
   before(async () => {
-    build = await ensureBuild()
     const [chainPort, ipfsApi, ipfsGateway] = [await freePort(), await freePort(), await freePort()]
     rpc = `http://${CHAIN_HOST}:${chainPort}`
-    const chain = start('chain', 'chain', writeJson(join(dir, 'chain', 'chain.json'), { host: CHAIN_HOST, port: chainPort, dir: 'data' }))
-    const ipfs = start('ipfs', 'ipfs', writeJson(join(dir, 'ipfs', 'ipfs.json'), { host: IPFS_HOST, apiPort: ipfsApi, gatewayPort: ipfsGateway, dir: 'data' }))
+    const chain = await start('chain', 'chain', writeJson(join(dir, 'chain', 'chain.json'), { host: CHAIN_HOST, port: chainPort, dir: 'data' }))
+    const ipfs = await start('ipfs', 'ipfs', writeJson(join(dir, 'ipfs', 'ipfs.json'), { host: IPFS_HOST, apiPort: ipfsApi, gatewayPort: ipfsGateway, dir: 'data' }))
     await ready(chain, async () => (await rpcCall<string>(rpc, 'eth_chainId', [])) !== undefined)
 
     const out: string[] = []
@@ -87,7 +86,7 @@ describe('members on their own hosts, started one by one from their own configs'
     await runChainVerb(fund, () => {})
     await ready(ipfs, () => answersOk(`http://${IPFS_HOST}:${ipfsApi}/api/v0/version`, 2000, 'POST'))
 
-    const nodes = memberDirs.map((d, i) => start(`member${i}`, 'node', join(d, 'member.json')))
+    const nodes = await Promise.all(memberDirs.map((d, i) => start(`member${i}`, 'node', join(d, 'member.json'))))
     const apis = memberDirs.map((d) => {
       const cfg = JSON.parse(readFileSync(join(d, 'member.json'), 'utf8')) as { api: { host: string; port: number } }
       return `http://${cfg.api.host}:${cfg.api.port}`
