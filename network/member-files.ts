@@ -26,6 +26,8 @@ export interface MemberSettings {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
   admin: boolean
+  /** Its database engine, as the config's `database` block says it (sql.js when absent; node/config.ts). */
+  database?: NodeConfigFile['database']
 }
 
 export function memberConfig(s: MemberSettings): NodeConfigFile {
@@ -45,6 +47,7 @@ export function memberConfig(s: MemberSettings): NodeConfigFile {
     },
     dataDir: MEMBER_FILES.data,
     ...(s.admin ? { admin: true } : {}),
+    ...(s.database !== undefined ? { database: s.database } : {}),
   }
 }
 

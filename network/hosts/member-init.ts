@@ -35,6 +35,8 @@ export interface MemberInitOptions {
   ipfs: { api: string; gateway: string }
   /** Serve the test controls under /admin/v1 (hold, release, drop deliveries...). */
   admin?: boolean
+  /** A PostgreSQL database of the member's own (`postgres://user:password@host:port/dbname`); sql.js when absent. */
+  databaseUrl?: string
 }
 
 export interface InitializedMember {
@@ -64,6 +66,7 @@ export async function initMember(o: MemberInitOptions): Promise<InitializedMembe
     chain: o.chain,
     ipfs: o.ipfs,
     admin: o.admin ?? false,
+    ...(o.databaseUrl !== undefined ? { database: { type: 'postgres', url: o.databaseUrl } } : {}),
   })
   let address: string
   try {
@@ -85,7 +88,7 @@ function certificateHosts(o: MemberInitOptions): string[] {
 
 export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org NAME --host ADDRESS --chain RPC_URL --contract ADDRESS
          --ipfs API_URL --ipfs-gateway GATEWAY_URL [--node NAME] [--first-block N] [--api-port P] [--p2p-port P]
-         [--public-host NAME] [--admin]
+         [--public-host NAME] [--database-url postgres://...] [--admin]
 
   --config FILE        the config to write; the signing key, TLS material and data folder go in its folder
   --org NAME           the member's org (its DID is did:firefly:org/NAME), claimed on chain at its first start
@@ -98,6 +101,8 @@ export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org 
   --first-block N      the block the contract was deployed in (default 0)
   --ipfs API_URL       the IPFS (Kubo) RPC API; --ipfs-gateway its read-only gateway
   --api-port P         default ${DEFAULT_API_PORT}; --p2p-port P default ${DEFAULT_P2P_PORT}
+  --database-url URL   keep its state in this PostgreSQL database of its own (postgres://user:password@host:port/dbname;
+                       it must exist); without it, in sql.js under its data folder
   --admin              serve the test controls under /admin/v1 (hold, release, drop deliveries)
 `
 
@@ -120,6 +125,7 @@ export function parseInitArgs(argv: string[]): MemberInitOptions | string {
         'api-port': { type: 'string' },
         'p2p-port': { type: 'string' },
         'public-host': { type: 'string' },
+        'database-url': { type: 'string' },
         admin: { type: 'boolean' },
       },
       strict: true,
@@ -156,5 +162,6 @@ export function parseInitArgs(argv: string[]): MemberInitOptions | string {
     chain: { rpc: str('chain')!, contract: contract.toLowerCase(), firstBlock: (firstBlock as number | undefined) ?? 0 },
     ipfs: { api: str('ipfs')!, gateway: str('ipfs-gateway')! },
     ...(values.admin === true ? { admin: true } : {}),
+    ...(str('database-url') !== undefined ? { databaseUrl: str('database-url')! } : {}),
   }
 }

@@ -14,13 +14,15 @@ import { runVerb } from '../../network/cli-verbs.js'
 import type { MemberDescription } from '../../network/description.js'
 import { adminTokenPath, readToken } from '../../node/admin/token.js'
 import { programArgs } from '../support/programs.js'
+import { testDatabase } from '../support/postgres.js'
 import { confirmationOrder, get, messageReaching, nsBase, request, runId, waitConfirmedAll, type ApiMessage } from '../support/api.js'
 
 /**
  * A network assembled piece by piece, as on separate hosts: the chain and IPFS each from its own config file, BatchPin
  * deployed and the members funded by `npm run chain -- deploy|fund`, then three members each initialised by
  * `npm run node -- init` for its own loopback address (127.0.0.2-4 stand in for hosts) and started from its own
- * config. They share no folder: each registers itself on chain and finds the others' p2p endpoints there.
+ * config, each on a PostgreSQL database of its own. They share no folder: each registers itself on chain and finds
+ * the others' p2p endpoints there.
  */
 describe('members on their own hosts, started one by one from their own configs', function () {
   this.timeout(180_000)
@@ -35,6 +37,7 @@ describe('members on their own hosts, started one by one from their own configs'
   let rpc: string
   let members: MemberDescription[] = []
   const memberDirs: string[] = []
+  const databases: { drop(): Promise<void> }[] = []
 
   const start = async (name: string, program: EntryName, config: string): Promise<SpawnedProcess> => {
     const p = spawnLogged({ name, command: process.execPath, args: await programArgs(program, ['--config', config]), logFile: join(dir, `${name}.log`) })
@@ -70,7 +73,10 @@ describe('members on their own hosts, started one by one from their own configs'
 
     const addresses: string[] = []
     for (const [i, host] of HOSTS.entries()) {
+      const db = await testDatabase({ prefix: 'hosts' })
+      databases.push(db)
       const opts = parseInitArgs([
+        '--database-url', db.url,
         '--config', join(dir, `member${i}`, 'member.json'), '--org', `hostorg${i}`, '--host', host,
         '--api-port', String(await freePort()), '--p2p-port', String(await freePort()),
         '--chain', rpc, '--contract', deployed.contract, '--first-block', String(deployed.firstBlock),
@@ -98,11 +104,14 @@ describe('members on their own hosts, started one by one from their own configs'
 
   after(async () => {
     for (const p of [...procs].reverse()) await stopPid(p.pid)
+    for (const db of databases) await db.drop()
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('each member serves on its own address; its certificate names it; the others know its endpoint from the chain', async () => {
+  it('each member serves on its own address, on its own database; its certificate names it; the others know its endpoint from the chain', async () => {
     for (const [i, m] of members.entries()) {
+      const status = await get<{ database: { engine: string; healthy: boolean } }>(`${m.api}/api/v1/status`)
+      expect(status.body.database, m.org).to.deep.include({ engine: 'postgres', healthy: true })
       expect(new URL(m.api).hostname).to.equal(HOSTS[i])
       expect(m.p2p).to.match(new RegExp(`^https://${HOSTS[i]!.replace(/\./g, '\\.')}:\\d+$`))
       const cert = readFileSync(join(memberDirs[i]!, 'tls', 'cert.pem'), 'utf8')

@@ -60,6 +60,17 @@ describe('npm run node -- init: a member of its own host', () => {
     expect(new X509Certificate(readFileSync(cfg.p2p.cert, 'utf8')).subjectAltName).to.equal('DNS:member1.example.com')
   })
 
+  it('a member on PostgreSQL: its config names the database; a URL the node would refuse leaves nothing behind', async () => {
+    const url = 'postgres://parley:secret@db.example:5432/acme'
+    const m = await initMember(parseInitArgs([...without('--config'), '--config', join(dir, 'pg', 'member.json'), '--database-url', url]) as MemberInitOptions)
+    expect(loadNodeConfig(m.config).database).to.deep.equal({ type: 'postgres', url })
+    const bad = parseInitArgs([...without('--config'), '--config', join(dir, 'pgbad', 'member.json'), '--database-url', 'postgres://db.example:5432/']) as MemberInitOptions
+    let err: Error | undefined
+    await initMember(bad).catch((e: Error) => (err = e))
+    expect(err?.message).to.match(/database.url must name the member's database/)
+    expect(existsSync(join(dir, 'pgbad', 'member.json'))).to.equal(false)
+  })
+
   it('refuses to overwrite a member, and leaves nothing behind when the node would refuse the config', async () => {
     const failure = (p: Promise<unknown>): Promise<Error | undefined> => p.then(() => undefined, (e: Error) => e)
     expect((await failure(initMember(parseInitArgs(required) as MemberInitOptions)))?.message).to.match(/member\.json exists already/)
