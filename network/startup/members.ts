@@ -47,10 +47,7 @@ export function startMemberNodes(launcher: Launcher, build: Build, plan: Network
 
 async function createMember(L: Layout, org: string, node: string, ports: { api: number; p2p: number }, at: MemberEndpoints): Promise<NodeConfigFile> {
   const database = memberDatabaseConfig(at.database, org)
-  const cfg: NodeConfigFile = {
-    ...memberConfig({ org, node, host: '127.0.0.1', apiPort: ports.api, p2pPort: ports.p2p, chain: at.chain, ipfs: at.ipfs, admin: true }),
-    ...(database ? { database } : {}),
-  }
+  const cfg = memberConfig({ org, node, host: '127.0.0.1', apiPort: ports.api, p2pPort: ports.p2p, chain: at.chain, ipfs: at.ipfs, admin: true, ...(database ? { database } : {}) })
   await writeMemberFiles(L.member(org).config, cfg, ['127.0.0.1', 'localhost'])
   return cfg
 }

@@ -27,4 +27,11 @@ describe("network/member-files: a member's folder", () => {
     expect(new X509Certificate(readFileSync(join(dir, 'm', 'tls', 'cert.pem'))).subjectAltName).to.equal('IP Address:127.0.0.5, DNS:member.example')
     expect(JSON.parse(readFileSync(config, 'utf8'))).to.deep.include({ org: 'o1', node: 'n1', admin: true })
   })
+
+  it('a config naming a PostgreSQL URL (its password) is readable by the owner only', async () => {
+    const config = join(dir, 'pg', 'config.json')
+    await writeMemberFiles(config, memberConfig({ ...settings, admin: false, database: { type: 'postgres', url: 'postgres://u:secret@h:5432/d' } }), ['127.0.0.5'])
+    expect(statSync(config).mode & 0o777).to.equal(0o600)
+    expect(JSON.parse(readFileSync(config, 'utf8')).database).to.deep.equal({ type: 'postgres', url: 'postgres://u:secret@h:5432/d' })
+  })
 })
