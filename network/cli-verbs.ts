@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util'
 import { ControlError, describeControls, NetworkControls, ruleText, type DeliverySelector, type ReadingSource } from './controls.js'
 import { formatTrace } from './trace.js'
-import { formatVerify } from './verify.js'
+import { formatVerify, verifyNetwork } from './verify.js'
+import { describeMembers } from './hosts/describe.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError } from './suite.js'
 import { networkCommand } from './command-line.js'
 import { parseRogue, RogueUsageError, type RogueCommand } from './rogue/args.js'
@@ -27,7 +28,7 @@ export type Command =
   | { verb: 'mining'; on: boolean }
   | { verb: 'mine'; blocks: number }
   | { verb: 'trace'; message: string; namespace?: string; json: boolean }
-  | { verb: 'verify'; namespaces: string[]; allowBehind: boolean; json: boolean }
+  | { verb: 'verify'; namespaces: string[]; allowBehind: boolean; json: boolean; apis?: string[] }
   | { verb: 'wait'; message: string; members?: string[]; namespace?: string; timeoutMs: number }
   | { verb: 'wait-idle'; timeoutMs: number }
   | { verb: 'confirmed'; member: string; topic: string; namespace: string; json: boolean }
@@ -65,7 +66,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   mining: [],
   mine: [],
   trace: ['namespace', 'json'],
-  verify: ['namespace', 'allow-behind', 'json'],
+  verify: ['namespace', 'allow-behind', 'json', 'members'],
   wait: ['members', 'namespace', 'timeout'],
   confirmed: ['namespace', 'json'],
   'move-db': ['to', 'database-url'],
@@ -154,9 +155,14 @@ export function parseVerb(verb: string, argv: string[], defaultDir = '.network')
       const namespace = single('namespace')
       return { dir, help: false, command: { verb, message: pos[0]!, ...(namespace !== undefined ? { namespace } : {}), json: values.json ?? false } }
     }
-    case 'verify':
+    case 'verify': {
       arity(0, 0, 'no arguments')
-      return { dir, help: false, command: { verb, namespaces: values.namespace ?? [], allowBehind: values['allow-behind'] ?? false, json: values.json ?? false } }
+      // Members on their own hosts have no state folder in common: they are named by their API URLs instead.
+      const apis = values.members?.split(',').map((x) => x.trim()).filter(Boolean)
+      if (apis !== undefined && (apis.length === 0 || apis.some((a) => !/^https?:\/\/[^/]+\/?$/.test(a)))) throw new UsageError('verify --members takes the API URL of each member (http://host:port), separated by commas')
+      if (apis !== undefined && values.dir !== undefined) throw new UsageError('verify takes --members or --dir, not both')
+      return { dir, help: false, command: { verb, namespaces: values.namespace ?? [], allowBehind: values['allow-behind'] ?? false, json: values.json ?? false, ...(apis ? { apis } : {}) } }
+    }
     case 'wait': {
       arity(1, 1, 'a message id, or idle')
       if (pos[0] === 'idle') {
@@ -203,8 +209,10 @@ export async function runVerb(verb: string, argv: string[], io: VerbIo): Promise
   }
   if (parsed.help || !parsed.command) io.usage()
   try {
+    const cmd = parsed.command
+    if (cmd.verb === 'verify' && cmd.apis !== undefined) return await verifyMembers(cmd.apis, cmd, io)
     const c = new NetworkControls(parsed.dir)
-    return await execute(c, parsed.command, io)
+    return await execute(c, cmd, io)
   } catch (err) {
     if (err instanceof ControlError || err instanceof WaitTimeoutError || err instanceof RogueError) {
       io.err(`network ${verb}: ${err.message}`)
@@ -212,6 +220,18 @@ export async function runVerb(verb: string, argv: string[], io: VerbIo): Promise
     }
     throw err
   }
+}
+
+/** verify over members named by their API URLs (members on their own hosts: network/hosts/describe.ts). */
+async function verifyMembers(apis: string[], cmd: { namespaces: string[]; allowBehind: boolean; json: boolean }, io: VerbIo): Promise<number> {
+  const d = await describeMembers(apis).catch((err: Error) => {
+    throw new ControlError(err.message)
+  })
+  const r = await verifyNetwork(d, { namespaces: cmd.namespaces, allowBehind: cmd.allowBehind }).catch((err: Error) => {
+    throw new ControlError(err.message)
+  })
+  io.out(cmd.json ? JSON.stringify(r, null, 2) : formatVerify(r))
+  return r.ok ? 0 : 1
 }
 
 async function execute(c: NetworkControls, cmd: Command, io: VerbIo): Promise<number> {

@@ -48,6 +48,7 @@ verbs, on the running network in --dir (a member is named by org: org1, or org1/
   verify [--namespace NS]... [--allow-behind] [--json]
                                           every member's confirmation order per topic equals the chain's pin order,
                                           nothing confirmed twice, the same hashes everywhere (exit 1 if not)
+  verify --members URL,URL... [...]       the same for members on their own hosts, named by their API URLs
   wait <message id> [--members org0,org1] [--namespace NS] [--timeout S]
                                           until confirmed (or rejected) on those members (default: its receivers)
   wait idle [--timeout S]                 until nothing moves: nothing to mine, pending or undelivered

@@ -182,19 +182,19 @@ async function isPortFree(port: number): Promise<boolean> {
 }
 
 export class PortBusyError extends Error {
-  constructor(readonly port: number, readonly purpose: string) {
-    super(`port ${port} (${purpose}) is already in use on 127.0.0.1`)
+  constructor(readonly port: number, readonly purpose: string, readonly host = '127.0.0.1') {
+    super(`port ${port} (${purpose}) is already in use on ${host}`)
   }
 }
 
-/** Throws a PortBusyError naming the port when something already listens on it. */
-export function assertPortFree(port: number, purpose: string): Promise<void> {
+/** Throws a PortBusyError naming the port when something already listens on it (on `host`, loopback by default). */
+export function assertPortFree(port: number, purpose: string, host = '127.0.0.1'): Promise<void> {
   return new Promise((res, rej) => {
     const srv = createServer()
     srv.once('error', (err: NodeJS.ErrnoException) =>
-      rej(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortBusyError(port, purpose) : err),
+      rej(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortBusyError(port, purpose, host) : err),
     )
-    srv.listen(port, '127.0.0.1', () => srv.close(() => res()))
+    srv.listen(port, host, () => srv.close(() => res()))
   })
 }
 

@@ -21,7 +21,7 @@ export interface NodeConfig {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
   api: ApiConfig
-  p2p: { host: string; port: number; cert: string; key: string; retry: RetryPolicy }
+  p2p: P2pConfig
   /** Absolute path of the node's data folder (database, blobs). */
   dataDir: string
   /** When batches are sealed; defaults in node/batch/config.ts. */
@@ -53,6 +53,25 @@ export interface NodeConfig {
 
 export type { DatabaseConfig } from './db/engine.js'
 
+/** The member's p2p endpoint for the private exchange (node/exchange), mutual TLS with its own certificate. */
+export interface P2pConfig {
+  /** The address it listens on (127.0.0.1 by default; 0.0.0.0 for every interface, with `endpoint` then given). */
+  host: string
+  port: number
+  /** Absolute paths of its certificate and private key (PEM). */
+  cert: string
+  key: string
+  /** How a send to another member is retried before the delivery queue takes over (config `p2p.retry`, parseRetry below). */
+  retry: RetryPolicy
+  /**
+   * The URL the other members reach it at, which its node identity claim registers on chain at the first start
+   * (`https://<host>:<port>` unless the file says `p2p.endpoint`): a host behind NAT, or listening on every interface,
+   * is reached at a name or address it does not listen on. The certificate must name its host for clients that check
+   * names (the exchange itself pins the registered certificate).
+   */
+  endpoint: string
+}
+
 /** Where the member's REST API listens, and whom it answers (node/api/access.ts). */
 export interface ApiConfig {
   host: string
@@ -79,7 +98,7 @@ export interface NodeConfigFile {
   chain: { rpc: string; contract: string; firstBlock: number }
   ipfs: { api: string; gateway: string }
   api: { host?: string; port: number; allowedHosts?: string[]; allowedOrigins?: string[] }
-  p2p: { host?: string; port: number; certFile: string; keyFile: string; retry?: Partial<RetryPolicy> }
+  p2p: { host?: string; port: number; certFile: string; keyFile: string; retry?: Partial<RetryPolicy>; endpoint?: string }
   dataDir: string
   batch?: { size?: number; timeoutMs?: number; payloadLimit?: number }
   limits?: Partial<RequestLimits>
@@ -165,13 +184,7 @@ export function parseNodeConfig(raw: unknown, file: string): NodeConfig {
       allowedHosts: list(api.allowedHosts, 'api.allowedHosts', fail).map((h, i) => allowedHost(h, `api.allowedHosts[${i}]`, fail)),
       allowedOrigins: list(api.allowedOrigins, 'api.allowedOrigins', fail).map((o, i) => allowedOrigin(o, `api.allowedOrigins[${i}]`, fail)),
     },
-    p2p: {
-      host: p2p.host === undefined ? '127.0.0.1' : str(p2p.host, 'p2p.host'),
-      port: port(p2p.port, 'p2p.port'),
-      cert: at(str(p2p.certFile, 'p2p.certFile')),
-      key: at(str(p2p.keyFile, 'p2p.keyFile')),
-      retry: parseRetry(p2p.retry, fail),
-    },
+    p2p: parseP2p(p2p, { str, port, url, at, fail }),
     dataDir: at(str(c.dataDir, 'dataDir')),
     batch: parseBatchConfig(c.batch, fail),
     limits: parseRequestLimits(c.limits, fail),
@@ -200,6 +213,23 @@ export function parseDatabaseConfig(v: unknown, fail: (problem: string) => never
   // One database per member: without a name, pg would pick the user's, which other members may share.
   if (u.pathname.length < 2 || u.pathname.slice(1).includes('/')) fail('database.url must name the member\'s database (postgres://host:port/dbname)')
   return { type: 'postgres', url: d.url }
+}
+
+function parseP2p(
+  p2p: Record<string, unknown>,
+  r: { str(v: unknown, path: string): string; port(v: unknown, path: string): number; url(v: unknown, path: string, protocols: string[]): string; at(p: string): string; fail(problem: string): never },
+): P2pConfig {
+  const host = p2p.host === undefined ? '127.0.0.1' : r.str(p2p.host, 'p2p.host')
+  const port = r.port(p2p.port, 'p2p.port')
+  const wildcard = host === '0.0.0.0' || host === '::'
+  if (wildcard && p2p.endpoint === undefined) r.fail(`p2p.endpoint is required when p2p.host is ${host}: it is the URL the other members reach this member at (https://name:${port})`)
+  let endpoint = `https://${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (p2p.endpoint !== undefined) {
+    endpoint = r.url(p2p.endpoint, 'p2p.endpoint', ['https:'])
+    const u = new URL(endpoint)
+    if (u.pathname !== '/' || u.search !== '' || u.username !== '' || u.hash !== '') r.fail(`p2p.endpoint must be https://host:port, with no path: ${endpoint}`)
+  }
+  return { host, port, cert: r.at(r.str(p2p.certFile, 'p2p.certFile')), key: r.at(r.str(p2p.keyFile, 'p2p.keyFile')), retry: parseRetry(p2p.retry, r.fail), endpoint }
 }
 
 function list(v: unknown, path: string, fail: (problem: string) => never): string[] {

@@ -92,10 +92,13 @@ export function fundAndDeploy(rpcUrl: string, addresses: string[], ether: string
   })
 }
 
-/** Account #0 on `rpcUrl`, which signs every funding and deployment, with the chain id its transactions carry. */
-async function accountZero(rpcUrl: string): Promise<{ rpc: JsonRpcClient; wallet: Wallet; chainId: bigint }> {
+/**
+ * The account on `rpcUrl` that signs a funding or deployment (account #0 unless another key is given, as on a chain
+ * of one's own: network/hosts/chain-command.ts), with the chain id its transactions carry.
+ */
+async function accountZero(rpcUrl: string, key = HARDHAT_ACCOUNT_0_KEY): Promise<{ rpc: JsonRpcClient; wallet: Wallet; chainId: bigint }> {
   const rpc = new JsonRpcClient(rpcUrl)
-  return { rpc, wallet: new Wallet(HARDHAT_ACCOUNT_0_KEY), chainId: BigInt(await rpc.call<string>('eth_chainId')) }
+  return { rpc, wallet: new Wallet(key), chainId: BigInt(await rpc.call<string>('eth_chainId')) }
 }
 
 function readArtifact(): [InterfaceAbi, string] {
@@ -108,7 +111,7 @@ function readArtifact(): [InterfaceAbi, string] {
 async function assertCanFund(rpc: JsonRpcClient, from: string, count: number, ether: string): Promise<void> {
   const balance = BigInt(await rpc.call<string>('eth_getBalance', [from, 'pending']))
   if (balance < parseEther(ether) * BigInt(count)) {
-    throw new Error(`account #0 (${from}) holds ${formatEther(balance)} ETH, not enough to fund ${count} account(s) with ${ether} ETH each`)
+    throw new Error(`account ${from} holds ${formatEther(balance)} ETH, not enough to fund ${count} account(s) with ${ether} ETH each`)
   }
 }
 
@@ -117,10 +120,10 @@ async function assertCanFund(rpc: JsonRpcClient, from: string, count: number, et
  * With `expected`, refuses to deploy from another nonce and fails when the contract lands at another address or
  * block than predicted (member configs already name them).
  */
-export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): Promise<{ address: string; block: number }> {
+export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment, key?: string): Promise<{ address: string; block: number }> {
   return oneAtATime(rpcUrl, async () => {
     const { data } = await new ContractFactory(...readArtifact()).getDeployTransaction()
-    const { rpc, wallet, chainId } = await accountZero(rpcUrl)
+    const { rpc, wallet, chainId } = await accountZero(rpcUrl, key)
     const nonce = await pendingNonce(rpc, wallet.address)
     if (expected !== undefined && nonce !== expected.nonce) {
       throw new Error(
@@ -142,12 +145,12 @@ export function deployBatchPin(rpcUrl: string, expected?: PredictedDeployment): 
 }
 
 /**
- * Sends `ether` to each address from account #0, with nonces counted here, and waits for every transfer. Refuses,
- * before sending anything, when account #0 cannot pay for them all.
+ * Sends `ether` to each address from account #0 (or the account of `key`), with nonces counted here, and waits for
+ * every transfer. Refuses, before sending anything, when the account cannot pay for them all.
  */
-export function fundAccounts(rpcUrl: string, addresses: string[], ether: string): Promise<void> {
+export function fundAccounts(rpcUrl: string, addresses: string[], ether: string, key?: string): Promise<void> {
   return oneAtATime(rpcUrl, async () => {
-    const { rpc, wallet, chainId } = await accountZero(rpcUrl)
+    const { rpc, wallet, chainId } = await accountZero(rpcUrl, key)
     await assertCanFund(rpc, wallet.address, addresses.length, ether)
     let nonce = await pendingNonce(rpc, wallet.address)
     const sent: SignedTx[] = []

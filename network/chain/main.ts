@@ -1,9 +1,10 @@
 /**
  * The local chain: `node .build/<id>/chain.js --dir D --port P --hardhat-config .build/<id>/hardhat.config.cjs`
  * as the network starts it (compiled by network/build.ts), or `node --import tsx network/chain/main.ts --dir D
- * --port P` from source (Hardhat then loads hardhat.config.ts through tsx).
+ * --port P [--host H]` from source (Hardhat then loads hardhat.config.ts through tsx). Started on its own, from a
+ * config file instead: `--config F` (`npm run chain -- --config F`; network/hosts/service-config.ts).
  *
- * A Hardhat network (chain id 31337, automine) served over HTTP and WebSocket JSON-RPC on 127.0.0.1:P, as
+ * A Hardhat network (chain id 31337, automine) served over HTTP and WebSocket JSON-RPC on H:P (127.0.0.1 unless told), as
  * `hardhat node` serves it. Hardhat keeps its chain in memory only; this process makes it durable with a
  * journal in D (see journal.ts): the same genesis on every start, and every mined block replayed before the
  * port opens, so a restarted chain has the same blocks, logs and contract as before. Mining can be switched
@@ -15,34 +16,47 @@ import { parseArgs } from 'node:util'
 import { keccak256 } from 'ethers'
 import { errorMessage } from '../../node/core/errors.js'
 import { assertPortFree, PortBusyError, sleep } from '../process.js'
+import { loadChainConfig, ServiceConfigError } from '../hosts/service-config.js'
 import { CHAIN_ID, loadHardhat } from './hardhat.js'
 import { ChainJournal } from './journal.js'
 import { JournaledProvider } from './journaled-provider.js'
 import { replayJournal, resendPending } from './replay.js'
-
-const HOST = '127.0.0.1'
 
 function fail(line: string): never {
   console.log(`chain: ${line}`)
   process.exit(1)
 }
 
-function parseCli(): { dir: string; port: number; hardhatConfig: string | undefined } {
-  const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' }, 'hardhat-config': { type: 'string' } }, strict: true })
-  if (values.dir === undefined) fail('--dir <state folder> is required')
+function parseCli(): { dir: string; port: number; host: string; hardhatConfig: string | undefined } {
+  let values: { dir?: string; port?: string; host?: string; config?: string; 'hardhat-config'?: string }
+  try {
+    ;({ values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, config: { type: 'string' }, 'hardhat-config': { type: 'string' } }, strict: true }))
+  } catch (err) {
+    fail(errorMessage(err))
+  }
+  const hardhatConfig = values['hardhat-config'] === undefined ? undefined : resolve(values['hardhat-config'])
+  if (values.config !== undefined) {
+    if (values.dir !== undefined || values.port !== undefined || values.host !== undefined) fail('--config names the folder, port and host: give it alone, or --dir, --port and --host')
+    try {
+      return { ...loadChainConfig(values.config), hardhatConfig }
+    } catch (err) {
+      fail(err instanceof ServiceConfigError ? err.message : errorMessage(err))
+    }
+  }
+  if (values.dir === undefined) fail('--dir <state folder> (or --config <file>) is required')
   const port = Number(values.port ?? '8545')
   if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`--port must be a TCP port, not ${values.port}`)
-  return { dir: resolve(values.dir), port, hardhatConfig: values['hardhat-config'] === undefined ? undefined : resolve(values['hardhat-config']) }
+  return { dir: resolve(values.dir), port, host: values.host ?? '127.0.0.1', hardhatConfig }
 }
 
 async function main(): Promise<void> {
-  const { dir, port, hardhatConfig } = parseCli()
+  const { dir, port, host, hardhatConfig } = parseCli()
   // Checked before the (slow) replay, so a busy port is reported at once; listen() below covers the race.
-  await assertPortFree(port, 'chain JSON-RPC').catch((err: unknown) =>
+  await assertPortFree(port, 'chain JSON-RPC', host).catch((err: unknown) =>
     fail(err instanceof PortBusyError ? err.message : errorMessage(err)),
   )
   process.on('uncaughtException', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EADDRINUSE') fail(new PortBusyError(port, 'chain JSON-RPC').message)
+    if (err.code === 'EADDRINUSE') fail(new PortBusyError(port, 'chain JSON-RPC', host).message)
     fail(`fatal: ${err.stack ?? err.message}`)
   })
 
@@ -108,9 +122,9 @@ async function main(): Promise<void> {
   }
   await served.request({ method: 'evm_setAutomine', params: [true] })
   const head = Number(await request('eth_blockNumber'))
-  const server = await hh.createServer(HOST, port, served)
+  const server = await hh.createServer(host, port, served)
   await server.listen()
-  console.log(`chain ready rpc=http://${HOST}:${port} blocks=${head}`)
+  console.log(`chain ready rpc=http://${host}:${port} blocks=${head}`)
 
   let stopping = false
   const stop = async (): Promise<void> => {

@@ -34,7 +34,7 @@ function listen(app: Koa, port: number, host: string, purpose: string): Promise<
   server.requestTimeout = 0
   return new Promise((res, rej) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      rej(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortBusyError(port, purpose) : err)
+      rej(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new PortBusyError(port, purpose, host) : err)
     })
     server.listen(port, host, () => res(server))
   })

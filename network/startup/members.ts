@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { Wallet } from 'ethers'
 import type { Layout } from '../layout.js'
 import type { MemberDescription } from '../description.js'
 import type { Build } from '../build.js'
-import { createNodeCertificate } from '../tls.js'
+import { memberConfig, writeMemberFiles } from '../member-files.js'
 import { bytesUnder, readyTimeoutMs } from '../readiness.js'
 import { nodeSpec, waitProcessReady } from '../specs.js'
-import { SECP256K1_N } from '../chain/hd-accounts.js'
-import { writeFileAtomic } from '../../node/core/atomic-file.js'
 import type { NodeConfigFile } from '../../node/config.js'
 import type { MemberPlan, NetworkPlan } from './plan.js'
 import type { FirstFailure, Launcher } from './launcher.js'
@@ -49,44 +46,10 @@ export function startMemberNodes(launcher: Launcher, build: Build, plan: Network
 }
 
 async function createMember(L: Layout, org: string, node: string, ports: { api: number; p2p: number }, at: MemberEndpoints): Promise<NodeConfigFile> {
-  const M = L.member(org)
-  mkdirSync(`${M.dir}/tls`, { recursive: true })
-  const tls = await createNodeCertificate(org, node)
-  // Durable before the config that marks the member as created, and written in parallel with every other new
-  // member's (fsyncs that each held up the start by ~10 ms, one after the other, when written synchronously).
-  await Promise.all([
-    writeFileAtomic(M.signingKey, randomPrivateKey() + '\n', { mode: 0o600 }),
-    writeFileAtomic(M.cert, tls.cert),
-    writeFileAtomic(M.key, tls.key, { mode: 0o600 }),
-  ])
-  const cfg: NodeConfigFile = {
-    org,
-    node,
-    signingKeyFile: 'signing.key',
-    chain: at.chain,
-    ipfs: at.ipfs,
-    api: { host: '127.0.0.1', port: ports.api },
-    p2p: { host: '127.0.0.1', port: ports.p2p, certFile: 'tls/cert.pem', keyFile: 'tls/key.pem' },
-    dataDir: 'data',
-    admin: true,
-  }
   const database = memberDatabaseConfig(at.database, org)
-  if (database) cfg.database = database
-  // A PostgreSQL URL carries the server's password: the config is then readable by its owner alone, as the keys are.
-  await writeFileAtomic(M.config, JSON.stringify(cfg, null, 2) + '\n', database ? { mode: 0o600 } : {})
+  const cfg = memberConfig({ org, node, host: '127.0.0.1', apiPort: ports.api, p2pPort: ports.p2p, chain: at.chain, ipfs: at.ipfs, admin: true, ...(database ? { database } : {}) })
+  await writeMemberFiles(L.member(org).config, cfg, ['127.0.0.1', 'localhost'])
   return cfg
-}
-
-/**
- * A random secp256k1 private key, as `Wallet.createRandom().privateKey` gives but without deriving an HD wallet
- * from a fresh mnemonic first (tens of milliseconds of the start-up per member).
- */
-function randomPrivateKey(): string {
-  for (;;) {
-    const key = `0x${randomBytes(32).toString('hex')}`
-    const k = BigInt(key)
-    if (k > 0n && k < SECP256K1_N) return key
-  }
 }
 
 /** A member's addresses as network.json lists them. */

@@ -8,7 +8,8 @@ import { createExchange, type Exchange, type Peer } from '../exchange/index.js'
 import { parseBatch, serializeBatch } from '../batch/payload.js'
 import { DeliveryGate } from '../messaging/delivery-gate.js'
 import { Gate } from '../core/gate.js'
-import { localIdentity, nodeProfileOf, type LocalIdentity } from '../model/index.js'
+import { localIdentity, type LocalIdentity } from '../model/index.js'
+import { registeredPeers } from '../identity/peers.js'
 import type { NodeStore } from './store.js'
 
 /** Who this member is: its org and node identity, its signing key's address, its p2p endpoint and certificate. */
@@ -61,19 +62,14 @@ export interface PluginCallbacks {
 export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: PluginCallbacks, log: (line: string) => void): Plugins {
   const { state, identities } = store.repos
   const key = new Wallet(cfg.signingKey).address.toLowerCase()
-  const self: Self = { identity: localIdentity(cfg.org, cfg.node, key), key, cert: readFileSync(cfg.p2p.cert, 'utf8'), p2pUrl: `https://${cfg.p2p.host}:${cfg.p2p.port}` }
+  const self: Self = { identity: localIdentity(cfg.org, cfg.node, key), key, cert: readFileSync(cfg.p2p.cert, 'utf8'), p2pUrl: cfg.p2p.endpoint }
   const gates: ControlGates = { deliveries: new DeliveryGate(), chainReads: new Gate(), ipfsReads: new Gate() }
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
   // The p2p endpoint: private batches and blobs to and from the other members' nodes.
   const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry })
   // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
-  const registered = (): Peer[] =>
-    identities.all('node').flatMap((n) => {
-      const profile = nodeProfileOf(n)
-      const org = n.parent ? identities.byId(n.parent) : undefined
-      return profile && org ? [{ node: n.did, org: org.name, endpoint: profile.endpoint, cert: profile.cert }] : []
-    })
+  const registered = (): Peer[] => registeredPeers(identities)
   // Read from the database only when a node identity is confirmed (and at start), not on every delivery attempt.
   let byNode: Map<string, Peer> | undefined
   const index = (list: Peer[]): Map<string, Peer> => (byNode = new Map(list.map((p) => [p.node, p])))

@@ -21,6 +21,7 @@ export async function loneNodeTls(dir: string): Promise<{ cert: string; key: str
  */
 export async function loneNodeConfig(dataDir: string, tls: { cert: string; key: string }, change: Partial<NodeConfig> = {}): Promise<NodeConfig> {
   const closed = await freePort()
+  const p2pPort = await freePort()
   return {
     org: 'org0',
     node: 'node0',
@@ -28,7 +29,7 @@ export async function loneNodeConfig(dataDir: string, tls: { cert: string; key: 
     chain: { rpc: `http://127.0.0.1:${closed}`, contract: `0x${'00'.repeat(20)}`, firstBlock: 0 },
     ipfs: { api: `http://127.0.0.1:${closed}`, gateway: `http://127.0.0.1:${closed}` },
     api: { host: '127.0.0.1', port: await freePort(), allowedHosts: [], allowedOrigins: [] },
-    p2p: { host: '127.0.0.1', port: await freePort(), ...tls, retry: DEFAULT_RETRY },
+    p2p: { host: '127.0.0.1', port: p2pPort, endpoint: `https://127.0.0.1:${p2pPort}`, ...tls, retry: DEFAULT_RETRY },
     dataDir,
     batch: {},
     limits: DEFAULT_REQUEST_LIMITS,

@@ -21,6 +21,9 @@ describe('npm run network -- <verb>: argument parsing', () => {
     expect(parse('mine', '3').command).to.deep.equal({ verb: 'mine', blocks: 3 })
     expect(parse('trace', 'm1', '--json').command).to.deep.equal({ verb: 'trace', message: 'm1', json: true })
     expect(parse('verify', '--namespace', 'a', '--namespace', 'b', '--allow-behind').command).to.deep.equal({ verb: 'verify', namespaces: ['a', 'b'], allowBehind: true, json: false })
+    expect(parse('verify', '--members', 'http://127.0.0.2:5000, http://127.0.0.3:5000/').command).to.deep.equal({
+      verb: 'verify', namespaces: [], allowBehind: false, json: false, apis: ['http://127.0.0.2:5000', 'http://127.0.0.3:5000/'],
+    })
     expect(parse('wait', 'm1', '--members', 'org0, org1', '--timeout', '2.5').command).to.deep.equal({ verb: 'wait', message: 'm1', members: ['org0', 'org1'], timeoutMs: 2500 })
     expect(parse('wait', 'idle').command).to.deep.equal({ verb: 'wait-idle', timeoutMs: 60_000 })
     expect(parse('confirmed', 'org1', 'T').command).to.deep.equal({ verb: 'confirmed', member: 'org1', topic: 'T', namespace: 'default', json: false })
@@ -42,6 +45,8 @@ describe('npm run network -- <verb>: argument parsing', () => {
     fails('kill', ['org1', '--signal', 'SIGNOPE'], /--signal must be one of/)
     fails('pause', ['org1', '--json'], /pause takes no --json/)
     fails('verify', ['--bogus'], /Unknown option '--bogus'/)
+    fails('verify', ['--members', 'org1,org2'], /API URL of each member/)
+    fails('verify', ['--members', 'http://127.0.0.2:5000', '--dir', 'x'], /--members or --dir, not both/)
     fails('wait', ['m1', '--timeout', 'soon'], /--timeout is in seconds/)
     fails('wait', ['idle', '--members', 'org1'], /wait idle takes only --timeout/)
     fails('trace', ['m1', '--namespace', 'a', '--namespace', 'b'], /one --namespace/)

@@ -71,6 +71,54 @@ describe('member TLS material and the p2p endpoint (mutual TLS)', () => {
   })
 })
 
+describe("a member's certificate names the host it is reached at (members on their own hosts)", () => {
+  let onHost3: TlsMaterial
+  let namingHost2: TlsMaterial
+  let client: TlsMaterial
+  let server: P2pServer
+  let misnamed: P2pServer
+
+  before(async () => {
+    onHost3 = await createNodeCertificate('org3', 'node3', { hosts: ['127.0.0.3'] })
+    namingHost2 = await createNodeCertificate('org2', 'node2', { hosts: ['127.0.0.2'] })
+    client = await createNodeCertificate('org2', 'node2', { hosts: ['127.0.0.2'] })
+    server = await startP2pServer({ host: '127.0.0.3', port: await freePort(), cert: onHost3.cert, key: onHost3.key })
+    misnamed = await startP2pServer({ host: '127.0.0.3', port: await freePort(), cert: namingHost2.cert, key: namingHost2.key })
+    server.trust([client.cert])
+    misnamed.trust([client.cert])
+  })
+  after(async () => {
+    await server?.close()
+    await misnamed?.close()
+  })
+
+  it('IP addresses go in as iPAddress entries (IPv4 and IPv6), names as dNSName entries, loopback by default', async () => {
+    expect(new X509Certificate(onHost3.cert).subjectAltName).to.equal('IP Address:127.0.0.3')
+    const several = await createNodeCertificate('o', 'n', { hosts: ['member1.example.com', '10.1.2.3', '::1', '[2001:db8::1:0:7]'] })
+    expect(new X509Certificate(several.cert).subjectAltName).to.equal('DNS:member1.example.com, IP Address:10.1.2.3, IP Address:0:0:0:0:0:0:0:1, IP Address:2001:DB8:0:0:0:1:0:7')
+    expect(new X509Certificate((await createNodeCertificate('o', 'n')).cert).subjectAltName).to.equal('IP Address:127.0.0.1, DNS:localhost')
+    expect(new X509Certificate(several.cert).checkHost('member1.example.com')).to.equal('member1.example.com')
+    expect(new X509Certificate(several.cert).checkIP('10.1.2.3')).to.equal('10.1.2.3')
+  })
+
+  it('refuses a host that is neither a name nor an address, and an empty list', async () => {
+    for (const bad of ['a b', 'http://x', '', '-x.example']) {
+      let err: Error | undefined
+      await createNodeCertificate('o', 'n', { hosts: [bad] }).catch((e: Error) => (err = e))
+      expect(err?.message, bad).to.match(/not a host name or IP address/)
+    }
+    let empty: Error | undefined
+    await createNodeCertificate('o', 'n', { hosts: [] }).catch((e: Error) => (empty = e))
+    expect(empty?.message).to.match(/at least one host/)
+  })
+
+  it('a client that checks host names reaches the endpoint on 127.0.0.3 over mutual TLS, and refuses a certificate naming 127.0.0.2 there', async () => {
+    expect(server.url).to.match(/^https:\/\/127\.0\.0\.3:/)
+    expect(await ping(server.url, client, onHost3.cert)).to.equal('status 204')
+    expect(await ping(misnamed.url, client, namingHost2.cert)).to.equal('during the handshake: ERR_TLS_CERT_ALTNAME_INVALID')
+  })
+})
+
 describe('the p2p endpoint refuses a certificate a trusted member signed for another org', () => {
   let orgA: TlsMaterial // the server
   let orgB: TlsMaterial // the org being impersonated (a registered member)

@@ -41,6 +41,16 @@ describe('member node config', () => {
     expect(loadNodeConfig(write({ ...good, batch: { size: 10, timeoutMs: 0 } })).batch).to.deep.equal({ size: 10, timeoutMs: 0 })
   })
 
+  it('registers the p2p endpoint it listens on, or the one the file names (a host behind NAT or on every interface)', () => {
+    expect(loadNodeConfig(write(good)).p2p.endpoint).to.equal('https://127.0.0.1:5001')
+    expect(loadNodeConfig(write({ ...good, p2p: { ...good.p2p, host: '::1' } })).p2p.endpoint).to.equal('https://[::1]:5001')
+    const wild = { ...good.p2p, host: '0.0.0.0' }
+    expect(loadNodeConfig(write({ ...good, p2p: { ...wild, endpoint: 'https://member1.example.com:443/' } })).p2p).to.deep.include({ host: '0.0.0.0', endpoint: 'https://member1.example.com:443' })
+    expect(() => loadNodeConfig(write({ ...good, p2p: wild }))).to.throw(ConfigError, /p2p.endpoint is required when p2p.host is 0.0.0.0/)
+    expect(() => loadNodeConfig(write({ ...good, p2p: { ...good.p2p, endpoint: 'http://member1.example.com:3001' } }))).to.throw(ConfigError, /p2p.endpoint must use https:/)
+    expect(() => loadNodeConfig(write({ ...good, p2p: { ...good.p2p, endpoint: 'https://member1.example.com:3001/x' } }))).to.throw(ConfigError, /p2p.endpoint must be https:\/\/host:port, with no path/)
+  })
+
   it('takes the documented request limits by default and any of them from the file', () => {
     expect(loadNodeConfig(write(good)).limits).to.deep.equal(DEFAULT_REQUEST_LIMITS)
     const cfg = loadNodeConfig(write({ ...good, limits: { dataPerMessage: 5, valueBytes: 1024, bodyIdleMs: 1000 } }))

@@ -1,0 +1,22 @@
+import type { Peer } from '../exchange/index.js'
+import { nodeProfileOf, type Identity, type IdentityType } from '../model/index.js'
+
+/** The reads of the identities repository the peer list needs. */
+export interface RegisteredIdentities {
+  all(type: IdentityType): Identity[]
+  byId(id: string): Identity | undefined
+}
+
+/**
+ * Every node registered through the chain, as a peer of the exchange: the p2p endpoint and certificate its own claim
+ * published, and the org that owns it. This is how a member finds the others wherever they run: nothing but the
+ * chain tells it where they are. A node whose claim carries no endpoint and certificate, or whose org is unknown
+ * here, is no peer: there is no way to reach it, or to know whom a connection from it speaks for.
+ */
+export function registeredPeers(identities: RegisteredIdentities): Peer[] {
+  return identities.all('node').flatMap((n) => {
+    const profile = nodeProfileOf(n)
+    const org = n.parent ? identities.byId(n.parent) : undefined
+    return profile && org ? [{ node: n.did, org: org.name, endpoint: profile.endpoint, cert: profile.cert }] : []
+  })
+}
