@@ -1,6 +1,5 @@
 import type { Context, Next } from 'koa'
-import { ParleyError, errorMessage, isParleyError, type ErrorCode } from '../core/errors.js'
-import { DatabaseError } from '../db/errors.js'
+import { ParleyError, errorMessage, isParleyError, isTemporarilyUnavailable, type ErrorCode } from '../core/errors.js'
 
 /** Each error code as an HTTP client sees it: 4xx for the caller's mistakes, 5xx for ours or for waiting. */
 export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -59,7 +58,7 @@ export function errorMiddleware(log: (line: string) => void) {
 function toParleyError(err: unknown): ParleyError {
   if (isParleyError(err)) return err
   // The database server is gone for now (its message names it); the member reconnects by itself, so try again later.
-  if (err instanceof DatabaseError && err.code === 'DB_UNAVAILABLE') return new ParleyError('UNAVAILABLE', err.message, { cause: err })
+  if (isTemporarilyUnavailable(err)) return new ParleyError('UNAVAILABLE', err.message, { cause: err })
   // Errors raised by Koa and its body parser carry an HTTP status and are the caller's doing when 4xx.
   const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode
   if (typeof status === 'number' && status >= 400 && status < 500) {

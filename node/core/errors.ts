@@ -73,6 +73,18 @@ export function isParleyError<C extends ErrorCode>(e: unknown, code?: C): e is P
   return e instanceof ParleyError && (code === undefined || e.code === code)
 }
 
+/**
+ * An error of a seam whose server is gone for now and comes back by itself (a PostgreSQL database: the db's
+ * DB_UNAVAILABLE), which the API answers 503 UNAVAILABLE; marked so that the API needs no import of the seam.
+ */
+export interface TemporarilyUnavailable {
+  readonly temporarilyUnavailable: true
+}
+
+export function isTemporarilyUnavailable(e: unknown): e is Error & TemporarilyUnavailable {
+  return e instanceof Error && (e as Partial<TemporarilyUnavailable>).temporarilyUnavailable === true
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }

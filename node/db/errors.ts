@@ -28,6 +28,11 @@ export type DatabaseErrorCode =
 export class DatabaseError extends Error {
   override readonly name = 'DatabaseError'
 
+  /** DB_UNAVAILABLE, as the API tells it from other failures (core/errors.ts isTemporarilyUnavailable). */
+  get temporarilyUnavailable(): boolean {
+    return this.code === 'DB_UNAVAILABLE'
+  }
+
   constructor(
     readonly code: DatabaseErrorCode,
     message: string,
