@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import type { MemberDescription } from '../../network/description.js'
 import { timestampSortKey } from '../../node/core/time.js'
-import { sharedNetwork } from '../support/shared-network.js'
+import { POSTGRES_MEMBER, sharedNetwork } from '../support/shared-network.js'
 import {
   broadcast,
   byTopic,
@@ -118,6 +118,12 @@ describe('broadcast on a real 3-member network', function () {
   })
 
   describe('ordering', () => {
+    it('runs across both engines: org1 keeps its state in PostgreSQL, org0 and org2 in sql.js', async () => {
+      // What makes every ordering, private, events and data suite on the shared network a check of both engines.
+      const engines = await Promise.all(members.map(async (m) => (await get<{ database: { engine: string } }>(`${m.api}/api/v1/status`)).body.database.engine))
+      expect(engines).to.deep.equal(members.map((m) => (m.org === POSTGRES_MEMBER ? 'postgres' : 'sqljs')))
+    })
+
     it('two members broadcast 50 messages each on alternating topics: every member confirms all 100 in the on-chain pin order', async () => {
       const ns = `order-${run}`
       const topics = [`topicA-${run}`, `topicB-${run}`]

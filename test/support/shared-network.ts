@@ -10,6 +10,11 @@
  *
  * A suite that leaves the network unfit for the next (a process down or paused, a control in force) fails in its
  * own after hook, and the next suite starts a fresh network.
+ *
+ * org1 keeps its state in a database of the run's PostgreSQL (test/support/postgres.ts), org0 and org2 in sql.js: so
+ * every suite on the shared network (ordering, private messages, events, data, the SDK) runs across both engines, and
+ * a verdict or an event that differed between them would fail it. It gets there the way a user moves a member
+ * (`network -- move-db`), which costs a restart of one member once per network.
  */
 import { expect } from 'chai'
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
@@ -20,7 +25,9 @@ import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { isAlive } from '../../network/process.js'
 import { describeControls, NO_CONTROLS } from '../../network/controls.js'
+import { moveMemberEngine } from '../../network/move-db.js'
 import { networkHandle, tempDir, testNetwork } from './network.js'
+import { testDatabase } from './postgres.js'
 
 type TestNetwork = Awaited<ReturnType<typeof testNetwork>>
 
@@ -72,8 +79,20 @@ async function start(): Promise<TestNetwork> {
   // Recorded before the start, so that the teardown stops whatever part of it started.
   const dir = tempDir('shared')
   appendFileSync(join(run, REGISTRY), `${dir}\n`)
-  return testNetwork('shared', { dir })
+  const t = await testNetwork('shared', { dir })
+  try {
+    // Dropped with the run's server, which the run's teardown stops after the networks.
+    const db = await testDatabase({ empty: true, prefix: 'shared' })
+    await moveMemberEngine(t.net.controls, POSTGRES_MEMBER, { to: 'postgres', databaseUrl: db.url })
+  } catch (err) {
+    await t.stop()
+    throw err
+  }
+  return t
 }
+
+/** The shared network's member on PostgreSQL. */
+export const POSTGRES_MEMBER = 'org1'
 
 /** What would make the network mislead the next suite: a process not running, a member's control in force. */
 async function unfitness(net: RunningNetwork): Promise<string[]> {
