@@ -6,6 +6,7 @@ import { startNode } from '../../node/node.js'
 import { TempDirs } from '../support/db/helpers.js'
 import { loneNodeConfig, loneNodeTls } from '../support/lone-node.js'
 import { createDatabase, startPostgres, type PgServer } from '../support/postgres.js'
+import { waitExit } from '../support/postgres-stop.js'
 
 const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE)' }
 
@@ -19,6 +20,8 @@ describe('db: PostgreSQL going away and coming back', function () {
   let server: PgServer
   let db: PgDatabase
   const logs: string[] = []
+  /** Backends a test stopped (SIGSTOP): continued in the after hook whatever happened, so the server can stop. */
+  const frozen: number[] = []
   const ids = (): string[] => db.all<{ id: string }>('SELECT id FROM items ORDER BY seq').map((r) => r.id)
 
   before(async () => {
@@ -27,6 +30,13 @@ describe('db: PostgreSQL going away and coming back', function () {
     db = await PgDatabase.open({ url: d.url, migrations: [items], log: (l) => logs.push(l) })
   })
   after(async () => {
+    for (const pid of frozen) {
+      try {
+        process.kill(pid, 'SIGCONT')
+      } catch {
+        // Already gone.
+      }
+    }
     await db?.close()
     await server?.stop()
     await temp.cleanup()
@@ -63,6 +73,33 @@ describe('db: PostgreSQL going away and coming back', function () {
     expect(ids()).to.deep.equal(['before', 'after'])
     expect(logs.some((l) => /database: lost postgres:\/\/parley:\*\*\*@127\.0\.0\.1/.test(l))).to.equal(true)
     expect(logs.some((l) => /database: connected again/.test(l))).to.equal(true)
+  })
+
+  it('gives up on a hung server (its backend stopped) after the answer timeout, and carries on on a new connection', async () => {
+    const d = await createDatabase(server)
+    const hungLogs: string[] = []
+    const hung = await PgDatabase.open({ url: d.url, migrations: [items], log: (l) => hungLogs.push(l), timing: { answerTimeoutMs: 1000 } })
+    let pid = 0
+    try {
+      pid = hung.get<{ p: number }>('SELECT pg_backend_pid() AS p')!.p
+      process.kill(pid, 'SIGSTOP')
+      frozen.push(pid)
+      const err = (await hung.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['frozen'])).catch((e: unknown) => e)) as DatabaseError
+      expect(err).to.be.instanceOf(DatabaseError)
+      expect(err.code).to.equal('DB_UNAVAILABLE')
+      expect(err.message).to.contain(`127.0.0.1:${server.port}`).and.contain('did not answer within 1 s')
+      await hung.whenWritable()
+      await hung.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['after']))
+      expect(hung.all('SELECT id FROM items ORDER BY seq')).to.deep.equal([{ id: 'after' }])
+      expect(hungLogs.some((l) => /database: lost .*did not answer within 1 s/.test(l))).to.equal(true)
+    } finally {
+      await hung.close()
+      // Continued, it finds its client gone and exits; the server's later restarts need its shared memory released.
+      if (pid) {
+        process.kill(pid, 'SIGCONT')
+        await waitExit(pid, 10_000)
+      }
+    }
   })
 
   it('loses nothing acknowledged and stores nothing twice when the server is killed (SIGKILL) mid-stream', async () => {

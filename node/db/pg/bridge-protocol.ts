@@ -20,6 +20,8 @@ export interface BridgeRequest {
   id: number
   sync: boolean
   steps: Step[]
+  /** No deadline on the worker's side (migrations at open, which may rebuild a large table). */
+  unbounded?: boolean
 }
 
 export interface StepFailure {
@@ -28,6 +30,8 @@ export interface StepFailure {
   sqlState?: string
   /** The connection is gone (refused, reset, server shutting down, no answer): the outcome of the request is unknown. */
   unavailable: boolean
+  /** The worker has no connection now (it reconnects, and reports when it is back). */
+  lost?: boolean
 }
 
 export type BridgeReply =
@@ -39,8 +43,23 @@ export type BridgeReply =
  * ends it (answered with `closed`), after which the worker may serve another (bridge.ts keeps idle workers).
  */
 export type SessionControl =
-  | { kind: 'open'; session: number; url: string; statementTimeoutMs: number }
+  | { kind: 'open'; session: number; url: string; timing: BridgeTiming }
   | { kind: 'close'; session: number }
+
+/** The limits of a session (PgDatabaseOptions.timing); tests lower them to see a hung server in seconds. */
+export interface BridgeTiming {
+  /** The server cancels a statement that runs longer (statement_timeout; 0 for none). */
+  statementTimeoutMs: number
+  /**
+   * A request without an answer this long is given up: the worker drops its connection (the server may be hung, or
+   * the network partitioned) and reconnects; the event loop, which sleeps on sync requests, waits no longer than this.
+   */
+  answerTimeoutMs: number
+  /** How long opening a connection may take. */
+  connectTimeoutMs: number
+  /** TCP keepalive's first probe after this much silence on an idle connection. */
+  keepAliveDelayMs: number
+}
 
 /** Sent on the async port when the session's connection goes or comes back, and when the session is closed. */
 export type SessionReport = { kind: 'health'; session: number; up: boolean; detail: string } | { kind: 'closed'; session: number }
@@ -52,8 +71,12 @@ export interface BridgeWorkerData {
   asyncPort: MessagePort
 }
 
-/** SQLSTATE classes and codes that mean the connection or the server went away, not that the statement was wrong. */
+/**
+ * SQLSTATE classes and codes that mean the database cannot serve now, not that the statement was wrong: the connection
+ * or the server went away, a statement cancelled for taking too long, a server in read-only mode (a standby after a
+ * failover). A failure without a SQLSTATE is the client's own and says nothing about the connection.
+ */
 export function isConnectionLoss(sqlState: string | undefined): boolean {
-  if (sqlState === undefined) return true
-  return sqlState.startsWith('08') || sqlState === '57P01' || sqlState === '57P02' || sqlState === '57P03'
+  if (sqlState === undefined) return false
+  return sqlState.startsWith('08') || sqlState === '57P01' || sqlState === '57P02' || sqlState === '57P03' || sqlState === '57014' || sqlState === '25006'
 }

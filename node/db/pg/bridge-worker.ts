@@ -7,7 +7,7 @@
  */
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
-import { isConnectionLoss, type BridgeReply, type BridgeRequest, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
+import { isConnectionLoss, type BridgeReply, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
 const raised = new Int32Array(flag)
@@ -34,7 +34,7 @@ const types = {
 interface Session {
   id: number
   url: string
-  statementTimeoutMs: number
+  timing: BridgeTiming
   client?: pg.Client
   lastError: string
   connecting: boolean
@@ -56,12 +56,28 @@ async function connect(s: Session): Promise<void> {
   s.connecting = true
   let delayMs = 250
   while (!s.closed) {
-    const c = new pg.Client({ connectionString: s.url, types, keepAlive: true, application_name: 'parley' })
+    const { timing } = s
+    const c = new pg.Client({
+      connectionString: s.url,
+      types,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: timing.keepAliveDelayMs,
+      connectionTimeoutMillis: timing.connectTimeoutMs,
+      application_name: 'parley',
+    })
     // Errors of an idle connection (the server stopped) arrive here rather than through a query.
-    c.on('error', (err) => lose(s, c, err.message))
+    c.on('error', (err) => {
+      // pg emits this only once the socket is dead.
+      ended.add(c)
+      lose(s, c, err.message)
+    })
+    c.on('end', () => ended.add(c))
     try {
-      await c.connect()
-      await c.query(`SET synchronous_commit = on; SET statement_timeout = ${Math.floor(s.statementTimeoutMs)}`)
+      // The setup is bounded too: a server that accepts the connection and then hangs must not hold the session.
+      await bounded(c, timing.connectTimeoutMs, `the database did not answer within ${timing.connectTimeoutMs / 1000} s of connecting`, async () => {
+        await c.connect()
+        await c.query(`SET synchronous_commit = on; SET statement_timeout = ${Math.floor(timing.statementTimeoutMs)}`)
+      })
       if (s.closed) {
         await c.end().catch(() => {})
         break
@@ -70,7 +86,7 @@ async function connect(s: Session): Promise<void> {
       report({ kind: 'health', session: s.id, up: true, detail: 'connected' })
       break
     } catch (err) {
-      s.lastError = err instanceof Error ? err.message : String(err)
+      s.lastError = timedOut.get(c) ?? (err instanceof Error ? err.message : String(err))
       c.end().catch(() => {})
       report({ kind: 'health', session: s.id, up: false, detail: s.lastError })
       await new Promise((r) => setTimeout(r, delayMs))
@@ -78,6 +94,30 @@ async function connect(s: Session): Promise<void> {
     }
   }
   s.connecting = false
+}
+
+/** Clients whose connection has ended: a failure on one is a lost connection, whatever its error says. */
+const ended = new WeakSet<pg.Client>()
+/** Why a connection was dropped by its deadline, to name it instead of pg's "Connection terminated". */
+const timedOut = new WeakMap<pg.Client, string>()
+
+/**
+ * Runs `f` on `c`, dropping the connection if it takes longer than `ms` (the server hung, or the network went): pg
+ * would wait forever, and every later request with it. Its socket is destroyed, which fails what is in flight.
+ */
+async function bounded<T>(c: pg.Client, ms: number, why: string, f: () => Promise<T>): Promise<T> {
+  if (!Number.isFinite(ms)) return f()
+  const timer = setTimeout(() => {
+    timedOut.set(c, why)
+    ended.add(c)
+    // pg has no public way to abort a query; ending its stream makes it fail what is in flight and emit 'end'.
+    ;(c as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+  }, ms)
+  try {
+    return await f()
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 function lose(s: Session, c: pg.Client, why: string): void {
@@ -92,53 +132,83 @@ function lose(s: Session, c: pg.Client, why: string): void {
   void connect(s)
 }
 
-function failureOf(err: unknown): StepFailure {
+/** A failure as the event loop gets it; `c` is the connection it happened on. */
+function failureOf(err: unknown, c: pg.Client): StepFailure {
   const e = err as { message?: string; code?: unknown }
   const sqlState = typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) ? e.code : undefined
-  return { message: e.message ?? String(err), ...(sqlState ? { sqlState } : {}), unavailable: isConnectionLoss(sqlState) }
+  // A connection that ended (reset, refused, dropped by its deadline) is lost whatever the error says; a client-side
+  // error on a live connection (pg refusing a value, say) leaves it as it was.
+  const lost = ended.has(c) || (sqlState !== undefined && isConnectionLoss(sqlState) && sqlState !== '57014' && sqlState !== '25006')
+  const message = timedOut.get(c) ?? e.message ?? String(err)
+  return { message, ...(sqlState ? { sqlState } : {}), unavailable: lost || isConnectionLoss(sqlState), lost }
 }
 
-/** Consecutive parameterless steps go as one simple query: one round trip for `RELEASE ...; SAVEPOINT ...`. */
+/**
+ * Consecutive parameterless steps go as one simple query: one round trip for `RELEASE ...; SAVEPOINT ...`. A COMMIT
+ * or ROLLBACK goes alone: in one simple query, a failure before it would skip it and leave the transaction open.
+ */
 function merge(steps: Step[]): Step[] {
   const out: Step[] = []
   for (const s of steps) {
     const prev = out[out.length - 1]
-    if (prev && prev.values === undefined && prev.name === undefined && s.values === undefined && s.name === undefined) out[out.length - 1] = { text: `${prev.text}; ${s.text}` }
+    const plain = (x: Step): boolean => x.values === undefined && x.name === undefined && !TX_END.test(x.text)
+    if (prev && plain(prev) && plain(s)) out[out.length - 1] = { text: `${prev.text}; ${s.text}` }
     else out.push(s)
   }
   return out
 }
 
 const TX_START = /^\s*BEGIN\b/i
-const TX_END = /^\s*(COMMIT|ROLLBACK)\b/i
-/** A step that ends the transaction: its last statement is COMMIT or ROLLBACK (not ROLLBACK TO a savepoint). */
-const ENDS_TX = /(^|;\s*)(COMMIT|ROLLBACK)\s*$/i
+/** A step that ends the transaction: COMMIT or ROLLBACK alone (not ROLLBACK TO a savepoint). */
+const TX_END = /^\s*(COMMIT|ROLLBACK)\s*$/i
+
+/** Ends whatever transaction the connection is in (a failed one, or one the event loop lost track of). */
+async function rollback(s: Session, c: pg.Client): Promise<void> {
+  s.inTransaction = false
+  if (ended.has(c)) return
+  await bounded(c, s.timing.answerTimeoutMs, `the database did not answer ROLLBACK within ${s.timing.answerTimeoutMs / 1000} s`, () => c.query('ROLLBACK')).catch(() => {})
+}
 
 async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeReply> {
-  if (!s) return { id: req.id, ok: false, failure: { message: 'the database is closed', unavailable: true } }
+  if (!s) return { id: req.id, ok: false, failure: { message: 'the database is closed', unavailable: true, lost: true } }
   const first = req.steps[0]?.text ?? ''
   if (s.lostTransaction && !TX_START.test(first) && !TX_END.test(first)) {
     return { id: req.id, ok: false, failure: { message: `the connection to the database was lost inside this transaction (${s.lastError})`, unavailable: true } }
   }
   s.lostTransaction = false
   const c = s.client
-  if (!c) return { id: req.id, ok: false, failure: { message: `not connected to the database (${s.lastError})`, unavailable: true } }
+  if (!c) return { id: req.id, ok: false, failure: { message: `not connected to the database (${s.lastError})`, unavailable: true, lost: true } }
   let result: pg.QueryResult | undefined
+  // One deadline for the whole request: the event loop, asleep on it, waits for the whole.
+  const deadline = req.unbounded ? Infinity : performance.now() + s.timing.answerTimeoutMs
+  const why = `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`
+  const endsTx = req.steps.some((step) => TX_END.test(step.text))
   try {
     for (const step of merge(req.steps)) {
+      // A transaction the event loop gave up on (its request unanswered in time) must not live on under a new one.
+      if (TX_START.test(step.text) && s.inTransaction) await rollback(s, c)
       if (TX_START.test(step.text)) s.inTransaction = true
       unsafeInteger = undefined
-      const r: pg.QueryResult | pg.QueryResult[] =
-        step.values === undefined && step.name === undefined ? await c.query(step.text) : await c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) })
+      const r: pg.QueryResult | pg.QueryResult[] = await bounded(c, deadline - performance.now(), why, () =>
+        step.values === undefined && step.name === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) }),
+      )
       result = Array.isArray(r) ? r[r.length - 1] : r
-      if (ENDS_TX.test(step.text)) s.inTransaction = false
+      if (TX_END.test(step.text)) {
+        s.inTransaction = false
+        // PostgreSQL answers COMMIT of a failed transaction with ROLLBACK, and no error.
+        if (/^\s*COMMIT/i.test(step.text) && result?.command !== 'COMMIT') {
+          return { id: req.id, ok: false, failure: { message: 'the transaction had failed on the server: its COMMIT rolled it back', sqlState: '25P02', unavailable: false } }
+        }
+      }
       if (unsafeInteger !== undefined) {
         return { id: req.id, ok: false, failure: { message: `integer ${unsafeInteger} is past 2^53: it cannot be read back exactly as a number`, sqlState: '22003', unavailable: false } }
       }
     }
   } catch (err) {
-    const failure = failureOf(err)
-    if (failure.unavailable) lose(s, c, failure.message)
+    const failure = failureOf(err, c)
+    if (failure.lost) lose(s, c, failure.message)
+    // The request was to end the transaction and did not get there: it ends here, so the next one starts clean.
+    else if (endsTx && s.inTransaction) await rollback(s, c)
     return { id: req.id, ok: false, failure }
   }
   return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0 }
@@ -146,7 +216,7 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
 
 function control(m: SessionControl): void {
   if (m.kind === 'open') {
-    const s: Session = { id: m.session, url: m.url, statementTimeoutMs: m.statementTimeoutMs, lastError: 'not connected yet', connecting: false, closed: false, lostTransaction: false, inTransaction: false }
+    const s: Session = { id: m.session, url: m.url, timing: m.timing, lastError: 'not connected yet', connecting: false, closed: false, lostTransaction: false, inTransaction: false }
     current = s
     void connect(s)
     return
@@ -163,7 +233,8 @@ function control(m: SessionControl): void {
 syncPort.on('message', (m: BridgeRequest | SessionControl) => {
   queue = queue.then(async () => {
     if ('kind' in m) return control(m)
-    const reply = await run(current, m)
+    // Every request is answered, whatever happens: the event loop may be asleep waiting for it.
+    const reply = await run(current, m).catch((err: unknown): BridgeReply => ({ id: m.id, ok: false, failure: { message: `the database worker failed: ${err instanceof Error ? err.message : String(err)}`, unavailable: true } }))
     if (m.sync) {
       syncPort.postMessage(reply)
       Atomics.store(raised, 0, 1)

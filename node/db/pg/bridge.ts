@@ -1,12 +1,19 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads'
 import { workerBoot } from '../../core/worker-boot.js'
 import { DatabaseError } from '../errors.js'
-import type { BridgeReply, BridgeRequest, BridgeWorkerData, SessionControl, SessionReport, Step } from './bridge-protocol.js'
+import type { BridgeReply, BridgeRequest, BridgeTiming, BridgeWorkerData, SessionControl, SessionReport, Step } from './bridge-protocol.js'
 
-/** How long the event loop sleeps on one statement before it gives up on the worker: past the server's own timeout. */
-const SYNC_WAIT_MS = 60_000
-/** The server cancels a statement that runs longer (statement_timeout), well before SYNC_WAIT_MS. */
-const STATEMENT_TIMEOUT_MS = 30_000
+/**
+ * The bridge's limits unless PgDatabaseOptions.timing says otherwise. The server cancels a statement past its timeout
+ * (answered as unavailable, 503); a request unanswered past `answerTimeoutMs` (a hung server, a partition) costs its
+ * connection, and the event loop sleeps at most that long (plus ANSWER_GRACE_MS) once: from then on the bridge refuses
+ * at once until the worker answers again.
+ */
+export const DEFAULT_TIMING: BridgeTiming = { statementTimeoutMs: 20_000, answerTimeoutMs: 25_000, connectTimeoutMs: 10_000, keepAliveDelayMs: 10_000 }
+/** The event loop waits this much past the worker's own deadline, which the worker meets unless it is itself stuck. */
+const ANSWER_GRACE_MS = 2_000
+/** While a request is given up on, how often the event loop looks for its late answer. */
+const STALL_POLL_MS = 100
 /** Workers kept for the next database opened in this process: starting one (loading pg) takes most of a second. */
 const IDLE_WORKERS = 2
 /** How long a closing session may take to end its connection before its worker is stopped instead of kept. */
@@ -67,11 +74,19 @@ let requests = 0
  * connection and sleeps (Atomics.wait) until it answers, so that repositories keep their synchronous API. `send` posts
  * without waiting (a COMMIT, whose fsync the event loop need not sit through). Requests run in the order posted,
  * whichever kind, on one connection.
+ *
+ * A request the worker does not answer in time is given up on: health goes down and every request is refused at once
+ * (DB_UNAVAILABLE) until its late answer arrives. A worker thread that dies is replaced by a new one, which reconnects.
  */
 export class SyncBridge {
   private readonly session = ++sessions
   private readonly pending = new Map<number, (reply: BridgeReply) => void>()
+  /** What the bridge shows: the worker's health, or down while a request is given up on. */
   private health: BridgeHealth = { up: false, detail: 'connecting', since: new Date().toISOString() }
+  /** What the worker last said of its connection. */
+  private workerHealth: { up: boolean; detail: string } = { up: false, detail: 'connecting' }
+  /** The sync request given up on, while its answer has not come. */
+  private stalled: { id: number; at: number; timer: NodeJS.Timeout } | undefined
   private ended: string | undefined
   private closing: Promise<void> | undefined
   private onClosed: (() => void) | undefined
@@ -83,21 +98,19 @@ export class SyncBridge {
   roundTrips = 0
 
   private constructor(
-    private readonly thread: BridgeThread,
+    private thread: BridgeThread,
+    private readonly url: string,
+    private readonly timing: BridgeTiming,
     private readonly onHealth: (h: BridgeHealth) => void,
   ) {
-    thread.onReport = (m) => this.report(m)
-    thread.onDeath = (why) => this.gone(why)
-    this.hold()
+    this.adopt(thread)
   }
 
   /** Starts a session on an idle worker (or a new one); resolves once connected, or rejects with the first failure. */
-  static async start(url: string, onHealth: (h: BridgeHealth) => void): Promise<SyncBridge> {
-    const thread = idle.pop() ?? new BridgeThread()
-    const bridge = new SyncBridge(thread, onHealth)
+  static async start(url: string, onHealth: (h: BridgeHealth) => void, timing: BridgeTiming = DEFAULT_TIMING): Promise<SyncBridge> {
+    const bridge = new SyncBridge(idle.pop() ?? new BridgeThread(), url, timing, onHealth)
     const up = new Promise<boolean>((resolve) => (bridge.firstReport = resolve))
-    const open: SessionControl = { kind: 'open', session: bridge.session, url, statementTimeoutMs: STATEMENT_TIMEOUT_MS }
-    thread.syncPort.postMessage(open)
+    bridge.open()
     const connected = await up
     bridge.starting = false
     bridge.hold()
@@ -110,19 +123,24 @@ export class SyncBridge {
   }
 
   get status(): BridgeHealth {
+    if (this.stalled) this.drain()
     return this.health
   }
 
-  /** Runs `steps` in order and returns the last one's result; blocks the event loop until then. */
-  call(steps: Step[]): BridgeReply {
-    if (this.ended) throw new DatabaseError('DB_UNAVAILABLE', this.ended)
+  /**
+   * Runs `steps` in order and returns the last one's result; blocks the event loop until then, at most the answer
+   * timeout (`unbounded`: no limit, for migrations).
+   */
+  call(steps: Step[], unbounded = false): BridgeReply {
+    this.refuse()
     const { flag, syncPort } = this.thread
     const id = ++requests
-    const req: BridgeRequest = { id, sync: true, steps }
+    const req: BridgeRequest = { id, sync: true, steps, ...(unbounded ? { unbounded } : {}) }
     this.count(steps)
     this.roundTrips++
     syncPort.postMessage(req)
-    const deadline = performance.now() + SYNC_WAIT_MS
+    const waitMs = unbounded ? Infinity : this.timing.answerTimeoutMs + ANSWER_GRACE_MS
+    const deadline = performance.now() + waitMs
     for (;;) {
       const got = receiveMessageOnPort(syncPort)
       if (got) {
@@ -130,12 +148,16 @@ export class SyncBridge {
         // An answer to a request given up on earlier.
         if (reply.id !== id) continue
         // Known now, while the event loop is still in this turn: the worker's report of it comes as a message later.
-        if (!reply.ok && reply.failure.unavailable) this.down(reply.failure.message)
+        if (!reply.ok && reply.failure.lost) this.workerSays(false, reply.failure.message)
         return reply
       }
+      if (this.thread.dead) throw this.unavailable(this.thread.dead)
       const left = deadline - performance.now()
-      if (left <= 0 || this.thread.dead) throw new DatabaseError('DB_UNAVAILABLE', this.thread.dead ?? `the database did not answer within ${SYNC_WAIT_MS / 1000} s`)
-      Atomics.wait(flag, 0, 0, left)
+      if (left <= 0) {
+        this.stall(id)
+        throw this.unavailable(this.stalledDetail())
+      }
+      Atomics.wait(flag, 0, 0, Number.isFinite(left) ? left : undefined)
       // Lowered before the port is read: a reply posted after this raises it again (the worker posts, then raises).
       Atomics.store(flag, 0, 0)
     }
@@ -143,7 +165,11 @@ export class SyncBridge {
 
   /** Runs `steps` in order after everything posted before; resolves with the last one's result. */
   send(steps: Step[]): Promise<BridgeReply> {
-    if (this.ended) return Promise.reject(new DatabaseError('DB_UNAVAILABLE', this.ended))
+    try {
+      this.refuse()
+    } catch (err) {
+      return Promise.reject(err)
+    }
     const id = ++requests
     const req: BridgeRequest = { id, sync: false, steps }
     this.count(steps)
@@ -151,6 +177,49 @@ export class SyncBridge {
     this.thread.syncPort.postMessage(req)
     this.hold()
     return reply
+  }
+
+  private refuse(): void {
+    if (this.ended) throw this.unavailable(this.ended)
+    if (this.stalled) this.drain()
+    if (this.stalled) throw this.unavailable(this.stalledDetail())
+  }
+
+  private unavailable(why: string): DatabaseError {
+    return new DatabaseError('DB_UNAVAILABLE', `the database ${redact(this.url)} is unavailable: ${why}`)
+  }
+
+  private stalledDetail(): string {
+    return `the database did not answer within ${(this.timing.answerTimeoutMs + ANSWER_GRACE_MS) / 1000} s; waiting for its worker`
+  }
+
+  /** Gives up on request `id`: refuse everything until its answer comes, or replace the worker if it never does. */
+  private stall(id: number): void {
+    const timer = setInterval(() => {
+      this.drain()
+      const s = this.stalled
+      if (s && performance.now() - s.at > this.timing.answerTimeoutMs + ANSWER_GRACE_MS) this.replace('the database worker thread stopped answering')
+    }, STALL_POLL_MS).unref()
+    this.stalled = { id, at: performance.now(), timer }
+    this.publish()
+  }
+
+  /** Reads late answers off the sync port; the one given up on ends the stall. */
+  private drain(): void {
+    const s = this.stalled
+    if (!s) return
+    for (let got = receiveMessageOnPort(this.thread.syncPort); got; got = receiveMessageOnPort(this.thread.syncPort)) {
+      const reply = got.message as BridgeReply
+      if (!reply.ok && reply.failure.lost) this.workerHealth = { up: false, detail: reply.failure.message }
+      if (reply.id === s.id) this.unstall()
+    }
+  }
+
+  private unstall(): void {
+    if (!this.stalled) return
+    clearInterval(this.stalled.timer)
+    this.stalled = undefined
+    this.publish()
   }
 
   private count(steps: Step[]): void {
@@ -165,6 +234,7 @@ export class SyncBridge {
 
   private async end(): Promise<void> {
     this.ended ??= 'the database is closed'
+    if (this.stalled) clearInterval(this.stalled.timer)
     const { thread } = this
     if (thread.dead) return
     const closed = new Promise<boolean>((resolve) => {
@@ -177,10 +247,23 @@ export class SyncBridge {
     const clean = await closed
     thread.onReport = () => {}
     thread.onDeath = () => {}
-    if (clean && !thread.dead && idle.length < IDLE_WORKERS) {
+    // A worker given up on may still be busy with the old request: it is not kept.
+    if (clean && !thread.dead && !this.stalled && idle.length < IDLE_WORKERS) {
       thread.hold(false)
       idle.push(thread)
     } else await thread.worker.terminate()
+  }
+
+  private adopt(thread: BridgeThread): void {
+    this.thread = thread
+    thread.onReport = (m) => this.report(m)
+    thread.onDeath = (why) => this.gone(why)
+    this.hold()
+  }
+
+  private open(): void {
+    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing }
+    this.thread.syncPort.postMessage(open)
   }
 
   private report(m: BridgeReply | SessionReport): void {
@@ -191,13 +274,12 @@ export class SyncBridge {
         // Not yet connected: a first failure is the start's answer, not a change of health.
         const first = this.firstReport
         this.firstReport = undefined
+        this.workerHealth = { up: m.up, detail: m.detail }
         this.health = { up: m.up, detail: m.detail, since: new Date().toISOString() }
         return first(m.up)
       }
-      if (m.up !== this.health.up || m.detail !== this.health.detail) {
-        this.health = { up: m.up, detail: m.detail, since: m.up !== this.health.up ? new Date().toISOString() : this.health.since }
-        this.onHealth(this.health)
-      }
+      if (this.stalled) this.drain()
+      this.workerSays(m.up, m.detail)
       return
     }
     const done = this.pending.get(m.id)
@@ -212,20 +294,52 @@ export class SyncBridge {
     this.thread.hold(this.pending.size > 0 || this.starting)
   }
 
-  private down(why: string): void {
-    if (!this.health.up) return
-    this.health = { up: false, detail: why, since: new Date().toISOString() }
-    this.onHealth(this.health)
+  private workerSays(up: boolean, detail: string): void {
+    this.workerHealth = { up, detail }
+    this.publish()
+  }
+
+  /** Shows the health the worker reports, or down while a request is given up on; tells onHealth of a change. */
+  private publish(): void {
+    const next = this.stalled ? { up: false, detail: this.stalledDetail() } : this.workerHealth
+    if (next.up === this.health.up && next.detail === this.health.detail) return
+    this.health = { ...next, since: next.up !== this.health.up ? new Date().toISOString() : this.health.since }
+    if (!this.firstReport && !this.ended) this.onHealth(this.health)
+  }
+
+  private failPending(why: string): void {
+    const lost = (id: number): BridgeReply => ({ id, ok: false, failure: { message: why, unavailable: true, lost: true } })
+    for (const [id, done] of this.pending) done(lost(id))
+    this.pending.clear()
   }
 
   private gone(why: string): void {
-    this.ended ??= why
-    this.health = { up: false, detail: why, since: new Date().toISOString() }
-    const lost = (id: number): BridgeReply => ({ id, ok: false, failure: { message: why, unavailable: true } })
-    for (const [id, done] of this.pending) done(lost(id))
-    this.pending.clear()
-    this.onClosed?.()
-    this.firstReport?.(false)
+    if (this.ended || this.firstReport) {
+      this.ended ??= why
+      this.health = { up: false, detail: why, since: new Date().toISOString() }
+      this.failPending(why)
+      this.onClosed?.()
+      this.firstReport?.(false)
+      return
+    }
+    this.replace(why)
+  }
+
+  /**
+   * The worker died or stopped answering: what was in flight fails as unavailable (its outcome unknown), and a new
+   * worker opens the session again; health is down until it has connected.
+   */
+  private replace(why: string): void {
+    const old = this.thread
+    old.onReport = () => {}
+    old.onDeath = () => {}
+    void old.worker.terminate()
+    if (this.stalled) clearInterval(this.stalled.timer)
+    this.stalled = undefined
+    this.failPending(why)
+    this.workerSays(false, why)
+    this.adopt(new BridgeThread())
+    this.open()
   }
 }
 

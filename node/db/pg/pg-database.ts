@@ -5,10 +5,10 @@ import { validateParams } from '../journal-record.js'
 import { applyMigrations } from '../migrations.js'
 import { preview } from '../sql-guard.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from '../types.js'
-import type { BridgeReply, Step } from './bridge-protocol.js'
-import { redact, SyncBridge, type BridgeHealth } from './bridge.js'
+import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
+import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
-import { errorOf, PgStatements, stepOf } from './statements.js'
+import { errorOf, PgStatements, stepOf, unavailableOf } from './statements.js'
 import { isThenable } from '../tx-guard.js'
 import { WritableWaiters } from '../writable-waiters.js'
 
@@ -17,6 +17,21 @@ export interface PgDatabaseOptions {
   url: string
   migrations: readonly Migration[]
   log?: (line: string) => void
+  /** The bridge's limits (DEFAULT_TIMING in bridge.ts unless given): tests lower them to see a hung server in seconds. */
+  timing?: Partial<BridgeTiming>
+}
+
+/**
+ * The oldest PostgreSQL this engine is verified on (server_version_num): an older server is refused at connect rather
+ * than failing later on SQL it does not take.
+ */
+export const MIN_SERVER_VERSION = 180000
+
+/** Why a server of this version is refused, or undefined when it is not. */
+export function serverVersionRefusal(versionNum: number, version: string, where: string): DatabaseError | undefined {
+  if (versionNum >= MIN_SERVER_VERSION) return undefined
+  const oldest = `${Math.floor(MIN_SERVER_VERSION / 10000)}`
+  return new DatabaseError('DB_MIGRATION', `the database ${where} runs PostgreSQL ${version}; this node needs PostgreSQL ${oldest} or later`)
 }
 
 /** How long a read of the database's size is reused (pg_database_size walks the database's files). */
@@ -55,6 +70,8 @@ export class PgDatabase implements Database, PgRunner {
   private stopping = false
   private readonly log: (line: string) => void
   private bridge!: SyncBridge
+  /** While migrations run at open: statements have no deadline (a table rebuilt on a large database takes its time). */
+  private migrating = false
 
   private constructor(url: string, log: (line: string) => void) {
     this.where = redact(url)
@@ -63,9 +80,14 @@ export class PgDatabase implements Database, PgRunner {
 
   static async open(opts: PgDatabaseOptions): Promise<PgDatabase> {
     const db = new PgDatabase(opts.url, opts.log ?? (() => {}))
-    db.bridge = await SyncBridge.start(opts.url, (h) => db.healthChanged(h))
+    db.bridge = await SyncBridge.start(opts.url, (h) => db.healthChanged(h), { ...DEFAULT_TIMING, ...opts.timing })
     try {
+      const v = db.get<{ n: number; v: string }>("SELECT current_setting('server_version_num')::int AS n, current_setting('server_version') AS v")
+      const refused = v ? serverVersionRefusal(v.n, v.v, db.where) : undefined
+      if (refused) throw refused
+      db.migrating = true
       await applyMigrations(db, opts.migrations)
+      db.migrating = false
       db.loadIdentityColumns()
       return db
     } catch (err) {
@@ -145,6 +167,8 @@ export class PgDatabase implements Database, PgRunner {
   }
 
   whenWritable(signal?: AbortSignal): Promise<void> {
+    // A turn the connection broke refuses every transaction until it ends: a loop retrying at once must leave it.
+    if (this.tick?.broken) return new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.whenWritable(signal))
     if (this.bridge.status.up || this.closing || this.stopping || signal?.aborted) return Promise.resolve()
     return this.writable.wait(signal)
   }
@@ -187,7 +211,7 @@ export class PgDatabase implements Database, PgRunner {
     if (tick?.broken) throw tick.broken
     // A read before anything of the turn is on the server sees the same without opening the transaction (a function
     // that only reads costs one round trip).
-    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps))
+    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps), this.migrating)
     if (reply.ok) return reply
     throw errorOf(reply.failure, this.where, sql)
   }
@@ -206,9 +230,15 @@ export class PgDatabase implements Database, PgRunner {
     } else {
       if (tick.broken) throw tick.broken
       // Inside the turn's transaction, a failed read must not abort it for the turn's other functions.
-      reply = this.bridge.call(this.flush([READ_SAVEPOINT, step]))
+      try {
+        reply = this.bridge.call(this.flush([READ_SAVEPOINT, step]))
+      } catch (err) {
+        // Given up on (no answer in time): where the turn's transaction stands is unknown, so it fails whole.
+        this.breakTick(tick, asError(err))
+        throw err
+      }
       if (reply.ok) this.deferred.push(READ_RELEASE)
-      else if (reply.failure.unavailable) this.breakTick(tick, errorOf(reply.failure, this.where))
+      else if (reply.failure.unavailable) this.breakTick(tick, unavailableOf(reply.failure, this.where))
       else this.deferred.push(READ_ROLLBACK)
     }
     if (!reply.ok) throw errorOf(reply.failure, this.where, sql)

@@ -52,11 +52,14 @@ export class PgTransaction implements Tx {
     return this.guard(() => this.select(sql, params, 1))[0] as R | undefined
   }
 
-  /** A parameterless script: schema changes, written in SQLite's DDL and translated (ddl.ts). */
+  /**
+   * A parameterless script: schema changes, written in SQLite's DDL and translated (ddl.ts). Without a statement
+   * timeout: a migration that rebuilds a large table must not fail at every start for taking long.
+   */
   exec(sql: string): void {
     this.guard(() => {
       this.wrote = true
-      this.db.roundTrip([{ text: translateDdl(sql) }], sql, false)
+      this.db.roundTrip([{ text: `SET LOCAL statement_timeout = 0;\n${translateDdl(sql)}` }], sql, false)
     })
   }
 

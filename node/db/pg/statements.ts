@@ -1,3 +1,5 @@
+import type { ParleyError } from '../../core/errors.js'
+import { diskFullError } from '../disk-full.js'
 import { DatabaseError } from '../errors.js'
 import { classify, preview, type StatementKind } from '../sql-guard.js'
 import type { SqlParams, SqlValue } from '../types.js'
@@ -74,9 +76,17 @@ function pgValue(v: SqlValue, i: number, pg: PgStatement): unknown {
   return v
 }
 
-/** A failed step as the closed set of DatabaseError codes. `where` names the database for DB_UNAVAILABLE. */
-export function errorOf(f: StepFailure, where: string, sql?: string): DatabaseError {
-  if (f.unavailable) return new DatabaseError('DB_UNAVAILABLE', `the database ${where} is unavailable: ${f.message}`)
+/**
+ * A failed step as the node's errors: DB_UNAVAILABLE (503) when the database cannot serve now, the node's STORAGE_FULL
+ * (507, as on sql.js) when its disk is full, else the closed set of DatabaseError codes. `where` names the database.
+ */
+export function errorOf(f: StepFailure, where: string, sql?: string): DatabaseError | ParleyError<'STORAGE_FULL'> {
+  if (f.unavailable) return unavailableOf(f, where)
+  if (f.sqlState === '53100') return diskFullError({ since: new Date().toISOString(), detail: `${where}: ${f.message}` })
   const code = f.sqlState?.startsWith('23') ? 'DB_CONSTRAINT' : 'DB_SQL'
   return new DatabaseError(code, `${f.message}${f.sqlState ? ` (SQLSTATE ${f.sqlState})` : ''}${sql ? `: ${preview(sql)}` : ''}`)
+}
+
+export function unavailableOf(f: StepFailure, where: string): DatabaseError {
+  return new DatabaseError('DB_UNAVAILABLE', `the database ${where} is unavailable: ${f.message}${f.sqlState ? ` (SQLSTATE ${f.sqlState})` : ''}`)
 }

@@ -125,7 +125,7 @@ export class DataRepo {
   /** Bytes of the values the `list` page of the same query would hold, counted by SQLite without reading them out. */
   listValueBytes(namespace: string, q: CollectionQuery): { items: number; bytes: number } {
     const { sql, params } = listSql('value', namespace, q)
-    const r = this.db.get<{ items: number; bytes: number | null }>(`SELECT COUNT(*) AS items, SUM(octet_length(value)) AS bytes FROM (${sql})`, params)
+    const r = this.db.get<{ items: number; bytes: number | null }>(`SELECT COUNT(*) AS items, SUM(octet_length(value)) AS bytes FROM (${sql}) AS page`, params)
     return { items: Number(r?.items ?? 0), bytes: Number(r?.bytes ?? 0) }
   }
 

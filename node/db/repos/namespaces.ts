@@ -23,7 +23,7 @@ export class NamespacesRepo {
          SELECT (SELECT created FROM events WHERE namespace = ? ORDER BY seq LIMIT 1) AS t
          UNION ALL SELECT (SELECT created FROM data WHERE namespace = ? ORDER BY seq LIMIT 1)
          UNION ALL SELECT (SELECT created FROM subscriptions WHERE namespace = ? ORDER BY seq LIMIT 1)
-       )`,
+       ) AS firsts`,
       [namespace, namespace, namespace],
     )
     return (r?.t ?? undefined) as Timestamp | undefined

@@ -28,7 +28,7 @@ interface ListRow {
 /** The chain transactions of the BatchPin logs that pinned batch `b` with its own transaction id, oldest first. */
 const CHAIN_IDS = (join: string) => `(SELECT ${join} FROM (
     SELECT e.tx_hash AS h FROM blockchain_events e WHERE e.batch_id = b.id AND e.tx_id = b.tx_id GROUP BY e.tx_hash ORDER BY MIN(e.seq)
-  ))`
+  ) AS chain)`
 
 /**
  * Every transaction this node knows, one row each (FireFly's Transaction): a batch's, from the first batch stored with
@@ -41,7 +41,7 @@ const ALL = `SELECT * FROM (
     FROM batches b WHERE NOT EXISTS (SELECT 1 FROM batches o WHERE o.tx_id = b.tx_id AND o.seq < b.seq)
   UNION ALL
   SELECT id, namespace, type, created, idempotency_key, '' AS blockchain_ids FROM transactions
-)`
+) AS t`
 
 /**
  * Transactions. A batch's transaction has no row of its own: it is the one batch that carries its id (its type is in

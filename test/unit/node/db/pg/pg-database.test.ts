@@ -1,7 +1,8 @@
+import net from 'node:net'
 import { expect } from 'chai'
 import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
-import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
+import { MIN_SERVER_VERSION, PgDatabase, serverVersionRefusal } from '../../../../../node/db/pg/pg-database.js'
 import { testDatabase } from '../../../../support/postgres.js'
 
 const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, n INTEGER, body BLOB)' }
@@ -133,5 +134,91 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     const s = db.status()
     expect(s).to.include({ engine: 'postgres', healthy: true })
     expect(s.sizeBytes).to.be.greaterThan(0)
+  })
+})
+
+/**
+ * The engine's limits, lowered here to see them in a second: a turn whose read is not answered in time fails whole
+ * (nothing of it acknowledged or stored), a statement the server cancels is unavailable (503) not a SQL error, a
+ * server that never answers the connection fails the start, migrations have no limit, and an old server is refused.
+ */
+describe('PostgreSQL engine: limits', () => {
+  let url: string
+  let drop: () => Promise<void>
+  let db: PgDatabase
+  // The server's own limit past the answer timeout, so that the bridge's gives up first; and the other way round.
+  const timing = { statementTimeoutMs: 5000, answerTimeoutMs: 1000 }
+  const tight = { statementTimeoutMs: 300, answerTimeoutMs: 1000 }
+
+  before(async () => {
+    const d = await testDatabase({ empty: true })
+    url = d.url
+    drop = d.drop
+    db = await PgDatabase.open({ url, migrations: [items], timing })
+  })
+  after(async () => {
+    await db?.close()
+    await drop?.()
+  })
+
+  it('fails the whole turn when a read in it is not answered in time: its write is neither acknowledged nor stored', async () => {
+    const write = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['unanswered'])).catch((e: DatabaseError) => e)
+    // In the same turn, after the write went to the server: longer than the answer timeout, and the server would fail it
+    // afterwards.
+    expect(() => db.all('SELECT 1 / (SELECT 0 FROM pg_sleep(1.5)) AS x')).to.throw(DatabaseError, /^DB_UNAVAILABLE: the database postgres:\/\/parley:\*\*\*@.* did not answer within 1 s/)
+    const err = (await write) as DatabaseError
+    expect(err).to.be.instanceOf(DatabaseError)
+    expect(err.code).to.equal('DB_UNAVAILABLE')
+    await db.whenWritable()
+    await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['later']))
+    expect(db.all('SELECT id FROM items ORDER BY seq')).to.deep.equal([{ id: 'later' }])
+  })
+
+  it('answers a statement the server cancelled for its time as unavailable, naming the database, and stays up', async () => {
+    const limited = await PgDatabase.open({ url, migrations: [items], timing: tight })
+    try {
+      expect(() => limited.all('SELECT 1 AS x FROM (SELECT pg_sleep(0.6)) AS s')).to.throw(DatabaseError, /^DB_UNAVAILABLE: the database postgres:\/\/parley:\*\*\*@127\.0\.0\.1:\d+\/\w+ is unavailable: .*statement timeout \(SQLSTATE 57014\)/)
+      expect(limited.status().healthy).to.equal(true)
+      expect(limited.get('SELECT 1 AS one')).to.deep.equal({ one: 1 })
+    } finally {
+      await limited.close()
+    }
+  })
+
+  it('runs migrations without the statement limit', async () => {
+    const d = await testDatabase({ empty: true })
+    const slow: Migration = { version: 1, name: 'slow', up: 'CREATE TABLE slow AS SELECT 1 AS x FROM pg_sleep(0.8)' }
+    try {
+      const migrated = await PgDatabase.open({ url: d.url, migrations: [slow], timing: { statementTimeoutMs: 300, answerTimeoutMs: 500 } })
+      expect(migrated.all('SELECT x FROM slow')).to.deep.equal([{ x: 1 }])
+      // The same statement outside the migrations is held to the limit.
+      expect(() => migrated.all('SELECT 1 AS x FROM pg_sleep(0.8)')).to.throw(DatabaseError, /DB_UNAVAILABLE.*SQLSTATE 57014/)
+      await migrated.close()
+    } finally {
+      await d.drop()
+    }
+  })
+
+  it('fails the start when the server accepts the connection and never answers', async () => {
+    const silent = net.createServer(() => {})
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r))
+    const port = (silent.address() as net.AddressInfo).port
+    try {
+      const err = (await PgDatabase.open({ url: `postgres://u:secret@127.0.0.1:${port}/x`, migrations: [], timing: { connectTimeoutMs: 300 } }).catch((e: unknown) => e)) as DatabaseError
+      expect(err).to.be.instanceOf(DatabaseError)
+      expect(err.code).to.equal('DB_UNAVAILABLE')
+      expect(err.message).to.contain(`postgres://u:***@127.0.0.1:${port}/x`).and.match(/did not answer within 0\.3 s/)
+    } finally {
+      silent.close()
+    }
+  })
+
+  it(`refuses a server older than PostgreSQL ${MIN_SERVER_VERSION / 10000}, naming its version`, () => {
+    const err = serverVersionRefusal(150008, '15.8', 'postgres://h/db')
+    expect(err?.code).to.equal('DB_MIGRATION')
+    expect(err?.message).to.equal(`DB_MIGRATION: the database postgres://h/db runs PostgreSQL 15.8; this node needs PostgreSQL ${MIN_SERVER_VERSION / 10000} or later`)
+    expect(serverVersionRefusal(MIN_SERVER_VERSION, 'x', 'postgres://h/db')).to.equal(undefined)
+    // The run's server is one this engine takes.
+    expect(db.get<{ n: number }>("SELECT current_setting('server_version_num')::int AS n")!.n).to.be.at.least(MIN_SERVER_VERSION)
   })
 })
