@@ -37,9 +37,9 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     const before = db.stats().lastSeq
     const a = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['a']).lastInsertRowid)
     const b = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['b']).lastInsertRowid)
-    // Reads outside a transaction see the turn's writes; another connection does not, yet.
+    // Reads outside a transaction see the turn's writes. (Whether another connection sees them yet is a race with
+    // the turn's COMMIT, posted as soon as this turn ends: what is checked is that the promises wait for it.)
     expect(ids()).to.deep.equal(['a', 'b'])
-    expect(await committed()).to.deep.equal([])
     let resolved = false
     void a.then(() => (resolved = true))
     expect(resolved).to.equal(false)
