@@ -14,7 +14,7 @@ import { dropSeed, isNewDatabase, saveTemplate, seedFromTemplate } from './fresh
 import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
-import { isThenable } from './tx-guard.js'
+import { refusePromise } from './tx-guard.js'
 import { WritableWaiters } from './writable-waiters.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
 import { SQLITE_DIALECT, type Database as Engine, type DatabaseStatus, type Dialect } from './engine.js'
@@ -183,12 +183,7 @@ export class SqlJsDatabase implements Engine {
       this.conn.savepoint()
       try {
         result = fn(tx)
-        if (isThenable(result)) {
-          // Its remainder will fail on the ended tx; nobody else is listening, so absorb that here
-          // rather than let it become an unhandled rejection that stops the process.
-          result.then(undefined, () => {})
-          throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
-        }
+        refusePromise(result)
         if (tx.poisoned) throw tx.poisoned
         // Refused here, while only this function's savepoint has to roll back, rather than at the seal.
         tick.record.checkFits(ops)

@@ -9,7 +9,7 @@ import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
 import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
 import { errorOf, PgStatements, stepOf, unavailableOf } from './statements.js'
-import { isThenable } from '../tx-guard.js'
+import { refusePromise } from '../tx-guard.js'
 import { WritableWaiters } from '../writable-waiters.js'
 
 export interface PgDatabaseOptions {
@@ -113,10 +113,7 @@ export class PgDatabase implements Database, PgRunner {
     let result: T
     try {
       result = fn(tx)
-      if (isThenable(result)) {
-        result.then(undefined, () => {})
-        throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
-      }
+      refusePromise(result)
       if (tx.poisoned) throw tx.poisoned
       if (savepoint) this.endSavepoint(tick, RELEASE)
     } catch (err) {
