@@ -149,7 +149,7 @@ export class PgDatabase implements Database, PgRunner {
   close(): Promise<void> {
     if (!this.closing && !this.inTransaction) this.sealTick()
     this.closing ??= this.shutdown()
-    this.wakeWriters()
+    this.writable.wake()
     return this.closing
   }
 
@@ -177,7 +177,7 @@ export class PgDatabase implements Database, PgRunner {
   /** For shutdown: background loops waiting for the server stop waiting, now and from now on. */
   stopWaitingForSpace(): void {
     this.stopping = true
-    this.wakeWriters()
+    this.writable.wake()
   }
 
   stats(): DatabaseStats {
@@ -370,12 +370,8 @@ export class PgDatabase implements Database, PgRunner {
   private healthChanged(h: BridgeHealth): void {
     if (h.up) {
       this.log(`database: connected again to ${this.where}`)
-      this.wakeWriters()
+      this.writable.wake()
     } else this.log(`database: lost ${this.where} (${h.detail}); writes are refused (503) and reads fail until it is back; reconnecting`)
-  }
-
-  private wakeWriters(): void {
-    this.writable.wake()
   }
 
   private async shutdown(): Promise<void> {
