@@ -75,12 +75,12 @@ export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> 
 
   writeConfig(req.configFile, target)
   let kept: string
-  if (from === 'sqljs') {
+  if (cfg.database.type === 'sqljs') {
     kept = `${sqljsDir}.before-move-${stamp((req.now ?? (() => new Date()))())}`
     renameSync(sqljsDir, kept)
     fsyncDirSync(cfg.dataDir)
   } else {
-    kept = cfg.database.type === 'postgres' ? withoutPassword(cfg.database.url) : sqljsDir
+    kept = withoutPassword(cfg.database.url)
   }
   return { from, to: req.to, tables: copied, kept, previous: cfg.database, database: target }
 }

@@ -14,7 +14,7 @@ import { dropSeed, isNewDatabase, saveTemplate, seedFromTemplate } from './fresh
 import { recover } from './recovery.js'
 import { preview } from './sql-guard.js'
 import { Transaction } from './transaction.js'
-import { isThenable } from './tx-guard.js'
+import { refusePromise } from './tx-guard.js'
 import { WritableWaiters } from './writable-waiters.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from './types.js'
 import { SQLITE_DIALECT, type Database as Engine, type DatabaseStatus, type Dialect } from './engine.js'
@@ -119,11 +119,11 @@ export class SqlJsDatabase implements Engine {
           ),
         resumed: (full) => {
           log(`journal: written again; the disk was full from ${full.since}`)
-          this.wakeWriters()
+          this.writable.wake()
         },
         failed: (err) => {
           log(err.message)
-          this.wakeWriters()
+          this.writable.wake()
         },
       },
       lastSeq,
@@ -183,12 +183,7 @@ export class SqlJsDatabase implements Engine {
       this.conn.savepoint()
       try {
         result = fn(tx)
-        if (isThenable(result)) {
-          // Its remainder will fail on the ended tx; nobody else is listening, so absorb that here
-          // rather than let it become an unhandled rejection that stops the process.
-          result.then(undefined, () => {})
-          throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
-        }
+        refusePromise(result)
         if (tx.poisoned) throw tx.poisoned
         // Refused here, while only this function's savepoint has to roll back, rather than at the seal.
         tick.record.checkFits(ops)
@@ -241,7 +236,7 @@ export class SqlJsDatabase implements Engine {
     if (!this.closing && !this.inTransaction) this.sealTick()
     this.stopWaitingForSpace()
     this.closing ??= this.shutdown()
-    this.wakeWriters()
+    this.writable.wake()
     return this.closing
   }
 
@@ -258,11 +253,6 @@ export class SqlJsDatabase implements Engine {
   }
 
   /**
-   * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
-   * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
-   * or when `signal` aborts. Never rejects: the caller tries its write again and learns the outcome there.
-   */
-  /**
    * The pause before a background loop tries a failed write again: until there is room while the disk is full (a
    * backoff would only poll), otherwise the backoff's next delay.
    */
@@ -270,6 +260,11 @@ export class SqlJsDatabase implements Engine {
     return this.diskFull ? this.whenWritable(signal) : sleep(backoff.next(), signal)
   }
 
+  /**
+   * Resolves once writes may be accepted again: at once unless the disk is full, otherwise when the stalled
+   * records are written (or the database fails or closes, so that a waiter sees that instead of waiting on),
+   * or when `signal` aborts. Never rejects: the caller tries its write again and learns the outcome there.
+   */
   whenWritable(signal?: AbortSignal): Promise<void> {
     if (!this.committer.diskFull || this.closing || signal?.aborted) return Promise.resolve()
     return this.writable.wait(signal)
@@ -435,10 +430,6 @@ export class SqlJsDatabase implements Engine {
     if (full) return diskFullError(full)
     if (this.inTransaction) return new DatabaseError('DB_MISUSE', 'transaction() called inside a transaction function')
     return undefined
-  }
-
-  private wakeWriters(): void {
-    this.writable.wake()
   }
 
   /**

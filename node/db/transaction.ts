@@ -1,7 +1,7 @@
 import type { Connection } from './connection.js'
 import { validateParams, type TxOps } from './journal-record.js'
-import { TxGuard } from './tx-guard.js'
-import type { Row, RunOptions, RunResult, SqlParams, Tx } from './types.js'
+import { GuardedTx } from './tx-guard.js'
+import type { Row, RunOptions, RunResult, SqlParams } from './types.js'
 
 /**
  * The `tx` handed to a transaction function. Every statement that can write is recorded, with its
@@ -11,22 +11,12 @@ import type { Row, RunOptions, RunResult, SqlParams, Tx } from './types.js'
  * if the function swallowed the error. A failed statement may have had partial effects (OR FAIL, or
  * SQLite rolling back the whole transaction for OR ROLLBACK), which a replay could not be sure to reproduce.
  */
-export class Transaction implements Tx {
-  private readonly state = new TxGuard()
-
+export class Transaction extends GuardedTx {
   constructor(
     private readonly conn: Connection,
     private readonly record: TxOps,
-  ) {}
-
-  /** The error that poisoned the transaction, if any. */
-  get poisoned(): Error | undefined {
-    return this.state.poisoned
-  }
-
-  /** Called when the function returns or throws; the handle is useless afterwards (e.g. after an await). */
-  end(): void {
-    this.state.end()
+  ) {
+    super()
   }
 
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
@@ -41,14 +31,6 @@ export class Transaction implements Tx {
     })
   }
 
-  all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
-    return this.guard(() => this.select(sql, params, Infinity)) as R[]
-  }
-
-  get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined {
-    return this.guard(() => this.select(sql, params, 1))[0] as R | undefined
-  }
-
   exec(sql: string): void {
     this.guard(() => {
       this.record.addScript(sql)
@@ -56,7 +38,7 @@ export class Transaction implements Tx {
     })
   }
 
-  private select(sql: string, params: SqlParams | undefined, limit: number): Row[] {
+  protected select(sql: string, params: SqlParams | undefined, limit: number): Row[] {
     validateParams(params)
     const p = this.conn.prepare(sql)
     if (p.kind === 'read') return this.conn.query(p, params, limit)
@@ -64,9 +46,5 @@ export class Transaction implements Tx {
     this.conn.checkDeterministic(p)
     this.record.addStatement(sql, params)
     return this.conn.query(p, params, Infinity).slice(0, limit)
-  }
-
-  private guard<T>(f: () => T): T {
-    return this.state.run(f)
   }
 }

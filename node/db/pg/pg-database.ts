@@ -9,7 +9,7 @@ import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
 import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
 import { errorOf, PgStatements, stepOf, unavailableOf } from './statements.js'
-import { isThenable } from '../tx-guard.js'
+import { refusePromise } from '../tx-guard.js'
 import { WritableWaiters } from '../writable-waiters.js'
 
 export interface PgDatabaseOptions {
@@ -113,10 +113,7 @@ export class PgDatabase implements Database, PgRunner {
     let result: T
     try {
       result = fn(tx)
-      if (isThenable(result)) {
-        result.then(undefined, () => {})
-        throw new DatabaseError('DB_MISUSE', 'the transaction function returned a promise; it must be synchronous (await before or after, not inside)')
-      }
+      refusePromise(result)
       if (tx.poisoned) throw tx.poisoned
       if (savepoint) this.endSavepoint(tick, RELEASE)
     } catch (err) {
@@ -152,7 +149,7 @@ export class PgDatabase implements Database, PgRunner {
   close(): Promise<void> {
     if (!this.closing && !this.inTransaction) this.sealTick()
     this.closing ??= this.shutdown()
-    this.wakeWriters()
+    this.writable.wake()
     return this.closing
   }
 
@@ -180,7 +177,7 @@ export class PgDatabase implements Database, PgRunner {
   /** For shutdown: background loops waiting for the server stop waiting, now and from now on. */
   stopWaitingForSpace(): void {
     this.stopping = true
-    this.wakeWriters()
+    this.writable.wake()
   }
 
   stats(): DatabaseStats {
@@ -373,12 +370,8 @@ export class PgDatabase implements Database, PgRunner {
   private healthChanged(h: BridgeHealth): void {
     if (h.up) {
       this.log(`database: connected again to ${this.where}`)
-      this.wakeWriters()
+      this.writable.wake()
     } else this.log(`database: lost ${this.where} (${h.detail}); writes are refused (503) and reads fail until it is back; reconnecting`)
-  }
-
-  private wakeWriters(): void {
-    this.writable.wake()
   }
 
   private async shutdown(): Promise<void> {

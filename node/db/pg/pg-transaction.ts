@@ -1,6 +1,6 @@
 import { validateParams } from '../journal-record.js'
-import { TxGuard } from '../tx-guard.js'
-import type { Row, RunOptions, RunResult, SqlParams, Tx } from '../types.js'
+import { GuardedTx } from '../tx-guard.js'
+import type { Row, RunOptions, RunResult, SqlParams } from '../types.js'
 import type { BridgeReply, Step } from './bridge-protocol.js'
 import { translateDdl } from './ddl.js'
 import { stepOf, type PgStatements } from './statements.js'
@@ -17,19 +17,12 @@ export interface PgRunner {
  * function's savepoint rolls back even if the function swallowed the error (PostgreSQL itself refuses every
  * statement after a failed one until then).
  */
-export class PgTransaction implements Tx {
-  private readonly state = new TxGuard()
+export class PgTransaction extends GuardedTx {
   /** Whether a statement that may write ran: a function that only read does not wait for the turn's COMMIT. */
   wrote = false
 
-  constructor(private readonly db: PgRunner) {}
-
-  get poisoned(): Error | undefined {
-    return this.state.poisoned
-  }
-
-  end(): void {
-    this.state.end()
+  constructor(private readonly db: PgRunner) {
+    super()
   }
 
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult {
@@ -44,14 +37,6 @@ export class PgTransaction implements Tx {
     })
   }
 
-  all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
-    return this.guard(() => this.select(sql, params, Infinity)) as R[]
-  }
-
-  get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined {
-    return this.guard(() => this.select(sql, params, 1))[0] as R | undefined
-  }
-
   /**
    * A parameterless script: schema changes, written in SQLite's DDL and translated (ddl.ts). Without a statement
    * timeout: a migration that rebuilds a large table must not fail at every start for taking long.
@@ -63,15 +48,11 @@ export class PgTransaction implements Tx {
     })
   }
 
-  private select(sql: string, params: SqlParams | undefined, limit: number): Row[] {
+  protected select(sql: string, params: SqlParams | undefined, limit: number): Row[] {
     validateParams(params)
     const p = this.db.statements.get(sql)
     if (p.kind !== 'read') this.wrote = true
     const rows = this.db.roundTrip([stepOf(p, params)], sql, p.kind === 'read').rows as Row[]
     return rows.length > limit ? rows.slice(0, limit) : rows
-  }
-
-  private guard<T>(f: () => T): T {
-    return this.state.run(f)
   }
 }
