@@ -292,13 +292,18 @@ export class SqlJsDatabase implements Engine {
       lastCheckpointExportMs: cp ? cp.exportMs : null,
       lastCheckpointBlockedMs: cp ? cp.blockedMs : null,
       lastSnapshotBytes: cp ? cp.snapshotBytes : null,
-      databaseBytes: this.finalSizeBytes ?? this.conn.sizeBytes(),
+      databaseBytes: this.sizeBytes(),
     }
   }
 
   status(): DatabaseStatus {
     const failed = this.committer.failed
-    return { engine: 'sqljs', healthy: failed === undefined && !this.closing, sizeBytes: this.stats().databaseBytes, ...(failed ? { detail: failed.message } : {}) }
+    return { engine: 'sqljs', healthy: failed === undefined && !this.closing, sizeBytes: this.sizeBytes(), ...(failed ? { detail: failed.message } : {}) }
+  }
+
+  /** The database's size now, or as it was at close: what stats() and status() report. */
+  private sizeBytes(): number {
+    return this.finalSizeBytes ?? this.conn.sizeBytes()
   }
 
   private openTick(): Tick {

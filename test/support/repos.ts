@@ -1,5 +1,6 @@
 import { Database, type Migration } from '../../node/db/database.js'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { catalogOf } from '../../node/db/catalog.js'
 import { testDatabase } from './postgres.js'
 import type { SnapshotBuilder } from '../../node/db/checkpoint.js'
 import { buildSnapshot } from '../../node/db/snapshot-build.js'
@@ -102,8 +103,9 @@ function freshPgReposEachTest(use: (r: Repos) => void): void {
     drop = d.drop
     db = await PgDatabase.open({ url: d.url, migrations })
     tables = db
-      .all<{ t: string }>("SELECT tablename AS t FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY tablename")
-      .map((r) => r.t)
+      .all<{ name: string }>(catalogOf('postgres').tables)
+      .map((r) => r.name)
+      .filter((t) => t !== 'schema_migrations')
       .join(', ')
   })
   beforeEach(async () => {
