@@ -152,7 +152,7 @@ function run(): string {
 let shared: Promise<{ url(name: string): string }> | undefined
 
 /** The run's PostgreSQL server: started by the first caller of the run (any worker), found by the others. */
-export function runPostgres(): Promise<{ url(name: string): string }> {
+function runPostgres(): Promise<{ url(name: string): string }> {
   shared ??= findOrStart()
   return shared
 }
