@@ -21,6 +21,8 @@ import { runServerFile, stopPostgresPid, waitExit, type RunPostgres } from './po
 
 const USER = 'parley'
 const PASSWORD = 'parley-test'
+/** The URL of database `name` on the test server listening on `port`. */
+const urlOn = (port: number) => (name: string): string => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`
 
 export interface PgServer {
   port: number
@@ -76,7 +78,7 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     get pid() {
       return pid
     },
-    url: (name) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`,
+    url: urlOn(port),
     stop: () => stopPostgresPid(pid),
     kill: async () => {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL')
@@ -160,7 +162,6 @@ function runPostgres(): Promise<{ url(name: string): string }> {
 async function findOrStart(): Promise<{ url(name: string): string }> {
   const dir = join(run(), 'postgres')
   const info = runServerFile(run())
-  const url = (port: number) => (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`
   try {
     mkdirSync(dir)
   } catch {
@@ -171,7 +172,7 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
       await new Promise((r) => setTimeout(r, 50))
     }
     const s = JSON.parse(readFileSync(info, 'utf8')) as RunPostgres
-    return { url: url(s.port) }
+    return { url: urlOn(s.port) }
   }
   // Its own folder in the temp dir: the server's user (postgres, when the tests run as root) cannot enter the run's.
   const server = await startPostgres(mkdtempSync(join(tmpdir(), 'parley-test-pg-')))
@@ -183,7 +184,7 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
   writeFileSync(`${info}.tmp`, JSON.stringify(record))
   // Renamed into place whole: a reader never sees half of it.
   renameSync(`${info}.tmp`, info)
-  return { url: url(server.port) }
+  return { url: urlOn(server.port) }
 }
 
 /** A database of its own for a test file, in the run's server: migrated to the node's schema unless `empty`. */
