@@ -200,9 +200,10 @@ export class NetworkControls implements NetworkControlMethods {
    */
   async restart(name: string): Promise<void> {
     const { process } = this.processName(name)
-    this.assertOthersRunning(process)
-    const previous = readPids(this.L.pidsJson).processes.find((x) => x.name === process)
-    if (previous && isAlive(previous.pid)) await stopRecorded(previous, 15_000)
+    const recorded = this.processes()
+    this.assertOthersRunning(process, recorded)
+    const previous = recorded.find((x) => x.name === process)
+    if (previous && previous.state !== 'down') await stopRecorded(previous, 15_000)
     const spec = await this.specOf(process)
     const p = spawnProgram(await ensureBuild(), spec)
     updatePids(this.L.pidsJson, (pids) => {
@@ -216,8 +217,8 @@ export class NetworkControls implements NetworkControlMethods {
   }
 
   /** A restart joins a running network: some other process of it must be up. */
-  private assertOthersRunning(processName: string): void {
-    if (!this.processes().some((p) => p.name !== processName && p.state !== 'down')) {
+  private assertOthersRunning(processName: string, recorded: ProcessInfo[]): void {
+    if (!recorded.some((p) => p.name !== processName && p.state !== 'down')) {
       throw new ControlError(`the network in ${this.dir} is not running: start it with ${networkCommand('up')} --dir ${this.dir}`)
     }
   }

@@ -12,7 +12,7 @@ import type { NodeConfigFile } from '../node/config.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
 import { createNodeCertificate } from './tls.js'
 
-export const MEMBER_FILES = { signingKey: 'signing.key', cert: 'tls/cert.pem', key: 'tls/key.pem', data: 'data' } as const
+const MEMBER_FILES = { signingKey: 'signing.key', cert: 'tls/cert.pem', key: 'tls/key.pem', data: 'data' } as const
 
 export interface MemberSettings {
   org: string
@@ -85,7 +85,7 @@ export async function writeMemberFiles(config: string, cfg: NodeConfigFile, tlsH
  * A random secp256k1 private key, as `Wallet.createRandom().privateKey` gives but without deriving an HD wallet
  * from a fresh mnemonic first (tens of milliseconds of the start-up per member).
  */
-export function randomPrivateKey(): string {
+function randomPrivateKey(): string {
   for (;;) {
     const key = `0x${randomBytes(32).toString('hex')}`
     const k = BigInt(key)

@@ -69,7 +69,7 @@ export async function createNodeCertificate(org: string, node: string, opts: { h
 const DEFAULT_HOSTS = ['127.0.0.1', 'localhost'] as const
 
 /** SAN entries: iPAddress [7] (4 or 16 bytes) for an IP address, dNSName [2] for a name. */
-export function subjectAltNames(hosts: readonly string[]): Buffer[] {
+function subjectAltNames(hosts: readonly string[]): Buffer[] {
   if (hosts.length === 0) throw new Error('a node certificate needs at least one host name or address')
   return hosts.map((h) => {
     const bare = h.replace(/^\[(.*)\]$/, '$1')

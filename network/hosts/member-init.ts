@@ -47,8 +47,8 @@ export interface InitializedMember {
   p2p: string
 }
 
-export const DEFAULT_API_PORT = 5000
-export const DEFAULT_P2P_PORT = 3001
+const DEFAULT_API_PORT = 5000
+const DEFAULT_P2P_PORT = 3001
 
 export async function initMember(o: MemberInitOptions): Promise<InitializedMember> {
   const config = resolve(o.config)

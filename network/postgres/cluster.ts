@@ -15,7 +15,7 @@ export const POSTGRES_PROCESS = 'postgres'
  * sessions come on top; PostgreSQL's default (100) would cap a network well below the 100 members `--members`
  * allows. Each slot costs the server some shared memory (its lock table grows with it), not a process.
  */
-export const MAX_CONNECTIONS = 300
+const MAX_CONNECTIONS = 300
 
 /** A managed server's credentials and port, as the folder's database record keeps them. */
 export interface ManagedServer {
@@ -25,7 +25,7 @@ export interface ManagedServer {
 }
 
 /** Whether `data` holds a cluster initdb completed (PG_VERSION is among the last files it writes). */
-export function hasCluster(data: string): boolean {
+function hasCluster(data: string): boolean {
   return existsSync(join(data, 'PG_VERSION'))
 }
 

