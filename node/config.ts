@@ -215,14 +215,18 @@ export function parseDatabaseConfig(v: unknown, fail: (problem: string) => never
   return { type: 'postgres', url: d.url }
 }
 
+/** Whether a listening address is every address (0.0.0.0 or ::), which peers cannot be told to reach. */
+export function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::'
+}
+
 function parseP2p(
   p2p: Record<string, unknown>,
   r: { str(v: unknown, path: string): string; port(v: unknown, path: string): number; url(v: unknown, path: string, protocols: string[]): string; at(p: string): string; fail(problem: string): never },
 ): P2pConfig {
   const host = p2p.host === undefined ? '127.0.0.1' : r.str(p2p.host, 'p2p.host')
   const port = r.port(p2p.port, 'p2p.port')
-  const wildcard = host === '0.0.0.0' || host === '::'
-  if (wildcard && p2p.endpoint === undefined) r.fail(`p2p.endpoint is required when p2p.host is ${host}: it is the URL the other members reach this member at (https://name:${port})`)
+  if (isWildcardHost(host) && p2p.endpoint === undefined) r.fail(`p2p.endpoint is required when p2p.host is ${host}: it is the URL the other members reach this member at (https://name:${port})`)
   let endpoint = `https://${host.includes(':') ? `[${host}]` : host}:${port}`
   if (p2p.endpoint !== undefined) {
     endpoint = r.url(p2p.endpoint, 'p2p.endpoint', ['https:'])

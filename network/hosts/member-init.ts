@@ -11,7 +11,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isAddress } from 'ethers'
-import { loadNodeConfig } from '../../node/config.js'
+import { isWildcardHost, loadNodeConfig } from '../../node/config.js'
 import { bracketed, memberConfig, memberFilePaths, writeMemberFiles } from '../member-files.js'
 
 export interface MemberInitOptions {
@@ -82,8 +82,7 @@ export async function initMember(o: MemberInitOptions): Promise<InitializedMembe
 
 /** What the certificate names: where peers reach the member, and the address it listens on unless that is every one. */
 function certificateHosts(o: MemberInitOptions): string[] {
-  const wildcard = o.host === '0.0.0.0' || o.host === '::'
-  return [...new Set([...(o.publicHost !== undefined ? [o.publicHost] : []), ...(wildcard ? [] : [o.host])])]
+  return [...new Set([...(o.publicHost !== undefined ? [o.publicHost] : []), ...(isWildcardHost(o.host) ? [] : [o.host])])]
 }
 
 export const NODE_INIT_USAGE = `usage: npm run node -- init --config FILE --org NAME --host ADDRESS --chain RPC_URL --contract ADDRESS
@@ -150,7 +149,7 @@ export function parseInitArgs(argv: string[]): MemberInitOptions | string {
   for (const v of [firstBlock, apiPort, p2pPort]) if (typeof v === 'string') return v
   const host = str('host')!
   const publicHost = str('public-host')
-  if ((host === '0.0.0.0' || host === '::') && publicHost === undefined) return `--host ${host} listens on every address: give --public-host, the name or address other members reach it at`
+  if (isWildcardHost(host) && publicHost === undefined) return `--host ${host} listens on every address: give --public-host, the name or address other members reach it at`
   return {
     config: str('config')!,
     org: str('org')!,
