@@ -62,11 +62,6 @@ export class OpenConnections {
     if (raw) this.leaveUnidentified(raw)
   }
 
-  /** Open connections, and those of them still in their handshake (for tests). */
-  counts(): { open: number; unidentified: number } {
-    return { open: this.counted.size, unidentified: this.unidentified.size }
-  }
-
   private oldestUnidentified(address?: string): Socket | undefined {
     for (const socket of this.unidentified.values()) if (address === undefined || this.counted.get(socket)?.address === address) return socket
     return undefined
