@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa'
 import { ParleyError } from '../core/errors.js'
+import { addCount } from '../core/counts.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../core/limits.js'
 
 /** How much of a body must arrive for it to count as progressing (see BodyBudget.take). */
@@ -72,7 +73,7 @@ export class BodyBudget {
 
   private hold(address: string, bytes: number): undefined {
     this.heldBytes += bytes
-    this.byAddress.set(address, this.heldBy(address) + bytes)
+    addCount(this.byAddress, address, bytes)
     return undefined
   }
 
@@ -100,9 +101,7 @@ export class BodyBudget {
 
   give(address: string, bytes: number): void {
     this.heldBytes = Math.max(0, this.heldBytes - bytes)
-    const left = this.heldBy(address) - bytes
-    if (left > 0) this.byAddress.set(address, left)
-    else this.byAddress.delete(address)
+    addCount(this.byAddress, address, -bytes)
   }
 }
 
