@@ -259,18 +259,10 @@ function allowedOrigin(entry: string, path: string, fail: (problem: string) => n
 }
 
 function parseRequestLimits(v: unknown, fail: (problem: string) => never): RequestLimits {
-  if (v === undefined || v === null) return { ...DEFAULT_REQUEST_LIMITS }
-  if (typeof v !== 'object' || Array.isArray(v)) return fail('limits must be an object')
-  const given = v as Record<string, unknown>
-  const out: RequestLimits = { ...DEFAULT_REQUEST_LIMITS }
-  for (const [k, value] of Object.entries(given)) {
-    if (!Object.hasOwn(DEFAULT_REQUEST_LIMITS, k)) fail(`limits.${k} is not a limit; known: ${Object.keys(DEFAULT_REQUEST_LIMITS).join(', ')}`)
-    const key = k as keyof RequestLimits
-    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`limits.${k} must be a whole number of at least 1`)
-    const ceiling = REQUEST_LIMIT_CEILINGS[key]
-    if ((value as number) > ceiling.value) fail(`limits.${k} must be at most ${ceiling.value} (${ceiling.why})`)
-    out[key] = value as number
-  }
+  const out = wholeNumbers(v, 'limits', DEFAULT_REQUEST_LIMITS, { noun: 'limit' }, fail, (k, value) => {
+    const ceiling = REQUEST_LIMIT_CEILINGS[k]
+    if (value > ceiling.value) fail(`limits.${k} must be at most ${ceiling.value} (${ceiling.why})`)
+  })
   if (out.inFlightBodyBytes < out.jsonBodyBytes) fail(`limits.inFlightBodyBytes (${out.inFlightBodyBytes}) must be at least limits.jsonBodyBytes (${out.jsonBodyBytes}), or no body of the largest size could ever be read`)
   if (out.addressBodyBytes < out.jsonBodyBytes) fail(`limits.addressBodyBytes (${out.addressBodyBytes}) must be at least limits.jsonBodyBytes (${out.jsonBodyBytes}), or no client could send a body of the largest size`)
   if (out.urlBytes > out.headerBytes) fail(`limits.urlBytes (${out.urlBytes}) must be at most limits.headerBytes (${out.headerBytes}): the URL is part of the request head`)
@@ -381,14 +373,7 @@ export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
 }
 
 function parsePeerQuotas(v: unknown, fail: (problem: string) => never): PeerQuotas {
-  if (v === undefined || v === null) return { ...DEFAULT_PEER_QUOTAS }
-  if (typeof v !== 'object' || Array.isArray(v)) return fail('quotas must be an object')
-  const out: PeerQuotas = { ...DEFAULT_PEER_QUOTAS }
-  for (const [k, value] of Object.entries(v as Record<string, unknown>)) {
-    if (!Object.hasOwn(DEFAULT_PEER_QUOTAS, k)) fail(`quotas.${k} is not a quota; known: ${Object.keys(DEFAULT_PEER_QUOTAS).join(', ')}`)
-    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`quotas.${k} must be a whole number of at least 1`)
-    out[k as keyof PeerQuotas] = value as number
-  }
+  const out = wholeNumbers(v, 'quotas', DEFAULT_PEER_QUOTAS, { noun: 'quota' }, fail)
   // A batch of the network's largest size must fit, or a peer's honest batch could never be taken.
   if (out.inFlightBatchBytesPerOrg < MAX_BATCH_PAYLOAD_BYTES) fail(`quotas.inFlightBatchBytesPerOrg (${out.inFlightBatchBytesPerOrg}) must be at least ${MAX_BATCH_PAYLOAD_BYTES}, the largest batch a member may send`)
   if (out.connectionsPerOrg < out.connectionsPerCertificate) fail(`quotas.connectionsPerOrg (${out.connectionsPerOrg}) must be at least quotas.connectionsPerCertificate (${out.connectionsPerCertificate})`)
@@ -402,14 +387,32 @@ function parsePeerQuotas(v: unknown, fail: (problem: string) => never): PeerQuot
  * node/exchange/retry.ts: 7 attempts, 0.5 s to 16 s, 31.5 s of waiting in all.
  */
 function parseRetry(v: unknown, fail: (problem: string) => never): RetryPolicy {
-  if (v === undefined || v === null) return { ...DEFAULT_RETRY }
-  if (typeof v !== 'object' || Array.isArray(v)) return fail('p2p.retry must be an object {attempts, firstWaitMs, maxWaitMs}')
-  const out: RetryPolicy = { ...DEFAULT_RETRY }
-  for (const [k, value] of Object.entries(v as Record<string, unknown>)) {
-    if (!Object.hasOwn(DEFAULT_RETRY, k)) fail(`p2p.retry.${k} is not a setting; known: ${Object.keys(DEFAULT_RETRY).join(', ')}`)
-    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`p2p.retry.${k} must be a whole number of at least 1`)
-    out[k as keyof RetryPolicy] = value as number
-  }
+  const out = wholeNumbers(v, 'p2p.retry', DEFAULT_RETRY, { noun: 'setting', shape: ' {attempts, firstWaitMs, maxWaitMs}' }, fail)
   if (out.maxWaitMs < out.firstWaitMs) fail(`p2p.retry.maxWaitMs (${out.maxWaitMs}) must be at least p2p.retry.firstWaitMs (${out.firstWaitMs})`)
+  return out
+}
+
+/**
+ * A section of settings that are each a whole number of at least 1 (`limits`, `quotas`, `p2p.retry`): the defaults,
+ * with those the file gives in their place. `noun` names one setting where an unknown key is refused, `shape` follows
+ * "must be an object", and `check` refuses a value past what the section allows.
+ */
+function wholeNumbers<T extends { [k in keyof T]: number }>(
+  v: unknown,
+  path: string,
+  defaults: Readonly<T>,
+  words: { noun: string; shape?: string },
+  fail: (problem: string) => never,
+  check?: (k: keyof T, value: number) => void,
+): T {
+  if (v === undefined || v === null) return { ...defaults }
+  if (typeof v !== 'object' || Array.isArray(v)) return fail(`${path} must be an object${words.shape ?? ''}`)
+  const out: T = { ...defaults }
+  for (const [k, value] of Object.entries(v as Record<string, unknown>)) {
+    if (!Object.hasOwn(defaults, k)) fail(`${path}.${k} is not a ${words.noun}; known: ${Object.keys(defaults).join(', ')}`)
+    if (!Number.isSafeInteger(value) || (value as number) < 1) fail(`${path}.${k} must be a whole number of at least 1`)
+    check?.(k as keyof T, value as number)
+    out[k as keyof T] = value as T[keyof T]
+  }
   return out
 }

@@ -28,7 +28,8 @@ import { startReaper } from './bench/reaper.js'
 import { stopOnInterrupt } from './bench/interrupt.js'
 import { round } from './bench/stats.js'
 import type { BenchContext, Json, Scenario } from './bench/types.js'
-import { engineName, printSideBySide } from './bench/engines.js'
+import { printSideBySide } from './bench/engines.js'
+import { engineLabel } from '../node/commands/move-member.js'
 import type { DatabaseEngine } from '../network/startup/database.js'
 
 /** Every path the benchmark measures, in order; later capabilities add theirs here. Opt-in ones run only when named. */
@@ -112,7 +113,7 @@ async function runOn(engine: DatabaseEngine): Promise<{ [name: string]: Json }> 
   const run: NetworkRun = { engine, dir, reaper: startReaper(dir, options.timeoutSeconds + 120, options.keep), children: new Children(dir) }
   current = run
   try {
-    log(`starting a ${options.members}-member network on ${engineName(engine)} in ${dir}`)
+    log(`starting a ${options.members}-member network on ${engineLabel(engine)} in ${dir}`)
     const net = await startNetwork({ dir, members: options.members, database: engine, log: (l) => log(`  ${l}`) })
     run.net = net
     log(`network ready in ${net.startupSeconds.toFixed(1)} s`)
@@ -121,7 +122,7 @@ async function runOn(engine: DatabaseEngine): Promise<{ [name: string]: Json }> 
     for (const s of SCENARIOS) {
       if (abort.signal.aborted) break
       if (!runsOn(s, engine)) continue
-      log(`\n== ${s.name}${engines.length > 1 ? ` on ${engineName(engine)}` : ''}: ${s.describe}`)
+      log(`\n== ${s.name}${engines.length > 1 ? ` on ${engineLabel(engine)}` : ''}: ${s.describe}`)
       const t = Date.now()
       sections[s.name] = await s.run(ctx)
       log(`== ${s.name} done in ${((Date.now() - t) / 1000).toFixed(1)} s`)

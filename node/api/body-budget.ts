@@ -1,6 +1,10 @@
 import type { Context, Next } from 'koa'
 import { ParleyError } from '../core/errors.js'
+import { addCount } from '../core/counts.js'
 import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../core/limits.js'
+
+/** How much of a body must arrive for it to count as progressing (see BodyBudget.take). */
+const PROGRESS_BYTES = 64 * 1024
 
 /**
  * The memory this member gives to request bodies being read, over every connection at once, and the share of it one
@@ -10,14 +14,11 @@ import { DEFAULT_REQUEST_LIMITS, type RequestLimits } from '../core/limits.js'
  * cannot make the node hold more than the budget, whatever their number, and one address no more than its share.
  * One connection holds at most one body at a time, as its requests are served in turn (node/core/pipelining.ts).
  */
-/** How much of a body must arrive for it to count as progressing (see BodyBudget.take). */
-export const PROGRESS_BYTES = 64 * 1024
-
 export class BodyBudget {
   private heldBytes = 0
   private readonly byAddress = new Map<string, number>()
-  /** Bodies still arriving, in the order their last chunk came (oldest first: Map order, refreshed on each chunk). */
-  private readonly reading = new Map<BodyReader, true>()
+  /** Bodies still arriving, in the order they last made progress (oldest first: Set order, refreshed on progress). */
+  private readonly reading = new Set<BodyReader>()
 
   constructor(
     readonly limitBytes: number,
@@ -48,7 +49,7 @@ export class BodyBudget {
       if (reader.sinceProgress >= PROGRESS_BYTES) {
         reader.sinceProgress = 0
         this.reading.delete(reader)
-        this.reading.set(reader, true)
+        this.reading.add(reader)
         reader.lastChunkAt = this.now()
       }
     }
@@ -62,7 +63,7 @@ export class BodyBudget {
   /** A body starts arriving: it may be evicted while it stalls (see take). `evict` must give its share back at once. */
   startReading(reader: BodyReader): void {
     reader.lastChunkAt = this.now()
-    this.reading.set(reader, true)
+    this.reading.add(reader)
   }
 
   /** The body is whole (or abandoned): it is no longer evictable, and holds its share until its handler is done. */
@@ -72,13 +73,13 @@ export class BodyBudget {
 
   private hold(address: string, bytes: number): undefined {
     this.heldBytes += bytes
-    this.byAddress.set(address, this.heldBy(address) + bytes)
+    addCount(this.byAddress, address, bytes)
     return undefined
   }
 
   private evictStalled(scope: 'address' | 'total', address: string, bytes: number, self: BodyReader | undefined): void {
     const before = this.now() - this.stalledMs
-    for (const r of [...this.reading.keys()]) {
+    for (const r of [...this.reading]) {
       if (r.lastChunkAt > before) break
       if (r === self || (scope === 'address' && r.address !== address)) continue
       this.reading.delete(r)
@@ -100,9 +101,7 @@ export class BodyBudget {
 
   give(address: string, bytes: number): void {
     this.heldBytes = Math.max(0, this.heldBytes - bytes)
-    const left = this.heldBy(address) - bytes
-    if (left > 0) this.byAddress.set(address, left)
-    else this.byAddress.delete(address)
+    addCount(this.byAddress, address, -bytes)
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'
 import { ParleyError } from '../core/errors.js'
+import { addCount } from '../core/counts.js'
 import { writeRaw } from '../core/listen.js'
 
 export interface ConnectionLimitOptions {
@@ -37,12 +38,10 @@ export function limitConnections(server: Server, opts: ConnectionLimitOptions): 
       return
     }
     open++
-    perAddress.set(address, fromAddress + 1)
+    addCount(perAddress, address, 1)
     socket.once('close', () => {
       open--
-      const left = (perAddress.get(address) ?? 1) - 1
-      if (left > 0) perAddress.set(address, left)
-      else perAddress.delete(address)
+      addCount(perAddress, address, -1)
     })
   })
 }

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
+import { addCount } from '../core/counts.js'
 
 export interface ConnectionLimits {
   /** Open connections from one client certificate (`quotas.connectionsPerCertificate`). */
@@ -57,13 +58,9 @@ export class ConnectionCaps {
       socket.once('close', () => clearTimeout(timer))
       return
     }
-    for (const c of counters) this.open.set(c.key, (this.open.get(c.key) ?? 0) + 1)
+    for (const c of counters) addCount(this.open, c.key, 1)
     socket.once('close', () => {
-      for (const c of counters) {
-        const left = (this.open.get(c.key) ?? 1) - 1
-        if (left > 0) this.open.set(c.key, left)
-        else this.open.delete(c.key)
-      }
+      for (const c of counters) addCount(this.open, c.key, -1)
     })
   }
 

@@ -4,7 +4,7 @@ import { X509Certificate } from 'node:crypto'
 import { ParleyError } from '../core/errors.js'
 import { MAX_BATCH_PAYLOAD_BYTES, type BatchPayload } from '../model/index.js'
 import { attempt, ContentFailure, type Target } from './client.js'
-import { startP2pServer, type P2pServer } from './p2p-server.js'
+import { connectionLimits, startP2pServer, type P2pServer } from './p2p-server.js'
 import { DEFAULT_RETRY, withRetries } from './retry.js'
 import { PeerUsage } from './peer-usage.js'
 import { RefusalLog } from './refusal-log.js'
@@ -80,7 +80,7 @@ class HttpsExchange implements Exchange {
         unknownCertificates: 'http',
         log: this.opts.log,
         refusals,
-        connections: { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections, unidentifiedPerAddress: q.unidentifiedConnectionsPerAddress },
+        connections: connectionLimits(q),
         orgOf: (fingerprint) => this.peers.get(fingerprint)?.org,
         idleTimeoutMs: this.idleMs,
         handler: exchangeRoutes({

@@ -9,7 +9,7 @@ import { DEFAULT_QUEUED_REQUESTS, inTurn, OVERFLOW_REQUESTS } from '../core/pipe
 import { ConnectionCaps, type ConnectionLimits } from './connection-caps.js'
 import { RefusalLog } from './refusal-log.js'
 import { OpenConnections } from './unidentified-connections.js'
-import { DEFAULT_EXCHANGE_QUOTAS } from './types.js'
+import { DEFAULT_EXCHANGE_QUOTAS, type ExchangeQuotas } from './types.js'
 
 export interface P2pServer {
   url: string
@@ -80,6 +80,11 @@ export interface P2pServerOptions {
   queuedRequestsPerConnection?: number
 }
 
+/** The caps on open connections that `quotas` set (P2pServerOptions.connections). */
+export function connectionLimits(q: ExchangeQuotas): NonNullable<P2pServerOptions['connections']> {
+  return { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections, unidentifiedPerAddress: q.unidentifiedConnectionsPerAddress }
+}
+
 /** How long a connection may take to complete its TLS handshake; a member's takes milliseconds. */
 export const HANDSHAKE_TIMEOUT_MS = 3_000
 
@@ -102,7 +107,7 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const fingerprints = new Map<string, string>()
   const q = DEFAULT_EXCHANGE_QUOTAS
   const refusals = opts.refusals ?? new RefusalLog({ perMinute: q.refusalLinesPerMinute, log })
-  const limits = opts.connections ?? { perCertificate: q.connectionsPerCertificate, perOrg: q.connectionsPerOrg, unregistered: q.unregisteredConnections, total: q.connections, unidentifiedPerAddress: q.unidentifiedConnectionsPerAddress }
+  const limits = opts.connections ?? connectionLimits(q)
   const caps = new ConnectionCaps(limits, { registered: (fingerprint) => registered.has(fingerprint), ...(opts.orgOf ? { orgOf: opts.orgOf } : {}) })
   let stopping = false
   const active = new Set<ServerResponse>()

@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
+import { addCount } from '../core/counts.js'
 
 export interface OpenConnectionLimits {
   /** Open p2p connections in all, handshakes included (`quotas.connections`). */
@@ -52,7 +53,7 @@ export class OpenConnections {
     const key = `${address}:${socket.remotePort}`
     this.counted.set(socket, { key, address })
     this.unidentified.set(key, socket)
-    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1)
+    addCount(this.perAddress, address, 1)
     socket.once('close', () => this.forget(socket))
   }
 
@@ -60,11 +61,6 @@ export class OpenConnections {
   identified(socket: TLSSocket): void {
     const raw = this.unidentified.get(`${socket.remoteAddress ?? 'unknown'}:${socket.remotePort}`)
     if (raw) this.leaveUnidentified(raw)
-  }
-
-  /** Open connections, and those of them still in their handshake (for tests). */
-  counts(): { open: number; unidentified: number } {
-    return { open: this.counted.size, unidentified: this.unidentified.size }
   }
 
   private oldestUnidentified(address?: string): Socket | undefined {
@@ -86,8 +82,6 @@ export class OpenConnections {
     const info = this.counted.get(socket)
     if (!info || this.unidentified.get(info.key) !== socket) return
     this.unidentified.delete(info.key)
-    const left = (this.perAddress.get(info.address) ?? 1) - 1
-    if (left > 0) this.perAddress.set(info.address, left)
-    else this.perAddress.delete(info.address)
+    addCount(this.perAddress, info.address, -1)
   }
 }

@@ -8,41 +8,24 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { Database, type Migration } from '../../node/db/database.js'
+import { Database } from '../../node/db/database.js'
 import { checkpointWhileCommitting, fillRows, rowsMigration } from '../../test/support/db/checkpoint-load.js'
+import { fillMessages, INSERT_MESSAGE, messageRow, messagesMigration } from '../../test/support/db/messages-load.js'
 import { round } from './stats.js'
 import { throwIfAborted, type BenchContext, type Json, type Scenario } from './types.js'
 
 const MiB = 1024 * 1024
 
-const messagesMigration: Migration = {
-  version: 1,
-  name: 'messages',
-  up: `CREATE TABLE messages (id TEXT PRIMARY KEY, author TEXT NOT NULL, topic TEXT NOT NULL, created TEXT NOT NULL, hash TEXT NOT NULL, body TEXT NOT NULL);
-       CREATE INDEX messages_topic ON messages (topic, created);`,
-}
-const INSERT = 'INSERT INTO messages (id, author, topic, created, hash, body) VALUES (?, ?, ?, ?, ?, ?)'
-const BODY = 'b'.repeat(140)
-
-/** About 300 bytes per row, with a random primary key so inserts land all over the B-tree. */
-function row(i: number): [string, string, string, string, string, string] {
-  return [randomUUID(), `did:firefly:org/org${i % 3}`, `topic-${i % 50}`, new Date(1_700_000_000_000 + i).toISOString(), 'ab'.repeat(32), BODY]
-}
-
-async function fill(db: Database, rows: number): Promise<void> {
-  for (let i = 0; i < rows; i += 5000) {
-    await db.transaction((tx) => {
-      for (let j = i; j < Math.min(i + 5000, rows); j++) tx.run(INSERT, row(j))
-    })
-  }
-}
+/** Row i with a random primary key, so that inserts land all over the B-tree. */
+const row = (i: number): ReturnType<typeof messageRow> => messageRow(randomUUID(), i)
+const fill = (db: Database, rows: number): Promise<void> => fillMessages(db, rows, () => randomUUID())
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
 
 /** Until transaction() returned (the in-memory part), and until its promise resolved (plus the write and fdatasync). */
 async function commitOnce(db: Database, i: number): Promise<{ syncMs: number; totalMs: number }> {
   const start = performance.now()
-  const done = db.transaction((tx) => tx.run(INSERT, row(i)))
+  const done = db.transaction((tx) => tx.run(INSERT_MESSAGE, row(i)))
   const syncMs = performance.now() - start
   await done
   return { syncMs, totalMs: performance.now() - start }
@@ -51,7 +34,7 @@ async function commitOnce(db: Database, i: number): Promise<{ syncMs: number; to
 async function commitsPerSecond(db: Database, n: number): Promise<{ perSecond: number; flushes: number }> {
   const flushesBefore = db.stats().flushes
   const start = performance.now()
-  await Promise.all(Array.from({ length: n }, (_, i) => db.transaction((tx) => tx.run(INSERT, row(i)))))
+  await Promise.all(Array.from({ length: n }, (_, i) => db.transaction((tx) => tx.run(INSERT_MESSAGE, row(i)))))
   return { perSecond: n / ((performance.now() - start) / 1000), flushes: db.stats().flushes - flushesBefore }
 }
 

@@ -1,9 +1,6 @@
 import type { DatabaseEngine } from '../../network/startup/database.js'
 import type { Json } from './types.js'
-
-export function engineName(e: DatabaseEngine): string {
-  return e === 'postgres' ? 'PostgreSQL' : 'sql.js'
-}
+import { engineLabel } from '../../node/commands/move-member.js'
 
 /** Every number of a section by its path (`broadcast.latencyMs.p50`); lists are left out (per-quarter figures). */
 function numbers(value: Json, path: string, out: Map<string, number>): void {
@@ -24,6 +21,6 @@ export function printSideBySide(log: (line: string) => void, results: { engine: 
   if (paths.length === 0) return
   const width = Math.max(...paths.map((p) => p.length))
   log(`\nthe same run on each engine:`)
-  log(`  ${''.padEnd(width)}  ${results.map((r) => engineName(r.engine).padStart(12)).join('')}`)
+  log(`  ${''.padEnd(width)}  ${results.map((r) => engineLabel(r.engine).padStart(12)).join('')}`)
   for (const p of paths) log(`  ${p.padEnd(width)}  ${maps.map((m) => String(m.get(p)).padStart(12)).join('')}`)
 }

@@ -1,8 +1,9 @@
 import { expect } from 'chai'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { Database, type Migration } from '../../node/db/database.js'
+import { Database } from '../../node/db/database.js'
 import { TempDirs } from '../support/db/helpers.js'
+import { fillMessages, INSERT_MESSAGE, messageRow, messagesMigration } from '../support/db/messages-load.js'
 
 /**
  * The point of the journal: a commit costs the same on a big database as on a small one, because it appends the
@@ -11,44 +12,17 @@ import { TempDirs } from '../support/db/helpers.js'
  * is measured by `npm run bench -- --only db` (scripts/bench/db.ts).
  */
 
-const messagesMigration: Migration = {
-  version: 1,
-  name: 'messages',
-  up: `CREATE TABLE messages (
-         id      TEXT PRIMARY KEY,
-         author  TEXT NOT NULL,
-         topic   TEXT NOT NULL,
-         created TEXT NOT NULL,
-         hash    TEXT NOT NULL,
-         body    TEXT NOT NULL
-       );
-       CREATE INDEX messages_topic ON messages (topic, created);`,
-}
-
-const INSERT = 'INSERT INTO messages (id, author, topic, created, hash, body) VALUES (?, ?, ?, ?, ?, ?)'
-const BODY = 'b'.repeat(140)
-
-/** About 300 bytes per row, a key of fixed length that sorts anywhere in the B-tree: row i has the same size in both. */
-function row(i: number, db: string): [string, string, string, string, string, string] {
-  const key = `${((i * 2_654_435_761) % 4_294_967_296).toString(16).padStart(8, '0')}-${db}-${String(i).padStart(8, '0')}`
-  return [key, `did:firefly:org/org${i % 3}`, `topic-${i % 50}`, new Date(1_700_000_000_000 + i).toISOString(), 'ab'.repeat(32), BODY]
-}
-
-async function fill(db: Database, name: string, rows: number): Promise<void> {
-  const perTx = 5000
-  for (let i = 0; i < rows; i += perTx) {
-    await db.transaction((tx) => {
-      for (let j = i; j < Math.min(i + perTx, rows); j++) tx.run(INSERT, row(j, name))
-    })
-  }
-}
+/** A key of fixed length that sorts anywhere in the B-tree: row i has the same size in both databases. */
+const keyOf = (i: number, db: string): string => `${((i * 2_654_435_761) % 4_294_967_296).toString(16).padStart(8, '0')}-${db}-${String(i).padStart(8, '0')}`
+const row = (i: number, db: string): ReturnType<typeof messageRow> => messageRow(keyOf(i, db), i)
+const fill = (db: Database, name: string, rows: number): Promise<void> => fillMessages(db, rows, (i) => keyOf(i, name))
 
 /** Journal bytes each of `n` sequential single-row commits appended, rows numbered from `first`. */
 async function journalBytesPerCommit(db: Database, name: string, first: number, n: number): Promise<number[]> {
   const grew: number[] = []
   for (let i = first; i < first + n; i++) {
     const before = db.stats().journalBytes
-    await db.transaction((tx) => tx.run(INSERT, row(i, name)))
+    await db.transaction((tx) => tx.run(INSERT_MESSAGE, row(i, name)))
     grew.push(db.stats().journalBytes - before)
   }
   return grew

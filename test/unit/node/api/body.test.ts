@@ -8,27 +8,37 @@ import { readUntil, startLimitsServer, type LimitsServer } from '../../../suppor
  * client that declares much and sends little holds, what one address may hold, and the deadline of a body that
  * trickles.
  */
-describe('reading a JSON body: its share of the budget and its deadline', () => {
-  const KiB = 1024
-  const limits: RequestLimits = {
-    ...DEFAULT_REQUEST_LIMITS,
-    jsonBodyBytes: 64 * KiB,
-    inFlightBodyBytes: 256 * KiB,
-    addressBodyBytes: 128 * KiB,
-    bodyIdleMs: 400,
-    bodyDeadlineMs: 900,
-  }
-  let server: LimitsServer
+const KiB = 1024
 
+/** The budget both suites read bodies against (64 KiB bodies, 256 KiB in flight, 128 KiB per address), with their own timing. */
+function bodyLimits(timing: Partial<RequestLimits>): RequestLimits {
+  return { ...DEFAULT_REQUEST_LIMITS, jsonBodyBytes: 64 * KiB, inFlightBodyBytes: 256 * KiB, addressBodyBytes: 128 * KiB, ...timing }
+}
+
+/** Starts the server before the suite and closes it after, its sockets destroyed and no server error logged. */
+function serveLimits(limits: RequestLimits): () => LimitsServer {
+  let server: LimitsServer | undefined
   before(async () => {
     server = await startLimitsServer(limits)
   })
+  after(async () => {
+    for (const s of server!.sockets.splice(0)) s.destroy()
+    await server!.close()
+    expect(server!.logs, 'nothing here is a server error').to.deep.equal([])
+  })
+  return () => server!
+}
+
+describe('reading a JSON body: its share of the budget and its deadline', () => {
+  const limits = bodyLimits({ bodyIdleMs: 400, bodyDeadlineMs: 900 })
+  const serve = serveLimits(limits)
+  let server: LimitsServer
+
+  beforeEach(() => {
+    server = serve()
+  })
   afterEach(() => {
     for (const s of server.sockets.splice(0)) s.destroy()
-  })
-  after(async () => {
-    await server.close()
-    expect(server.logs, 'nothing here is a server error').to.deep.equal([])
   })
 
   /** A connection that declares `declared` bytes and sends the first `sent` of them. */
@@ -86,25 +96,12 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
  * keep every other client's body out until the deadline. A stalled body gives way to one that is arriving.
  */
 describe('reading a JSON body: stalled bodies give way to arriving ones', () => {
-  const KiB = 1024
-  const limits: RequestLimits = {
-    ...DEFAULT_REQUEST_LIMITS,
-    jsonBodyBytes: 64 * KiB,
-    inFlightBodyBytes: 256 * KiB,
-    addressBodyBytes: 128 * KiB,
-    bodyIdleMs: 10_000,
-    bodyDeadlineMs: 20_000,
-    bodyStalledMs: 150,
-  }
+  const limits = bodyLimits({ bodyIdleMs: 10_000, bodyDeadlineMs: 20_000, bodyStalledMs: 150 })
+  const serve = serveLimits(limits)
   let server: LimitsServer
 
-  before(async () => {
-    server = await startLimitsServer(limits)
-  })
-  after(async () => {
-    for (const s of server.sockets.splice(0)) s.destroy()
-    await server.close()
-    expect(server.logs, 'nothing here is a server error').to.deep.equal([])
+  beforeEach(() => {
+    server = serve()
   })
 
   it('evicts bodies that sent nothing for bodyStalledMs when a body needs their share: 408 to them, room for it', async () => {
