@@ -6,7 +6,7 @@
  */
 import pg from 'pg'
 import { CopyRefused } from '../node/db/move/copy.js'
-import { moveMemberDatabase, type MoveResult } from '../node/commands/move-member.js'
+import { engineLabel, moveMemberDatabase, type MoveResult } from '../node/commands/move-member.js'
 import type { EngineName } from '../node/db/engine.js'
 import { ControlError, type NetworkControls } from './controls.js'
 import { readDescription, readPids, stopRecorded, writeJsonAtomic } from './description.js'
@@ -50,7 +50,7 @@ export async function moveMemberEngine(c: NetworkControls, name: string, opts: M
   }
   const kept = moved.previous.type === 'postgres' ? await setAsideDatabase(moved.previous.url, log) : moved.kept
   describeMemberDatabase(c, m.org, moved.database.type === 'postgres' ? moved.database.url : undefined)
-  log(`starting ${m.org} on ${moved.to === 'postgres' ? 'PostgreSQL' : 'sql.js'}`)
+  log(`starting ${m.org} on ${engineLabel(moved.to)}`)
   await c.restart(m.org)
   return { ...moved, kept, org: m.org }
 }

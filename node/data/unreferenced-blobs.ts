@@ -4,6 +4,7 @@ import type { Database, Tx } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
 import type { BlobStore } from './blob-store.js'
+import { addCount } from '../core/counts.js'
 
 /** What a blob counts against its org's quota at the least, whatever its size: it costs a file and a row. */
 export const MIN_BLOB_CHARGE_BYTES = 64 * 1024
@@ -69,14 +70,12 @@ export class UnreferencedBlobs {
         `org ${org} already has ${used} bytes here in blobs that no message refers to (received or being received); this one of ${size} bytes would pass ${limit} (quotas.unreferencedBlobBytesPerOrg). Such blobs count until a stored message refers to them, and are deleted after ${hours} h (quotas.unreferencedBlobMs)`,
       )
     }
-    this.reserved.set(org, (this.reserved.get(org) ?? 0) + charge)
+    addCount(this.reserved, org, charge)
     let open = true
     const giveBack = (): void => {
       if (!open) return
       open = false
-      const left = (this.reserved.get(org) ?? charge) - charge
-      if (left > 0) this.reserved.set(org, left)
-      else this.reserved.delete(org)
+      addCount(this.reserved, org, -charge)
     }
     return {
       record: (tx, hash) => this.deps.received.insert(tx, { hash, org, bytes: charge, received: this.now() }),
