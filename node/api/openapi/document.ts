@@ -13,9 +13,10 @@ type Obj = Record<string, unknown>
 
 /**
  * What any route can be refused with, whatever it does: a malformed query or request, a `Host` that is not the
- * member's (node/api/access.ts), a URL over the limit, our failure.
+ * member's (node/api/access.ts), a URL over the limit, our failure, and a wait to retry after (the database server
+ * away, every API connection taken: node/api/errors.ts, connection-limit.ts).
  */
-const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'MISDIRECTED_REQUEST', 'URI_TOO_LONG', 'INTERNAL']
+const EVERY_ROUTE: readonly ErrorCode[] = ['BAD_REQUEST', 'MISDIRECTED_REQUEST', 'URI_TOO_LONG', 'INTERNAL', 'UNAVAILABLE']
 
 /** What FireFly's document says of its filter fields; the syntax is node/api/filters.ts's. */
 const FILTER_DESCRIPTION =

@@ -108,13 +108,14 @@ describe('api: the OpenAPI description of the served routes', () => {
   it('gives every 4xx and 5xx answer the error shape {"error": string}, naming the codes behind each status', function () {
     for (const [path, method, op] of operations()) {
       const statuses = Object.keys(op.responses)
-      expect(statuses, `${method} ${path}`).to.include.members(['400', '414', '500'])
+      expect(statuses, `${method} ${path}`).to.include.members(['400', '414', '500', '503'])
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
         expect(op.responses[status]!.content!['application/json']!.schema, `${method} ${path} ${status}`).to.deep.equal({ $ref: '#/components/schemas/Error' })
       }
     }
     const one = doc.paths['/api/v1/messages/{id}']!.get!.responses
     expect(one['404']!.description).to.equal('NOT_FOUND')
+    expect(one['503']!.description).to.equal('UNAVAILABLE')
     expect(one['400']!.description).to.equal('INVALID_ID, INVALID_FIELD, BAD_REQUEST')
     expect(doc.components.schemas.Error).to.deep.include({ required: ['error'] })
   })
