@@ -9,7 +9,8 @@ import { chainOrder } from '../support/chain-order.js'
 
 describe('broadcast through SIGKILL and restart', function () {
   this.timeout(120_000)
-  const t = suiteNetwork('bcast-recovery')
+  // org2, the receiver SIGKILLed mid-stream, keeps its state in PostgreSQL; org0 and org1 in sql.js.
+  const t = suiteNetwork('bcast-recovery', { onPostgres: ['org2'] })
   const { members } = t
   const run = runId()
 

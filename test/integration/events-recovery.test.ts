@@ -21,7 +21,8 @@ async function sendMany(m: MemberDescription, ns: string, topic: string, n: numb
  */
 describe('durable event subscriptions through SIGKILL and restart', function () {
   this.timeout(240_000)
-  const t = suiteNetwork('events-recovery')
+  // org1, whose subscriptions resume after each SIGKILL, keeps its state in PostgreSQL; org0 and org2 in sql.js.
+  const t = suiteNetwork('events-recovery', { onPostgres: ['org1'] })
   const { members } = t
   const run = runId()
 

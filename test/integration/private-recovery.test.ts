@@ -13,7 +13,8 @@ import { confirmationOrder, confirmedEvents, get, nsBase, plain, request, runId,
  */
 describe('private messaging through SIGKILL and restart', function () {
   this.timeout(240_000)
-  const t = suiteNetwork('priv-recovery')
+  // org0, the sender SIGKILLed after its 202, keeps its state in PostgreSQL; org1 and org2 in sql.js.
+  const t = suiteNetwork('priv-recovery', { onPostgres: ['org0'] })
   const { members } = t
   const run = runId()
   /** Per namespace, every message answered 202 and its topic: the duplicate and non-member checks cover them all. */

@@ -7,6 +7,8 @@ import { startNetwork, stopNetwork, type RunningNetwork, type StartNetworkOption
 import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { isAlive, projectRoot } from '../../network/process.js'
+import { moveMemberEngine } from '../../network/move-db.js'
+import { testDatabase } from './postgres.js'
 
 /** The network command as npm's scripts run it (`node network/launch.mjs <verb> ...`), for a test to spawn. */
 export const LAUNCHER = join(projectRoot, 'network', 'launch.mjs')
@@ -25,16 +27,33 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `parley-${prefix}-`))
 }
 
+/** What a test network is started with: the network command's options, and members to run on PostgreSQL. */
+export type TestNetworkOptions = Omit<StartNetworkOptions, 'dir'> & {
+  dir?: string
+  /**
+   * Members moved, once started, to a database of their own on the run's PostgreSQL (test/support/postgres.ts), the
+   * way a user moves one (`network -- move-db`): the others stay on sql.js, so the suite checks both engines at once.
+   */
+  onPostgres?: readonly string[]
+}
+
 /**
  * Starts a network for a test suite through the same code the CLI uses, and stops it by PID afterwards even
  * when a test failed; `stop()` also reports any process left alive so the suite can fail on it.
  */
-export async function testNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'dir'> & { dir?: string } = {}) {
+export async function testNetwork(prefix: string, opts: TestNetworkOptions = {}) {
+  const { onPostgres = [], ...startOpts } = opts
   const dir = opts.dir ?? tempDir(prefix)
   let net: RunningNetwork | undefined
   try {
-    net = await startNetwork({ members: 3, ...opts, dir })
+    net = await startNetwork({ members: 3, ...startOpts, dir })
+    for (const org of onPostgres) {
+      // Dropped with the run's server, which the run's teardown stops after the networks.
+      const db = await testDatabase({ empty: true, prefix: prefix.replace(/\W/g, '_') })
+      await moveMemberEngine(net.controls, org, { to: 'postgres', databaseUrl: db.url })
+    }
   } catch (err) {
+    await net?.stop().catch(() => {})
     await stopNetwork(dir)
     throw err
   }
@@ -59,7 +78,7 @@ export async function testNetwork(prefix: string, opts: Omit<StartNetworkOptions
  * which fails if any of its processes outlived the stop. `members` is filled, and `net` and `dir` can be read,
  * once it has started.
  */
-export function suiteNetwork(prefix: string, opts: Omit<StartNetworkOptions, 'dir'> = {}) {
+export function suiteNetwork(prefix: string, opts: Omit<TestNetworkOptions, 'dir'> = {}) {
   let t: Awaited<ReturnType<typeof testNetwork>> | undefined
   const members: MemberDescription[] = []
   before(async function () {

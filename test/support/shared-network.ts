@@ -25,9 +25,7 @@ import { readPids, type MemberDescription } from '../../network/description.js'
 import { layout } from '../../network/layout.js'
 import { isAlive } from '../../network/process.js'
 import { describeControls, NO_CONTROLS } from '../../network/controls.js'
-import { moveMemberEngine } from '../../network/move-db.js'
 import { networkHandle, tempDir, testNetwork } from './network.js'
-import { testDatabase } from './postgres.js'
 
 type TestNetwork = Awaited<ReturnType<typeof testNetwork>>
 
@@ -79,16 +77,7 @@ async function start(): Promise<TestNetwork> {
   // Recorded before the start, so that the teardown stops whatever part of it started.
   const dir = tempDir('shared')
   appendFileSync(join(run, REGISTRY), `${dir}\n`)
-  const t = await testNetwork('shared', { dir })
-  try {
-    // Dropped with the run's server, which the run's teardown stops after the networks.
-    const db = await testDatabase({ empty: true, prefix: 'shared' })
-    await moveMemberEngine(t.net.controls, POSTGRES_MEMBER, { to: 'postgres', databaseUrl: db.url })
-  } catch (err) {
-    await t.stop()
-    throw err
-  }
-  return t
+  return testNetwork('shared', { dir, onPostgres: [POSTGRES_MEMBER] })
 }
 
 /** The shared network's member on PostgreSQL. */
