@@ -135,10 +135,10 @@ export class PrivateReceiver {
       const reason = verdicts.get(m.header.id)
       const common = { namespace: m.header.namespace, reference: m.header.id, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
       if (reason === undefined) {
-        confirmed.push(m.header.id)
+        confirmed.push({ id: m.header.id, hash: m.hash })
         events.push({ type: 'message_confirmed', ...common })
       } else {
-        this.deps.messages.reject(tx, m.header.id, b.id, b.tx.id, at, reason)
+        this.deps.messages.reject(tx, { id: m.header.id, hash: m.hash }, b.id, b.tx.id, at, reason)
         events.push({ type: 'message_rejected', ...common })
       }
     }

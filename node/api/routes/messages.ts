@@ -101,11 +101,11 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       const filter = parseFilter(q)
       const withData = wantsData(q)
       const list = s.query.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(filter ? { filter } : {}), ...paging })
-      if (withData) assertPageFits({ items: list.length, bytes: s.query.data.valueBytes(list.flatMap((m) => m.data.map((d) => d.id))) }, paging.limit)
+      if (withData) assertPageFits({ items: list.length, bytes: s.query.data.valueBytes(list.flatMap((m) => m.data)) }, paging.limit)
       sendJson(
         ctx,
         200,
-        list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) })),
+        list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.query.data.getMany(m.data) } : {}) })),
       )
     },
   )
@@ -123,7 +123,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     },
     (ctx, s, ns, q) => {
       const m = messageIn(s, ns, ctx.params.id)
-      sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+      sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data) } : {}) }))
     },
   )
 
@@ -196,7 +196,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
     },
     (ctx, s, ns) => {
       const m = messageIn(s, ns, ctx.params.id)
-      sendJson(ctx, 200, s.query.data.getMany(m.data.map((d) => d.id)).map(presentData))
+      sendJson(ctx, 200, s.query.data.getMany(m.data).map(presentData))
     },
   )
 }

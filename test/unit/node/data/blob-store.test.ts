@@ -70,10 +70,10 @@ describe('blobs', () => {
       data.insert(tx, d)
       repos.messages.insertMany(tx, [m], false)
     })
-    messageOf.set(d.id, header.id)
+    messageOf.set(d.id, { id: header.id, hash: m.hash })
     return d
   }
-  const messageOf = new Map<string, MessageId>()
+  const messageOf = new Map<string, { id: MessageId; hash: Hash }>()
 
   describe('store', () => {
     it('keeps a blob under its hash, and refuses one that differs from what was announced without leaving a file', async () => {

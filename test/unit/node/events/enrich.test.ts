@@ -56,7 +56,7 @@ describe('event references', () => {
     await r.db.transaction((tx) => {
       r.data.insert(tx, d)
       r.messages.insert(tx, m, false)
-      if (batch) r.messages.confirmMany(tx, [header.id], batch.id, batch.txId, now())
+      if (batch) r.messages.confirmMany(tx, [{ id: header.id, hash: m.hash }], batch.id, batch.txId, now())
     })
     return r.messages.get(header.id)!
   }

@@ -1,0 +1,68 @@
+import { expect } from 'chai'
+import { join } from 'node:path'
+import type { Database } from '../../../../../node/db/database.js'
+import { migrations } from '../../../../../node/db/schema/index.js'
+import { newId, type Hash } from '../../../../../node/core/ids.js'
+import { TempDirs } from '../../../../support/db/helpers.js'
+import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+
+const hash = (c: string) => c.repeat(64) as Hash
+
+/** The indexes (and unique constraints) a table has, by name, on either engine. */
+function indexesOf(db: Database, engine: string, tables: string[]): string[] {
+  const list = tables.map((t) => `'${t}'`).join(', ')
+  return (
+    engine === 'sqljs'
+      ? db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list}) AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      : db.all<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename IN (${list}) AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
+  ).map((r) => r.name)
+}
+
+/**
+ * Version 18 rebuilds `messages` and `data` unique per (id, hash): a database written before reads back every row with
+ * its sequence and every index; afterwards a row of another hash under a known id is kept beside the first, while this
+ * member's own messages keep one row per id.
+ */
+forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
+  const temp = new TempDirs()
+  after(() => temp.cleanup())
+
+  it('converts an older database without loss, and then keeps rows of another hash apart', async () => {
+    const dir = join(await temp.make('parley-v18-'), 'db')
+    const v18 = migrations.findIndex((m) => m.version === 18)
+    const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
+    const before = indexesOf(old, engine, ['messages', 'data'])
+    const [mine, theirs, item] = [newId(), newId(), newId()]
+    const message = (id: string, h: Hash, local: number, state: string) =>
+      `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key)
+       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '[]', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'})`
+    await old.transaction((tx) => {
+      tx.run(message(mine, hash('a'), 1, 'ready'))
+      tx.run(message(theirs, hash('b'), 0, 'confirmed'))
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, public) VALUES ('${item}', 'default', 'json', '${hash('c')}', '1', 'c', 'QmValue')`)
+      tx.run(`INSERT INTO events (id, type, namespace, reference, created) VALUES ('${newId()}', 'message_confirmed', 'default', '${theirs}', 'c')`)
+    })
+    const messagesBefore = old.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')
+    const dataBefore = old.all('SELECT seq, id, hash, public FROM data ORDER BY seq')
+    await old.close()
+
+    const db = await openTestDatabase(dir, migrations, engine)
+    expect(db.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')).to.deep.equal(messagesBefore)
+    expect(db.all('SELECT seq, id, hash, public FROM data ORDER BY seq')).to.deep.equal(dataBefore)
+    expect(db.all('SELECT pin_seq FROM messages ORDER BY seq')).to.deep.equal([{ pin_seq: null }, { pin_seq: null }])
+    expect(db.all('SELECT reference_hash FROM events')).to.deep.equal([{ reference_hash: null }])
+    expect(indexesOf(db, engine, ['messages', 'data'])).to.deep.equal([...before, 'messages_local'].sort())
+
+    // Afterwards: another hash under a known id is a row of its own; a second row of this member's own id is not.
+    await db.transaction((tx) => tx.run(message(theirs, hash('e'), 0, 'pending')))
+    await db.transaction((tx) => tx.run(message(mine, hash('f'), 0, 'pending')))
+    await db.transaction((tx) => tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${item}', 'default', 'json', '${hash('9')}', '2', 'c')`))
+    expect(db.all<{ n: number }>('SELECT count(*) AS n FROM messages')[0]!.n).to.equal(4)
+    expect(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n).to.equal(2)
+    const second = await db.transaction((tx) => tx.run(message(mine, hash('7'), 1, 'ready'))).then(() => 'stored', (e: unknown) => String(e))
+    expect(second).to.match(/UNIQUE|unique|duplicate/)
+    // New rows follow the copied ones.
+    expect(Number(db.all<{ s: number }>('SELECT MAX(seq) AS s FROM messages')[0]!.s)).to.equal(4)
+    await db.close()
+  })
+})
