@@ -6,7 +6,7 @@ import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
-import { refKey } from '../db/repos/messages.js'
+import { refKey, type PinnedHolder } from '../db/repos/messages.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -40,6 +40,8 @@ interface BatchView {
   messages: Map<string, Message>
   /** By id and hash (refKey). */
   data: Map<string, Data>
+  /** Pinned messages held here sharing an id with one of its messages under another hash, by id (MessagesRepo.rivalsOf). */
+  rivals: Map<string, PinnedHolder[]>
   /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
   prefetched: boolean
 }
@@ -95,7 +97,7 @@ export class Pass {
    * is not read again.
    */
   private readonly pagePins = new Map<string, Map<number, Pin>>()
-  /** Messages this pass decided, by refKey, and how. */
+  /** Messages this pass decided, by refKey, and how (the id rule reads them before they are written: idTaken). */
   private readonly settled = new Map<string, { confirmed: boolean; pinSeq: number }>()
   private readonly signers = new Map<string, Identity | undefined>()
   private readonly pendingPins: number[] = []
@@ -162,16 +164,18 @@ export class Pass {
     const ordering = orderingOf(message, view.record, view.pins, range, firstSeq, this.queues, this.deps.privateChecks, this.tx)
     if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
     const advance = ordering.kind === 'open' ? ordering.advance : undefined
-    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(view, message, range, ordering.contexts, firstSeq)
+    const decision: Decision = ordering.kind === 'reject' ? ordering : (this.idTaken(view, message, firstSeq) ?? this.decide(view, message, range, ordering.contexts, firstSeq))
     if (decision.kind === 'confirm' && message.header.tag === TAG_IDENTITY_CLAIM) this.noteRegistration(message)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
     this.settled.set(key, { confirmed: decision.kind === 'confirm', pinSeq: firstSeq })
+    // Another message of its id may wait for this verdict (idTaken): walk the waiting pins again.
+    if (view.rivals.has(message.header.id)) this.result.rewindWaiting = true
     this.result.waits.delete(message.header.id)
     this.leave(view, range)
     const { record } = view
-    const common = { namespace: message.header.namespace, reference: message.header.id, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
+    const common = { namespace: message.header.namespace, reference: message.header.id, referenceHash: message.hash, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
     if (decision.kind === 'reject') {
       this.deps.messages.reject(this.tx, { id: message.header.id, hash: message.hash }, record.id, record.txId, this.at, decision.reason, firstSeq)
       this.pendingEvents.push({ type: 'message_rejected', ...common })
@@ -199,6 +203,31 @@ export class Pass {
     pin.dispatched = true
     this.pendingPins.push(pin.seq)
     if (!pin.masked && this.queues.leave(pin)) this.result.rewindWaiting = true
+    return undefined
+  }
+
+  /**
+   * The id rule (DESIGN section 9): ids are chosen by senders, so of pinned messages sharing an id with the same
+   * audience (the broadcasts, or one group's messages: what every member deciding them holds), the one pinned first in
+   * the chain's order wins it, whatever arrived first here. A message whose id another confirmed one took with an
+   * earlier pin is rejected; while such an earlier one is undecided, it waits for that verdict. One pinned later, even
+   * confirmed first (it waited for nothing), takes nothing from it.
+   */
+  private idTaken(view: BatchView, message: Message, firstSeq: number): Decision | undefined {
+    const rivals = view.rivals.get(message.header.id)
+    if (rivals === undefined) return undefined
+    for (const r of rivals) {
+      if (r.group !== message.header.group) continue
+      const here = this.settled.get(refKey(r))
+      if (here ? here.confirmed : r.confirmed) {
+        const pinSeq = here ? here.pinSeq : r.pinSeq
+        if (pinSeq < firstSeq) return { kind: 'reject', reason: `message id ${message.header.id} was taken by message hash ${r.hash}, pinned before it and confirmed` }
+        continue
+      }
+      if (here) continue
+      const blocker = r.batch === undefined ? undefined : this.deps.pins.firstWaitingOfMessage(r.batch, r.hash, this.tx)
+      if (blocker !== undefined && blocker < firstSeq) return { kind: 'wait', wait: { reason: 'blocked', by: 'id', hash: r.hash, blocker } }
+    }
     return undefined
   }
 
@@ -316,7 +345,9 @@ export class Pass {
       const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
       const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
       const pins = this.pinsOf(record, manifest)
-      if (held) view = { record, ...held, pins, prefetched: false }
+      const rivals = new Map<string, PinnedHolder[]>()
+      for (const r of this.deps.messages.rivalsOf(manifest.entries, this.tx)) rivals.set(r.id, [...(rivals.get(r.id) ?? []), r])
+      if (held) view = { record, ...held, pins, rivals, prefetched: false }
       else {
         // By id and hash: another message (or data item) may share an id with one of this batch's.
         const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
@@ -325,7 +356,7 @@ export class Pass {
           return m ? [[e.id, m] as const] : []
         }))
         const data = this.deps.data.byRefs([...messages.values()].flatMap((m) => m.data), this.tx)
-        view = { record, manifest, pins, messages, data, prefetched: false }
+        view = { record, manifest, pins, messages, data, rivals, prefetched: false }
       }
     }
     this.views.set(key, view)

@@ -123,6 +123,8 @@ export class PrivateReceiver {
   /**
    * FireFly's unpinned path: each message of a stored unpinned batch is confirmed (or rejected, on a verdict about its
    * data) at once, in batch order, with its event; no pin, no nonce. `held`: what storeReceivedBatch answered.
+   * Nothing orders it among members, so it is decided against what is held here: a message whose id is confirmed here
+   * with another hash is rejected (another member may hold them the other way round, as in FireFly).
    */
   private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts, held: ReadonlyMap<string, Message> | undefined): NodeEvent[] {
     const at = now()
@@ -132,8 +134,9 @@ export class PrivateReceiver {
       // Its author sent it before, in another batch, and it was decided then: it keeps that decision, its batch and its
       // one event (a pinned message held settled is skipped as well, by the aggregator's pass).
       if (held && held.get(m.header.id)?.state !== 'pending') continue
-      const reason = verdicts.get(m.header.id)
-      const common = { namespace: m.header.namespace, reference: m.header.id, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
+      const other = this.deps.messages.confirmedOther(m.header.id, m.hash, tx)
+      const reason = other === undefined ? verdicts.get(m.header.id) : `message id ${m.header.id} is confirmed here already with hash ${other}`
+      const common = { namespace: m.header.namespace, reference: m.header.id, referenceHash: m.hash, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
       if (reason === undefined) {
         confirmed.push({ id: m.header.id, hash: m.hash })
         events.push({ type: 'message_confirmed', ...common })

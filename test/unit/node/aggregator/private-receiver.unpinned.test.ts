@@ -250,6 +250,27 @@ describe('unpinned private messages', () => {
       expect(logged).to.have.length(3)
     })
 
+    it('stores an unpinned message under an id held with other content, and rejects it when that one is confirmed here', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const first = unpinnedMessage(group.hash)
+      await receiver.handle(from0, unpinnedBatch([first], group.hash))
+      // The same id, other content: nothing orders unpinned messages among members, so what is held here decides.
+      const reused = unpinnedMessage(group.hash, '"other"')
+      const header = { ...reused.message.header, id: first.message.header.id }
+      reused.message = { ...reused.message, header, hash: messageHash(header) }
+      await receiver.handle(from0, unpinnedBatch([reused], group.hash))
+      const rows = r.messages.allWithId(first.message.header.id)
+      expect(rows.map((m) => [m.hash, m.state])).to.deep.equal([
+        [first.message.hash, 'confirmed'],
+        [reused.message.hash, 'rejected'],
+      ])
+      expect(rows[1]!.rejectReason).to.equal(`message id ${first.message.header.id} is confirmed here already with hash ${first.message.hash}`)
+      expect(written.map((e) => [e.type, e.referenceHash])).to.deep.equal([
+        ['message_confirmed', first.message.hash],
+        ['message_rejected', reused.message.hash],
+      ])
+    })
+
     it('checks an unpinned batch in full (author, hashes, group, blobs) before validating any of its data', async () => {
       let validations = 0
       const validator = new DataValidatorImpl(datatypeLookup(r.datatypes))

@@ -263,10 +263,13 @@ describe('recent batches', () => {
       }
       expect(repos.messages.allWithId(a.messages[0]!.header.id).map((m) => m.hash)).to.deep.equal([a.messages[0]!.hash, forgedMessage.messages[0]!.hash])
       expect(repos.data.getMany([a.data[0]!, forgedData.data[0]!]).map((d) => d.value)).to.deep.equal([a.data[0]!.value, forgedData.data[0]!.value])
-      // Each batch is held apart, with its own rows: a's message settles by its pins.
+      // The first pinned of the two messages wins the id; a's data is a's, whatever else shares its id.
+      await pin(forgedData)
+      await pin(forgedMessage)
       await pin(a)
-      expect(confirmed()).to.deep.equal([a.messages[0]!.header.id])
-      expect(repos.messages.get(a.messages[0]!.header.id)!.hash).to.equal(a.messages[0]!.hash)
+      expect(confirmed()).to.deep.equal([forgedData.messages[0]!.header.id, a.messages[0]!.header.id])
+      expect(repos.messages.byRef(a.messages[0]!.header.id, a.messages[0]!.hash)!.state).to.equal('rejected')
+      expect(repos.messages.get(a.messages[0]!.header.id)!.hash).to.equal(forgedMessage.messages[0]!.hash)
     })
 
     it('lets go of everything on a rewind of the waiting pins (pins changed by hand)', async () => {

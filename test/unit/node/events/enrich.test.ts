@@ -165,6 +165,31 @@ describe('event references', () => {
       expect(enrich([])).to.deep.equal([])
     })
 
+    it('answers a message event with the message its verdict was about, when another message shares its id', async () => {
+      const honest = await message()
+      const header = { ...honest.header, topics: ['squat'] }
+      const squat: Message = { ...honest, header, hash: messageHash(header) }
+      await r.db.transaction((tx) => {
+        r.messages.insert(tx, squat, false)
+        r.messages.confirmMany(tx, [{ id: honest.header.id, hash: honest.hash }], newId<BatchId>(), newId<TxId>(), now(), 1)
+        r.messages.reject(tx, { id: squat.header.id, hash: squat.hash }, newId<BatchId>(), newId<TxId>(), now(), 'taken', 2)
+      })
+      const [confirmed, rejected, old] = await r.db.transaction((tx) =>
+        r.events.insertMany(tx, [
+          { type: 'message_confirmed', namespace: NS, reference: honest.header.id, referenceHash: honest.hash },
+          { type: 'message_rejected', namespace: NS, reference: squat.header.id, referenceHash: squat.hash },
+          // Written before events named a hash: the message its id alone names (the confirmed one).
+          { type: 'message_rejected', namespace: NS, reference: squat.header.id },
+        ], now()),
+      )
+      const hashes = enrich([confirmed!, rejected!, old!]).map((e) => [e.refs.message?.hash, e.refs.message?.state])
+      expect(hashes).to.deep.equal([
+        [honest.hash, 'confirmed'],
+        [squat.hash, 'rejected'],
+        [honest.hash, 'confirmed'],
+      ])
+    })
+
     it('reads once per kind of object for a whole page, whatever its size (the number of SQL reads does not grow with the page)', async () => {
       const { list } = await onePerKind()
       reads = 0
