@@ -7,6 +7,7 @@ import type { MessageId } from '../../../../node/core/ids.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
+import { seededRandom as random } from '../../../support/seeded-random.js'
 import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
 
 interface Plan {
@@ -16,18 +17,6 @@ interface Plan {
   reuses: { target: number; at: number }[]
   /** Per member, the seed of the order the batches are delivered in. */
   arrivals: number[]
-}
-
-/** A small generator of the arrival order (mulberry32): fast-check picks the seed, so a failure is replayed exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** `b` with its one message's id replaced by `id`: another message under a known id (its hashes recomputed). */
