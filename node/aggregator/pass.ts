@@ -24,10 +24,10 @@ export interface PassResult {
    */
   rewindWaiting: boolean
   /**
-   * Why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
+   * By refKey (two messages may share an id): why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
    * here). A message its ordering holds back (ordering.ts) is not noted: that check is cheap to run again, read-only.
    */
-  waits: Map<MessageId, Wait>
+  waits: Map<string, Wait>
 }
 
 /** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
@@ -172,7 +172,7 @@ export class Pass {
     this.settled.set(key, { confirmed: decision.kind === 'confirm', pinSeq: firstSeq })
     // Another message of its id may wait for this verdict (idTaken): walk the waiting pins again.
     if (view.rivals.has(message.header.id)) this.result.rewindWaiting = true
-    this.result.waits.delete(message.header.id)
+    this.result.waits.delete(key)
     this.leave(view, range)
     const { record } = view
     const common = { namespace: message.header.namespace, reference: message.header.id, referenceHash: message.hash, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
@@ -384,7 +384,7 @@ export class Pass {
 
   /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
   private waits(message: Message, wait: Wait): undefined {
-    this.result.waits.set(message.header.id, wait)
+    this.result.waits.set(refKey({ id: message.header.id, hash: message.hash }), wait)
     return undefined
   }
 

@@ -234,8 +234,8 @@ export class PrivateReceiver {
     } else {
       const earlier = this.deps.messages.groupinitOf(hash, tx)
       if (!earlier) notYet(`group ${hash} is not known here yet: the batch defining it has not arrived`)
-      const dataId = earlier!.data[0]?.id
-      value = dataId === undefined ? undefined : this.deps.data.get(dataId, tx)?.value
+      const ref = earlier!.data[0]
+      value = ref === undefined ? undefined : this.deps.data.byRef(ref, tx)?.value
     }
     const parsed = parseGroupinit(value, hash, b.namespace)
     if (!parsed.ok) refuse(`group ${hash}: ${parsed.reason}`)

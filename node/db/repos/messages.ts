@@ -148,6 +148,12 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
+  /** This member's own message `id` (one row per id), if any. */
+  own(id: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ? AND local = 1', [id])
+    return r && fromRow(r)
+  }
+
   /** The message stored as (id, hash), if any. */
   byRef(id: string, hash: string, tx?: Tx): Message | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ? AND hash = ?', [id, hash])
