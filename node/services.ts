@@ -115,7 +115,7 @@ export interface NodeServices {
   /** Test controls (holds and drops of deliveries, chain and IPFS read holds), served only when `config.admin`. */
   controls: Controls
   /** A message's timeline on this member and why it waits (node/trace/trace.ts); undefined for a message not held here. */
-  tracer: { trace(namespace: string, id: string): MessageTrace | undefined }
+  tracer: { trace(namespace: string, id: string, hash?: string): MessageTrace | undefined }
 }
 
 /** The fields each collection can be filtered and sorted by, described once in the data layer: the routes parse and document their query strings by them. */

@@ -74,6 +74,11 @@ export class EventsRepo {
       conds.push('reference = ?')
       params.push(q.reference)
     }
+    if (q.referenceHash) {
+      // Two messages may share an id: their events apart (those written before schema v18 name no hash).
+      conds.push('(reference_hash = ? OR reference_hash IS NULL)')
+      params.push(q.referenceHash)
+    }
     andWhere(conds, params, filterSql(q.filter, EVENT_FIELDS))
     const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
     return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
