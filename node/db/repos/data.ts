@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
@@ -94,7 +94,7 @@ export class DataRepo {
     if (refs.length === 0) return out
     const wanted = new Set(refs.map(refKey))
     // A data hash does not cover its id (two items of one value share it): the pairs read are filtered to `refs`.
-    const rows = (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST} AND hash ${IN_LIST}`, [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))])])
+    const rows = (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))])])
     for (const r of rows) {
       const key = refKey(r)
       if (wanted.has(key)) out.set(key, fromRow(r))
@@ -161,7 +161,7 @@ export class DataRepo {
   valueBytes(refs: readonly DataRef[]): number {
     if (refs.length === 0) return 0
     const each = new Map<string, number>()
-    const rows = this.db.all<{ id: string; hash: string; bytes: number | null }>(`SELECT id, hash, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST} AND hash ${IN_LIST}`, [
+    const rows = this.db.all<{ id: string; hash: string; bytes: number | null }>(`SELECT id, hash, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
       inList([...new Set(refs.map((r) => r.id))]),
       inList([...new Set(refs.map((r) => r.hash))]),
     ])

@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { IN_LIST, inList, insertedCount, insertRows } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows } from '../in-list.js'
 import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
@@ -191,7 +191,7 @@ export class MessagesRepo {
     // Message is made of, not `*`: event deliveries read a page of messages per page of events, and every column read
     // out of sql.js costs.
     const missing = refs.filter((r) => wanted.has(refKey(r)))
-    const rows = (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST} AND hash ${IN_LIST}`, [
+    const rows = (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
       inList(missing.map((r) => r.id)),
       inList(missing.map((r) => r.hash)),
     ])
@@ -216,7 +216,7 @@ export class MessagesRepo {
     return (tx ?? this.db)
       .all<{ id: string; hash: string; grp: string | null; state: string; pin_seq: number | null; batch_id: string | null }>(
         `SELECT id, hash, grp, state, pin_seq, batch_id FROM messages
-          WHERE id ${IN_LIST} AND NOT (hash ${IN_LIST}) AND txtype = 'batch_pin' AND state IN ('confirmed', 'pending', 'ready')`,
+          WHERE id ${IN_LIST} AND NOT ${alsoIn('hash')} AND txtype = 'batch_pin' AND state IN ('confirmed', 'pending', 'ready')`,
         [inList(refs.map((r) => r.id)), inList(refs.map((r) => r.hash))],
       )
       .map((r) => ({
@@ -284,7 +284,7 @@ export class MessagesRepo {
    */
   confirmMany(tx: Tx, refs: readonly MessageRef[], batchId: BatchId, txId: TxId, at: Timestamp, pinSeq?: number): void {
     this.unsettle(refs)
-    tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = ? WHERE id ${IN_LIST} AND hash ${IN_LIST}`, [
+    tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = ? WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
       at,
       timestampSortKey(at),
       batchId,

@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
-import { IN_LIST, inList } from '../in-list.js'
+import { alsoIn, IN_LIST, inList } from '../in-list.js'
 import { refKey, type MessageRef } from './messages.js'
 import type { DataRef } from '../../model/index.js'
 
@@ -69,7 +69,7 @@ export class UnpinnedBatchesRepo {
     // A message's hash covers its id: the rows of these hashes are the batch's messages.
     return (
       b.messages.length > 0 &&
-      tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} AND hash ${IN_LIST} LIMIT 1`, [
+      tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')} LIMIT 1`, [
         b.id,
         inList(b.messages.map((m) => m.id)),
         inList(b.messages.map((m) => m.hash)),
@@ -90,7 +90,7 @@ export class UnpinnedBatchesRepo {
     const own = b.messages.filter((m) => !shared.has(refKey(m)))
     if (own.length === 0) return []
     return tx
-      .all<{ id: string; hash: string; data: string }>(`SELECT id, hash, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST} AND hash ${IN_LIST}`, [
+      .all<{ id: string; hash: string; data: string }>(`SELECT id, hash, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')}`, [
         b.id,
         inList(own.map((m) => m.id)),
         inList(own.map((m) => m.hash)),
@@ -101,7 +101,7 @@ export class UnpinnedBatchesRepo {
   /** Deletes the given pending messages and the batch itself (by id and hash: another batch may share the id). */
   deleteBatch(tx: Tx, b: DeliveredBatch, pending: readonly PendingOfBatch[]): void {
     if (pending.length > 0) {
-      tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST} AND hash ${IN_LIST}`, [inList(pending.map((m) => m.id)), inList(pending.map((m) => m.hash))])
+      tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')}`, [inList(pending.map((m) => m.id)), inList(pending.map((m) => m.hash))])
     }
     tx.run('DELETE FROM batches WHERE id = ? AND hash = ? AND local = 0', [b.id, b.hash])
   }

@@ -3,6 +3,7 @@ import { dataRefsHash, messageHash } from '../../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../../node/core/ids.js'
 import { now } from '../../../../../node/core/time.js'
 import { MessagesRepo, refKey, type MessageRef } from '../../../../../node/db/repos/messages.js'
+import { alsoIn, IN_LIST } from '../../../../../node/db/in-list.js'
 import type { Header, Message } from '../../../../../node/model/index.js'
 import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
 
@@ -151,6 +152,13 @@ forEachEngine('messages sharing an id', (engine) => {
     await r.db.transaction((tx) => r.messages.reject(tx, ref(third), batch, txId, now(), 'taken', 50))
     expect(r.messages.byRef(id, third.hash)!.rejectReason).to.equal('taken')
     expect(r.messages.list({ namespace: 'default', limit: 10, skip: 0 }).filter((m) => m.header.id === id)).to.have.length(3)
+  })
+
+  // SQLite's planner (PostgreSQL's chooses by the table's statistics).
+  if (engine === 'sqljs') it('finds rows by (id, hash) through the id alone, testing each hash, not every pair of the two lists', () => {
+    const sql = `SELECT id FROM messages WHERE id ${IN_LIST} AND ${alsoIn('hash')}`
+    const plan = r.db.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, ['[]', '[]']).map((x) => x.detail)
+    expect(plan[0]).to.match(/^SEARCH messages USING (COVERING )?INDEX sqlite_autoindex_messages_1 \(id=\?\)$/)
   })
 
   it('names the rivals of a batch’s messages: other hashes of their ids, pinned, not rejected', async () => {
