@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { dataHash, dataRefsHash, messageHash } from '../../../../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type MessageId, type TxId } from '../../../../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../../node/core/ids.js'
 import { now } from '../../../../../node/core/time.js'
 import type { Data, Header, Message } from '../../../../../node/model/index.js'
 import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
@@ -42,5 +42,14 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(r.data.getMany([first, second]).map((d) => d.hash)).to.deep.equal([second.hash])
     await r.db.transaction((tx) => r.data.setPublic(tx, second, 'QmSecond'))
     expect(r.data.get(id)!.public).to.equal('QmSecond')
+  })
+
+  it('counts a blob as used while any data item refers to it, whatever id it shares with another', async () => {
+    const id = newId<DataId>()
+    const blob = { hash: 'b'.repeat(64) as Hash, size: 3, name: 'b.bin' }
+    const [first, second] = ['one', 'two'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"`, blobHash: blob.hash }), created: now(), value: `"${v}"`, blob }))
+    await r.db.transaction((tx) => r.data.insertMany(tx, [first!, second!]))
+    expect(await r.db.transaction((tx) => r.data.delete(tx, first!))).to.deep.equal({ blobStillUsed: true })
+    expect(await r.db.transaction((tx) => r.data.delete(tx, second!))).to.deep.equal({ blobStillUsed: false })
   })
 })
