@@ -83,16 +83,21 @@ forEachEngine('db: schema v17, the messages list in its natural order', (engine)
     }
   })
 
-  it('finds the replies to a message, through messages_cid on PostgreSQL', async () => {
+  it('lists the replies to a message and the messages of a group through messages_cid and messages_group', async () => {
     const first = message(['a'])
     const reply = message(['a'], { cid: first.header.id })
-    await r.db.transaction((tx) => r.messages.insertMany(tx, [first, reply, ...Array.from({ length: PLANNED_ROWS }, () => message(['a']))], false))
+    const group = 'e'.repeat(64) as Hash
+    const [older, newer] = [message(['a'], { type: 'private', group }), message(['a'], { type: 'private', group })]
+    const rest = Array.from({ length: PLANNED_ROWS }, () => message(['a']))
+    await r.db.transaction((tx) => r.messages.insertMany(tx, [first, reply, older, newer, ...rest], false))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [older.header.id], newId<BatchId>(), newId<TxId>(), now()))
     await analyze()
-    const q = { ...page, filter: where('cid', first.header.id) }
-    expect(r.messages.list(q).map((m) => m.header.id)).to.deep.equal([reply.header.id])
-    // SQLite without statistics prefers the natural order's index over sorting a handful of replies; PostgreSQL,
-    // which plans by statistics, goes to the replies.
-    if (engine === 'postgres') expect(await plan(messageListQuery(q), true)).to.include('using messages_cid on messages')
+    const replies = { ...page, filter: where('cid', first.header.id) }
+    const ofGroup = { ...page, filter: where('group', group) }
+    expect(r.messages.list(replies).map((m) => m.header.id)).to.deep.equal([reply.header.id])
+    expect(r.messages.list(ofGroup).map((m) => m.header.id)).to.deep.equal([newer.header.id, older.header.id])
+    await readsInOrder(messageListQuery(replies), 'messages_cid')
+    await readsInOrder(messageListQuery(ofGroup), 'messages_group')
   })
 
   it('finds a message’s events through events_reference', async () => {
