@@ -162,8 +162,9 @@ async function topicOf(client: pg.Client, upTo: number): Promise<string> {
 async function latencies(ctx: BenchContext, client: pg.Client, topic: string): Promise<Latencies> {
   const m = ctx.members[0]!
   const base = `${m.api}/api/v1/namespaces/${NAMESPACE}`
-  const ids = (await client.query<{ id: string }>(`SELECT id FROM messages TABLESAMPLE SYSTEM (1) LIMIT ${SAMPLES}`)).rows.map((r) => r.id)
-  if (ids.length < SAMPLES) ids.push(...(await client.query<{ id: string }>(`SELECT id FROM messages ORDER BY random() LIMIT ${SAMPLES - ids.length}`)).rows.map((r) => r.id))
+  // Of the namespace asked for: the history copies the template's system messages (the orgs' and nodes' claims) too.
+  const ids = (await client.query<{ id: string }>(`SELECT id FROM messages TABLESAMPLE SYSTEM (1) WHERE namespace = $1 LIMIT ${SAMPLES}`, [NAMESPACE])).rows.map((r) => r.id)
+  if (ids.length < SAMPLES) ids.push(...(await client.query<{ id: string }>(`SELECT id FROM messages WHERE namespace = $1 ORDER BY random() LIMIT ${SAMPLES - ids.length}`, [NAMESPACE])).rows.map((r) => r.id))
   const timed = async (f: () => Promise<void>): Promise<number> => {
     const t = performance.now()
     await f()

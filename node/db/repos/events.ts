@@ -64,25 +64,31 @@ export class EventsRepo {
 
   /** Newest first, as FireFly lists collections, unless `ascending`. */
   list(q: EventQuery): NodeEvent[] {
-    const conds = ['namespace = ?']
-    const params: (string | number)[] = [q.namespace]
-    if (q.type) {
-      conds.push('type = ?')
-      params.push(q.type)
-    }
-    if (q.reference) {
-      conds.push('reference = ?')
-      params.push(q.reference)
-    }
-    if (q.referenceHash) {
-      // Two messages may share an id: their events apart (those written before schema v18 name no hash).
-      conds.push('(reference_hash = ? OR reference_hash IS NULL)')
-      params.push(q.referenceHash)
-    }
-    andWhere(conds, params, filterSql(q.filter, EVENT_FIELDS))
-    const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
-    return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
+    const { sql, params } = eventListQuery(q)
+    return this.db.all<Row>(sql, params).map(fromRow)
   }
+}
+
+/** The statement `list` runs: by `reference` through `events_reference` (schema v17), else along the sequence. */
+export function eventListQuery(q: EventQuery): { sql: string; params: (string | number)[] } {
+  const conds = ['namespace = ?']
+  const params: (string | number)[] = [q.namespace]
+  if (q.type) {
+    conds.push('type = ?')
+    params.push(q.type)
+  }
+  if (q.reference) {
+    conds.push('reference = ?')
+    params.push(q.reference)
+  }
+  if (q.referenceHash) {
+    // Two messages may share an id: their events apart (those written before schema v18 name no hash).
+    conds.push('(reference_hash = ? OR reference_hash IS NULL)')
+    params.push(q.referenceHash)
+  }
+  andWhere(conds, params, filterSql(q.filter, EVENT_FIELDS))
+  const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
+  return { sql, params: [...params, q.limit, q.skip] }
 }
 
 function fromRow(r: Row): NodeEvent {

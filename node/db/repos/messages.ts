@@ -311,14 +311,8 @@ export class MessagesRepo {
 
   /** The API's natural order: pending first (newest created first), then confirmed (newest confirmed first). */
   list(q: MessageQuery): Message[] {
-    const conds = ['namespace = ?']
-    const params: (string | number)[] = [q.namespace]
-    if (q.pending === true) conds.push("state IN ('ready', 'pending')")
-    if (q.pending === false) conds.push("state = 'confirmed'")
-    andWhere(conds, params, filterSql(q.filter, MESSAGE_FIELDS))
-    const sql = `SELECT * FROM messages WHERE ${conds.join(' AND ')}
-      ORDER BY (confirmed_key IS NULL) DESC, confirmed_key DESC, created_key DESC, seq DESC LIMIT ? OFFSET ?`
-    return this.db.all<Row>(sql, [...params, q.limit, q.skip]).map(fromRow)
+    const { sql, params } = messageListQuery(q)
+    return this.db.all<Row>(sql, params).map(fromRow)
   }
 
   /**
@@ -345,6 +339,21 @@ export class MessagesRepo {
     for (const r of refs) this.settled.delete(refKey(r))
   }
 
+}
+
+/**
+ * The statement `list` runs. Its ORDER BY is the order the indexes `messages_natural` and `messages_topics` hold
+ * (schema v17), read backwards: a page is their first rows, whatever the number of messages.
+ */
+export function messageListQuery(q: MessageQuery): { sql: string; params: (string | number)[] } {
+  const conds = ['namespace = ?']
+  const params: (string | number)[] = [q.namespace]
+  if (q.pending === true) conds.push("state IN ('ready', 'pending')")
+  if (q.pending === false) conds.push("state = 'confirmed'")
+  andWhere(conds, params, filterSql(q.filter, MESSAGE_FIELDS))
+  const sql = `SELECT * FROM messages WHERE ${conds.join(' AND ')}
+    ORDER BY (confirmed_key IS NULL) DESC, confirmed_key DESC, created_key DESC, seq DESC LIMIT ? OFFSET ?`
+  return { sql, params: [...params, q.limit, q.skip] }
 }
 
 /** A message in its last state: nothing changes its row any more (an unpinned one still gets its batch). */
