@@ -119,8 +119,8 @@ export class RogueMember {
    * Pins a message of the member's own under the id of another member's message `message`, with other content, on a
    * topic of its own: what a member that learnt the id can do (a private batch travels before its pin). For a private
    * message, in the same group, delivered first to `to` (default: every member of the group, its own node too, so that
-   * each holds it and reaches its own verdict), one by one, then pinned; for a broadcast, published to shared storage and pinned. Every member stores both messages; the one pinned
-   * first wins the id on every member (docs/architecture.md, "Ids reused with other content").
+   * each holds it and reaches its own verdict), one by one, then pinned; for a broadcast, published to shared storage and pinned. Every member stores both messages and
+   * decides each on its own, alike (docs/architecture.md, "Ids reused with other content").
    */
   async reuseId(opts: { message: string; to?: string[]; namespace?: string }): Promise<ReuseIdResult> {
     const self = this.member('reuse-id')

@@ -63,9 +63,6 @@ class Explainer {
       case 'blocked':
         if (wait.by === 'topic') return this.behindPin(wait.topic, wait.blocker, nested)
         if (wait.by === 'nonce') return this.behindNonce(wait.topic, wait.group, wait.author, wait.nonce, nested)
-        if (wait.by === 'id') {
-          return { reason: 'blocked', detail: `another message with its id (hash ${wait.hash}), pinned before it at chain sequence ${wait.blocker}, is not decided yet: the first pinned of the two wins the id` }
-        }
         return this.behindGroup(wait.group, nested)
     }
   }

@@ -6,7 +6,7 @@ import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
-import { refKey, type PinnedHolder } from '../db/repos/messages.js'
+import { refKey, type PinnedRef } from '../db/repos/messages.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -40,8 +40,6 @@ interface BatchView {
   messages: Map<string, Message>
   /** By id and hash (refKey). */
   data: Map<string, Data>
-  /** Pinned messages held here sharing an id with one of its messages under another hash, by id (MessagesRepo.rivalsOf). */
-  rivals: Map<string, PinnedHolder[]>
   /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
   prefetched: boolean
 }
@@ -97,13 +95,13 @@ export class Pass {
    * is not read again.
    */
   private readonly pagePins = new Map<string, Map<number, Pin>>()
-  /** Messages this pass decided, by refKey, and how (the id rule reads them before they are written: idTaken). */
-  private readonly settled = new Map<string, { confirmed: boolean; pinSeq: number }>()
+  /** Messages this pass decided, by refKey: each (id, hash) is decided on its own, whatever else shares its id. */
+  private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
   private readonly pendingPins: number[] = []
   private readonly pendingEvents: NewEvent[] = []
-  /** By batch id and hash: batches sharing an id are confirmed apart. */
-  private readonly pendingConfirms = new Map<string, { batchId: BatchId; txId: TxId; refs: { id: MessageId; hash: Hash }[]; pinSeq: number }>()
+  /** By batch id and hash: batches sharing an id are confirmed apart. Each message with its own first deciding pin. */
+  private readonly pendingConfirms = new Map<string, { batchId: BatchId; txId: TxId; refs: PinnedRef[] }>()
   /** What this pass may spend on data checks on the main thread; costlier checks go to the validation worker. */
   private readonly allowance = new StepAllowance()
   readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], rewindWaiting: false, waits: new Map() }
@@ -164,14 +162,12 @@ export class Pass {
     const ordering = orderingOf(message, view.record, view.pins, range, firstSeq, this.queues, this.deps.privateChecks, this.tx)
     if (ordering.kind === 'wait' || ordering.kind === 'unordered') return undefined
     const advance = ordering.kind === 'open' ? ordering.advance : undefined
-    const decision: Decision = ordering.kind === 'reject' ? ordering : (this.idTaken(view, message, firstSeq) ?? this.decide(view, message, range, ordering.contexts, firstSeq))
+    const decision: Decision = ordering.kind === 'reject' ? ordering : this.decide(view, message, range, ordering.contexts, firstSeq)
     if (decision.kind === 'confirm' && message.header.tag === TAG_IDENTITY_CLAIM) this.noteRegistration(message)
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
-    this.settled.set(key, { confirmed: decision.kind === 'confirm', pinSeq: firstSeq })
-    // Another message of its id may wait for this verdict (idTaken): walk the waiting pins again.
-    if (view.rivals.has(message.header.id)) this.result.rewindWaiting = true
+    this.settled.add(key)
     this.result.waits.delete(key)
     this.leave(view, range)
     const { record } = view
@@ -183,8 +179,8 @@ export class Pass {
       this.result.rejected.push({ message: extend(message, { state: 'rejected' as const, confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }), reason: decision.reason })
     } else {
       const batchKey = `${record.id}/${record.hash}`
-      const batch = this.pendingConfirms.get(batchKey) ?? { batchId: record.id, txId: record.txId, refs: [], pinSeq: firstSeq }
-      batch.refs.push({ id: message.header.id, hash: message.hash })
+      const batch = this.pendingConfirms.get(batchKey) ?? { batchId: record.id, txId: record.txId, refs: [] }
+      batch.refs.push({ id: message.header.id, hash: message.hash, pinSeq: firstSeq })
       this.pendingConfirms.set(batchKey, batch)
       this.pendingEvents.push({ type: 'message_confirmed', ...common })
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
@@ -203,31 +199,6 @@ export class Pass {
     pin.dispatched = true
     this.pendingPins.push(pin.seq)
     if (!pin.masked && this.queues.leave(pin)) this.result.rewindWaiting = true
-    return undefined
-  }
-
-  /**
-   * The id rule (DESIGN section 9): ids are chosen by senders, so of pinned messages sharing an id with the same
-   * audience (the broadcasts, or one group's messages: what every member deciding them holds), the one pinned first in
-   * the chain's order wins it, whatever arrived first here. A message whose id another confirmed one took with an
-   * earlier pin is rejected; while such an earlier one is undecided, it waits for that verdict. One pinned later, even
-   * confirmed first (it waited for nothing), takes nothing from it.
-   */
-  private idTaken(view: BatchView, message: Message, firstSeq: number): Decision | undefined {
-    const rivals = view.rivals.get(message.header.id)
-    if (rivals === undefined) return undefined
-    for (const r of rivals) {
-      if (r.group !== message.header.group) continue
-      const here = this.settled.get(refKey(r))
-      if (here ? here.confirmed : r.confirmed) {
-        const pinSeq = here ? here.pinSeq : r.pinSeq
-        if (pinSeq < firstSeq) return { kind: 'reject', reason: `message id ${message.header.id} was taken by message hash ${r.hash}, pinned before it and confirmed` }
-        continue
-      }
-      if (here) continue
-      const blocker = r.batch === undefined ? undefined : this.deps.pins.firstWaitingOfMessage(r.batch, r.hash, this.tx)
-      if (blocker !== undefined && blocker < firstSeq) return { kind: 'wait', wait: { reason: 'blocked', by: 'id', hash: r.hash, blocker } }
-    }
     return undefined
   }
 
@@ -345,9 +316,7 @@ export class Pass {
       const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
       const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
       const pins = this.pinsOf(record, manifest)
-      const rivals = new Map<string, PinnedHolder[]>()
-      for (const r of this.deps.messages.rivalsOf(manifest.entries, this.tx)) rivals.set(r.id, [...(rivals.get(r.id) ?? []), r])
-      if (held) view = { record, ...held, pins, rivals, prefetched: false }
+      if (held) view = { record, ...held, pins, prefetched: false }
       else {
         // By id and hash: another message (or data item) may share an id with one of this batch's.
         const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
@@ -356,7 +325,7 @@ export class Pass {
           return m ? [[e.id, m] as const] : []
         }))
         const data = this.deps.data.byRefs([...messages.values()].flatMap((m) => m.data), this.tx)
-        view = { record, manifest, pins, messages, data, rivals, prefetched: false }
+        view = { record, manifest, pins, messages, data, prefetched: false }
       }
     }
     this.views.set(key, view)
@@ -416,7 +385,7 @@ export class Pass {
   /** Writes what the page decided so far: dispatched pins, confirmations per batch, new events (in order). */
   private flush(): void {
     if (this.pendingPins.length > 0) this.deps.pins.markDispatchedSeqs(this.tx, this.pendingPins.splice(0))
-    for (const c of this.pendingConfirms.values()) this.deps.messages.confirmMany(this.tx, c.refs, c.batchId, c.txId, this.at, c.pinSeq)
+    for (const c of this.pendingConfirms.values()) this.deps.messages.confirmMany(this.tx, c.refs, c.batchId, c.txId, this.at)
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }

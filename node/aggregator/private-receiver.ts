@@ -123,8 +123,8 @@ export class PrivateReceiver {
   /**
    * FireFly's unpinned path: each message of a stored unpinned batch is confirmed (or rejected, on a verdict about its
    * data) at once, in batch order, with its event; no pin, no nonce. `held`: what storeReceivedBatch answered.
-   * Nothing orders it among members, so it is decided against what is held here: a message whose id is confirmed here
-   * with another hash is rejected (another member may hold them the other way round, as in FireFly).
+   * Each (id, hash) is decided on its own: another message held here under its id, with other content, changes nothing
+   * of its verdict (nothing orders unpinned messages among members, so a verdict that depended on it would not agree).
    */
   private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts, held: ReadonlyMap<string, Message> | undefined): NodeEvent[] {
     const at = now()
@@ -134,8 +134,7 @@ export class PrivateReceiver {
       // Its author sent it before, in another batch, and it was decided then: it keeps that decision, its batch and its
       // one event (a pinned message held settled is skipped as well, by the aggregator's pass).
       if (held && held.get(m.header.id)?.state !== 'pending') continue
-      const other = this.deps.messages.confirmedOther(m.header.id, m.hash, tx)
-      const reason = other === undefined ? verdicts.get(m.header.id) : `message id ${m.header.id} is confirmed here already with hash ${other}`
+      const reason = verdicts.get(m.header.id)
       const common = { namespace: m.header.namespace, reference: m.header.id, referenceHash: m.hash, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
       if (reason === undefined) {
         confirmed.push({ id: m.header.id, hash: m.hash })

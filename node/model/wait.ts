@@ -24,5 +24,3 @@ export type Wait =
   | { reason: 'blocked'; by: 'nonce'; topic: string; group: Hash; author: string; nonce: number }
   /** Private: its group is not known here yet (the group's groupinit is not confirmed). */
   | { reason: 'blocked'; by: 'group'; group: Hash }
-  /** Its id: another message of the same id, `hash`, pinned before it (at `blocker`), is not decided yet. */
-  | { reason: 'blocked'; by: 'id'; hash: Hash; blocker: number }

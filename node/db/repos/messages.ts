@@ -60,16 +60,9 @@ export function refKey(r: { id: string; hash: string }): string {
   return `${r.id}/${r.hash}`
 }
 
-/** A pinned message, confirmed or not decided yet, as the aggregator compares another message of the same id with it. */
-export interface PinnedHolder {
-  id: string
-  hash: Hash
-  group?: string
-  confirmed: boolean
-  /** Confirmed: the chain sequence of a pin that decided it (0 for messages confirmed before schema v18 recorded it). */
-  pinSeq: number
-  /** The batch that brought it. */
-  batch?: BatchId
+/** A message the aggregator confirms, with the chain sequence of its first deciding pin (none for an unpinned one). */
+export interface PinnedRef extends MessageRef {
+  pinSeq?: number
 }
 
 /**
@@ -205,35 +198,6 @@ export class MessagesRepo {
     return out
   }
 
-  /**
-   * The pinned messages held here that share an id with one of `refs` under another hash, and whose verdict counts for
-   * it: those confirmed, and those not decided yet (which may yet be). Rejected ones, and unpinned ones (decided on
-   * arrival, in no order members share), never take an id from a pinned message. One statement for a batch's messages;
-   * a message's hash covers its id, so leaving out the hashes of `refs` leaves out exactly their own rows.
-   */
-  rivalsOf(refs: readonly MessageRef[], tx?: Tx): PinnedHolder[] {
-    if (refs.length === 0) return []
-    return (tx ?? this.db)
-      .all<{ id: string; hash: string; grp: string | null; state: string; pin_seq: number | null; batch_id: string | null }>(
-        `SELECT id, hash, grp, state, pin_seq, batch_id FROM messages
-          WHERE id ${IN_LIST} AND NOT ${alsoIn('hash')} AND txtype = 'batch_pin' AND state IN ('confirmed', 'pending', 'ready')`,
-        [inList(refs.map((r) => r.id)), inList(refs.map((r) => r.hash))],
-      )
-      .map((r) => ({
-        id: r.id,
-        hash: r.hash as Hash,
-        ...(r.grp ? { group: r.grp } : {}),
-        confirmed: r.state === 'confirmed',
-        pinSeq: Number(r.pin_seq ?? 0),
-        ...(r.batch_id ? { batch: r.batch_id as BatchId } : {}),
-      }))
-  }
-
-  /** Whether a message of `id` with another hash than `hash` is confirmed here (pinned or not). */
-  confirmedOther(id: string, hash: string, tx?: Tx): string | undefined {
-    return (tx ?? this.db).get<{ hash: string }>("SELECT hash FROM messages WHERE id = ? AND hash != ? AND state = 'confirmed' LIMIT 1", [id, hash])?.hash
-  }
-
   byIdempotencyKey(namespace: string, key: string, tx?: Tx): Message | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE namespace = ? AND idempotency_key = ?', [namespace, key])
     return r && fromRow(r)
@@ -278,21 +242,16 @@ export class MessagesRepo {
   }
 
   /**
-   * Confirms several messages of one batch at one time, in one statement. `pinSeq` is the chain sequence of the pin
-   * that decided them (any of the batch's: its pins are one BatchPin event's, consecutive), absent for an unpinned
-   * batch. A message's hash covers its id, so the rows of these hashes are exactly `refs`.
+   * Confirms several messages of one batch at one time, in one statement, each with the chain sequence of its own
+   * first deciding pin (none for an unpinned one): what a read by id alone prefers among confirmed rows (PREFERRED).
    */
-  confirmMany(tx: Tx, refs: readonly MessageRef[], batchId: BatchId, txId: TxId, at: Timestamp, pinSeq?: number): void {
+  confirmMany(tx: Tx, refs: readonly PinnedRef[], batchId: BatchId, txId: TxId, at: Timestamp): void {
     this.unsettle(refs)
-    tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = ? WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
-      at,
-      timestampSortKey(at),
-      batchId,
-      txId,
-      pinSeq ?? null,
-      inList(refs.map((r) => r.id)),
-      inList(refs.map((r) => r.hash)),
-    ])
+    tx.run(
+      `UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = CAST(json_extract(p.value, '$[2]') AS INTEGER)
+         FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]') AND messages.hash = json_extract(p.value, '$[1]')`,
+      [at, timestampSortKey(at), batchId, txId, JSON.stringify(refs.map((r) => [r.id, r.hash, r.pinSeq ?? null]))],
+    )
   }
 
   reject(tx: Tx, ref: MessageRef, batchId: BatchId, txId: TxId, at: Timestamp, reason: string, pinSeq?: number): void {
@@ -396,10 +355,12 @@ export function storedMessage(m: Message): Message {
 }
 
 /**
- * The order of the rows sharing an id in which the first is the one meant by the id alone: confirmed (the one pinned
- * first), then this member's own, then the first stored.
+ * The order of the rows sharing an id in which the first is the one meant by the id alone: confirmed and pinned (the
+ * one pinned first on chain), confirmed unpinned, this member's own, then the first stored. The second key is NULL
+ * outside the first class, where both engines (which sort NULL apart) then agree.
  */
-const PREFERRED = "CASE WHEN state = 'confirmed' THEN 0 WHEN local = 1 THEN 1 ELSE 2 END, COALESCE(pin_seq, 0), seq"
+const PREFERRED =
+  "CASE WHEN state = 'confirmed' AND pin_seq IS NOT NULL THEN 0 WHEN state = 'confirmed' THEN 1 WHEN local = 1 THEN 2 ELSE 3 END, CASE WHEN state = 'confirmed' THEN pin_seq END, seq"
 
 /** What `fromRow` reads. */
 const MESSAGE_COLUMNS = 'id, cid, type, txtype, author, key, created, namespace, grp, topics, tag, datahash, hash, batch_id, tx_id, state, confirmed, reject_reason, data, pins, idempotency_key'

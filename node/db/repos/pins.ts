@@ -108,20 +108,6 @@ export class PinsRepo {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? AND batch_hash = ? AND signer = ? ORDER BY idx', [batchId, batchHash, key]).map(fromRow)
   }
 
-  /**
-   * The first waiting pin of a batch with id `batchId` stored here whose manifest lists message `messageHash`, among
-   * the pins that decide it (signed by its key, naming its hash): where that message stands in the chain's order while
-   * it is undecided. A batch's pins are one BatchPin event's, consecutive: any of them places it against another's.
-   */
-  firstWaitingOfMessage(batchId: string, messageHash: string, tx?: Tx): number | undefined {
-    const r = (tx ?? this.db).get<{ s: number | null }>(
-      `SELECT MIN(p.seq) AS s FROM batches b JOIN pins p ON p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key
-        WHERE b.id = ? AND b.state != 'refused' AND instr(b.manifest, ?) > 0 AND p.dispatched = 0`,
-      [batchId, messageHash],
-    )
-    return r?.s ?? undefined
-  }
-
   /** Every pin naming batch id `batchId`, whoever signed it and whatever hash it names, by index (tests, diagnostics). */
   ofBatch(batchId: string, tx?: Tx): Pin[] {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx, seq', [batchId]).map(fromRow)

@@ -250,11 +250,11 @@ describe('unpinned private messages', () => {
       expect(logged).to.have.length(3)
     })
 
-    it('stores an unpinned message under an id held with other content, and rejects it when that one is confirmed here', async () => {
+    it('stores an unpinned message under an id held with other content, and decides it on its own', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
       const first = unpinnedMessage(group.hash)
       await receiver.handle(from0, unpinnedBatch([first], group.hash))
-      // The same id, other content: nothing orders unpinned messages among members, so what is held here decides.
+      // The same id, other content: nothing orders unpinned messages among members, so the one held here changes nothing.
       const reused = unpinnedMessage(group.hash, '"other"')
       const header = { ...reused.message.header, id: first.message.header.id }
       reused.message = { ...reused.message, header, hash: messageHash(header) }
@@ -262,13 +262,13 @@ describe('unpinned private messages', () => {
       const rows = r.messages.allWithId(first.message.header.id)
       expect(rows.map((m) => [m.hash, m.state])).to.deep.equal([
         [first.message.hash, 'confirmed'],
-        [reused.message.hash, 'rejected'],
+        [reused.message.hash, 'confirmed'],
       ])
-      expect(rows[1]!.rejectReason).to.equal(`message id ${first.message.header.id} is confirmed here already with hash ${first.message.hash}`)
       expect(written.map((e) => [e.type, e.referenceHash])).to.deep.equal([
         ['message_confirmed', first.message.hash],
-        ['message_rejected', reused.message.hash],
+        ['message_confirmed', reused.message.hash],
       ])
+      expect(r.messages.get(first.message.header.id)!.hash, 'of two unpinned confirmed, the first stored').to.equal(first.message.hash)
     })
 
     it('checks an unpinned batch in full (author, hashes, group, blobs) before validating any of its data', async () => {

@@ -171,7 +171,7 @@ describe('event references', () => {
       const squat: Message = { ...honest, header, hash: messageHash(header) }
       await r.db.transaction((tx) => {
         r.messages.insert(tx, squat, false)
-        r.messages.confirmMany(tx, [{ id: honest.header.id, hash: honest.hash }], newId<BatchId>(), newId<TxId>(), now(), 1)
+        r.messages.confirmMany(tx, [{ id: honest.header.id, hash: honest.hash, pinSeq: 1 }], newId<BatchId>(), newId<TxId>(), now())
         r.messages.reject(tx, { id: squat.header.id, hash: squat.hash }, newId<BatchId>(), newId<TxId>(), now(), 'taken', 2)
       })
       const [confirmed, rejected, old] = await r.db.transaction((tx) =>

@@ -37,7 +37,7 @@ describe('messages sharing an id: API', () => {
     await r.db.transaction((tx) => {
       r.data.insertMany(tx, [forged, real])
       r.messages.insertMany(tx, [first, second], false)
-      r.messages.confirmMany(tx, [{ id, hash: second.hash }], newId<BatchId>(), newId<TxId>(), now(), 5)
+      r.messages.confirmMany(tx, [{ id, hash: second.hash, pinSeq: 5 }], newId<BatchId>(), newId<TxId>(), now())
       r.messages.reject(tx, { id, hash: first.hash }, newId<BatchId>(), newId<TxId>(), now(), 'taken', 9)
       r.events.insertMany(tx, [
         { type: 'message_confirmed', namespace: 'default', reference: id, referenceHash: second.hash },

@@ -33,7 +33,7 @@ forEachEngine('data items sharing an id', (engine) => {
     const m = carrying(second)
     await r.db.transaction((tx) => {
       r.messages.insert(tx, m, false)
-      r.messages.confirmMany(tx, [{ id: m.header.id, hash: m.hash }], newId<BatchId>(), newId<TxId>(), now(), 3)
+      r.messages.confirmMany(tx, [{ id: m.header.id, hash: m.hash, pinSeq: 3 }], newId<BatchId>(), newId<TxId>(), now())
     })
     expect(r.data.get(id)!.hash, 'the one a confirmed message carries').to.equal(second.hash)
     expect(r.data.messageWith('default', first)).to.equal(undefined)

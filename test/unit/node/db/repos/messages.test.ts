@@ -143,15 +143,31 @@ forEachEngine('messages sharing an id', (engine) => {
     expect(r.messages.get(id)!.hash, 'its own').to.equal(third.hash)
     expect(r.messages.getMany([id]).get(id)!.hash).to.equal(third.hash)
     // Confirmed by (id, hash): the other rows stay as they were.
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, [ref(second)], batch, txId, now(), 40))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [{ ...ref(second), pinSeq: 40 }], batch, txId, now()))
     expect(r.messages.allWithId(id).map((m) => m.state)).to.deep.equal(['pending', 'confirmed', 'ready'])
     expect(r.messages.get(id)!.hash, 'the confirmed one').to.equal(second.hash)
     // Of two confirmed, the one pinned first.
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, [ref(first)], batch, txId, now(), 12))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [{ ...ref(first), pinSeq: 12 }], batch, txId, now()))
     expect(r.messages.get(id)!.hash).to.equal(first.hash)
-    await r.db.transaction((tx) => r.messages.reject(tx, ref(third), batch, txId, now(), 'taken', 50))
-    expect(r.messages.byRef(id, third.hash)!.rejectReason).to.equal('taken')
+    expect(r.messages.getMany([id]).get(id)!.hash).to.equal(first.hash)
+    await r.db.transaction((tx) => r.messages.reject(tx, ref(third), batch, txId, now(), 'bad data', 50))
+    expect(r.messages.byRef(id, third.hash)!.rejectReason).to.equal('bad data')
     expect(r.messages.list({ namespace: 'default', limit: 10, skip: 0 }).filter((m) => m.header.id === id)).to.have.length(3)
+  })
+
+  it('records each confirmed message’s own pin, and prefers a pinned confirmed row to an unpinned one on both engines', async () => {
+    const [id, other] = [newId<MessageId>(), newId<MessageId>()]
+    const [unpinned, pinned, elsewhere] = [message(id, 'a'), message(id, 'b'), message(other, 'c')]
+    await r.db.transaction((tx) => r.messages.insertMany(tx, [unpinned, pinned, elsewhere], false))
+    // One statement, each row its own pin; the unpinned one stored first, with none.
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [ref(unpinned), { ...ref(pinned), pinSeq: 900 }, { ...ref(elsewhere), pinSeq: 3 }], batch, txId, now()))
+    expect(r.db.all<{ hash: string; pin_seq: number | null }>('SELECT hash, pin_seq FROM messages ORDER BY seq').map((x) => [x.hash, x.pin_seq === null ? null : Number(x.pin_seq)])).to.deep.equal([
+      [unpinned.hash, null],
+      [pinned.hash, 900],
+      [elsewhere.hash, 3],
+    ])
+    expect(r.messages.get(id)!.hash, 'a pinned confirmed row before an unpinned one, whatever its sequence').to.equal(pinned.hash)
+    expect(r.messages.getMany([id, other]).get(id)!.hash).to.equal(pinned.hash)
   })
 
   // SQLite's planner (PostgreSQL's chooses by the table's statistics).
@@ -161,24 +177,4 @@ forEachEngine('messages sharing an id', (engine) => {
     expect(plan[0]).to.match(/^SEARCH messages USING (COVERING )?INDEX sqlite_autoindex_messages_1 \(id=\?\)$/)
   })
 
-  it('names the rivals of a batch’s messages: other hashes of their ids, pinned, not rejected', async () => {
-    const [id, lone] = [newId<MessageId>(), newId<MessageId>()]
-    const group = 'e'.repeat(64) as Hash
-    const [mine, pending, confirmed, rejected, privateOne] = [message(id, 'a'), message(id, 'b'), message(id, 'c'), message(id, 'd'), message(id, 'e', group)]
-    const unpinned = message(id, 'f')
-    const unpinnedRow = { ...unpinned, header: { ...unpinned.header, txtype: 'none' as const } }
-    unpinnedRow.hash = messageHash(unpinnedRow.header)
-    await r.db.transaction((tx) => {
-      r.messages.insertMany(tx, [mine, pending, confirmed, rejected, privateOne, unpinnedRow, message(lone, 'g')], false)
-      r.messages.confirmMany(tx, [ref(confirmed), ref(unpinnedRow)], batch, txId, now(), 7)
-      r.messages.reject(tx, ref(rejected), batch, txId, now(), 'no', 8)
-    })
-    const rivals = r.messages.rivalsOf([ref(mine), { id: lone, hash: 'f'.repeat(64) }])
-    const byHash = new Map(rivals.map((x) => [x.hash as string, x]))
-    expect([...byHash.keys()].sort()).to.deep.equal([pending.hash, confirmed.hash, privateOne.hash, r.messages.allWithId(lone)[0]!.hash].sort())
-    expect(byHash.get(confirmed.hash)).to.include({ confirmed: true, pinSeq: 7 })
-    expect(byHash.get(pending.hash)).to.include({ confirmed: false })
-    expect(byHash.get(privateOne.hash)!.group).to.equal(group)
-    expect(r.messages.confirmedOther(id, mine.hash)).to.be.oneOf([confirmed.hash, unpinnedRow.hash])
-  })
 })
