@@ -1,11 +1,15 @@
 /**
  * Version 18: messages and data known by (id, hash). Ids are chosen by senders: a member may send a message or a data
  * item under an id another member already used, with other content. Refusing its batch made the verdict follow the
- * order batches arrived in; stored beside the first, the chain's order decides instead (DESIGN section 9).
+ * order batches arrived in; stored beside the first, each (id, hash) is decided on its own (docs/architecture.md).
  *
  * - `messages` is rebuilt unique on (id, hash); this member's own messages keep one row per id (`messages_local`).
- *   `pin_seq` is the sequence of the pin that decided a pinned message: of two messages sharing an id, the one pinned
- *   first wins it. Its indexes of versions 2 and 12 are recreated.
+ *   Every index it had at version 17 is recreated as that version (or 12, or 2) wrote it: the list plans name them.
+ * - `messages.pin_seq`: the chain sequence of the first pin that decided a confirmed pinned message, which orders the
+ *   confirmed rows sharing an id for a read by id alone. A message confirmed before this version gets its batch's
+ *   first deciding pin: a batch's pins are one BatchPin event's, consecutive, so against any row of another batch it
+ *   orders exactly as its own first pin would (rows sharing an id are never in one batch, and before this version
+ *   none shared an id).
  * - `data` is rebuilt unique on (id, hash); a message names its data by both. Its indexes of versions 2 and 3 are
  *   recreated.
  * - `events.reference_hash`: the hash of the message a message event's verdict was about, since its id alone may
@@ -50,8 +54,15 @@ export const v18MessagesPerHash = {
       SELECT seq, id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash, data, state, local, batch_id, tx_id, confirmed, confirmed_key, reject_reason, pins, idempotency_key FROM messages;
     DROP TABLE messages;
     ALTER TABLE messages_v18 RENAME TO messages;
+    UPDATE messages SET pin_seq = (
+      SELECT MIN(p.seq) FROM batches b JOIN pins p ON p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key
+        WHERE b.id = messages.batch_id AND b.state != 'refused' AND instr(b.manifest, messages.hash) > 0
+    ) WHERE state = 'confirmed' AND txtype = 'batch_pin';
     CREATE UNIQUE INDEX messages_local ON messages (id) WHERE local = 1;
-    CREATE INDEX messages_natural ON messages (namespace, confirmed_key, created_key);
+    CREATE INDEX messages_natural ON messages (namespace, (confirmed_key IS NULL), confirmed_key, created_key, seq);
+    CREATE INDEX messages_topics ON messages (namespace, (REPLACE(REPLACE(REPLACE(topics, '["', ''), '"]', ''), '","', ',')), (confirmed_key IS NULL), confirmed_key, created_key, seq);
+    CREATE INDEX messages_cid ON messages (namespace, cid, (confirmed_key IS NULL), confirmed_key, created_key, seq) WHERE cid IS NOT NULL;
+    CREATE INDEX messages_group ON messages (namespace, grp, (confirmed_key IS NULL), confirmed_key, created_key, seq) WHERE grp IS NOT NULL;
     CREATE UNIQUE INDEX messages_idempotency ON messages (namespace, idempotency_key) WHERE idempotency_key IS NOT NULL;
     CREATE INDEX messages_unbatched ON messages (seq) WHERE local = 1 AND batch_id IS NULL;
     CREATE INDEX messages_group_type ON messages (grp, type) WHERE grp IS NOT NULL;

@@ -8,19 +8,23 @@ import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
-/** The indexes (and unique constraints) a table has, by name, on either engine. */
-function indexesOf(db: Database, engine: string, tables: string[]): string[] {
+/**
+ * The indexes a table has, by name, with their definitions as the engine holds them (SQLite: the CREATE statement;
+ * PostgreSQL: pg_indexes.indexdef). Unique constraints are left out: v18 changes them on purpose.
+ */
+function indexesOf(db: Database, engine: string, tables: string[]): Record<string, string> {
   const list = tables.map((t) => `'${t}'`).join(', ')
-  return (
+  const rows =
     engine === 'sqljs'
-      ? db.all<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list}) AND name NOT LIKE 'sqlite_%' ORDER BY name`)
-      : db.all<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE tablename IN (${list}) AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
-  ).map((r) => r.name)
+      ? db.all<{ name: string; def: string }>(`SELECT name, sql AS def FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list}) AND sql IS NOT NULL ORDER BY name`)
+      : db.all<{ name: string; def: string }>(`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename IN (${list}) AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
+  return Object.fromEntries(rows.map((r) => [r.name, r.def]))
 }
 
 /**
  * Version 18 rebuilds `messages` and `data` unique per (id, hash): a database written before reads back every row with
- * its sequence and every index; afterwards a row of another hash under a known id is kept beside the first, while this
+ * its sequence and every index as it was defined (v17's list indexes among them), and its confirmed pinned messages
+ * with their batch's first deciding pin; afterwards a row of another hash under a known id is kept beside the first, while this
  * member's own messages keep one row per id.
  */
 forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
@@ -31,17 +35,27 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     const dir = join(await temp.make('parley-v18-'), 'db')
     const v18 = migrations.findIndex((m) => m.version === 18)
     const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
-    const before = indexesOf(old, engine, ['messages', 'data'])
-    const [mine, theirs, item] = [newId(), newId(), newId()]
-    const message = (id: string, h: Hash, local: number, state: string) =>
-      `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key)
-       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '[]', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'})`
+    const before = indexesOf(old, engine, ['messages', 'data', 'events'])
+    expect(Object.keys(before)).to.include.members(['messages_natural', 'messages_topics', 'messages_cid', 'messages_group', 'events_reference'])
+    const [mine, theirs, item, batch] = [newId(), newId(), newId(), newId()]
+    const message = (id: string, h: Hash, local: number, state: string, batchId?: string) =>
+      `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key, batch_id)
+       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '[]', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'}, ${batchId ? `'${batchId}'` : 'NULL'})`
+    const pin = (signer: string, idx: number) =>
+      `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES ('${batch}', '${hash('8')}', ${idx}, '${hash('7')}', 0, '${signer}', 'e')`
     await old.transaction((tx) => {
       tx.run(message(mine, hash('a'), 1, 'ready'))
-      tx.run(message(theirs, hash('b'), 0, 'confirmed'))
+      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch))
+      tx.run(`INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, state, local)
+              VALUES ('${batch}', 'broadcast', 'default', 'did:firefly:org/org0', '0xabc', 'c', '${hash('8')}', '{"messages":[{"id":"${theirs}","hash":"${hash('b')}","topics":2}]}', 't', 'received', 0)`)
+      // A copy of its pin signed by another key comes first on chain: it decides nothing.
+      tx.run(pin('0xother', 0))
+      tx.run(pin('0xabc', 0))
+      tx.run(pin('0xabc', 1))
       tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, public) VALUES ('${item}', 'default', 'json', '${hash('c')}', '1', 'c', 'QmValue')`)
       tx.run(`INSERT INTO events (id, type, namespace, reference, created) VALUES ('${newId()}', 'message_confirmed', 'default', '${theirs}', 'c')`)
     })
+    const firstOwnPin = Number(old.all<{ s: number }>(`SELECT MIN(seq) AS s FROM pins WHERE signer = '0xabc'`)[0]!.s)
     const messagesBefore = old.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')
     const dataBefore = old.all('SELECT seq, id, hash, public FROM data ORDER BY seq')
     await old.close()
@@ -49,10 +63,12 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     const db = await openTestDatabase(dir, migrations, engine)
     expect(db.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')).to.deep.equal(messagesBefore)
     expect(db.all('SELECT seq, id, hash, public FROM data ORDER BY seq')).to.deep.equal(dataBefore)
-    expect(db.all('SELECT pin_seq FROM messages ORDER BY seq')).to.deep.equal([{ pin_seq: null }, { pin_seq: null }])
+    expect(db.all<{ p: number | null }>('SELECT pin_seq AS p FROM messages ORDER BY seq').map((r) => (r.p === null ? null : Number(r.p)))).to.deep.equal([null, firstOwnPin])
     expect(db.all('SELECT reference_hash FROM events')).to.deep.equal([{ reference_hash: null }])
-    expect(indexesOf(db, engine, ['messages', 'data'])).to.deep.equal([...before, 'messages_local'].sort())
-
+    const after = indexesOf(db, engine, ['messages', 'data', 'events'])
+    expect(Object.keys(after).filter((n) => !(n in before)), 'new').to.deep.equal(['messages_local'])
+    delete after.messages_local
+    expect(after, 'every index as it was defined').to.deep.equal(before)
     // Afterwards: another hash under a known id is a row of its own; a second row of this member's own id is not.
     await db.transaction((tx) => tx.run(message(theirs, hash('e'), 0, 'pending')))
     await db.transaction((tx) => tx.run(message(mine, hash('f'), 0, 'pending')))
