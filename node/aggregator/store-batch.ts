@@ -48,7 +48,7 @@ export function storeReceivedBatch(
     received: now(),
   })
   const rows = receivedRows(b)
-  const newData = deps.data.insertMany(tx, rows.data)
+  const newData = deps.data.insertMany(tx, rows.data, false)
   const newMessages = deps.messages.insertMany(tx, rows.messages, false)
   if (newData === rows.data.length && newMessages === rows.messages.length) {
     // Handed to the aggregator in memory, here in the same synchronous step as the inserts, so that no store of

@@ -24,7 +24,7 @@ export class DataRemover {
   async delete(namespace: string, id: DataId): Promise<void> {
     const { db, data, blobs } = this.deps
     await db.transaction((tx) => {
-      const d = data.get(id, tx)
+      const d = data.own(id, tx)
       if (!d || d.namespace !== namespace) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${namespace}`)
       // Read and deleted in one transaction: no message can come to carry it in between.
       const message = data.messageWith(namespace, d, tx)

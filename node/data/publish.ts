@@ -69,7 +69,7 @@ export class DataPublisher {
   }
 
   private dataIn(namespace: string, id: DataId): Data {
-    const d = this.deps.data.get(id)
+    const d = this.deps.data.own(id)
     if (!d || d.namespace !== namespace) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${namespace}`)
     return d
   }

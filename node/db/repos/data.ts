@@ -22,29 +22,35 @@ interface Row {
   blob_name: string | null
   blob_public: string | null
   public: string | null
+  local: number
   [k: string]: string | number | null
 }
 
 /** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
-const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?']
+const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?', '?']
 
 /**
  * Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. One row per (id,
  * hash): a peer may send a data item under an id held here with other content, and messages name their data by both.
+ * `local`: this member's own (uploaded here, or sent with a message of its own), one row per id; a peer's copy under
+ * the same id is never taken for it.
  */
 export class DataRepo {
   constructor(private readonly db: Database) {}
 
   /** A data item arriving twice with the same hash (in two batches, or ours coming back) is stored once. */
-  insert(tx: Tx, d: Data): void {
-    this.insertMany(tx, [d])
+  insert(tx: Tx, d: Data, local: boolean): void {
+    this.insertMany(tx, [d], local)
   }
 
-  /** Answers how many of `list` were new here (the rest were held already and are kept as they are). */
-  insertMany(tx: Tx, list: readonly Data[]): number {
+  /**
+   * Answers how many of `list` were new here (the rest were held already and are kept as they are: this member's own
+   * stays its own when a peer's batch carries it back). `local`: uploaded or sent here, not received.
+   */
+  insertMany(tx: Tx, list: readonly Data[], local: boolean): number {
     return insertedCount(insertRows(
       tx,
-      'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)',
+      'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local)',
       'ON CONFLICT (id, hash) DO NOTHING',
       list.map((d) => [
         d.id,
@@ -59,6 +65,7 @@ export class DataRepo {
         d.blob?.size ?? null,
         d.blob?.name ?? null,
         d.blob?.public ?? null,
+        local ? 1 : 0,
       ]),
       DATA_PLACEHOLDERS,
     ))
@@ -75,6 +82,15 @@ export class DataRepo {
     // Messages list their data in a JSON column: this reads the namespace's messages, only for an id reused by a peer.
     const confirmed = rows.find((r) => this.messageWith(r.namespace, { id: r.id, hash: r.hash }, tx, true) !== undefined)
     return fromRow(confirmed ?? rows[0]!)
+  }
+
+  /**
+   * This member's own data item `id` (uploaded or sent here), if any: what a send naming data by id, a publication or a
+   * deletion act on, never a peer's copy under the same id.
+   */
+  own(id: string, tx?: Tx): Data | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? AND local = 1', [id])
+    return r && fromRow(r)
   }
 
   /** The data item stored as (id, hash), if any. */

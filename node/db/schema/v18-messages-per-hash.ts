@@ -11,7 +11,9 @@
  *   orders exactly as its own first pin would (rows sharing an id are never in one batch, and before this version
  *   none shared an id).
  * - `data` is rebuilt unique on (id, hash); a message names its data by both. Its indexes of versions 2 and 3 are
- *   recreated.
+ *   recreated. `data.local`: this member's own item (uploaded or sent here), one row per id (`data_local`), which a
+ *   send naming data by id, a publication and a deletion act on. A row held before this version is a peer's when a
+ *   peer's message carries it (data arrives only with its message), else this member's own.
  * - `events.reference_hash`: the hash of the message a message event's verdict was about, since its id alone may
  *   name two rows.
  *
@@ -82,14 +84,18 @@ export const v18MessagesPerHash = {
       blob_name        TEXT,
       blob_public      TEXT,
       public           TEXT,
+      local            INTEGER NOT NULL,
       UNIQUE (id, hash)
     );
-    INSERT INTO data_v18 (seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public)
-      SELECT seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public FROM data;
+    INSERT INTO data_v18 (seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public, local)
+      SELECT seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public,
+             CASE WHEN id IN (SELECT json_extract(j.value, '$.id') FROM messages m, json_each(m.data) j WHERE m.local = 0) THEN 0 ELSE 1 END
+        FROM data;
     DROP TABLE data;
     ALTER TABLE data_v18 RENAME TO data;
     CREATE INDEX data_namespace ON data (namespace, seq);
     CREATE INDEX data_blob ON data (blob_hash) WHERE blob_hash IS NOT NULL;
+    CREATE UNIQUE INDEX data_local ON data (id) WHERE local = 1;
 
     ALTER TABLE events ADD COLUMN reference_hash TEXT;
   `,

@@ -105,7 +105,7 @@ describe('unpinned private messages', () => {
     pinned.message.hash = messageHash(pinned.message.header)
     const u = unpinnedMessage(group.hash)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [pinned.data, u.data])
+      r.data.insertMany(tx, [pinned.data, u.data], false)
       r.messages.insertMany(tx, [pinned.message, u.message], true)
     })
     manager.accepted(pinned.message, [pinned.data], 1000)
@@ -134,7 +134,7 @@ describe('unpinned private messages', () => {
     p.message = { ...p.message, header: { ...p.message.header, txtype: 'batch_pin' } }
     p.message.hash = messageHash(p.message.header)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [p.data])
+      r.data.insertMany(tx, [p.data], false)
       r.messages.insertMany(tx, [p.message], true)
     })
     manager.accepted(p.message, [p.data], 1000)

@@ -78,7 +78,7 @@ describe('recent batches', () => {
       ]
       await repos.db.transaction((tx) => {
         repos.messages.insertMany(tx, variants, false)
-        repos.data.insertMany(tx, datas)
+        repos.data.insertMany(tx, datas, false)
       })
       const read = repos.messages.getMany(variants.map((m) => m.header.id))
       for (const m of variants) sameText(storedMessage(m), read.get(m.header.id))

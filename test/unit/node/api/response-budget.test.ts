@@ -25,7 +25,7 @@ describe('list answers and the size of their values', () => {
       repos = await openRepos(dir)
       await repos.db.transaction((tx) => {
         for (const value of ['"\\u003c"', '{"é":1}', '[1,2,3]']) {
-          repos.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value })
+          repos.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }, true)
         }
       })
     })

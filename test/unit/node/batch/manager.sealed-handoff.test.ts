@@ -149,7 +149,7 @@ describe('sealed batches handed to the aggregator', () => {
       return { message, data: d }
     })
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, items.map((x) => x.data))
+      r.data.insertMany(tx, items.map((x) => x.data), true)
       r.messages.insertMany(tx, items.map((x) => x.message), true)
     })
     for (const x of items) manager.accepted(x.message, [x.data], 1000)

@@ -348,7 +348,7 @@ describe('batch manager', () => {
     const id = newId<DataId>()
     await db.transaction((tx) => {
       blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
-      data.insert(tx, { id, validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'f.bin' } })
+      data.insert(tx, { id, validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'f.bin' } }, true)
     })
     const s = sender(manager({ size: 1 }))
     const first = await send(s, { dataId: id })

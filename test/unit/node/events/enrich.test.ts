@@ -54,7 +54,7 @@ describe('event references', () => {
     const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/org0', key: KEY, created: now(), namespace: NS, topics: ['t1'], datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
     const m: Message = { header, hash: messageHash(header), state: 'pending', data: [{ id: d.id, hash: d.hash }] }
     await r.db.transaction((tx) => {
-      r.data.insert(tx, d)
+      r.data.insert(tx, d, false)
       r.messages.insert(tx, m, false)
       if (batch) r.messages.confirmMany(tx, [{ id: header.id, hash: m.hash }], batch.id, batch.txId, now())
     })

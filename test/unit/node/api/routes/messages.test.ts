@@ -35,7 +35,7 @@ describe('messages sharing an id: API', () => {
     const [first, second] = [message(id, forged, 'squat'), message(id, real, 'orders')]
     const r = t.repos
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [forged, real])
+      r.data.insertMany(tx, [forged, real], false)
       r.messages.insertMany(tx, [first, second], false)
       r.messages.confirmMany(tx, [{ id, hash: second.hash, pinSeq: 5 }], newId<BatchId>(), newId<TxId>(), now())
       r.messages.reject(tx, { id, hash: first.hash }, newId<BatchId>(), newId<TxId>(), now(), 'taken', 9)

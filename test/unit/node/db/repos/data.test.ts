@@ -25,7 +25,7 @@ forEachEngine('data items sharing an id', (engine) => {
   it('keeps both, reads each by its reference, counts and deletes one without the other', async () => {
     const id = newId<DataId>()
     const [first, second] = [item(id, '{"pay":10}'), item(id, '{"pay":10000}')]
-    await r.db.transaction((tx) => expect(r.data.insertMany(tx, [first, second, first])).to.equal(2))
+    await r.db.transaction((tx) => expect(r.data.insertMany(tx, [first, second, first], false)).to.equal(2))
     expect(r.data.getMany([second, first]).map((d) => d.value)).to.deep.equal([second.value, first.value])
     expect(r.data.byRef({ id, hash: second.hash })!.value).to.equal(second.value)
     expect(r.data.valueBytes([first, second, second])).to.equal(10 + 13 + 13)
@@ -44,11 +44,25 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(r.data.get(id)!.public).to.equal('QmSecond')
   })
 
+  it('answers this member’s own data item by id, never a peer’s copy under it; one own row per id', async () => {
+    const id = newId<DataId>()
+    const [peers, own, second] = ['peer', 'own', 'again'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"` }), created: now(), value: `"${v}"` }))
+    await r.db.transaction((tx) => r.data.insert(tx, peers!, false))
+    expect(r.data.own(id), 'only a peer’s').to.equal(undefined)
+    await r.db.transaction((tx) => r.data.insert(tx, own!, true))
+    expect(r.data.own(id)!.value).to.equal(own!.value)
+    // Its own carried back in a peer's batch stays its own.
+    await r.db.transaction((tx) => r.data.insert(tx, own!, false))
+    expect(r.data.own(id)!.hash).to.equal(own!.hash)
+    const refused = await r.db.transaction((tx) => r.data.insert(tx, second!, true)).then(() => 'stored', (e: unknown) => String(e))
+    expect(refused).to.match(/UNIQUE|unique|duplicate/)
+  })
+
   it('counts a blob as used while any data item refers to it, whatever id it shares with another', async () => {
     const id = newId<DataId>()
     const blob = { hash: 'b'.repeat(64) as Hash, size: 3, name: 'b.bin' }
     const [first, second] = ['one', 'two'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"`, blobHash: blob.hash }), created: now(), value: `"${v}"`, blob }))
-    await r.db.transaction((tx) => r.data.insertMany(tx, [first!, second!]))
+    await r.db.transaction((tx) => r.data.insertMany(tx, [first!, second!], false))
     expect(await r.db.transaction((tx) => r.data.delete(tx, first!))).to.deep.equal({ blobStillUsed: true })
     expect(await r.db.transaction((tx) => r.data.delete(tx, second!))).to.deep.equal({ blobStillUsed: false })
   })

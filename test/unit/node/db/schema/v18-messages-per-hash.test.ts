@@ -37,15 +37,16 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
     const before = indexesOf(old, engine, ['messages', 'data', 'events'])
     expect(Object.keys(before)).to.include.members(['messages_natural', 'messages_topics', 'messages_cid', 'messages_group', 'events_reference'])
-    const [mine, theirs, item, batch] = [newId(), newId(), newId(), newId()]
-    const message = (id: string, h: Hash, local: number, state: string, batchId?: string) =>
+    const [mine, theirs, item, upload, batch] = [newId(), newId(), newId(), newId(), newId()]
+    const message = (id: string, h: Hash, local: number, state: string, batchId?: string, data = '[]') =>
       `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key, batch_id)
-       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '[]', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'}, ${batchId ? `'${batchId}'` : 'NULL'})`
+       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '${data}', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'}, ${batchId ? `'${batchId}'` : 'NULL'})`
     const pin = (signer: string, idx: number) =>
       `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES ('${batch}', '${hash('8')}', ${idx}, '${hash('7')}', 0, '${signer}', 'e')`
     await old.transaction((tx) => {
       tx.run(message(mine, hash('a'), 1, 'ready'))
-      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch))
+      // A peer's message carries `item`: a peer's data item. `upload`, carried by no message, is this member's own.
+      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch, JSON.stringify([{ id: item, hash: hash('c') }])))
       tx.run(`INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, state, local)
               VALUES ('${batch}', 'broadcast', 'default', 'did:firefly:org/org0', '0xabc', 'c', '${hash('8')}', '{"messages":[{"id":"${theirs}","hash":"${hash('b')}","topics":2}]}', 't', 'received', 0)`)
       // A copy of its pin signed by another key comes first on chain: it decides nothing.
@@ -53,6 +54,7 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
       tx.run(pin('0xabc', 0))
       tx.run(pin('0xabc', 1))
       tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, public) VALUES ('${item}', 'default', 'json', '${hash('c')}', '1', 'c', 'QmValue')`)
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${upload}', 'default', 'json', '${hash('c')}', '1', 'c')`)
       tx.run(`INSERT INTO events (id, type, namespace, reference, created) VALUES ('${newId()}', 'message_confirmed', 'default', '${theirs}', 'c')`)
     })
     const firstOwnPin = Number(old.all<{ s: number }>(`SELECT MIN(seq) AS s FROM pins WHERE signer = '0xabc'`)[0]!.s)
@@ -65,16 +67,21 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     expect(db.all('SELECT seq, id, hash, public FROM data ORDER BY seq')).to.deep.equal(dataBefore)
     expect(db.all<{ p: number | null }>('SELECT pin_seq AS p FROM messages ORDER BY seq').map((r) => (r.p === null ? null : Number(r.p)))).to.deep.equal([null, firstOwnPin])
     expect(db.all('SELECT reference_hash FROM events')).to.deep.equal([{ reference_hash: null }])
+    expect(db.all<{ id: string; local: number }>('SELECT id, local FROM data ORDER BY seq').map((r) => [r.id, Number(r.local)])).to.deep.equal([
+      [item, 0],
+      [upload, 1],
+    ])
     const after = indexesOf(db, engine, ['messages', 'data', 'events'])
-    expect(Object.keys(after).filter((n) => !(n in before)), 'new').to.deep.equal(['messages_local'])
+    expect(Object.keys(after).filter((n) => !(n in before)), 'new').to.deep.equal(['data_local', 'messages_local'])
     delete after.messages_local
+    delete after.data_local
     expect(after, 'every index as it was defined').to.deep.equal(before)
     // Afterwards: another hash under a known id is a row of its own; a second row of this member's own id is not.
     await db.transaction((tx) => tx.run(message(theirs, hash('e'), 0, 'pending')))
     await db.transaction((tx) => tx.run(message(mine, hash('f'), 0, 'pending')))
-    await db.transaction((tx) => tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${item}', 'default', 'json', '${hash('9')}', '2', 'c')`))
-    expect(db.all<{ n: number }>('SELECT count(*) AS n FROM messages')[0]!.n).to.equal(4)
-    expect(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n).to.equal(2)
+    await db.transaction((tx) => tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, local) VALUES ('${item}', 'default', 'json', '${hash('9')}', '2', 'c', 0)`))
+    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM messages')[0]!.n)).to.equal(4)
+    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n)).to.equal(3)
     const second = await db.transaction((tx) => tx.run(message(mine, hash('7'), 1, 'ready'))).then(() => 'stored', (e: unknown) => String(e))
     expect(second).to.match(/UNIQUE|unique|duplicate/)
     // New rows follow the copied ones.
