@@ -177,7 +177,7 @@ export class MessageSender {
       this.deps.messages.insert(tx, confirmed ?? message, true)
       if (confirmed) {
         const at = confirmed.confirmed!
-        const e = { type: 'message_confirmed' as const, namespace, reference: header.id, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
+        const e = { type: 'message_confirmed' as const, namespace, reference: header.id, referenceHash: message.hash, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
         written = this.deps.unpinned!.events.insertMany(tx, [e], at)
       }
       return sent

@@ -45,7 +45,8 @@ const MESSAGE_ID = { id: UUID_PARAM('message id') }
 const MESSAGE_HASH: Readonly<Record<string, ParamDoc>> = {
   hash: {
     description: "Of the messages held under this id, the one with this hash; without it, the confirmed one, else this member's own, else the first stored",
-    schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    // What parseHash takes: 32 bytes of hex, either case, with or without 0x.
+    schema: { type: 'string', pattern: '^(0[xX])?[0-9a-fA-F]{64}$' },
   },
 }
 /** What a broadcast and a private send say alike: FireFly's message body, `?confirm`, the message as the answer. */
@@ -144,7 +145,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       params: MESSAGE_ID,
       query: MESSAGE_HASH,
       responses: { 200: { description: "The message's timeline on this member, oldest first", schema: ref('MessageTrace') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
     (ctx, s, ns, q) => {
       const id = parseUuid(ctx.params.id, 'message id')
@@ -164,7 +165,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       params: MESSAGE_ID,
       query: MESSAGE_HASH,
       responses: { 200: { description: 'The transaction', schema: ref('Transaction') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
     (ctx, s, ns, q) => {
       const m = messageIn(s, ns, ctx.params.id, q)
@@ -203,7 +204,7 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       params: MESSAGE_ID,
       query: MESSAGE_HASH,
       responses: { 200: { description: "The message's data items, in its order", schema: listOf('Data') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
     (ctx, s, ns, q) => {
       const m = messageIn(s, ns, ctx.params.id, q)

@@ -9,7 +9,11 @@ import { PrivateReceiver } from '../../../../node/aggregator/private-receiver.js
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { DataValidatorImpl, type DataValidator } from '../../../../node/data/validator.js'
 import { datatypeLookup } from '../../../../node/data/schema-cache.js'
-import { sealGroup } from '../../../../node/identity/group-resolver.js'
+import { GroupResolver, sealGroup } from '../../../../node/identity/group-resolver.js'
+import { MessageSender } from '../../../../node/messaging/sender.js'
+import { parseMessageInput } from '../../../../node/messaging/input.js'
+import { parseJsonRaw } from '../../../../node/core/json.js'
+import { Confirmations } from '../../../../node/events/confirmations.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
@@ -105,7 +109,7 @@ describe('unpinned private messages', () => {
     pinned.message.hash = messageHash(pinned.message.header)
     const u = unpinnedMessage(group.hash)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [pinned.data, u.data], false)
+      r.data.insertMany(tx, [pinned.data, u.data], true)
       r.messages.insertMany(tx, [pinned.message, u.message], true)
     })
     manager.accepted(pinned.message, [pinned.data], 1000)
@@ -125,6 +129,25 @@ describe('unpinned private messages', () => {
     expect(published).to.deep.equal([])
   })
 
+  it('the sender confirms its own unpinned message at once, its event naming the message by id and hash', async () => {
+    await r.db.transaction((tx) => r.groups.insert(tx, group))
+    const published: NodeEvent[] = []
+    const sender = new MessageSender({
+      ...r,
+      self: self0,
+      sink: { accepted: () => {} },
+      validator: new DataValidatorImpl(() => undefined),
+      confirmations: new Confirmations(),
+      unpinned: { events: r.events, published: (w) => published.push(...w) },
+      privateGroups: { resolver: new GroupResolver({ identities: r.identities, groups: r.groups, self: self0 }), repo: r.groups },
+    })
+    const body = { header: { txtype: 'none', group: group.hash }, data: [{ value: 1 }] }
+    const m = await sender.private(NS, parseMessageInput(parseJsonRaw(JSON.stringify(body)), { allowGroup: true }))
+    expect(m.state).to.equal('confirmed')
+    expect(published.map((e) => [e.type, e.reference, e.referenceHash])).to.deep.equal([['message_confirmed', m.header.id, m.hash]])
+    expect(r.events.list({ namespace: NS, reference: m.header.id, limit: 10, skip: 0 }).map((e) => e.referenceHash)).to.deep.equal([m.hash])
+  })
+
   it('a pinned private batch, by contrast, writes its transaction_submitted when sealed and publishes it', async () => {
     await r.db.transaction((tx) => r.groups.insert(tx, group))
     const published: NodeEvent[] = []
@@ -134,7 +157,7 @@ describe('unpinned private messages', () => {
     p.message = { ...p.message, header: { ...p.message.header, txtype: 'batch_pin' } }
     p.message.hash = messageHash(p.message.header)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [p.data], false)
+      r.data.insertMany(tx, [p.data], true)
       r.messages.insertMany(tx, [p.message], true)
     })
     manager.accepted(p.message, [p.data], 1000)
