@@ -13,8 +13,8 @@ import type { BatchPayload, Message } from '../model/index.js'
  * holder of recent batches is emptied).
  *
  * Ids are chosen by senders: a message or data item under an id held here with other content (another hash) is stored
- * beside it, not refused, so that which of the two arrived first decides nothing; the aggregator decides between two
- * pinned messages of one id by the chain's order (pass.ts). Rows are known by (id, hash): one held already with the
+ * beside it, not refused, so that which of the two arrived first decides nothing; the aggregator decides each on its
+ * own (pass.ts), whatever else shares its id. Rows are known by (id, hash): one held already with the
  * same hash is the same content, and is kept as it is. The rows are inserted first and the held ones read back only
  * when some insert was skipped: a batch all new here, which is nearly every batch, costs no read.
  *

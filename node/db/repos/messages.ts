@@ -67,8 +67,8 @@ export interface PinnedRef extends MessageRef {
 
 /**
  * Messages, sent and received; one row per (id, hash), updated in place as they move through their states. A peer may
- * send a message under an id held here with other content: it is kept beside the first (the aggregator decides which
- * one the chain lets win). This member's own messages keep one row per id.
+ * send a message under an id held here with other content: it is kept beside the first, and each is decided on its
+ * own. This member's own messages keep one row per id.
  */
 export class MessagesRepo {
   /**
