@@ -32,6 +32,8 @@ export interface StepFailure {
   unavailable: boolean
   /** The worker has no connection now (it reconnects, and reports when it is back). */
   lost?: boolean
+  /** The statement that failed, as sent: of several in one request (queued writes), which one. */
+  statement?: string
 }
 
 export type BridgeReply =

@@ -183,8 +183,10 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
   const deadline = req.unbounded ? Infinity : performance.now() + s.timing.answerTimeoutMs
   const why = `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`
   const endsTx = req.steps.some((step) => TX_END.test(step.text))
+  let at: Step | undefined
   try {
     for (const step of merge(req.steps)) {
+      at = step
       // A transaction the event loop gave up on (its request unanswered in time) must not live on under a new one.
       if (TX_START.test(step.text) && s.inTransaction) await rollback(s, c)
       if (TX_START.test(step.text)) s.inTransaction = true
@@ -206,6 +208,7 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
     }
   } catch (err) {
     const failure = failureOf(err, c)
+    if (at) failure.statement = at.text
     if (failure.lost) lose(s, c, failure.message)
     // The request was to end the transaction and did not get there: it ends here, so the next one starts clean.
     else if (endsTx && s.inTransaction) await rollback(s, c)

@@ -6,8 +6,9 @@ import { applyMigrations } from '../migrations.js'
 import { preview } from '../sql-guard.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from '../types.js'
 import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
-import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth } from './bridge.js'
+import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth, type StatementTally } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
+import { BEGIN, COMMIT, READ_RELEASE, READ_ROLLBACK, READ_SAVEPOINT, RELEASE, ROLLBACK, ROLLBACK_TO, SAVEPOINT, type PgTick } from './pg-tick.js'
 import { errorOf, PgStatements, stepOf, unavailableOf } from './statements.js'
 import { refusePromise } from '../tx-guard.js'
 import { WritableWaiters } from '../writable-waiters.js'
@@ -58,6 +59,10 @@ export class PgDatabase implements Database, PgRunner {
   private readonly where: string
   private tick: PgTick | undefined
   private deferred: Step[] = []
+  /** Writes queued by the running function (PgTransaction.write) among the deferred steps, not yet sent. */
+  private queued = 0
+  /** Times deferred steps were sent: a function during which it did not change sent nothing to the server. */
+  private flushes = 0
   private inTransaction = false
   private closing: Promise<void> | undefined
   /** Resolves once every COMMIT posted so far has returned (never rejects). */
@@ -104,6 +109,9 @@ export class PgDatabase implements Database, PgRunner {
     // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
     // back the whole SQL transaction instead, which costs nothing when the function succeeds.
     const savepoint = tick.wrote
+    // What the function leaves deferred starts here, while nothing of it has been sent (flushes unchanged).
+    const mark = this.deferred.length
+    const flushes = this.flushes
     if (savepoint) {
       this.deferred.push(SAVEPOINT)
       tick.savepointPending = true
@@ -114,11 +122,14 @@ export class PgDatabase implements Database, PgRunner {
     try {
       result = fn(tx)
       refusePromise(result)
+      // Its queued writes go now, before its RELEASE: their failure is this function's.
+      if (this.queued > 0 && !tx.poisoned) tx.sendQueued()
       if (tx.poisoned) throw tx.poisoned
       if (savepoint) this.endSavepoint(tick, RELEASE)
     } catch (err) {
       const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
       if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
+      else if (this.flushes === flushes) this.unsent(tick, mark)
       else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
       else this.restartTick(tick)
       return Promise.reject(err)
@@ -198,19 +209,30 @@ export class PgDatabase implements Database, PgRunner {
     }
   }
 
+  /** Statements and round trips by statement text since open, the costliest first (for scripts/bench). */
+  statementTally(): StatementTally[] {
+    return [...this.bridge.tally.values()].map((t) => ({ ...t })).sort((a, b) => b.statements - a.statements)
+  }
+
   status(): DatabaseStatus {
     const h = this.bridge.status
     return { engine: 'postgres', healthy: h.up && !this.closing, sizeBytes: this.sizeBytes(), ...(h.up ? {} : { detail: `${this.where}: ${h.detail}`, since: h.since }) }
   }
 
-  roundTrip(steps: Step[], sql: string, read: boolean): Ok {
+  roundTrip(steps: Step[], sql: string | undefined, read: boolean): Ok {
     const tick = this.tick
     if (tick?.broken) throw tick.broken
-    // A read before anything of the turn is on the server sees the same without opening the transaction (a function
-    // that only reads costs one round trip).
-    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps), this.migrating)
+    // A read before anything of the turn is on the server (queued writes included) sees the same without opening the
+    // transaction (a function that only reads costs one round trip).
+    const reply = this.bridge.call(read && tick && !tick.sent && this.queued === 0 ? steps : this.flush(steps), this.migrating)
     if (reply.ok) return reply
     throw errorOf(reply.failure, this.where, sql)
+  }
+
+  queue(step: Step): void {
+    if (this.tick?.broken) throw this.tick.broken
+    this.deferred.push(step)
+    this.queued++
   }
 
   private read(sql: string, params: SqlParams | undefined, limit: number): Row[] {
@@ -221,7 +243,7 @@ export class PgDatabase implements Database, PgRunner {
     const step = stepOf(p, params)
     const tick = this.tick
     let reply: BridgeReply
-    if (!tick || !tick.sent) {
+    if (!tick || (!tick.sent && this.queued === 0)) {
       // Nothing of the turn is on the server yet: the read sees the same without opening its transaction.
       reply = this.bridge.call([step])
     } else {
@@ -249,10 +271,29 @@ export class PgDatabase implements Database, PgRunner {
       this.tick.sent = true
       this.tick.savepointPending = false
     }
+    this.flushes++
+    this.queued = 0
     if (this.deferred.length === 0) return steps
     const all = [...this.deferred, ...steps]
     this.deferred = []
     return all
+  }
+
+  /** Drops what is still deferred (queued writes included), and what is deferred from now on starts with `steps`. */
+  private dropDeferred(steps: Step[] = []): void {
+    this.deferred = steps
+    this.queued = 0
+  }
+
+  /**
+   * A function failed before anything of it was sent: what it deferred (its SAVEPOINT, its queued writes) is dropped
+   * unsent, and the server never saw it.
+   */
+  private unsent(tick: PgTick, mark: number): void {
+    if (tick.broken) return
+    this.deferred.length = mark
+    this.queued = 0
+    tick.savepointPending = false
   }
 
   /** Closes a function's savepoint: dropped unsent when nothing ran in it, else RELEASE or ROLLBACK TO, deferred. */
@@ -263,6 +304,8 @@ export class PgDatabase implements Database, PgRunner {
       tick.savepointPending = false
       return
     }
+    // Rolled back: what the function queued since its last statement was never sent, and never will be.
+    if (end === ROLLBACK_TO) this.dropDeferred()
     this.deferred.push(end)
   }
 
@@ -282,14 +325,14 @@ export class PgDatabase implements Database, PgRunner {
     if (!tick) return
     this.tick = undefined
     if (tick.broken) {
-      this.deferred = []
+      this.dropDeferred()
       // Ends what is left of the transaction on the server, if the connection survived, and lets the worker take new ones.
       void this.bridge.send([ROLLBACK]).catch(() => {})
       for (const m of tick.members) m.reject(tick.broken)
       return
     }
     if (!tick.sent) {
-      this.deferred = []
+      this.dropDeferred()
       const members = tick.members
       void this.settled.then(() => {
         for (const m of members) m.resolve()
@@ -331,14 +374,14 @@ export class PgDatabase implements Database, PgRunner {
     if (!tick.sent) return
     // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
     void this.bridge.send([ROLLBACK]).catch(() => {})
-    this.deferred = [BEGIN]
+    this.dropDeferred([BEGIN])
     tick.sent = false
   }
 
   /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */
   private breakTick(tick: PgTick, err: DatabaseError): void {
     tick.broken ??= err
-    this.deferred = []
+    this.dropDeferred()
   }
 
   private writeRefusal(): Error | undefined {
@@ -381,24 +424,3 @@ export class PgDatabase implements Database, PgRunner {
     await this.bridge.close()
   }
 }
-
-interface PgTick {
-  members: { resolve(): void; reject(err: Error): void }[]
-  /** BEGIN has gone to the server (with the turn's first statement). */
-  sent: boolean
-  /** The running function's SAVEPOINT is still deferred: nothing ran in it yet. */
-  savepointPending: boolean
-  wrote: boolean
-  /** The connection was lost during the turn: its functions fail with this. */
-  broken?: DatabaseError
-}
-
-const BEGIN: Step = { text: 'BEGIN' }
-const COMMIT: Step = { text: 'COMMIT' }
-const ROLLBACK: Step = { text: 'ROLLBACK' }
-const SAVEPOINT: Step = { text: 'SAVEPOINT parley_tx' }
-const RELEASE: Step = { text: 'RELEASE parley_tx' }
-const ROLLBACK_TO: Step = { text: 'ROLLBACK TO parley_tx; RELEASE parley_tx' }
-const READ_SAVEPOINT: Step = { text: 'SAVEPOINT parley_read' }
-const READ_RELEASE: Step = { text: 'RELEASE parley_read' }
-const READ_ROLLBACK: Step = { text: 'ROLLBACK TO parley_read; RELEASE parley_read' }

@@ -1,0 +1,119 @@
+import { expect } from 'chai'
+import pg from 'pg'
+import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
+import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
+import { testDatabase } from '../../../../support/postgres.js'
+
+const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, n INTEGER)' }
+const INSERT = 'INSERT INTO items (id) VALUES (?)'
+
+/**
+ * tx.write on PostgreSQL: writes whose result nobody reads are queued and go with the function's next statement
+ * that needs an answer, or as it returns; a failure among them is still that function's alone.
+ */
+describe('PostgreSQL engine: queued writes (tx.write)', () => {
+  let db: PgDatabase
+  let drop: () => Promise<void>
+  let other: pg.Client
+  const committed = async (): Promise<string[]> => (await other.query<{ id: string }>('SELECT id FROM items ORDER BY seq')).rows.map((r) => r.id)
+  const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'resolved', (e: unknown) => e)
+
+  before(async () => {
+    const d = await testDatabase({ empty: true })
+    drop = d.drop
+    db = await PgDatabase.open({ url: d.url, migrations: [items] })
+    other = new pg.Client({ connectionString: d.url })
+    await other.connect()
+  })
+  beforeEach(() => db.transaction((tx) => tx.run('TRUNCATE items RESTART IDENTITY')))
+  after(async () => {
+    await other?.end()
+    await db?.close()
+    await drop?.()
+  })
+
+  it('sends a function of several writes in one round trip, as it returns', async () => {
+    await db.checkpoint()
+    const before = db.stats()
+    const a = db.transaction((tx) => {
+      for (const id of ['a', 'b', 'c']) tx.write(INSERT, [id])
+    })
+    const b = db.transaction((tx) => {
+      tx.write(INSERT, ['d'])
+      tx.write(INSERT, ['e'])
+    })
+    const after = db.stats()
+    // One wait per function; the turn's BEGIN, SAVEPOINT and RELEASE ride along, its COMMIT is not waited for.
+    expect(after.roundTrips! - before.roundTrips!).to.equal(2)
+    await Promise.all([a, b])
+    expect(await committed()).to.deep.equal(['a', 'b', 'c', 'd', 'e'])
+  })
+
+  it('lets the function read what it queued, even before anything of its turn reached the server', async () => {
+    const seen = await db.transaction((tx) => {
+      tx.write(INSERT, ['x'])
+      return tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM items')?.n
+    })
+    expect(seen).to.equal(1)
+    // A read outside the function, in its turn, sees it too.
+    const p = db.transaction((tx) => tx.write(INSERT, ['y']))
+    expect(db.all<{ id: string }>('SELECT id FROM items ORDER BY seq').map((r) => r.id)).to.deep.equal(['x', 'y'])
+    await p
+  })
+
+  it('fails the function whose queued write fails, alone: the rest of its turn commits', async () => {
+    await db.transaction((tx) => tx.run(INSERT, ['taken']))
+    const first = db.transaction((tx) => tx.write(INSERT, ['first']))
+    const failed = failure(
+      db.transaction((tx) => {
+        tx.write(INSERT, ['half'])
+        tx.write(INSERT, ['taken'])
+      }),
+    )
+    const after = db.transaction((tx) => tx.write(INSERT, ['after']))
+    const err = await failed
+    expect(err).to.be.instanceOf(DatabaseError)
+    expect((err as DatabaseError).code).to.equal('DB_CONSTRAINT')
+    // Named by the statement that failed, though it was sent with others.
+    expect((err as DatabaseError).message).to.match(/INSERT INTO items/)
+    await Promise.all([first, after])
+    expect(await committed()).to.deep.equal(['taken', 'first', 'after'])
+  })
+
+  it('rolls back the turn whole when its first writing function fails in its queued writes, and begins it again', async () => {
+    await db.transaction((tx) => tx.run(INSERT, ['taken']))
+    const failed = failure(db.transaction((tx) => tx.write(INSERT, ['taken'])))
+    const next = db.transaction((tx) => tx.write(INSERT, ['next']))
+    expect((await failed as DatabaseError).code).to.equal('DB_CONSTRAINT')
+    await next
+    expect(await committed()).to.deep.equal(['taken', 'next'])
+  })
+
+  it('sends nothing of a function that throws before its queued writes went', async () => {
+    await db.checkpoint()
+    const before = db.stats()
+    const kept = db.transaction((tx) => tx.write(INSERT, ['kept']))
+    const thrown = failure(
+      db.transaction((tx) => {
+        tx.write(INSERT, ['never'])
+        throw new Error('changed its mind')
+      }),
+    )
+    const first = failure(
+      db.transaction((tx) => {
+        tx.write(INSERT, ['never either'])
+        throw new Error('so did this one')
+      }),
+    )
+    expect(((await thrown) as Error).message).to.equal('changed its mind')
+    expect(((await first) as Error).message).to.equal('so did this one')
+    await kept
+    expect(db.stats().roundTrips! - before.roundTrips!).to.equal(1)
+    expect(await committed()).to.deep.equal(['kept'])
+  })
+
+  it('refuses a read through write, which would answer nothing', async () => {
+    const err = await failure(db.transaction((tx) => tx.write('SELECT id FROM items')))
+    expect((err as DatabaseError).code).to.equal('DB_MISUSE')
+  })
+})
