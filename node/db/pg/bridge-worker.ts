@@ -7,7 +7,7 @@
  */
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
-import { isConnectionLoss, type BridgeReply, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
+import { GROUP_ROLLBACK, isConnectionLoss, type BridgeReply, type GroupFailure, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
 const raised = new Int32Array(flag)
@@ -152,8 +152,11 @@ function merge(steps: Step[]): Step[] {
   for (const s of steps) {
     const prev = out[out.length - 1]
     const plain = (x: Step): boolean => x.values === undefined && x.name === undefined && !TX_END.test(x.text)
-    if (prev && plain(prev) && plain(s)) out[out.length - 1] = { text: `${prev.text}; ${s.text}` }
-    else out.push(s)
+    // A group's steps are never merged with another's; `RELEASE; SAVEPOINT` starts the next group.
+    if (prev && plain(prev) && plain(s) && (prev.group === undefined || prev.group === s.group)) {
+      const group = s.group ?? prev.group
+      out[out.length - 1] = group === undefined ? { text: `${prev.text}; ${s.text}` } : { text: `${prev.text}; ${s.text}`, group }
+    } else out.push(s)
   }
   return out
 }
@@ -184,12 +187,22 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
   const why = `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`
   const endsTx = req.steps.some((step) => TX_END.test(step.text))
   let at: Step | undefined
+  let groupFailures: GroupFailure[] | undefined
+  const steps = merge(req.steps)
   try {
-    for (const step of merge(req.steps)) {
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!
       at = step
       // A transaction the event loop gave up on (its request unanswered in time) must not live on under a new one.
       if (TX_START.test(step.text) && s.inTransaction) await rollback(s, c)
       if (TX_START.test(step.text)) s.inTransaction = true
+      if (step.group !== undefined) {
+        const failure = await runGroupStep(c, step, deadline, why)
+        if (failure === undefined) continue
+        ;(groupFailures ??= []).push({ group: step.group, failure })
+        while (steps[i + 1]?.group === step.group) i++
+        continue
+      }
       unsafeInteger = undefined
       const r: pg.QueryResult | pg.QueryResult[] = await bounded(c, deadline - performance.now(), why, () =>
         step.values === undefined && step.name === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) }),
@@ -212,9 +225,26 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
     if (failure.lost) lose(s, c, failure.message)
     // The request was to end the transaction and did not get there: it ends here, so the next one starts clean.
     else if (endsTx && s.inTransaction) await rollback(s, c)
-    return { id: req.id, ok: false, failure }
+    return { id: req.id, ok: false, failure, ...(groupFailures ? { groupFailures } : {}) }
   }
-  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0 }
+  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0, ...(groupFailures ? { groupFailures } : {}) }
+}
+
+/**
+ * Runs one step of a group; answers its failure once the group is rolled back to its savepoint, or throws (the whole
+ * request fails) when the failure costs the connection or the rollback itself fails.
+ */
+async function runGroupStep(c: pg.Client, step: Step, deadline: number, why: string): Promise<StepFailure | undefined> {
+  try {
+    await bounded(c, deadline - performance.now(), why, () => (step.values === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values, ...(step.name ? { name: step.name } : {}) })))
+    return undefined
+  } catch (err) {
+    const failure = failureOf(err, c)
+    if (failure.unavailable) throw err
+    failure.statement = step.text
+    await bounded(c, deadline - performance.now(), why, () => c.query(GROUP_ROLLBACK))
+    return failure
+  }
 }
 
 function control(m: SessionControl): void {

@@ -3,7 +3,8 @@ import type { Step } from './bridge-protocol.js'
 
 /** One event-loop turn's SQL transaction on PostgreSQL (pg-database.ts): the functions that share its COMMIT. */
 export interface PgTick {
-  members: { resolve(): void; reject(err: Error): void }[]
+  /** The functions that wait for the COMMIT; `group`: their writes went as a group (bridge-protocol.ts). */
+  members: { resolve(): void; reject(err: Error): void; group?: number }[]
   /** BEGIN has gone to the server (with the turn's first statement). */
   sent: boolean
   /** The running function's SAVEPOINT is still deferred: nothing ran in it yet. */
@@ -11,6 +12,8 @@ export interface PgTick {
   wrote: boolean
   /** The connection was lost during the turn: its functions fail with this. */
   broken?: DatabaseError
+  /** Groups whose writes failed, with their error: their functions fail, the rest of the turn commits. */
+  failed?: Map<number, Error>
 }
 
 export const BEGIN: Step = { text: 'BEGIN' }
