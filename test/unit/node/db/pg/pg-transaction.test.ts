@@ -1,8 +1,7 @@
 import { expect } from 'chai'
-import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
 import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
-import { testDatabase } from '../../../../support/postgres.js'
+import { itemsDatabase } from '../../../../support/db/pg-items.js'
 
 const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, n INTEGER)' }
 const INSERT = 'INSERT INTO items (id) VALUES (?)'
@@ -13,25 +12,11 @@ const INSERT = 'INSERT INTO items (id) VALUES (?)'
  * A failure among them is still that function's alone.
  */
 describe('PostgreSQL engine: queued writes (tx.write)', () => {
+  const fixture = itemsDatabase(items)
   let db: PgDatabase
-  let drop: () => Promise<void>
-  let other: pg.Client
-  const committed = async (): Promise<string[]> => (await other.query<{ id: string }>('SELECT id FROM items ORDER BY seq')).rows.map((r) => r.id)
+  before(() => (db = fixture.db))
+  const committed = (): Promise<string[]> => fixture.committed()
   const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'resolved', (e: unknown) => e)
-
-  before(async () => {
-    const d = await testDatabase({ empty: true })
-    drop = d.drop
-    db = await PgDatabase.open({ url: d.url, migrations: [items] })
-    other = new pg.Client({ connectionString: d.url })
-    await other.connect()
-  })
-  beforeEach(() => db.transaction((tx) => tx.run('TRUNCATE items RESTART IDENTITY')))
-  after(async () => {
-    await other?.end()
-    await db?.close()
-    await drop?.()
-  })
 
   it('sends the functions of a turn that only queued writes with its COMMIT: no round trip is waited for', async () => {
     await db.checkpoint()
