@@ -1,5 +1,5 @@
-import type { Database, Tx } from '../database.js'
-import { IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
+import type { Database, SqlValue, Tx } from '../database.js'
+import { IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES, writeRows } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
@@ -26,6 +26,26 @@ interface Row {
 /** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
 const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?']
 
+const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)'
+const DATA_CONFLICT = 'ON CONFLICT (id) DO NOTHING'
+
+function dataRow(d: Data): SqlValue[] {
+  return [
+    d.id,
+    d.namespace,
+    d.validator,
+    d.datatype?.name ?? null,
+    d.datatype?.version ?? null,
+    d.hash,
+    textBytes(d.value),
+    d.created,
+    d.blob?.hash ?? null,
+    d.blob?.size ?? null,
+    d.blob?.name ?? null,
+    d.blob?.public ?? null,
+  ]
+}
+
 /** Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. */
 export class DataRepo {
   constructor(private readonly db: Database) {}
@@ -37,26 +57,12 @@ export class DataRepo {
 
   /** Answers how many of `list` were new here (the rest were held already and are kept as they are). */
   insertMany(tx: Tx, list: readonly Data[]): number {
-    return insertedCount(insertRows(
-      tx,
-      'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)',
-      'ON CONFLICT (id) DO NOTHING',
-      list.map((d) => [
-        d.id,
-        d.namespace,
-        d.validator,
-        d.datatype?.name ?? null,
-        d.datatype?.version ?? null,
-        d.hash,
-        textBytes(d.value),
-        d.created,
-        d.blob?.hash ?? null,
-        d.blob?.size ?? null,
-        d.blob?.name ?? null,
-        d.blob?.public ?? null,
-      ]),
-      DATA_PLACEHOLDERS,
-    ))
+    return insertedCount(insertRows(tx, DATA_INSERT, DATA_CONFLICT, list.map(dataRow), DATA_PLACEHOLDERS))
+  }
+
+  /** As insertMany, for a caller that needs no count: the statements may be queued (Tx.write). */
+  write(tx: Tx, list: readonly Data[]): void {
+    writeRows(tx, DATA_INSERT, DATA_CONFLICT, list.map(dataRow), DATA_PLACEHOLDERS)
   }
 
   /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
