@@ -41,16 +41,31 @@ export function insertRows(
 ): { rows: number; result: RunResult }[] {
   const options = { rowid: rowids }
   const out: { rows: number; result: RunResult }[] = []
+  eachSlice(head, tail, rows, placeholders, (text, values, size) => out.push({ rows: size, result: tx.run(text, values, options) }))
+  return out
+}
+
+/** The statements of insertRows as writes whose result nobody reads (Tx.write): an engine may send them later, together. */
+export function writeRows(tx: Tx, head: string, tail: string, rows: readonly (readonly SqlValue[])[], placeholders?: readonly string[]): void {
+  eachSlice(head, tail, rows, placeholders, (text, values) => tx.write(text, values))
+}
+
+function eachSlice(
+  head: string,
+  tail: string,
+  rows: readonly (readonly SqlValue[])[],
+  placeholders: readonly string[] | undefined,
+  f: (text: string, values: SqlValue[], size: number) => void,
+): void {
   let i = 0
   for (let size = 64; size >= 1; size >>= 1) {
     while (rows.length - i >= size) {
       const columns = rows[i]!.length
       const { text, shared } = insertText(head, tail, size, columns, placeholders, sharedColumns(rows, i, size, columns))
-      out.push({ rows: size, result: tx.run(text, flatten(rows, i, size, columns, shared), options) })
+      f(text, flatten(rows, i, size, columns, shared), size)
       i += size
     }
   }
-  return out
 }
 
 /** How many rows the statements of an insertRows changed: with `ON CONFLICT DO NOTHING`, the rows that were new. */

@@ -22,6 +22,11 @@ export abstract class GuardedTx implements Tx {
 
   abstract run(sql: string, params?: SqlParams, options?: RunOptions): RunResult
   abstract exec(sql: string): void
+
+  /** At once, unless an engine queues it (see Tx.write). */
+  write(sql: string, params?: SqlParams): void {
+    this.run(sql, params, { rowid: false })
+  }
   /** Up to `limit` rows of `sql` (a statement that may write included), unguarded. */
   protected abstract select(sql: string, params: SqlParams | undefined, limit: number): Row[]
 

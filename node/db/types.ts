@@ -41,6 +41,13 @@ export interface RunOptions {
 export interface Tx {
   /** Runs one statement. SQL that writes must be deterministic: see `sql-guard.ts`. */
   run(sql: string, params?: SqlParams, options?: RunOptions): RunResult
+  /**
+   * Runs a statement that writes, when the caller reads nothing of its result and catches none of its errors: an
+   * engine may send it later, with the function's next statement that needs an answer or as the function returns
+   * (PostgreSQL: one round trip for many writes), while sql.js runs it at once. A failure still fails the function
+   * (its savepoint rolls back), but may be thrown by that later statement, or make the transaction's promise reject.
+   */
+  write(sql: string, params?: SqlParams): void
   /** Rows of one statement; a statement that writes (e.g. `RETURNING`) is journaled like `run`. */
   all<R extends Row = Row>(sql: string, params?: SqlParams): R[]
   get<R extends Row = Row>(sql: string, params?: SqlParams): R | undefined

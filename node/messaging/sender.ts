@@ -167,11 +167,11 @@ export class MessageSender {
       // Only the send whose insert stores the group sends its groupinit (another send may have stored it meanwhile).
       let sent = false
       if (init && this.deps.privateGroups!.repo.insert(tx, { ...group!.group, message: init.message.header.id })) {
-        this.deps.data.insertMany(tx, [init.data], true)
+        this.deps.data.write(tx, [init.data], true)
         this.deps.messages.insert(tx, init.message, true)
         sent = true
       }
-      this.deps.data.insertMany(tx, fresh, true)
+      this.deps.data.write(tx, fresh, true)
       // An unpinned message is stored confirmed: nothing orders it, it is final once durable.
       if (unpinned) confirmed = { ...message, state: 'confirmed', confirmed: now() }
       this.deps.messages.insert(tx, confirmed ?? message, true)

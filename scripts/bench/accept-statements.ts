@@ -12,6 +12,8 @@ import { join } from 'node:path'
 import type { DatabaseConfig } from '../../node/config.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
+import { PgDatabase } from '../../node/db/pg/pg-database.js'
+import { printTally } from './statement-tally.js'
 import { openRepositories } from '../../node/db/repos/index.js'
 import { startNode } from '../../node/node.js'
 import { loneNodeConfig, loneNodeTls } from '../../test/support/lone-node.js'
@@ -49,6 +51,7 @@ try {
   await run(0, warm)
   await new Promise((r) => setTimeout(r, 1000))
   const s0 = node.db.stats()
+  const tally0 = node.db instanceof PgDatabase ? node.db.statementTally() : []
   const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await run(warm, messages)
@@ -68,6 +71,7 @@ try {
       ...(s.statements !== undefined ? { statementsPerMessage: per(s.statements - s0.statements!), roundTripsPerMessage: per(s.roundTrips! - s0.roundTrips!) } : {}),
     }),
   )
+  if (node.db instanceof PgDatabase) printTally(tally0, node.db.statementTally(), n)
 } finally {
   await node.stop()
   await rm(root, { recursive: true, force: true })

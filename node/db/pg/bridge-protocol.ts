@@ -9,6 +9,20 @@ export interface Step {
   text: string
   values?: unknown[]
   name?: string
+  /**
+   * The steps of one group, a transaction function's SAVEPOINT parley_tx and the writes it queued: one that fails
+   * rolls the group back (GROUP_ROLLBACK), its remaining steps are skipped, and the request goes on; the failure is
+   * answered in `groupFailures`. A failure that costs the connection still fails the whole request.
+   */
+  group?: number
+}
+
+/** What a failing group runs: back to its savepoint, which the step after the group (its RELEASE) then ends. */
+export const GROUP_ROLLBACK = 'ROLLBACK TO parley_tx'
+
+export interface GroupFailure {
+  group: number
+  failure: StepFailure
 }
 
 /**
@@ -32,11 +46,13 @@ export interface StepFailure {
   unavailable: boolean
   /** The worker has no connection now (it reconnects, and reports when it is back). */
   lost?: boolean
+  /** The statement that failed, as sent: of several in one request (queued writes), which one. */
+  statement?: string
 }
 
 export type BridgeReply =
-  | { id: number; ok: true; rows: Record<string, unknown>[]; rowCount: number }
-  | { id: number; ok: false; failure: StepFailure }
+  | { id: number; ok: true; rows: Record<string, unknown>[]; rowCount: number; groupFailures?: GroupFailure[] }
+  | { id: number; ok: false; failure: StepFailure; groupFailures?: GroupFailure[] }
 
 /**
  * A worker serves one database at a time, a session: `open` starts one (connects, and keeps reconnecting), `close`

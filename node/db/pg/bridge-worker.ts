@@ -7,7 +7,7 @@
  */
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
-import { isConnectionLoss, type BridgeReply, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
+import { GROUP_ROLLBACK, isConnectionLoss, type BridgeReply, type GroupFailure, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
 const raised = new Int32Array(flag)
@@ -64,6 +64,8 @@ async function connect(s: Session): Promise<void> {
       keepAliveInitialDelayMillis: timing.keepAliveDelayMs,
       connectionTimeoutMillis: timing.connectTimeoutMs,
       application_name: 'parley',
+      // A request's statements go out together (pipelined): requests themselves still run one after another.
+      pipeline: true,
     })
     // Errors of an idle connection (the server stopped) arrive here rather than through a query.
     c.on('error', (err) => {
@@ -152,8 +154,11 @@ function merge(steps: Step[]): Step[] {
   for (const s of steps) {
     const prev = out[out.length - 1]
     const plain = (x: Step): boolean => x.values === undefined && x.name === undefined && !TX_END.test(x.text)
-    if (prev && plain(prev) && plain(s)) out[out.length - 1] = { text: `${prev.text}; ${s.text}` }
-    else out.push(s)
+    // A group's steps are never merged with another's; `RELEASE; SAVEPOINT` starts the next group.
+    if (prev && plain(prev) && plain(s) && (prev.group === undefined || prev.group === s.group)) {
+      const group = s.group ?? prev.group
+      out[out.length - 1] = group === undefined ? { text: `${prev.text}; ${s.text}` } : { text: `${prev.text}; ${s.text}`, group }
+    } else out.push(s)
   }
   return out
 }
@@ -161,6 +166,57 @@ function merge(steps: Step[]): Step[] {
 const TX_START = /^\s*BEGIN\b/i
 /** A step that ends the transaction: COMMIT or ROLLBACK alone (not ROLLBACK TO a savepoint). */
 const TX_END = /^\s*(COMMIT|ROLLBACK)\s*$/i
+
+/**
+ * Sends one step. pg writes each protocol message of a statement (Bind, Describe, Execute, Sync) with a write of its
+ * own; corked, they leave in one, and the server reads them in one.
+ */
+function submit(c: pg.Client, step: Step): Promise<pg.QueryResult | pg.QueryResult[]> {
+  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream
+  stream.cork()
+  try {
+    return query(c, step)
+  } finally {
+    stream.uncork()
+  }
+}
+
+/**
+ * Where the steps from `i` that may go out together end: before the request's last step (its answer, whose integers
+ * are checked); before a COMMIT or ROLLBACK, which must not run after a failure it would turn into a rollback; and
+ * before a BEGIN or a ROLLBACK TO, which would run after a failure where every other step is refused.
+ */
+function spanEnd(steps: Step[], i: number): number {
+  let j = i
+  while (j < steps.length - 1 && !TX_END.test(steps[j]!.text) && (j === i || !RUNS_AFTER_FAILURE.test(steps[j]!.text))) j++
+  return j
+}
+
+const RUNS_AFTER_FAILURE = /^\s*BEGIN\b|\bROLLBACK\s+TO\b/i
+
+/**
+ * Sends `steps` at once, pg's pipeline mode (one write, the server runs them back to back), and waits for them all;
+ * answers the first failure. Inside a transaction, every step after a failed one fails too (the transaction is aborted
+ * until rolled back), so none of those ran.
+ */
+async function pipelined(c: pg.Client, steps: Step[]): Promise<{ index: number; error: unknown } | undefined> {
+  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream
+  stream.cork()
+  let sent: Promise<unknown>[]
+  try {
+    sent = steps.map((step) => query(c, step))
+  } finally {
+    stream.uncork()
+  }
+  const settled = await Promise.allSettled(sent)
+  const index = settled.findIndex((r) => r.status === 'rejected')
+  if (index < 0) return undefined
+  return { index, error: (settled[index] as PromiseRejectedResult).reason }
+}
+
+function query(c: pg.Client, step: Step): Promise<pg.QueryResult | pg.QueryResult[]> {
+  return step.values === undefined && step.name === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) })
+}
 
 /** Ends whatever transaction the connection is in (a failed one, or one the event loop lost track of). */
 async function rollback(s: Session, c: pg.Client): Promise<void> {
@@ -183,15 +239,44 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
   const deadline = req.unbounded ? Infinity : performance.now() + s.timing.answerTimeoutMs
   const why = `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`
   const endsTx = req.steps.some((step) => TX_END.test(step.text))
+  let at: Step | undefined
+  let groupFailures: GroupFailure[] | undefined
+  const steps = merge(req.steps)
   try {
-    for (const step of merge(req.steps)) {
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!
+      at = step
       // A transaction the event loop gave up on (its request unanswered in time) must not live on under a new one.
       if (TX_START.test(step.text) && s.inTransaction) await rollback(s, c)
       if (TX_START.test(step.text)) s.inTransaction = true
+      const end = s.inTransaction ? spanEnd(steps, i) : i
+      if (end - i >= 2) {
+        const failed = await bounded(c, deadline - performance.now(), why, () => pipelined(c, steps.slice(i, end)))
+        if (failed === undefined) {
+          i = end - 1
+          continue
+        }
+        const culprit = steps[i + failed.index]!
+        at = culprit
+        const failure = failureOf(failed.error, c)
+        if (culprit.group === undefined || failure.unavailable) throw failed.error
+        failure.statement = culprit.text
+        await bounded(c, deadline - performance.now(), why, () => c.query(GROUP_ROLLBACK))
+        ;(groupFailures ??= []).push({ group: culprit.group, failure })
+        // What followed it was refused by the aborted transaction, not run: it goes again after the group.
+        i += failed.index
+        while (steps[i + 1]?.group === culprit.group) i++
+        continue
+      }
+      if (step.group !== undefined) {
+        const failure = await runGroupStep(c, step, deadline, why)
+        if (failure === undefined) continue
+        ;(groupFailures ??= []).push({ group: step.group, failure })
+        while (steps[i + 1]?.group === step.group) i++
+        continue
+      }
       unsafeInteger = undefined
-      const r: pg.QueryResult | pg.QueryResult[] = await bounded(c, deadline - performance.now(), why, () =>
-        step.values === undefined && step.name === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) }),
-      )
+      const r: pg.QueryResult | pg.QueryResult[] = await bounded(c, deadline - performance.now(), why, () => submit(c, step))
       result = Array.isArray(r) ? r[r.length - 1] : r
       if (TX_END.test(step.text)) {
         s.inTransaction = false
@@ -206,12 +291,30 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
     }
   } catch (err) {
     const failure = failureOf(err, c)
+    if (at) failure.statement = at.text
     if (failure.lost) lose(s, c, failure.message)
     // The request was to end the transaction and did not get there: it ends here, so the next one starts clean.
     else if (endsTx && s.inTransaction) await rollback(s, c)
-    return { id: req.id, ok: false, failure }
+    return { id: req.id, ok: false, failure, ...(groupFailures ? { groupFailures } : {}) }
   }
-  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0 }
+  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0, ...(groupFailures ? { groupFailures } : {}) }
+}
+
+/**
+ * Runs one step of a group; answers its failure once the group is rolled back to its savepoint, or throws (the whole
+ * request fails) when the failure costs the connection or the rollback itself fails.
+ */
+async function runGroupStep(c: pg.Client, step: Step, deadline: number, why: string): Promise<StepFailure | undefined> {
+  try {
+    await bounded(c, deadline - performance.now(), why, () => submit(c, step))
+    return undefined
+  } catch (err) {
+    const failure = failureOf(err, c)
+    if (failure.unavailable) throw err
+    failure.statement = step.text
+    await bounded(c, deadline - performance.now(), why, () => c.query(GROUP_ROLLBACK))
+    return failure
+  }
 }
 
 function control(m: SessionControl): void {

@@ -25,6 +25,13 @@ export interface BridgeHealth {
   since: string
 }
 
+/** What one statement text cost since the session opened: `roundTrips` counts the waits it ended (it came last). */
+export interface StatementTally {
+  sql: string
+  statements: number
+  roundTrips: number
+}
+
 /** A worker thread and the channels to it; serves one SyncBridge (a session) at a time. */
 class BridgeThread {
   readonly flag = new Int32Array(new SharedArrayBuffer(4))
@@ -96,6 +103,8 @@ export class SyncBridge {
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
   statements = 0
   roundTrips = 0
+  /** The same counts by statement text (prepared name, or the text itself): what a role costs, for scripts/bench. */
+  readonly tally = new Map<string, StatementTally>()
 
   private constructor(
     private thread: BridgeThread,
@@ -138,6 +147,8 @@ export class SyncBridge {
     const req: BridgeRequest = { id, sync: true, steps, ...(unbounded ? { unbounded } : {}) }
     this.count(steps)
     this.roundTrips++
+    const last = steps[steps.length - 1]
+    if (last) this.tallyOf(last).roundTrips++
     syncPort.postMessage(req)
     const waitMs = unbounded ? Infinity : this.timing.answerTimeoutMs + ANSWER_GRACE_MS
     const deadline = performance.now() + waitMs
@@ -223,7 +234,19 @@ export class SyncBridge {
   }
 
   private count(steps: Step[]): void {
-    for (const s of steps) this.statements += s.values === undefined ? s.text.split(';').length : 1
+    for (const s of steps) {
+      const n = s.values === undefined ? s.text.split(';').length : 1
+      this.statements += n
+      this.tallyOf(s).statements += n
+    }
+  }
+
+  private tallyOf(s: Step): StatementTally {
+    // Unnamed texts by their head: a caller building SQL per call must not grow this without bound.
+    const key = s.name ?? s.text.slice(0, 90)
+    let t = this.tally.get(key)
+    if (t === undefined) this.tally.set(key, (t = { sql: s.text.replace(/\s+/g, ' ').slice(0, 90), statements: 0, roundTrips: 0 }))
+    return t
   }
 
   /** Ends the session (its connection closed); the worker is kept for the next one, or stopped. */

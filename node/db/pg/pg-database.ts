@@ -6,8 +6,12 @@ import { applyMigrations } from '../migrations.js'
 import { preview } from '../sql-guard.js'
 import type { DatabaseStats, Migration, Row, SqlParams, Tx } from '../types.js'
 import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
-import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth } from './bridge.js'
+import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth, type StatementTally } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
+import { DeferredSteps, type DeferredMark } from './pg-deferred.js'
+import { committed, noteGroups } from './pg-commit.js'
+import { serverVersionRefusal } from './server-version.js'
+import { BEGIN, COMMIT, READ_RELEASE, READ_ROLLBACK, READ_SAVEPOINT, RELEASE, ROLLBACK, ROLLBACK_TO, SAVEPOINT, type PgTick } from './pg-tick.js'
 import { errorOf, PgStatements, stepOf, unavailableOf } from './statements.js'
 import { refusePromise } from '../tx-guard.js'
 import { WritableWaiters } from '../writable-waiters.js'
@@ -21,18 +25,7 @@ export interface PgDatabaseOptions {
   timing?: Partial<BridgeTiming>
 }
 
-/**
- * The oldest PostgreSQL this engine is verified on (server_version_num): an older server is refused at connect rather
- * than failing later on SQL it does not take.
- */
-export const MIN_SERVER_VERSION = 180000
-
-/** Why a server of this version is refused, or undefined when it is not. */
-export function serverVersionRefusal(versionNum: number, version: string, where: string): DatabaseError | undefined {
-  if (versionNum >= MIN_SERVER_VERSION) return undefined
-  const oldest = `${Math.floor(MIN_SERVER_VERSION / 10000)}`
-  return new DatabaseError('DB_MIGRATION', `the database ${where} runs PostgreSQL ${version}; this node needs PostgreSQL ${oldest} or later`)
-}
+export { MIN_SERVER_VERSION, serverVersionRefusal } from './server-version.js'
 
 /** How long a read of the database's size is reused (pg_database_size walks the database's files). */
 const SIZE_TTL_MS = 5000
@@ -45,8 +38,10 @@ type Ok = Extract<BridgeReply, { ok: true }>
  * SAVEPOINT (one that throws or fails rolls back alone), and one COMMIT per turn, sealed with setImmediate, makes them
  * durable together (synchronous_commit on); each function's promise resolves only once that COMMIT returned. Reads see
  * the turn's writes (one connection). BEGIN, SAVEPOINT and RELEASE are deferred and go with the next statement, so a
- * function that runs no statement costs no round trip. The COMMIT is posted without waiting: the event loop goes on,
- * and the next statement runs after it on the connection.
+ * function that runs no statement costs no round trip. Writes queued with tx.write go with the function's next
+ * statement; a function that sent nothing leaves them deferred as a group in its own savepoint (pg-deferred.ts), sent
+ * with the turn's next round trip or its COMMIT, where a failing group rolls back alone and fails its function's
+ * promise. The COMMIT is posted without waiting: the event loop goes on, and the next statement runs after it.
  *
  * A connection lost (PostgreSQL stopped or unreachable) fails what was in flight with DB_UNAVAILABLE, COMMITs whose
  * outcome is unknown included (never told durable); new transactions are refused at once until the worker has
@@ -57,7 +52,7 @@ export class PgDatabase implements Database, PgRunner {
   readonly statements = new PgStatements()
   private readonly where: string
   private tick: PgTick | undefined
-  private deferred: Step[] = []
+  private readonly deferred = new DeferredSteps()
   private inTransaction = false
   private closing: Promise<void> | undefined
   /** Resolves once every COMMIT posted so far has returned (never rejects). */
@@ -104,6 +99,8 @@ export class PgDatabase implements Database, PgRunner {
     // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
     // back the whole SQL transaction instead, which costs nothing when the function succeeds.
     const savepoint = tick.wrote
+    // What the function leaves deferred starts here.
+    const mark = this.deferred.mark()
     if (savepoint) {
       this.deferred.push(SAVEPOINT)
       tick.savepointPending = true
@@ -111,14 +108,26 @@ export class PgDatabase implements Database, PgRunner {
     const tx = new PgTransaction(this)
     this.inTransaction = true
     let result: T
+    let group: number | undefined
     try {
       result = fn(tx)
       refusePromise(result)
       if (tx.poisoned) throw tx.poisoned
-      if (savepoint) this.endSavepoint(tick, RELEASE)
+      // Only queued writes, nothing sent: they wait for the turn's next round trip, in a group of their own.
+      if (this.deferred.onlyQueuedSince(mark)) {
+        group = this.deferred.group(mark, savepoint)
+        tick.savepointPending = false
+      }
+      else {
+        // Its queued writes go now, before its RELEASE: their failure is this function's.
+        if (this.deferred.queued > 0) tx.sendQueued()
+        if (tx.poisoned) throw tx.poisoned
+        if (savepoint) this.endSavepoint(tick, RELEASE)
+      }
     } catch (err) {
       const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
       if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
+      else if (!this.deferred.sentSince(mark)) this.unsent(tick, mark)
       else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
       else this.restartTick(tick)
       return Promise.reject(err)
@@ -128,7 +137,7 @@ export class PgDatabase implements Database, PgRunner {
     }
     tick.wrote ||= tx.wrote
     if (!tick.wrote) return this.settled.then(() => result)
-    return new Promise<T>((resolve, reject) => tick.members.push({ resolve: () => resolve(result), reject }))
+    return new Promise<T>((resolve, reject) => tick.members.push({ resolve: () => resolve(result), reject, group }))
   }
 
   all<R extends Row = Row>(sql: string, params?: SqlParams): R[] {
@@ -198,19 +207,30 @@ export class PgDatabase implements Database, PgRunner {
     }
   }
 
+  /** Statements and round trips by statement text since open, the costliest first (for scripts/bench). */
+  statementTally(): StatementTally[] {
+    return [...this.bridge.tally.values()].map((t) => ({ ...t })).sort((a, b) => b.statements - a.statements)
+  }
+
   status(): DatabaseStatus {
     const h = this.bridge.status
     return { engine: 'postgres', healthy: h.up && !this.closing, sizeBytes: this.sizeBytes(), ...(h.up ? {} : { detail: `${this.where}: ${h.detail}`, since: h.since }) }
   }
 
-  roundTrip(steps: Step[], sql: string, read: boolean): Ok {
+  roundTrip(steps: Step[], sql: string | undefined, read: boolean): Ok {
     const tick = this.tick
     if (tick?.broken) throw tick.broken
-    // A read before anything of the turn is on the server sees the same without opening the transaction (a function
-    // that only reads costs one round trip).
-    const reply = this.bridge.call(read && tick && !tick.sent ? steps : this.flush(steps), this.migrating)
+    // A read before anything of the turn is on the server (queued writes included) sees the same without opening the
+    // transaction (a function that only reads costs one round trip).
+    const reply = this.bridge.call(read && tick && !tick.sent && this.deferred.queued === 0 ? steps : this.flush(steps), this.migrating)
+    if (tick) noteGroups(tick, reply, this.where)
     if (reply.ok) return reply
     throw errorOf(reply.failure, this.where, sql)
+  }
+
+  queue(step: Step): void {
+    if (this.tick?.broken) throw this.tick.broken
+    this.deferred.queue(step)
   }
 
   private read(sql: string, params: SqlParams | undefined, limit: number): Row[] {
@@ -221,7 +241,7 @@ export class PgDatabase implements Database, PgRunner {
     const step = stepOf(p, params)
     const tick = this.tick
     let reply: BridgeReply
-    if (!tick || !tick.sent) {
+    if (!tick || (!tick.sent && this.deferred.queued === 0)) {
       // Nothing of the turn is on the server yet: the read sees the same without opening its transaction.
       reply = this.bridge.call([step])
     } else {
@@ -229,6 +249,7 @@ export class PgDatabase implements Database, PgRunner {
       // Inside the turn's transaction, a failed read must not abort it for the turn's other functions.
       try {
         reply = this.bridge.call(this.flush([READ_SAVEPOINT, step]))
+        noteGroups(tick, reply, this.where)
       } catch (err) {
         // Given up on (no answer in time): where the turn's transaction stands is unknown, so it fails whole.
         this.breakTick(tick, asError(err))
@@ -249,10 +270,17 @@ export class PgDatabase implements Database, PgRunner {
       this.tick.sent = true
       this.tick.savepointPending = false
     }
-    if (this.deferred.length === 0) return steps
-    const all = [...this.deferred, ...steps]
-    this.deferred = []
-    return all
+    return this.deferred.take(steps)
+  }
+
+  /**
+   * A function failed before anything of it was sent: what it deferred (its SAVEPOINT, its queued writes) is dropped
+   * unsent, and the server never saw it.
+   */
+  private unsent(tick: PgTick, mark: DeferredMark): void {
+    if (tick.broken) return
+    this.deferred.dropSince(mark)
+    tick.savepointPending = false
   }
 
   /** Closes a function's savepoint: dropped unsent when nothing ran in it, else RELEASE or ROLLBACK TO, deferred. */
@@ -263,6 +291,8 @@ export class PgDatabase implements Database, PgRunner {
       tick.savepointPending = false
       return
     }
+    // Rolled back: what the function queued since its last statement was never sent, and never will be.
+    if (end === ROLLBACK_TO) this.deferred.drop()
     this.deferred.push(end)
   }
 
@@ -282,14 +312,14 @@ export class PgDatabase implements Database, PgRunner {
     if (!tick) return
     this.tick = undefined
     if (tick.broken) {
-      this.deferred = []
+      this.deferred.drop()
       // Ends what is left of the transaction on the server, if the connection survived, and lets the worker take new ones.
       void this.bridge.send([ROLLBACK]).catch(() => {})
       for (const m of tick.members) m.reject(tick.broken)
       return
     }
-    if (!tick.sent) {
-      this.deferred = []
+    if (!tick.sent && this.deferred.queued === 0) {
+      this.deferred.drop()
       const members = tick.members
       void this.settled.then(() => {
         for (const m of members) m.resolve()
@@ -305,16 +335,7 @@ export class PgDatabase implements Database, PgRunner {
     this.commits++
     const done = this.bridge.send(steps).then(
       (reply) => {
-        if (reply.ok) {
-          this.durable++
-          for (const m of tick.members) m.resolve()
-          return
-        }
-        // A COMMIT whose connection was lost may or may not have happened: it is never reported as durable.
-        const err = reply.failure.unavailable
-          ? new DatabaseError('DB_UNAVAILABLE', `the database ${this.where} went away during COMMIT; whether it committed is unknown: ${reply.failure.message}`)
-          : errorOf(reply.failure, this.where, 'COMMIT')
-        for (const m of tick.members) m.reject(err)
+        if (committed(tick, reply, this.where)) this.durable++
       },
       (err: unknown) => {
         for (const m of tick.members) m.reject(asError(err))
@@ -331,14 +352,14 @@ export class PgDatabase implements Database, PgRunner {
     if (!tick.sent) return
     // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
     void this.bridge.send([ROLLBACK]).catch(() => {})
-    this.deferred = [BEGIN]
+    this.deferred.drop([BEGIN])
     tick.sent = false
   }
 
   /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */
   private breakTick(tick: PgTick, err: DatabaseError): void {
     tick.broken ??= err
-    this.deferred = []
+    this.deferred.drop()
   }
 
   private writeRefusal(): Error | undefined {
@@ -381,24 +402,3 @@ export class PgDatabase implements Database, PgRunner {
     await this.bridge.close()
   }
 }
-
-interface PgTick {
-  members: { resolve(): void; reject(err: Error): void }[]
-  /** BEGIN has gone to the server (with the turn's first statement). */
-  sent: boolean
-  /** The running function's SAVEPOINT is still deferred: nothing ran in it yet. */
-  savepointPending: boolean
-  wrote: boolean
-  /** The connection was lost during the turn: its functions fail with this. */
-  broken?: DatabaseError
-}
-
-const BEGIN: Step = { text: 'BEGIN' }
-const COMMIT: Step = { text: 'COMMIT' }
-const ROLLBACK: Step = { text: 'ROLLBACK' }
-const SAVEPOINT: Step = { text: 'SAVEPOINT parley_tx' }
-const RELEASE: Step = { text: 'RELEASE parley_tx' }
-const ROLLBACK_TO: Step = { text: 'ROLLBACK TO parley_tx; RELEASE parley_tx' }
-const READ_SAVEPOINT: Step = { text: 'SAVEPOINT parley_read' }
-const READ_RELEASE: Step = { text: 'RELEASE parley_read' }
-const READ_ROLLBACK: Step = { text: 'ROLLBACK TO parley_read; RELEASE parley_read' }

@@ -1,4 +1,6 @@
+import { DatabaseError } from '../errors.js'
 import { validateParams } from '../journal-record.js'
+import { preview } from '../sql-guard.js'
 import { GuardedTx } from '../tx-guard.js'
 import type { Row, RunOptions, RunResult, SqlParams } from '../types.js'
 import type { BridgeReply, Step } from './bridge-protocol.js'
@@ -9,7 +11,9 @@ import { stepOf, type PgStatements } from './statements.js'
 export interface PgRunner {
   readonly statements: PgStatements
   /** Sends the steps (after whatever is deferred) and returns the reply, or throws the mapped error. */
-  roundTrip(steps: Step[], sql: string, read: boolean): Extract<BridgeReply, { ok: true }>
+  roundTrip(steps: Step[], sql: string | undefined, read: boolean): Extract<BridgeReply, { ok: true }>
+  /** Defers a write whose result nobody reads: it goes with the next round trip. */
+  queue(step: Step): void
 }
 
 /**
@@ -35,6 +39,25 @@ export class PgTransaction extends GuardedTx {
       const last = p.returnsRowid ? r.rows[r.rows.length - 1]?.['parley_rowid'] : undefined
       return { changes: r.rowCount, lastInsertRowid: typeof last === 'number' ? last : 0 }
     })
+  }
+
+  /**
+   * Queued, not sent: it goes with the function's next statement that needs an answer, or as the function returns
+   * (sendQueued), so that a function of several writes costs one round trip.
+   */
+  override write(sql: string, params?: SqlParams): void {
+    this.guard(() => {
+      validateParams(params)
+      const p = this.db.statements.get(sql)
+      if (p.kind === 'read') throw new DatabaseError('DB_MISUSE', `tx.write is for statements that write; use get or all: ${preview(sql)}`)
+      this.wrote = true
+      this.db.queue(stepOf(p, params))
+    })
+  }
+
+  /** Sends what write() queued and waits for it; a failure poisons the transaction as the write's own would have. */
+  sendQueued(): void {
+    this.guard(() => this.db.roundTrip([], undefined, false))
   }
 
   /**

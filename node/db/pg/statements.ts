@@ -84,7 +84,8 @@ export function errorOf(f: StepFailure, where: string, sql?: string): DatabaseEr
   if (f.unavailable) return unavailableOf(f, where)
   if (f.sqlState === '53100') return diskFullError({ since: new Date().toISOString(), detail: `${where}: ${f.message}` })
   const code = f.sqlState?.startsWith('23') ? 'DB_CONSTRAINT' : 'DB_SQL'
-  return new DatabaseError(code, `${f.message}${f.sqlState ? ` (SQLSTATE ${f.sqlState})` : ''}${sql ? `: ${preview(sql)}` : ''}`)
+  const statement = sql ?? f.statement
+  return new DatabaseError(code, `${f.message}${f.sqlState ? ` (SQLSTATE ${f.sqlState})` : ''}${statement ? `: ${preview(statement)}` : ''}`)
 }
 
 export function unavailableOf(f: StepFailure, where: string): DatabaseError {

@@ -1,5 +1,5 @@
-import type { Database, Tx } from '../database.js'
-import { alsoIn, IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES } from '../in-list.js'
+import type { Database, SqlValue, Tx } from '../database.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES, writeRows } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
@@ -29,6 +29,28 @@ interface Row {
 /** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
 const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?', '?']
 
+const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local)'
+const DATA_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
+
+/** `local`: uploaded or sent here, not received. */
+function dataRow(d: Data, local: boolean): SqlValue[] {
+  return [
+    d.id,
+    d.namespace,
+    d.validator,
+    d.datatype?.name ?? null,
+    d.datatype?.version ?? null,
+    d.hash,
+    textBytes(d.value),
+    d.created,
+    d.blob?.hash ?? null,
+    d.blob?.size ?? null,
+    d.blob?.name ?? null,
+    d.blob?.public ?? null,
+    local ? 1 : 0,
+  ]
+}
+
 /**
  * Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. One row per (id,
  * hash): a peer may send a data item under an id held here with other content, and messages name their data by both.
@@ -48,27 +70,12 @@ export class DataRepo {
    * stays its own when a peer's batch carries it back). `local`: uploaded or sent here, not received.
    */
   insertMany(tx: Tx, list: readonly Data[], local: boolean): number {
-    return insertedCount(insertRows(
-      tx,
-      'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local)',
-      'ON CONFLICT (id, hash) DO NOTHING',
-      list.map((d) => [
-        d.id,
-        d.namespace,
-        d.validator,
-        d.datatype?.name ?? null,
-        d.datatype?.version ?? null,
-        d.hash,
-        textBytes(d.value),
-        d.created,
-        d.blob?.hash ?? null,
-        d.blob?.size ?? null,
-        d.blob?.name ?? null,
-        d.blob?.public ?? null,
-        local ? 1 : 0,
-      ]),
-      DATA_PLACEHOLDERS,
-    ))
+    return insertedCount(insertRows(tx, DATA_INSERT, DATA_CONFLICT, list.map((d) => dataRow(d, local)), DATA_PLACEHOLDERS))
+  }
+
+  /** As insertMany, for a caller that needs no count: the statements may be queued (Tx.write). */
+  write(tx: Tx, list: readonly Data[], local: boolean): void {
+    writeRows(tx, DATA_INSERT, DATA_CONFLICT, list.map((d) => dataRow(d, local)), DATA_PLACEHOLDERS)
   }
 
   /**

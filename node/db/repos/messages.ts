@@ -1,7 +1,7 @@
-import type { Database, Tx } from '../database.js'
+import type { Database, SqlValue, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { alsoIn, IN_LIST, inList, insertedCount, insertRows } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows, writeRows } from '../in-list.js'
 import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
@@ -65,6 +65,39 @@ export interface PinnedRef extends MessageRef {
   pinSeq?: number
 }
 
+const MESSAGE_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
+   data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`
+const MESSAGE_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
+
+function messageRow(m: Message, local: boolean): SqlValue[] {
+  const h = m.header
+  return [
+    h.id,
+    h.namespace,
+    h.type,
+    h.txtype,
+    h.author,
+    h.key,
+    h.cid ?? null,
+    h.created,
+    timestampSortKey(h.created),
+    h.group ?? null,
+    JSON.stringify(h.topics),
+    h.tag ?? null,
+    h.datahash,
+    m.hash,
+    JSON.stringify(m.data),
+    m.state,
+    local ? 1 : 0,
+    m.batch ?? null,
+    m.txid ?? null,
+    m.confirmed ?? null,
+    m.confirmed ? timestampSortKey(m.confirmed) : null,
+    m.pins ? JSON.stringify(m.pins) : null,
+    m.idempotencyKey ?? null,
+  ]
+}
+
 /**
  * Messages, sent and received; one row per (id, hash), updated in place as they move through their states. A peer may
  * send a message under an id held here with other content: it is kept beside the first, and each is decided on its
@@ -86,8 +119,9 @@ export class MessagesRepo {
     this.settled = new LruMap(settledCacheBytes, settledWeight)
   }
 
+  /** Its statement may be queued (Tx.write): nothing here reads its result. */
   insert(tx: Tx, m: Message, local: boolean): void {
-    this.insertMany(tx, [m], local)
+    writeRows(tx, MESSAGE_INSERT, MESSAGE_CONFLICT, [messageRow(m, local)])
   }
 
   /**
@@ -95,40 +129,7 @@ export class MessagesRepo {
    * hash is stored beside it. Answers how many of `list` were new.
    */
   insertMany(tx: Tx, list: readonly Message[], local: boolean): number {
-    return insertedCount(insertRows(
-      tx,
-      `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
-         data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`,
-      'ON CONFLICT (id, hash) DO NOTHING',
-      list.map((m) => {
-        const h = m.header
-        return [
-          h.id,
-          h.namespace,
-          h.type,
-          h.txtype,
-          h.author,
-          h.key,
-          h.cid ?? null,
-          h.created,
-          timestampSortKey(h.created),
-          h.group ?? null,
-          JSON.stringify(h.topics),
-          h.tag ?? null,
-          h.datahash,
-          m.hash,
-          JSON.stringify(m.data),
-          m.state,
-          local ? 1 : 0,
-          m.batch ?? null,
-          m.txid ?? null,
-          m.confirmed ?? null,
-          m.confirmed ? timestampSortKey(m.confirmed) : null,
-          m.pins ? JSON.stringify(m.pins) : null,
-          m.idempotencyKey ?? null,
-        ]
-      }),
-    ))
+    return insertedCount(insertRows(tx, MESSAGE_INSERT, MESSAGE_CONFLICT, list.map((m) => messageRow(m, local))))
   }
 
   /**

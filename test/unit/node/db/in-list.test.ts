@@ -1,20 +1,24 @@
 import { expect } from 'chai'
-import { insertRows, TEXT_FROM_BYTES } from '../../../../node/db/in-list.js'
+import { insertRows, TEXT_FROM_BYTES, writeRows } from '../../../../node/db/in-list.js'
 import type { SqlParams, SqlValue, Tx } from '../../../../node/db/types.js'
 
 /** A transaction that only records what it is asked to run. */
-function recordingTx(): { tx: Tx; runs: { sql: string; params: SqlParams | undefined }[] } {
+function recordingTx(): { tx: Tx; runs: { sql: string; params: SqlParams | undefined }[]; writes: { sql: string; params: SqlParams | undefined }[] } {
   const runs: { sql: string; params: SqlParams | undefined }[] = []
+  const writes: { sql: string; params: SqlParams | undefined }[] = []
   const tx: Tx = {
     run(sql, params) {
       runs.push({ sql, params })
       return { changes: 0, lastInsertRowid: 0 }
     },
+    write(sql, params) {
+      writes.push({ sql, params })
+    },
     all: () => [],
     get: () => undefined,
     exec: () => {},
   }
-  return { tx, runs }
+  return { tx, runs, writes }
 }
 
 /** The statement text as insertRows has always written it. */
@@ -30,6 +34,16 @@ describe('insertRows: statement texts', () => {
       expect(runs.map((r) => r.sql)).to.deep.equal([64, 32, 4].map((n) => expected('INSERT INTO t (a, b)', 'ON CONFLICT (a) DO NOTHING', n, '(?, ?)')))
       expect(runs.flatMap((r) => r.params as unknown[])).to.deep.equal(rows.flat())
     }
+  })
+
+  it('writeRows sends the same statements and values as writes whose result is not read', () => {
+    const rows = Array.from({ length: 37 }, (_, i) => [i, `v${i}`])
+    const a = recordingTx()
+    insertRows(a.tx, 'INSERT INTO t (a, b)', '', rows)
+    const b = recordingTx()
+    writeRows(b.tx, 'INSERT INTO t (a, b)', '', rows)
+    expect(b.runs).to.deep.equal([])
+    expect(b.writes).to.deep.equal(a.runs)
   })
 
   it('keeps texts of different heads, tails, widths and placeholders apart', () => {
@@ -115,6 +129,7 @@ describe('insertRows: a string every row of a slice shares', () => {
       const rows = Array.from({ length: 101 }, (_, i) => ['same', i, i < 64 ? 'first' : `c${i}`, i % 2 ? `d${i}` : null, new Uint8Array([i])])
       const tx: Tx = {
         run: (sql, params) => conn.execute(conn.prepare(sql), params),
+        write: (sql, params) => void conn.execute(conn.prepare(sql), params),
         all: () => [],
         get: () => undefined,
         exec: () => {},

@@ -1,8 +1,8 @@
 import net from 'node:net'
 import { expect } from 'chai'
-import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
 import { MIN_SERVER_VERSION, PgDatabase, serverVersionRefusal } from '../../../../../node/db/pg/pg-database.js'
+import { itemsDatabase } from '../../../../support/db/pg-items.js'
 import { testDatabase } from '../../../../support/postgres.js'
 
 const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, n INTEGER, body BLOB)' }
@@ -12,26 +12,11 @@ const items: Migration = { version: 1, name: 'items', up: 'CREATE TABLE items (s
  * turn, a savepoint per transaction function, promises resolved only once the turn's COMMIT returned.
  */
 describe('PostgreSQL engine: turns, savepoints and commits through the bridge', () => {
+  const fixture = itemsDatabase(items)
   let db: PgDatabase
-  let drop: () => Promise<void>
-  let other: pg.Client
+  before(() => (db = fixture.db))
+  const committed = (): Promise<string[]> => fixture.committed()
   const ids = (): string[] => db.all<{ id: string }>('SELECT id FROM items ORDER BY seq').map((r) => r.id)
-  /** What another connection sees: only what is committed. */
-  const committed = async (): Promise<string[]> => (await other.query<{ id: string }>('SELECT id FROM items ORDER BY seq')).rows.map((r) => r.id)
-
-  before(async () => {
-    const d = await testDatabase({ empty: true })
-    drop = d.drop
-    db = await PgDatabase.open({ url: d.url, migrations: [items] })
-    other = new pg.Client({ connectionString: d.url })
-    await other.connect()
-  })
-  beforeEach(() => db.transaction((tx) => tx.run('TRUNCATE items RESTART IDENTITY')))
-  after(async () => {
-    await other?.end()
-    await db?.close()
-    await drop?.()
-  })
 
   it('shares one COMMIT among the transactions of a turn, and resolves each only once it returned', async () => {
     const before = db.stats().lastSeq

@@ -1,0 +1,89 @@
+import type { Step } from './bridge-protocol.js'
+import { RELEASE, SAVEPOINT } from './pg-tick.js'
+
+/** Where a transaction function began, in what was deferred: enough to drop what it left, or to group it. */
+export interface DeferredMark {
+  at: number
+  flushes: number
+  queued: number
+}
+
+/**
+ * The steps that wait for the next round trip (pg-database.ts): the turn's BEGIN, a function's SAVEPOINT and
+ * RELEASE, the writes functions queued (tx.write), a read's RELEASE. They go in front of the next statement sent.
+ */
+export class DeferredSteps {
+  private steps: Step[] = []
+  /** Queued writes among the steps. */
+  private queuedWrites = 0
+  /** Times the steps were taken to be sent. */
+  private taken = 0
+  private groups = 0
+
+  get queued(): number {
+    return this.queuedWrites
+  }
+
+  push(step: Step): void {
+    this.steps.push(step)
+  }
+
+  /** A write whose result nobody reads. */
+  queue(step: Step): void {
+    this.steps.push(step)
+    this.queuedWrites++
+  }
+
+  /** Removes the last step (a SAVEPOINT that nothing ran in). */
+  pop(): void {
+    this.steps.pop()
+  }
+
+  mark(): DeferredMark {
+    return { at: this.steps.length, flushes: this.taken, queued: this.queuedWrites }
+  }
+
+  /** Whether anything was sent since `m`. */
+  sentSince(m: DeferredMark): boolean {
+    return this.taken !== m.flushes
+  }
+
+  /** Whether writes were queued since `m`, none of them sent yet. */
+  onlyQueuedSince(m: DeferredMark): boolean {
+    return this.taken === m.flushes && this.queuedWrites > m.queued
+  }
+
+  /** Everything deferred, then `steps`, to be sent now. */
+  take(steps: Step[]): Step[] {
+    this.taken++
+    this.queuedWrites = 0
+    if (this.steps.length === 0) return steps
+    const all = [...this.steps, ...steps]
+    this.steps = []
+    return all
+  }
+
+  /** Drops every step (queued writes included); what is deferred from now on starts with `steps`. */
+  drop(steps: Step[] = []): void {
+    this.steps = steps
+    this.queuedWrites = 0
+  }
+
+  /** Drops what was deferred since `m`, when nothing was sent since. */
+  dropSince(m: DeferredMark): void {
+    this.steps.length = m.at
+    this.queuedWrites = m.queued
+  }
+
+  /**
+   * Makes what was deferred since `m` (its SAVEPOINT, or one added when `savepoint` is false, and its queued writes)
+   * a group (bridge-protocol.ts), followed by its RELEASE; answers the group's number.
+   */
+  group(m: DeferredMark, savepoint: boolean): number {
+    const group = ++this.groups
+    if (!savepoint) this.steps.splice(m.at, 0, SAVEPOINT)
+    for (let i = m.at; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
+    this.steps.push(RELEASE)
+    return group
+  }
+}
