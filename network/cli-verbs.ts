@@ -361,6 +361,8 @@ function runAttack(r: RogueMember, cmd: RogueCommand): Promise<RogueResult> {
       return r.squatPin(run)
     case 'deliver-under':
       return r.deliverUnder(run)
+    case 'reuse-id':
+      return r.reuseId(run)
     case 'foreign-group':
       return r.foreignGroup(run)
     case 'claim-name':

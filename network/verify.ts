@@ -11,6 +11,11 @@
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
  * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts
  * are tested on fabricated views (test/unit/network/verify.test.ts) as well as on real networks.
+ *
+ * A message is known by its id and hash (`messageKey`): a member may send a message of its own under an id another
+ * used, and the two are different messages, each with its own verdict (docs/architecture.md, "Ids reused with other
+ * content"). `compare` takes the keys as they are given: the settled entries, the messages' map and the manifests use
+ * the same ones.
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, pinnedByItsKey, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
@@ -31,13 +36,16 @@ export interface MessageView {
   state: string
 }
 
+/** What verify knows a message by: its id and its hash (two messages may share an id). */
+export const messageKey = (id: string, hash: string): string => `${id}/${hash}`
+
 export interface MemberView {
   org: string
   node: string
   did: string
-  /** Its message_confirmed / message_rejected events in its own order (event sequence), every namespace merged. */
+  /** Its message_confirmed / message_rejected events in its own order (event sequence), every namespace merged; `id` is the message's key. */
   settled: { id: string; outcome: 'confirmed' | 'rejected'; sequence: number }[]
-  /** Every message it holds that verify looked at: the settled ones and the pending ones. */
+  /** Every message it holds that verify looked at, by key: the settled ones and the pending ones. */
   messages: Map<string, MessageView>
   /** Set when the member could not be read: nothing else about it is compared. */
   unreachable?: string
@@ -46,7 +54,7 @@ export interface MemberView {
 export interface VerifyInput {
   /** BatchPin logs in chain order. */
   pins: readonly (Pick<ChainPin, 'batch' | 'block' | 'logIndex'> & Partial<Pick<ChainPin, 'signer' | 'batchHash'>>)[]
-  /** Message ids of each batch, in manifest order. */
+  /** Message keys of each batch, in manifest order. */
   manifests: ReadonlyMap<string, readonly string[]>
   /** The key and hash of each batch found pinned by its own key: then only a pin with both places the batch. */
   owners?: ReadonlyMap<string, { key: string; hash: string }>
@@ -129,11 +137,11 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     if (owner && p.signer !== undefined && (p.signer.toLowerCase() !== owner.key.toLowerCase() || p.batchHash !== owner.hash)) return
     if (!batchPlace.has(p.batch)) batchPlace.set(p.batch, i)
   })
-  const position = (msg: MessageView): [number, number] | undefined => {
+  const position = (key: string, msg: MessageView): [number, number] | undefined => {
     if (msg.batch === undefined) return undefined
     const at = batchPlace.get(msg.batch)
     if (at === undefined) return undefined
-    const index = input.manifests.get(msg.batch)?.indexOf(msg.id) ?? -1
+    const index = input.manifests.get(msg.batch)?.indexOf(key) ?? -1
     return index < 0 ? undefined : [at, index]
   }
 
@@ -183,11 +191,11 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
   // Topics: which pinned messages are on each, in chain order, and who receives them.
   const topics = new Map<string, { key: TopicKey; receivers: string[]; chain: string[] }>()
   const placed = new Map<string, [number, number]>()
-  for (const msg of known.values()) {
+  for (const [messageKey, msg] of known) {
     if (msg.txtype === 'none') continue
-    const pos = position(msg)
+    const pos = position(messageKey, msg)
     if (pos === undefined) continue
-    placed.set(msg.id, pos)
+    placed.set(messageKey, pos)
     const isPrivate = !BROADCAST_TYPES.has(msg.type)
     for (const topic of msg.topics) {
       const key: TopicKey = { namespace: msg.namespace, topic, ...(isPrivate && msg.group ? { group: msg.group, author: msg.author } : {}) }
@@ -198,7 +206,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
         t = { key, receivers, chain: [] }
         topics.set(id, t)
       }
-      t.chain.push(msg.id)
+      t.chain.push(messageKey)
     }
   }
   const byPlace = (a: string, b: string): number => {
@@ -305,7 +313,7 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
     // A batch of its id read before stands, unless this one is the one its own key pinned (see pinnedByItsKey).
     const own = pinnedByItsKey(pins, b)
     if (manifests.has(b.id) && (owners.has(b.id) || !own)) return
-    manifests.set(b.id, b.manifest.messages.map((x) => x.id))
+    manifests.set(b.id, b.manifest.messages.map((x) => messageKey(x.id, x.hash)))
     if (own) owners.set(b.id, { key: b.key!, hash: b.hash! })
   }
   for (const b of found.batches.values()) record(b)
@@ -338,10 +346,15 @@ async function readMember(m: MemberDescription, namespaces: readonly string[], u
   try {
     for (const ns of namespaces) {
       for (const e of await settledEvents(m, ns)) {
-        view.settled.push({ id: e.reference, outcome: e.type === 'message_rejected' ? 'rejected' : 'confirmed', sequence: e.sequence })
-        if (e.message) view.messages.set(e.reference, messageView(e.message))
+        // The event's message is the one its verdict was about (by id and hash), as the member enriches it.
+        const key = e.message ? messageKey(e.reference, e.message.hash) : e.reference
+        view.settled.push({ id: key, outcome: e.type === 'message_rejected' ? 'rejected' : 'confirmed', sequence: e.sequence })
+        if (e.message) view.messages.set(key, messageView(e.message))
       }
-      for (const msg of await pendingMessages(m, ns)) if (!view.messages.has(msg.header.id)) view.messages.set(msg.header.id, messageView(msg))
+      for (const msg of await pendingMessages(m, ns)) {
+        const key = messageKey(msg.header.id, msg.hash)
+        if (!view.messages.has(key)) view.messages.set(key, messageView(msg))
+      }
     }
   } catch (err) {
     return { ...view, settled: [], messages: new Map(), unreachable: (err as Error).message }

@@ -19,6 +19,7 @@ import type {
   BatchRecord,
   BlockchainEventQuery,
   Data,
+  DataRef,
   Datatype,
   CollectionQuery,
   EventQuery,
@@ -57,15 +58,17 @@ export interface NodeStatus {
  * behind them stay in the data layer, which alone turns a filter into SQL.
  */
 export interface NodeQueries {
-  messages: { get(id: string): Message | undefined; list(q: MessageQuery): Message[] }
+  /** `get`: the message an id alone means (docs/api.md, "Ids reused with other content"); `byRef`: by id and hash. */
+  messages: { get(id: string): Message | undefined; byRef(id: string, hash: string): Message | undefined; list(q: MessageQuery): Message[] }
   data: {
     get(id: string): Data | undefined
-    getMany(ids: string[]): Data[]
+    /** By id and hash, as messages name their data; in the order given. */
+    getMany(refs: readonly DataRef[]): Data[]
     list(namespace: string, q: CollectionQuery): Data[]
     /** What a list page (the same query) would hold: its items and the bytes of their values. */
     listValueBytes(namespace: string, q: CollectionQuery): { items: number; bytes: number }
     /** Bytes of the values of these data items. */
-    valueBytes(ids: readonly string[]): number
+    valueBytes(refs: readonly DataRef[]): number
   }
   datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
   events: {
@@ -112,7 +115,7 @@ export interface NodeServices {
   /** Test controls (holds and drops of deliveries, chain and IPFS read holds), served only when `config.admin`. */
   controls: Controls
   /** A message's timeline on this member and why it waits (node/trace/trace.ts); undefined for a message not held here. */
-  tracer: { trace(namespace: string, id: string): MessageTrace | undefined }
+  tracer: { trace(namespace: string, id: string, hash?: string): MessageTrace | undefined }
 }
 
 /** The fields each collection can be filtered and sorted by, described once in the data layer: the routes parse and document their query strings by them. */

@@ -10,6 +10,7 @@ export type RogueAttack =
   | { attack: 'garbage-pin'; topic: string }
   | { attack: 'squat-pin'; batch?: string; next: boolean; topic?: string; payloadRef?: string; timeoutMs: number }
   | { attack: 'deliver-under'; victim: string; batch: string; namespace?: string }
+  | { attack: 'reuse-id'; message: string; to?: string[]; namespace?: string }
   | { attack: 'foreign-group'; org?: string; node?: string; namespace?: string }
   | { attack: 'claim-name'; name?: string }
   | { attack: 'flood-blobs'; to: string; bytes: number; count: number }
@@ -21,7 +22,7 @@ export interface RogueCommand {
   json: boolean
 }
 
-export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'foreign-group', 'claim-name', 'flood-blobs'] as const
+export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'reuse-id', 'foreign-group', 'claim-name', 'flood-blobs'] as const
 
 /** Attacks a chain account can make alone; the others need a member's node certificate. */
 const CHAIN_ONLY = new Set(['garbage-pin', 'squat-pin', 'claim-name'])
@@ -44,12 +45,14 @@ const OPTIONS = {
   to: { type: 'string' },
   bytes: { type: 'string' },
   count: { type: 'string' },
+  message: { type: 'string' },
 } as const
 
 const ALLOWED: Record<(typeof ATTACKS)[number], readonly string[]> = {
   'garbage-pin': ['topic', 'account'],
   'squat-pin': ['batch', 'next', 'topic', 'payload-ref', 'timeout', 'account'],
   'deliver-under': ['victim', 'batch', 'namespace'],
+  'reuse-id': ['message', 'to', 'namespace'],
   'foreign-group': ['org', 'node', 'namespace'],
   'claim-name': ['name', 'account'],
   'flood-blobs': ['to', 'bytes', 'count'],
@@ -92,7 +95,7 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
   } else {
     throw new RogueUsageError(`rogue ${attack} needs the member that attacks (rogue org1 ${attack} ...)${CHAIN_ONLY.has(attack) ? ' or a chain account (--account N or --account fresh)' : ''}`)
   }
-  const need = (name: 'topic' | 'victim' | 'batch' | 'to' | 'bytes' | 'count'): string => {
+  const need = (name: 'topic' | 'victim' | 'batch' | 'to' | 'bytes' | 'count' | 'message'): string => {
     const value = v[name]
     if (value === undefined || value === '') throw new RogueUsageError(`rogue ${attack} needs --${name}`)
     return value
@@ -117,6 +120,14 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
       const o: Record<string, string> = {}
       optional('namespace', o)
       run = { attack, victim: need('victim'), batch: need('batch'), ...o }
+      break
+    }
+    case 'reuse-id': {
+      const o: Record<string, string> = {}
+      optional('namespace', o)
+      const to = v.to === undefined ? undefined : v.to.split(',').map((x) => x.trim()).filter((x) => x !== '')
+      if (to !== undefined && to.length === 0) throw new RogueUsageError('rogue reuse-id: --to names one or more orgs, comma-separated')
+      run = { attack, message: need('message'), ...(to ? { to } : {}), ...o }
       break
     }
     case 'foreign-group': {

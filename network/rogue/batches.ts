@@ -109,6 +109,8 @@ export interface PrivateItem {
   topic: string
   value: unknown
   nonce: number
+  /** The message's id, when it takes another's. */
+  messageId?: string
 }
 
 /**
@@ -135,7 +137,7 @@ export function privateBatch(
     data.push(d)
     const refs = [{ id: d.id, hash: d.hash }]
     const header: Header = {
-      id: newId<MessageId>(),
+      id: (item.messageId as MessageId | undefined) ?? newId<MessageId>(),
       type: 'private',
       txtype: 'batch_pin',
       author: self.orgDid,

@@ -6,18 +6,19 @@
  */
 import { randomUUID } from 'node:crypto'
 import { broadcastContext } from '../../node/core/hashes.js'
-import { newId, type BatchId, type IdentityId, type TxId } from '../../node/core/ids.js'
-import { orgDid } from '../../node/model/index.js'
+import { newId, type BatchId, type Hash, type IdentityId, type TxId } from '../../node/core/ids.js'
+import { now } from '../../node/core/time.js'
+import { orgDid, type BatchPayload } from '../../node/model/index.js'
 import { createIpfsStorage } from '../../node/storage/ipfs.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import type { MemberDescription, NetworkDescription } from '../description.js'
 import { memberGet } from '../inspect.js'
 import { layout } from '../layout.js'
-import { broadcastContexts, garbageContexts, garbagePinArgs, junkHash, makeGroup, orgClaimBatch, privateBatch, privateContexts, type PinArgs } from './batches.js'
+import { broadcastBatch, broadcastContexts, garbageContexts, garbagePinArgs, junkHash, makeGroup, orgClaimBatch, privateBatch, privateContexts, type PinArgs } from './batches.js'
 import { rogueKey, sendPin, type KeySource } from './chain.js'
 import { RogueExchange } from './exchange.js'
 import { nextPendingPin, pendingPins, type PendingPin } from './pool.js'
-import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, SquatPinResult } from './results.js'
+import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, ReuseIdResult, SquatPinResult } from './results.js'
 
 /** What the attacks need of the network: its folder, its description and its members by name. */
 export interface RogueNetwork {
@@ -115,6 +116,46 @@ export class RogueMember {
   }
 
   /**
+   * Pins a message of the member's own under the id of another member's message `message`, with other content, on a
+   * topic of its own: what a member that learnt the id can do (a private batch travels before its pin). For a private
+   * message, in the same group, delivered first to `to` (default: every member of the group, its own node too, so that
+   * each holds it and reaches its own verdict), one by one, then pinned; for a broadcast, published to shared storage and pinned. Every member stores both messages and
+   * decides each on its own, alike (docs/architecture.md, "Ids reused with other content").
+   */
+  async reuseId(opts: { message: string; to?: string[]; namespace?: string }): Promise<ReuseIdResult> {
+    const self = this.member('reuse-id')
+    const ns = opts.namespace ?? 'default'
+    const base = `/api/v1/namespaces/${encodeURIComponent(ns)}`
+    const taken = await memberGet<{ header: { id: string; group?: string } }>(self, `${base}/messages/${encodeURIComponent(opts.message)}`).catch((err: unknown) => {
+      throw new RogueError(`reuse-id: ${self.org} does not hold message ${opts.message} in namespace ${ns} (${(err as Error).message})`)
+    })
+    const topic = `reuse-${randomUUID().slice(0, 8)}`
+    const key = await this.key({ org: self.org })
+    const groupHash = taken.header.group
+    if (groupHash === undefined) {
+      if (opts.to !== undefined) throw new RogueError(`reuse-id: message ${opts.message} is a broadcast, fetched from shared storage: it takes no --to`)
+      const payload = broadcastBatch({ did: self.did, key: key.address }, ns, [{ topic, value: { reuses: opts.message }, messageId: opts.message }])
+      const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: await this.publish(payload), contexts: broadcastContexts(payload) })
+      return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, deliveries: [], pin }
+    }
+    const group = await memberGet<{ members: { identity: string }[] }>(self, `${base}/groups/${groupHash}`)
+    const inGroup = this.net.description.members.filter((m) => group.members.some((g) => g.identity === m.did))
+    const to = opts.to === undefined ? inGroup : opts.to.map((org) => this.net.member(org))
+    for (const m of to) if (!inGroup.includes(m)) throw new RogueError(`reuse-id: ${m.org} is not a member of group ${groupHash}`)
+    // A topic of its own in the group: its first nonce is 0.
+    const payload = privateBatch(self, { hash: groupHash as Hash, namespace: ns, name: '', members: [], created: now() }, [{ topic, value: { reuses: opts.message }, nonce: 0, messageId: opts.message }])
+    const exchange = new RogueExchange(layout(this.net.dir), self)
+    const deliveries = []
+    try {
+      for (const m of to) deliveries.push(await exchange.deliver(m, payload))
+    } finally {
+      await exchange.stop()
+    }
+    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: '', contexts: privateContexts(payload) })
+    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, group: groupHash, deliveries, pin }
+  }
+
+  /**
    * Pins a group that pairs `org` with `node`, a node that is not its own (default: the first other org, paired
    * with the member's own node); the group also holds the member on its node and every other org on its own, so
    * that every member's node receives the groupinit. It is delivered to each (the member's own included), then pinned.
@@ -162,14 +203,7 @@ export class RogueMember {
     const name = opts.name ?? `org${this.net.description.members.length}`
     const key = await this.key('org' in this.signer ? { fresh: true } : this.signer)
     const payload = orgClaimBatch(name, key.address)
-    const storage = createIpfsStorage({ ...this.net.description.ipfs, log: () => {} })
-    let payloadRef: string
-    try {
-      payloadRef = await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
-    } finally {
-      await storage.stop()
-    }
-    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef, contexts: broadcastContexts(payload) })
+    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: await this.publish(payload), contexts: broadcastContexts(payload) })
     return { attack: 'claim-name', name, did: orgDid(name), claim: payload.messages[0]!.header.id, pin }
   }
 
@@ -206,6 +240,16 @@ export class RogueMember {
 
   private key(source: KeySource) {
     return rogueKey(layout(this.net.dir), this.net.description.chain.rpc, source)
+  }
+
+  /** Uploads a broadcast batch to the network's shared storage; answers its reference. */
+  private async publish(payload: BatchPayload): Promise<string> {
+    const storage = createIpfsStorage({ ...this.net.description.ipfs, log: () => {} })
+    try {
+      return await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
+    } finally {
+      await storage.stop()
+    }
   }
 
   private async pin(key: Awaited<ReturnType<RogueMember['key']>>, args: PinArgs, tipAbove?: bigint): Promise<PinSent> {

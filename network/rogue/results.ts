@@ -39,6 +39,19 @@ export interface DeliverUnderResult {
   delivery: DeliveryOutcome
 }
 
+export interface ReuseIdResult {
+  attack: 'reuse-id'
+  /** The id it took: another member's message's. */
+  message: string
+  /** The hash of its own message under that id. */
+  hash: string
+  batchId: string
+  /** The group of the message it took the id of; absent for a broadcast. */
+  group?: string
+  deliveries: DeliveryOutcome[]
+  pin: PinSent
+}
+
 export interface ForeignGroupResult {
   attack: 'foreign-group'
   group: string
@@ -72,7 +85,7 @@ export interface FloodBlobsResult {
   hashes: string[]
 }
 
-export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult
+export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ReuseIdResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult
 
 const pinText = (p: PinSent): string => `tx ${p.txHash} from ${p.signer} (${p.signedWith})${p.block !== undefined ? ` in block ${p.block}` : ', waiting in the pool'}`
 const deliveryText = (d: DeliveryOutcome): string => (d.stored ? `${d.to} stored it` : `${d.to} refused it: ${d.refusal}`)
@@ -86,6 +99,8 @@ export function rogueLine(r: RogueResult): string {
       return `pinned batch ${r.pin.batchId} first, with hash ${r.pin.batchHash.slice(0, 12)}…, ${r.pin.contexts.length} context(s) and payload ref ${JSON.stringify(r.pin.payloadRef)}: ${pinText(r.pin)}${r.victim ? `; ahead of ${r.victim.txHash} from ${r.victim.signer}` : ''}`
     case 'deliver-under':
       return `delivered a private batch of its own (group ${r.group}, message ${r.messages.join(', ')}) under batch id ${r.batchId}: ${deliveryText(r.delivery)}`
+    case 'reuse-id':
+      return `pinned a message of its own (hash ${r.hash.slice(0, 12)}…) under message id ${r.message} in batch ${r.batchId}${r.group ? `, delivered first: ${r.deliveries.map(deliveryText).join('; ') || 'to nobody'}` : ', published to shared storage'}; ${pinText(r.pin)}`
     case 'foreign-group':
       return `pinned group ${r.group} pairing ${r.paired.org} with ${r.paired.node} (groupinit ${r.groupinit}): ${r.deliveries.map(deliveryText).join('; ') || 'delivered to nobody'}; ${pinText(r.pin)}`
     case 'claim-name':

@@ -26,7 +26,8 @@ export interface ControlsDeps {
   /** Downloading batches and blobs from shared storage (the fetchers' gate). */
   ipfs: Gate
   identities: { byDid(did: string): Identity | undefined }
-  messages: { get(id: MessageId): Message | undefined }
+  /** `own`: this member's message of that id, whatever others hold under it. */
+  messages: { get(id: MessageId): Message | undefined; own(id: MessageId): Message | undefined }
   batches: { get(id: BatchId): BatchRecord | undefined }
 }
 
@@ -112,7 +113,7 @@ export class Controls {
     if (given(b.message) && given(b.batch)) throw new ParleyError('INVALID_FIELD', 'give message or batch, not both')
     if (given(b.message)) {
       const id = parseUuid<MessageId>(b.message, 'message')
-      const m = this.deps.messages.get(id)
+      const m = this.deps.messages.own(id) ?? this.deps.messages.get(id)
       if (!m) throw new ParleyError('INVALID_FIELD', `message ${id} is not known to this member`)
       if (m.header.author !== orgDid(this.deps.org) || (m.header.type !== 'private' && m.header.type !== 'groupinit')) {
         throw new ParleyError('INVALID_FIELD', `message ${id} is not a private message sent by this member: it has no deliveries here`)

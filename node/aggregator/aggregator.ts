@@ -1,11 +1,11 @@
 import { errorMessage } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
-import type { BatchId, Hash, MessageId } from '../core/ids.js'
+import type { BatchId, Hash } from '../core/ids.js'
 import { now, type Timestamp } from '../core/time.js'
 import type { Database } from '../db/database.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
-import type { MessagesRepo } from '../db/repos/messages.js'
+import { refKey, type MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
@@ -90,10 +90,11 @@ export class Aggregator {
   /**
    * Why each message its own checks could not decide waits (a blob, a datatype, an identity...), as the last pass that
    * walked it found, and when: what a message trace shows. Only messages that passed their ordering checks, so at most
-   * one per topic is held back here; those behind them are not noted (explain runs the ordering checks again). Memory
+   * one per topic is held back here; those behind them are not noted (explain runs the ordering checks again). By
+   * refKey: two messages may share an id. Memory
    * only, like the queues: a start walks every waiting pin whose batch is here, which finds each reason again.
    */
-  private readonly waits = new Map<MessageId, { wait: Wait; at: Timestamp }>()
+  private readonly waits = new Map<string, { wait: Wait; at: Timestamp }>()
 
   constructor(private readonly deps: AggregatorDeps) {}
 
@@ -190,7 +191,7 @@ export class Aggregator {
     if (firstSeq === undefined) return undefined
     const ordering = orderingOf(message, batch, pins, range, firstSeq, this.queues, this.deps.privateChecks)
     if (ordering.kind === 'wait') return { wait: ordering.wait }
-    return this.waits.get(message.header.id)
+    return this.waits.get(refKey({ id: message.header.id, hash: message.hash }))
   }
 
   /** How many messages' own-check reasons are noted (for tests and diagnostics: at most about one per held topic). */
@@ -299,8 +300,7 @@ export class Aggregator {
     }
     for (const [id, wait] of result.waits) this.waits.set(id, { wait, at })
     if (this.waits.size > 0) {
-      for (const m of result.confirmed) this.waits.delete(m.header.id)
-      for (const r of result.rejected) this.waits.delete(r.message.header.id)
+      for (const m of [...result.confirmed, ...result.rejected.map((r) => r.message)]) this.waits.delete(refKey({ id: m.header.id, hash: m.hash }))
     }
     for (const f of result.afterCommit) f()
     // As the pass left them, for the event deliveries that read them next.

@@ -125,7 +125,7 @@ class Explainer {
     const batch = this.deps.batches.byIdHash(pin.batchId, pin.batchHash)
     if (!batch || batch.state === 'refused' || batch.key !== pin.signer) return batch ? { batch } : {}
     const place = new IndexedManifest(batch.manifest).at(pin.index)
-    const message = place ? this.deps.messages.get(place.entry.id) : undefined
+    const message = place ? this.deps.messages.byRef(place.entry.id, place.entry.hash) : undefined
     return message ? { batch, message } : { batch }
   }
 

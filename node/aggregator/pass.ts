@@ -6,6 +6,7 @@ import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
+import { refKey, type PinnedRef } from '../db/repos/messages.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -23,10 +24,10 @@ export interface PassResult {
    */
   rewindWaiting: boolean
   /**
-   * Why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
+   * By refKey (two messages may share an id): why each message that its own checks could not decide waits (blob, datatype, identity...; settled ones are not
    * here). A message its ordering holds back (ordering.ts) is not noted: that check is cheap to run again, read-only.
    */
-  waits: Map<MessageId, Wait>
+  waits: Map<string, Wait>
 }
 
 /** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
@@ -35,7 +36,9 @@ interface BatchView {
   manifest: IndexedManifest
   /** The pins that decide its messages, by index: those its own key signed naming its hash (PinsRepo.ofBatch). */
   pins: Map<number, Pin>
+  /** By id (unique in a batch). */
   messages: Map<string, Message>
+  /** By id and hash (refKey). */
   data: Map<string, Data>
   /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
   prefetched: boolean
@@ -92,11 +95,13 @@ export class Pass {
    * is not read again.
    */
   private readonly pagePins = new Map<string, Map<number, Pin>>()
+  /** Messages this pass decided, by refKey: each (id, hash) is decided on its own, whatever else shares its id. */
   private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
   private readonly pendingPins: number[] = []
   private readonly pendingEvents: NewEvent[] = []
-  private readonly pendingConfirms = new Map<BatchId, { txId: TxId; ids: MessageId[] }>()
+  /** By batch id and hash: batches sharing an id are confirmed apart. Each message with its own first deciding pin. */
+  private readonly pendingConfirms = new Map<string, { batchId: BatchId; txId: TxId; refs: PinnedRef[] }>()
   /** What this pass may spend on data checks on the main thread; costlier checks go to the validation worker. */
   private readonly allowance = new StepAllowance()
   readonly result: PassResult = { confirmed: [], rejected: [], events: [], afterCommit: [], rewindWaiting: false, waits: new Map() }
@@ -145,7 +150,8 @@ export class Pass {
     const range = { from: entry.firstPin, to: entry.firstPin + entry.topics - 1 }
     const message = view.messages.get(entry.id)
     if (!message) return undefined
-    if (message.state === 'confirmed' || message.state === 'rejected' || this.settled.has(message.header.id)) {
+    const key = refKey({ id: message.header.id, hash: message.hash })
+    if (message.state === 'confirmed' || message.state === 'rejected' || this.settled.has(key)) {
       this.leave(view, range)
       return { range, pins: view.pins }
     }
@@ -161,20 +167,21 @@ export class Pass {
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
-    this.settled.add(message.header.id)
-    this.result.waits.delete(message.header.id)
+    this.settled.add(key)
+    this.result.waits.delete(key)
     this.leave(view, range)
     const { record } = view
-    const common = { namespace: message.header.namespace, reference: message.header.id, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
+    const common = { namespace: message.header.namespace, reference: message.header.id, referenceHash: message.hash, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
     if (decision.kind === 'reject') {
-      this.deps.messages.reject(this.tx, message.header.id, record.id, record.txId, this.at, decision.reason)
+      this.deps.messages.reject(this.tx, { id: message.header.id, hash: message.hash }, record.id, record.txId, this.at, decision.reason, firstSeq)
       this.pendingEvents.push({ type: 'message_rejected', ...common })
       this.deps.log(`message ${message.header.id} rejected: ${decision.reason}`)
       this.result.rejected.push({ message: extend(message, { state: 'rejected' as const, confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }), reason: decision.reason })
     } else {
-      const batch = this.pendingConfirms.get(record.id) ?? { txId: record.txId, ids: [] }
-      batch.ids.push(message.header.id)
-      this.pendingConfirms.set(record.id, batch)
+      const batchKey = `${record.id}/${record.hash}`
+      const batch = this.pendingConfirms.get(batchKey) ?? { batchId: record.id, txId: record.txId, refs: [] }
+      batch.refs.push({ id: message.header.id, hash: message.hash, pinSeq: firstSeq })
+      this.pendingConfirms.set(batchKey, batch)
       this.pendingEvents.push({ type: 'message_confirmed', ...common })
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
       this.result.confirmed.push(extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId }))
@@ -213,7 +220,7 @@ export class Pass {
     if (overLimit) return { kind: 'reject', reason: overLimit }
     const pinned = pinsProblem(message, view.record.hash, view.pins, range, contexts)
     if (pinned) return { kind: 'reject', reason: pinned }
-    const data = message.data.map((r) => view.data.get(r.id)).filter((d): d is Data => d !== undefined)
+    const data = message.data.map((r) => view.data.get(refKey(r))).filter((d): d is Data => d !== undefined)
     if (data.length !== message.data.length) return { kind: 'wait', wait: { reason: 'batch', detail: 'its data is not all here' } }
     if (message.header.type === 'definition' || message.header.type === 'groupinit') return this.decideDefinition(message, data, firstSeq)
 
@@ -289,9 +296,9 @@ export class Pass {
     const items: Data[] = []
     for (const e of view.manifest.entries) {
       const m = view.messages.get(e.id)
-      if (!m || m.state === 'confirmed' || m.state === 'rejected' || this.settled.has(m.header.id)) continue
+      if (!m || m.state === 'confirmed' || m.state === 'rejected' || this.settled.has(refKey({ id: m.header.id, hash: m.hash }))) continue
       for (const r of m.data) {
-        const d = view.data.get(r.id)
+        const d = view.data.get(refKey(r))
         if (d) items.push(d)
       }
       if (items.length >= PREFETCH_ITEMS) break
@@ -311,9 +318,14 @@ export class Pass {
       const pins = this.pinsOf(record, manifest)
       if (held) view = { record, ...held, pins, prefetched: false }
       else {
-        const messages = this.deps.messages.getMany(manifest.entries.map((e) => e.id), this.tx)
-        const dataIds = [...new Set([...messages.values()].flatMap((m) => m.data.map((r) => r.id)))]
-        view = { record, manifest, pins, messages, data: this.deps.data.byIds(dataIds, this.tx), prefetched: false }
+        // By id and hash: another message (or data item) may share an id with one of this batch's.
+        const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
+        const messages = new Map(manifest.entries.flatMap((e) => {
+          const m = rows.get(refKey(e))
+          return m ? [[e.id, m] as const] : []
+        }))
+        const data = this.deps.data.byRefs([...messages.values()].flatMap((m) => m.data), this.tx)
+        view = { record, manifest, pins, messages, data, prefetched: false }
       }
     }
     this.views.set(key, view)
@@ -341,7 +353,7 @@ export class Pass {
 
   /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
   private waits(message: Message, wait: Wait): undefined {
-    this.result.waits.set(message.header.id, wait)
+    this.result.waits.set(refKey({ id: message.header.id, hash: message.hash }), wait)
     return undefined
   }
 
@@ -373,7 +385,7 @@ export class Pass {
   /** Writes what the page decided so far: dispatched pins, confirmations per batch, new events (in order). */
   private flush(): void {
     if (this.pendingPins.length > 0) this.deps.pins.markDispatchedSeqs(this.tx, this.pendingPins.splice(0))
-    for (const [batchId, c] of this.pendingConfirms) this.deps.messages.confirmMany(this.tx, c.ids, batchId, c.txId, this.at)
+    for (const c of this.pendingConfirms.values()) this.deps.messages.confirmMany(this.tx, c.refs, c.batchId, c.txId, this.at)
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }

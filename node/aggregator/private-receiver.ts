@@ -123,6 +123,8 @@ export class PrivateReceiver {
   /**
    * FireFly's unpinned path: each message of a stored unpinned batch is confirmed (or rejected, on a verdict about its
    * data) at once, in batch order, with its event; no pin, no nonce. `held`: what storeReceivedBatch answered.
+   * Each (id, hash) is decided on its own: another message held here under its id, with other content, changes nothing
+   * of its verdict (nothing orders unpinned messages among members, so a verdict that depended on it would not agree).
    */
   private decideUnpinned(tx: Tx, b: BatchPayload, verdicts: Verdicts, held: ReadonlyMap<string, Message> | undefined): NodeEvent[] {
     const at = now()
@@ -133,12 +135,12 @@ export class PrivateReceiver {
       // one event (a pinned message held settled is skipped as well, by the aggregator's pass).
       if (held && held.get(m.header.id)?.state !== 'pending') continue
       const reason = verdicts.get(m.header.id)
-      const common = { namespace: m.header.namespace, reference: m.header.id, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
+      const common = { namespace: m.header.namespace, reference: m.header.id, referenceHash: m.hash, tx: b.tx.id, topic: m.header.topics[0]!, ...(m.header.cid ? { correlator: m.header.cid } : {}) }
       if (reason === undefined) {
-        confirmed.push(m.header.id)
+        confirmed.push({ id: m.header.id, hash: m.hash })
         events.push({ type: 'message_confirmed', ...common })
       } else {
-        this.deps.messages.reject(tx, m.header.id, b.id, b.tx.id, at, reason)
+        this.deps.messages.reject(tx, { id: m.header.id, hash: m.hash }, b.id, b.tx.id, at, reason)
         events.push({ type: 'message_rejected', ...common })
       }
     }
@@ -231,8 +233,8 @@ export class PrivateReceiver {
     } else {
       const earlier = this.deps.messages.groupinitOf(hash, tx)
       if (!earlier) notYet(`group ${hash} is not known here yet: the batch defining it has not arrived`)
-      const dataId = earlier!.data[0]?.id
-      value = dataId === undefined ? undefined : this.deps.data.get(dataId, tx)?.value
+      const ref = earlier!.data[0]
+      value = ref === undefined ? undefined : this.deps.data.byRef(ref, tx)?.value
     }
     const parsed = parseGroupinit(value, hash, b.namespace)
     if (!parsed.ok) refuse(`group ${hash}: ${parsed.reason}`)

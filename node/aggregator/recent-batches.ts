@@ -2,14 +2,16 @@ import { extend } from '../core/extend.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
 import { storedData } from '../db/repos/data.js'
-import { storedMessage } from '../db/repos/messages.js'
+import { refKey, storedMessage } from '../db/repos/messages.js'
 import type { BatchPayload, BatchRecord, Data, Message } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
 
 /** What the aggregator would read from the database for one batch, as the database holds it. */
 export interface HeldContents {
   manifest: IndexedManifest
+  /** By id (a batch's message ids are unique: checkBatch). */
   messages: Map<string, Message>
+  /** By id and hash (refKey): messages name their data by both, and another data item may share an id. */
   data: Map<string, Data>
 }
 
@@ -119,13 +121,13 @@ export class RecentBatches {
     const heldData = new Map<string, Data>()
     for (const d of data) {
       const s = storedData(d)
-      heldData.set(s.id, s)
+      heldData.set(refKey(s), s)
       weight += 200 + (s.value?.length ?? 0)
     }
     const heldMessages = new Map<string, Message>()
     for (const m of messages) {
       // The pass would read every data item its messages name; one missing here would make it wait, a read would not.
-      if (m.data.some((r) => !heldData.has(r.id))) return
+      if (m.data.some((r) => !heldData.has(refKey(r)))) return
       const s = ownTexts(storedMessage(m))
       heldMessages.set(s.header.id, s)
       weight += 600

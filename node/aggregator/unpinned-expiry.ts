@@ -76,9 +76,9 @@ export class UnpinnedExpiry {
       const pending = repo.pendingOf(tx, b)
       repo.deleteBatch(tx, b, pending)
       for (const m of pending) {
-        for (const id of m.dataIds) {
-          const d = data.get(id, tx)
-          if (!d || data.messageWith(d.namespace, id, tx) !== undefined) continue
+        for (const ref of m.data) {
+          const d = data.byRef(ref, tx)
+          if (!d || data.messageWith(d.namespace, ref, tx) !== undefined) continue
           const { blobStillUsed } = data.delete(tx, d)
           if (d.blob && !blobStillUsed && blobs.has(d.blob.hash, tx)) {
             blobs.delete(tx, d.blob.hash)

@@ -205,7 +205,7 @@ export class Assembler {
       if (this.deps.dispatcher.seal) sealedMessages = this.deps.dispatcher.seal(tx, record, sealedMessages)
       messages.assignBatch(
         tx,
-        take.map((a) => a.message.header.id),
+        take.map((a) => ({ id: a.message.header.id, hash: a.message.hash })),
         id,
         txId,
       )

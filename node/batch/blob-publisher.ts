@@ -44,7 +44,7 @@ export class BlobPublisher {
       // Put there by this node, or already verified: the reference is known good.
       await db.transaction((tx) => {
         const at = now()
-        data.setBlobPublic(tx, d.id, announced.public)
+        data.setBlobPublic(tx, d, announced.public)
         refs.settle(tx, announced, { ok: true }, at)
         if (owner && uploading) operationRecorder?.blobPublished(tx, owner, d.id, announced.public, at)
       })

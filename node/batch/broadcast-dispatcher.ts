@@ -19,7 +19,7 @@ export class BroadcastDispatcher implements Dispatcher {
     signal.throwIfAborted()
     if (await this.deps.blobs.publishAll(batch.payload.data, { namespace: batch.record.namespace, txId: batch.record.txId })) {
       // The publisher recorded the new references; the payload carries them (the data hashes do not cover them).
-      batch.payload = { ...batch.payload, data: this.deps.data.getMany(batch.payload.data.map((d) => d.id)) }
+      batch.payload = { ...batch.payload, data: this.deps.data.getMany(batch.payload.data) }
     }
     signal.throwIfAborted()
     return this.deps.storage.upload(Buffer.from(serializeBatch(batch.payload), 'utf8'), 'batch.json')

@@ -1,12 +1,12 @@
 import { setMaxListeners } from 'node:events'
 import type { Database } from '../db/database.js'
-import type { MessagesRepo } from '../db/repos/messages.js'
+import { refKey, type MessageRef, type MessagesRepo } from '../db/repos/messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { EventsRepo } from '../db/repos/events.js'
 import type { Chain } from '../chain/index.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
-import { batchTypeOf, type BatchRecord, type BatchType, type Data, type LocalIdentity, type Message, type NodeEvent, type TxType } from '../model/index.js'
+import { batchTypeOf, type BatchRecord, type BatchType, type Data, type DataRef, type LocalIdentity, type Message, type NodeEvent, type TxType } from '../model/index.js'
 import type { Hash } from '../core/ids.js'
 import type { MessageSink } from '../messaging/sender.js'
 import { payloadEstimate } from '../messaging/sender.js'
@@ -77,9 +77,9 @@ export class BatchManager implements MessageSink {
       this.assemblerFor(b.type, b.namespace, b.author, b.key, b.group, sealed.payload.messages[0]?.header.txtype).resume(sealed)
     }
     const waiting = this.deps.messages.unbatched()
-    const data = this.deps.data.byIds([...new Set(waiting.flatMap((m) => m.data.map((r) => r.id)))])
+    const data = this.deps.data.byRefs(waiting.flatMap((m) => m.data))
     for (const m of waiting) {
-      const items = m.data.map((r) => data.get(r.id)).filter((d): d is Data => d !== undefined)
+      const items = m.data.map((r) => data.get(refKey(r))).filter((d): d is Data => d !== undefined)
       this.accepted(m, items, payloadEstimate(m, items))
     }
   }
@@ -123,9 +123,10 @@ export class BatchManager implements MessageSink {
 
 /** A sealed batch's payload from the database, in exactly the order its manifest was sealed in (pins included). */
 export function rebuildSealed(deps: { messages: MessagesRepo; data: DataRepo }, b: BatchRecord): SealedBatch {
-  const manifest = JSON.parse(b.manifest) as { messages: { id: string }[]; data: { id: string }[] }
-  const msgs = deps.messages.getMany(manifest.messages.map((m) => m.id))
-  const messages = manifest.messages.map((m) => msgs.get(m.id)).filter((m): m is Message => m !== undefined)
-  return { record: b, payload: batchPayload(b, messages, deps.data.getMany(manifest.data.map((d) => d.id))) }
+  const manifest = JSON.parse(b.manifest) as { messages: MessageRef[]; data: DataRef[] }
+  // By id and hash: a peer may have sent a message of its own under one of these ids.
+  const msgs = deps.messages.byRefs(manifest.messages)
+  const messages = manifest.messages.map((m) => msgs.get(refKey(m))).filter((m): m is Message => m !== undefined)
+  return { record: b, payload: batchPayload(b, messages, deps.data.getMany(manifest.data)) }
 }
 

@@ -56,21 +56,21 @@ export class PrivateDispatcher implements Dispatcher {
     for (const m of wanting) for (const topic of m.header.topics) counts.set(keyOf(m, topic), (counts.get(keyOf(m, topic)) ?? 0) + 1)
     const next = new Map<Hash, number>()
     for (const [key, count] of counts) next.set(key, this.deps.nonces.allocate(tx, key, count))
-    const pinned = new Map<string, string[]>()
+    const pinned = new Map<string, { hash: Hash; pins: string[] }>()
     for (const m of wanting) {
-      pinned.set(
-        m.header.id,
-        m.header.topics.map((topic) => {
+      pinned.set(m.header.id, {
+        hash: m.hash,
+        pins: m.header.topics.map((topic) => {
           const key = keyOf(m, topic)
           const nonce = next.get(key)!
           next.set(key, nonce + 1)
           return formatPin(privatePin(topic, m.header.group!, m.header.author, nonce), nonce)
         }),
-      )
+      })
     }
-    this.deps.messages.setPinsMany(tx, [...pinned].map(([id, pins]) => ({ id: id as MessageId, pins })))
+    this.deps.messages.setPinsMany(tx, [...pinned].map(([id, p]) => ({ id: id as MessageId, hash: p.hash, pins: p.pins })))
     return messages.map((m) => {
-      const pins = pinned.get(m.header.id)
+      const pins = pinned.get(m.header.id)?.pins
       return pins ? { ...m, pins } : m
     })
   }

@@ -24,10 +24,10 @@ export class DataRemover {
   async delete(namespace: string, id: DataId): Promise<void> {
     const { db, data, blobs } = this.deps
     await db.transaction((tx) => {
-      const d = data.get(id, tx)
+      const d = data.own(id, tx)
       if (!d || d.namespace !== namespace) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${namespace}`)
       // Read and deleted in one transaction: no message can come to carry it in between.
-      const message = data.messageWith(namespace, id, tx)
+      const message = data.messageWith(namespace, d, tx)
       if (message) throw new ParleyError('CONFLICT', `data ${id} is carried by message ${message}; only data no message carries can be deleted`)
       const { blobStillUsed } = data.delete(tx, d)
       if (d.blob && !blobStillUsed) blobs.delete(tx, d.blob.hash)

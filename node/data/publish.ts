@@ -36,7 +36,7 @@ export class DataPublisher {
     if (d.value === null) throw new ParleyError('INVALID_FIELD', `data ${id} has no value to publish`)
     const value = d.value
     const upload = () => this.deps.storage.upload(Buffer.from(value, 'utf8'))
-    await this.run(namespace, d, 'sharedstorage_upload_value', idempotencyKey, upload, (tx, ref) => this.deps.data.setPublic(tx, d.id, ref))
+    await this.run(namespace, d, 'sharedstorage_upload_value', idempotencyKey, upload, (tx, ref) => this.deps.data.setPublic(tx, d, ref))
     return this.dataIn(namespace, id)
   }
 
@@ -57,7 +57,7 @@ export class DataPublisher {
     }
     try {
       await this.run(namespace, d, 'sharedstorage_upload_blob', idempotencyKey, upload, (tx, ref) => {
-        this.deps.data.setBlobPublic(tx, d.id, ref)
+        this.deps.data.setBlobPublic(tx, d, ref)
         // Put there by this node: the reference is known good, as for a blob a broadcast publishes.
         this.deps.refs.settle(tx, { hash: blob.hash, size: blob.size, public: ref }, { ok: true }, now())
       })
@@ -69,7 +69,7 @@ export class DataPublisher {
   }
 
   private dataIn(namespace: string, id: DataId): Data {
-    const d = this.deps.data.get(id)
+    const d = this.deps.data.own(id)
     if (!d || d.namespace !== namespace) throw new ParleyError('NOT_FOUND', `data ${id} not found in namespace ${namespace}`)
     return d
   }

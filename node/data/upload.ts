@@ -73,7 +73,7 @@ export class DataUploader {
       value: value!.raw,
     }
     await this.deps.validator.validateAll(namespace, [d])
-    await this.deps.db.transaction((tx) => this.deps.data.insert(tx, d))
+    await this.deps.db.transaction((tx) => this.deps.data.insert(tx, d, true))
     return d
   }
 
@@ -118,7 +118,7 @@ export class DataUploader {
       await this.deps.validator.validateAll(namespace, [d])
       await this.deps.db.transaction((tx) => {
         this.deps.blobs.insert(tx, { hash: stored.hash, size: stored.size, created })
-        this.deps.data.insert(tx, d)
+        this.deps.data.insert(tx, d, true)
       })
       return d
     } finally {

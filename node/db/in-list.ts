@@ -7,6 +7,15 @@ import type { RunResult, SqlValue, Tx } from './types.js'
  */
 export const IN_LIST = 'IN (SELECT value FROM json_each(?))'
 
+/**
+ * `<column> IN_LIST` as a filter on rows another IN_LIST found by an index: SQLite would otherwise use both lists on a
+ * two-column index, probing every pair of their values (1,000 (id, hash) pairs: ~0.7 s against ~5 ms here). The text
+ * expression is no index's, so each row the first list finds is only tested against the second.
+ */
+export function alsoIn(column: string): string {
+  return `(${column} || '') ${IN_LIST}`
+}
+
 export function inList(values: readonly (string | number)[]): string {
   return JSON.stringify(values)
 }

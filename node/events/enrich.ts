@@ -6,7 +6,8 @@ import type { EventEnricher } from './types.js'
  * held here by id. The repositories of the data layer fit as they are.
  */
 export interface EnricherSources {
-  messages: { getMany(ids: readonly string[]): Map<string, Message> }
+  /** `byRefs` by `${id}/${hash}` (events naming the message's hash), `getMany` by id (older events): as MessagesRepo. */
+  messages: { getMany(ids: readonly string[]): Map<string, Message>; byRefs(refs: readonly { id: string; hash: string }[]): Map<string, Message> }
   datatypes: { byIds(ids: readonly string[]): Map<string, Datatype> }
   identities: { byIds(ids: readonly string[]): Map<string, Identity> }
   transactions: { byIds(ids: readonly string[]): Map<string, EventTransaction> }
@@ -14,6 +15,28 @@ export interface EnricherSources {
 }
 
 type Kind = keyof EventReferences
+
+/**
+ * What an event's object is looked up by: a message event naming its message's hash, by id and hash (two messages may
+ * share an id: the event is about the one its verdict decided); any other, by its reference.
+ */
+function keyOf(e: NodeEvent): string {
+  return e.referenceHash === undefined ? e.reference : `${e.reference}/${e.referenceHash}`
+}
+
+/** The messages `keys` name, by key: `${id}/${hash}` read by both, a bare id read as the message that id means. */
+function messagesByKey(messages: EnricherSources['messages'], keys: readonly string[]): Map<string, Message> {
+  const refs: { id: string; hash: string }[] = []
+  const ids: string[] = []
+  for (const k of keys) {
+    const at = k.indexOf('/')
+    if (at < 0) ids.push(k)
+    else refs.push({ id: k.slice(0, at), hash: k.slice(at + 1) })
+  }
+  const out = refs.length > 0 ? messages.byRefs(refs) : new Map<string, Message>()
+  if (ids.length > 0) for (const [id, m] of messages.getMany(ids)) out.set(id, m)
+  return out
+}
 
 /** The object each event type refers to by its `reference` (FireFly's `event_enrich.go`). */
 const KIND_OF: Record<EventType, Kind> = {
@@ -32,7 +55,7 @@ const KIND_OF: Record<EventType, Kind> = {
  */
 export function createEventEnricher(sources: EnricherSources): EventEnricher {
   const read: { [K in Kind]: (ids: readonly string[]) => Map<string, NonNullable<EventReferences[K]>> } = {
-    message: (ids) => sources.messages.getMany(ids),
+    message: (keys) => messagesByKey(sources.messages, keys),
     datatype: (ids) => sources.datatypes.byIds(ids),
     identity: (ids) => sources.identities.byIds(ids),
     transaction: (ids) => sources.transactions.byIds(ids),
@@ -46,13 +69,13 @@ export function createEventEnricher(sources: EnricherSources): EventEnricher {
       if (!kind) continue
       let ids = wanted.get(kind)
       if (!ids) wanted.set(kind, (ids = new Set()))
-      ids.add(e.reference)
+      ids.add(keyOf(e))
     }
     const found = new Map<Kind, Map<string, unknown>>()
     for (const [kind, ids] of wanted) found.set(kind, read[kind]([...ids]))
     return events.map((event: NodeEvent) => {
       const kind = KIND_OF[event.type]
-      const object = kind ? found.get(kind)?.get(event.reference) : undefined
+      const object = kind ? found.get(kind)?.get(keyOf(event)) : undefined
       return { event, refs: object === undefined ? {} : ({ [kind]: object } as EventReferences) }
     })
   }

@@ -167,17 +167,17 @@ export class MessageSender {
       // Only the send whose insert stores the group sends its groupinit (another send may have stored it meanwhile).
       let sent = false
       if (init && this.deps.privateGroups!.repo.insert(tx, { ...group!.group, message: init.message.header.id })) {
-        this.deps.data.write(tx, [init.data])
+        this.deps.data.write(tx, [init.data], true)
         this.deps.messages.insert(tx, init.message, true)
         sent = true
       }
-      this.deps.data.write(tx, fresh)
+      this.deps.data.write(tx, fresh, true)
       // An unpinned message is stored confirmed: nothing orders it, it is final once durable.
       if (unpinned) confirmed = { ...message, state: 'confirmed', confirmed: now() }
       this.deps.messages.insert(tx, confirmed ?? message, true)
       if (confirmed) {
         const at = confirmed.confirmed!
-        const e = { type: 'message_confirmed' as const, namespace, reference: header.id, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
+        const e = { type: 'message_confirmed' as const, namespace, reference: header.id, referenceHash: message.hash, topic: header.topics[0]!, ...(header.cid ? { correlator: header.cid } : {}) }
         written = this.deps.unpinned!.events.insertMany(tx, [e], at)
       }
       return sent
@@ -199,7 +199,8 @@ export class MessageSender {
     const fresh: Data[] = []
     const items = inputs.map((d, i) => {
       if (d.kind === 'ref') {
-        const found = this.deps.data.get(d.id)
+        // Only this member's own: a peer may hold its own data item under the same id.
+        const found = this.deps.data.own(d.id)
         if (!found || found.namespace !== namespace) throw new ParleyError('INVALID_FIELD', `data[${i}]: no data ${d.id} in namespace ${namespace}`)
         // A blob goes out with the message: this node must hold it, or it must already be published (and not be known bad).
         const verdict = found.blob?.public ? this.deps.refs.verdict({ hash: found.blob.hash, size: found.blob.size, public: found.blob.public }) : undefined

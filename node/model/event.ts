@@ -30,6 +30,11 @@ export interface NodeEvent {
    * (`transaction_submitted`), the stored blockchain event id (`blockchain_event_received`).
    */
   reference: string
+  /**
+   * Message events: the hash of the message the verdict was about. Ids are chosen by senders and two messages may share
+   * one (schema v18); absent on events written before.
+   */
+  referenceHash?: string
   correlator?: string
   tx?: string
   topic?: string

@@ -37,6 +37,8 @@ export interface EventQuery extends CollectionQuery {
   /** Narrowings for internal callers; the API expresses the same through `filter`. */
   type?: string
   reference?: string
+  /** With `reference`: only the events about the message of this hash (and those that name none). */
+  referenceHash?: string
   /** Oldest first (FireFly's `sort=sequence`); newest first otherwise. */
   ascending?: boolean
 }

@@ -83,7 +83,7 @@ function senderSteps(deps: TimelineDeps, message: Message, batch: BatchRecord): 
   steps.push({ at: batch.created, step: 'sealed', detail: `sealed into ${batch.type} batch ${batch.id} (${count} message${count === 1 ? '' : 's'})`, batch: batch.id, ...(pinned ? { tx: batch.txId } : {}) })
   const noted = deps.progress(batch.id)
   if (batch.type === 'broadcast') {
-    for (const d of deps.data.getMany(message.data.map((r) => r.id))) {
+    for (const d of deps.data.getMany(message.data)) {
       if (!d.blob?.public) continue
       const ref = deps.refs.settled({ hash: d.blob.hash, size: d.blob.size, public: d.blob.public })
       if (ref?.ok) steps.push({ at: ref.at, step: 'uploaded', detail: `blob ${d.blob.hash} published to shared storage: ${d.blob.public}`, blob: d.blob.hash, cid: d.blob.public })
@@ -133,7 +133,7 @@ function receiverSteps(deps: TimelineDeps, message: Message, batch: BatchRecord)
         : { at: batch.received, step: 'received', detail: `batch ${batch.id} downloaded from shared storage${batch.payloadRef ? ` (${batch.payloadRef})` : ''} and verified`, batch: batch.id, ...(batch.payloadRef ? { cid: batch.payloadRef } : {}) },
     )
   }
-  for (const d of deps.data.getMany(message.data.map((r) => r.id))) {
+  for (const d of deps.data.getMany(message.data)) {
     if (!d.blob) continue
     const blob = d.blob.hash
     if (batch.type === 'broadcast' && d.blob.public) {

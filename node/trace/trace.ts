@@ -36,9 +36,12 @@ export class MessageTracer {
     this.waiting = { ...deps, orgOfNode }
   }
 
-  /** The trace of message `id` in `namespace`; undefined when this member holds no such message there. */
-  trace(namespace: string, id: string): MessageTrace | undefined {
-    const message = this.deps.messages.get(id)
+  /**
+   * The trace of message `id` in `namespace` (with `hash`, the one of that hash among messages sharing the id; else the
+   * one the id alone names); undefined when this member holds no such message there.
+   */
+  trace(namespace: string, id: string, hash?: string): MessageTrace | undefined {
+    const message = hash === undefined ? this.deps.messages.get(id) : this.deps.messages.byRef(id, hash)
     if (!message || message.header.namespace !== namespace) return undefined
     const batch = message.batch ? this.deps.batches.carrying(message.batch, message.header.id) : message.state === 'pending' ? this.deps.batches.receivedWith(message.header.id) : undefined
     const place: MessagePlace = { message, ...(batch ? { batch } : {}) }

@@ -39,8 +39,8 @@ type Table = 'data' | 'batches' | 'pins' | 'messages' | 'events'
 
 /** Each table's rows of the template, copied for copies lo..hi (server-side; $1 lo, $2 hi, $3 the template's last seq there). */
 const LOAD: readonly [Table, string][] = [
-  ['data', `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public)
-   SELECT ${copyOf('d.id')}, d.namespace, d.validator, d.datatype_name, d.datatype_version, d.hash, d.value, d.created, d.blob_hash, d.blob_size, d.blob_name, d.blob_public, d.public
+  ['data', `INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public, local)
+   SELECT ${copyOf('d.id')}, d.namespace, d.validator, d.datatype_name, d.datatype_version, d.hash, d.value, d.created, d.blob_hash, d.blob_size, d.blob_name, d.blob_public, d.public, d.local
    FROM data d CROSS JOIN generate_series($1::int, $2::int) g WHERE d.seq <= $3`],
   ['batches', `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason, uploaded, pin_sent, received)
    SELECT ${copyOf('b.id')}, b.type, b.namespace, b.author, b.key, b.node, b.grp, b.created, b.hash, b.manifest, ${copyOf('b.tx_id')}, b.payload_ref, b.state, b.local, b.chain_tx, b.reason, b.uploaded, b.pin_sent, b.received

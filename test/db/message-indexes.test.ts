@@ -35,10 +35,10 @@ forEachEngine('db: the partial indexes of messages', (engine) => {
     await r.db.transaction((tx) => {
       r.messages.insertMany(tx, [mine, sealed], true)
       r.messages.insertMany(tx, [received], false)
-      r.messages.assignBatch(tx, [sealed.header.id], newId<BatchId>(), newId<TxId>())
+      r.messages.assignBatch(tx, [{ id: sealed.header.id, hash: sealed.hash }], newId<BatchId>(), newId<TxId>())
     })
     expect(r.messages.unbatched().map((m) => m.header.id)).to.deep.equal([mine.header.id])
-    await r.db.transaction((tx) => r.messages.assignBatch(tx, [mine.header.id], newId<BatchId>(), newId<TxId>()))
+    await r.db.transaction((tx) => r.messages.assignBatch(tx, [{ id: mine.header.id, hash: mine.hash }], newId<BatchId>(), newId<TxId>()))
     expect(r.messages.unbatched()).to.deep.equal([])
     const sql = "SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND (state = 'ready' OR (state = 'confirmed' AND txtype = 'none')) ORDER BY seq"
     if (engine === 'sqljs') expect(plan(sql, [])).to.equal('SCAN messages USING INDEX messages_unbatched')

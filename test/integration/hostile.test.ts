@@ -40,6 +40,9 @@ describe('a hostile member cannot block a topic, split the members or take a nam
     return r.body
   }
 
+  /** Every message `m` holds under `id` (two when a member reused it). */
+  const rowsOf = async (m: MemberDescription, id: string): Promise<ApiMessage[]> => (await get<ApiMessage[]>(`${nsBase(m, ns)}/messages?id=${id}`)).body
+
   const confirmedEverywhere = (id: string, members?: string[]) => waitConfirmed(t.net, id, { namespace: ns, timeoutMs: SETTLE_MS, ...(members ? { members } : {}) })
 
   /** Where the chain put a transaction: its block, then its place in the block. */
@@ -112,6 +115,50 @@ describe('a hostile member cannot block a topic, split the members or take a nam
       await t.net.releaseReading('org0', 'ipfs')
     }
     await confirmedEverywhere(honest.header.id)
+    await verified()
+  })
+
+  it("a member's message under an honest message's id, held first by one member, gets one verdict everywhere and takes nothing", async () => {
+    const topic = `reuse-${run}`
+    // The group first, known to all: a batch of a group a member does not know yet is sent again later, not stored.
+    const group = { members: [{ identity: org1.org }, { identity: org2.org }] }
+    const first = await request<ApiMessage>('POST', `${nsBase(org0, ns)}/messages/private`, { header: { topics: [`${topic}-first`] }, group, data: [{ value: 'first' }] })
+    expect(first.status, JSON.stringify(first.body)).to.equal(202)
+    await confirmedEverywhere(first.body.header.id)
+    // org2 reads no pin, and org0's deliveries to it wait: it holds the reusing batch before the honest one.
+    await t.net.holdReading('org2', 'chain')
+    await t.net.hold({ from: 'org0', to: 'org2' })
+    let honest!: ApiMessage
+    let reuse!: Awaited<ReturnType<ReturnType<typeof t.net.rogue>['reuseId']>>
+    try {
+      const r = await request<ApiMessage>('POST', `${nsBase(org0, ns)}/messages/private`, { header: { topics: [topic] }, group, data: [{ value: 'honest' }] })
+      expect(r.status, JSON.stringify(r.body)).to.equal(202)
+      honest = r.body
+      await confirmedEverywhere(honest.header.id, ['org0', 'org1'])
+      // org1 learnt the id from the delivery; it pins a message of its own under it, delivered to the group first.
+      reuse = await t.net.rogue('org1').reuseId({ message: honest.header.id, namespace: ns })
+      expect(reuse.deliveries.map((d) => [d.to, d.stored]), JSON.stringify(reuse.deliveries)).to.deep.equal([
+        ['org0', true],
+        ['org1', true],
+        ['org2', true],
+      ])
+      // Only now does the honest batch reach org2: stored beside the other, not refused.
+      await t.net.release({ from: 'org0', to: 'org2' })
+      await waitUntil(`org2 to hold both messages of id ${honest.header.id}`, async () => (await rowsOf(org2, honest.header.id)).length === 2, { timeoutMs: SETTLE_MS })
+    } finally {
+      await t.net.release({ from: 'org0', to: 'org2' })
+      await t.net.releaseReading('org2', 'chain')
+    }
+    await confirmedEverywhere(honest.header.id)
+    for (const m of [org0, org1, org2]) {
+      await waitUntil(`${m.org} to decide both messages of id ${honest.header.id}`, async () => (await rowsOf(m, honest.header.id)).every((x) => x.state !== 'pending'), { timeoutMs: SETTLE_MS })
+      const rows = new Map((await rowsOf(m, honest.header.id)).map((x) => [x.hash, x]))
+      expect(rows.get(honest.hash)?.state, `${m.org}: the honest message, pinned first`).to.equal('confirmed')
+      // Decided by its own pins, batch and data, like any message: the same verdict on every member.
+      expect(rows.get(reuse.hash)?.state, `${m.org}: the one pinned later under its id`).to.equal('confirmed')
+      expect((await get<ApiMessage>(`${nsBase(m, ns)}/messages/${honest.header.id}`)).body.hash, `${m.org}: the id alone names the one pinned first`).to.equal(honest.hash)
+      expect((await get<ApiMessage>(`${nsBase(m, ns)}/messages/${honest.header.id}?hash=${reuse.hash}`)).body.hash).to.equal(reuse.hash)
+    }
     await verified()
   })
 

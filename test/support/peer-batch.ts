@@ -43,7 +43,7 @@ export async function peerBatch(repos: Repos, author: string, key: string, topic
   const { manifest } = sealManifest({ id: b.pinned.batchId, tx: { type: 'batch_pin', id: b.pinned.txId }, messages: payload.messages, data: payload.data })
   await repos.db.transaction((tx) => {
     repos.batches.insert(tx, { id: b.pinned.batchId, type: 'broadcast', namespace: 'default', author, key, created: now(), hash: b.pinned.batchHash, manifest, txId: b.pinned.txId, state: 'received', local: false })
-    repos.data.insertMany(tx, payload.data)
+    repos.data.insertMany(tx, payload.data, false)
     repos.messages.insertMany(tx, payload.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const })), false)
   })
   await pinPeerBatch(repos, b)

@@ -2,12 +2,12 @@ import type { ParsedUrlQuery } from 'node:querystring'
 import type { ApiRouter, Handler } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { readJsonBody, sendJson } from '../body.js'
-import { boolParam, parsePaging } from '../query.js'
+import { boolParam, parsePaging, single } from '../query.js'
 import { parseFilter } from '../filters.js'
 import { presentData, presentEvent, presentMessage, presentTrace, presentTransaction } from '../present.js'
 import { assertPageFits } from '../response-budget.js'
 import { parseMessageInput } from '../../messaging/input.js'
-import { parseUuid } from '../../core/ids.js'
+import { parseHash, parseUuid, type Hash } from '../../core/ids.js'
 import { ParleyError } from '../../core/errors.js'
 import { type Message } from '../../model/index.js'
 import { EVENT_FIELDS, MESSAGE_FIELDS } from '../../services.js'
@@ -41,6 +41,14 @@ const FETCH_DATA: Readonly<Record<string, ParamDoc>> = {
   data: flag('The same as `fetchdata`'),
 }
 const MESSAGE_ID = { id: UUID_PARAM('message id') }
+/** Which of the messages held under one id (a member may send one under an id another used): docs/api.md. */
+const MESSAGE_HASH: Readonly<Record<string, ParamDoc>> = {
+  hash: {
+    description: "Of the messages held under this id, the one with this hash; without it, the confirmed one, else this member's own, else the first stored",
+    // What parseHash takes: 32 bytes of hex, either case, with or without 0x.
+    schema: { type: 'string', pattern: '^(0[xX])?[0-9a-fA-F]{64}$' },
+  },
+}
 /** What a broadcast and a private send say alike: FireFly's message body, `?confirm`, the message as the answer. */
 const SEND = {
   tag: 'Messages',
@@ -101,11 +109,11 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       const filter = parseFilter(q)
       const withData = wantsData(q)
       const list = s.query.messages.list({ namespace: ns, ...(pending !== undefined ? { pending } : {}), ...(filter ? { filter } : {}), ...paging })
-      if (withData) assertPageFits({ items: list.length, bytes: s.query.data.valueBytes(list.flatMap((m) => m.data.map((d) => d.id))) }, paging.limit)
+      if (withData) assertPageFits({ items: list.length, bytes: s.query.data.valueBytes(list.flatMap((m) => m.data)) }, paging.limit)
       sendJson(
         ctx,
         200,
-        list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) })),
+        list.map((m) => presentMessage(m, { topicAlias: true, ...(withData ? { data: s.query.data.getMany(m.data) } : {}) })),
       )
     },
   )
@@ -117,13 +125,13 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Messages',
       operationId: 'getMsgByID',
       params: MESSAGE_ID,
-      query: FETCH_DATA,
+      query: { ...FETCH_DATA, ...MESSAGE_HASH },
       responses: { 200: { description: 'The message', schema: ref('Message') } },
       errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
     (ctx, s, ns, q) => {
-      const m = messageIn(s, ns, ctx.params.id)
-      sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data.map((d) => d.id)) } : {}) }))
+      const m = messageIn(s, ns, ctx.params.id, q)
+      sendJson(ctx, 200, presentMessage(m, { topicAlias: true, ...(wantsData(q) ? { data: s.query.data.getMany(m.data) } : {}) }))
     },
   )
 
@@ -135,12 +143,13 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Messages',
       operationId: 'getMsgTrace',
       params: MESSAGE_ID,
+      query: MESSAGE_HASH,
       responses: { 200: { description: "The message's timeline on this member, oldest first", schema: ref('MessageTrace') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
-    (ctx, s, ns) => {
+    (ctx, s, ns, q) => {
       const id = parseUuid(ctx.params.id, 'message id')
-      const trace = s.tracer.trace(ns, id)
+      const trace = s.tracer.trace(ns, id, hashParam(q))
       if (!trace) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
       sendJson(ctx, 200, presentTrace(trace))
     },
@@ -154,11 +163,12 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Messages',
       operationId: 'getMsgTxn',
       params: MESSAGE_ID,
+      query: MESSAGE_HASH,
       responses: { 200: { description: 'The transaction', schema: ref('Transaction') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
-    (ctx, s, ns) => {
-      const m = messageIn(s, ns, ctx.params.id)
+    (ctx, s, ns, q) => {
+      const m = messageIn(s, ns, ctx.params.id, q)
       const t = m.txid ? s.query.transactions.get(m.txid) : undefined
       if (!t) throw new ParleyError('NOT_FOUND', `message ${m.header.id} has no transaction here yet (it is not in a batch)`)
       sendJson(ctx, 200, presentTransaction(t))
@@ -171,16 +181,17 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Messages',
       operationId: 'getMsgEvents',
       params: MESSAGE_ID,
+      query: MESSAGE_HASH,
       paging: true,
       filters: EVENT_FIELDS,
       responses: { 200: { description: 'The events', schema: listOf('Event') } },
       errors: ['INVALID_ID', 'NOT_FOUND', 'INVALID_FIELD', 'INVALID_FILTER'],
     },
     (ctx, s, ns, q) => {
-      const m = messageIn(s, ns, ctx.params.id)
+      const m = messageIn(s, ns, ctx.params.id, q)
       const paging = parsePaging(q)
-      const filter = parseFilter(q)
-      sendJson(ctx, 200, s.query.events.list({ namespace: ns, reference: m.header.id, ...(filter ? { filter } : {}), ...paging }).map(presentEvent))
+      const filter = parseFilter(q, ['hash'])
+      sendJson(ctx, 200, s.query.events.list({ namespace: ns, reference: m.header.id, referenceHash: m.hash, ...(filter ? { filter } : {}), ...paging }).map(presentEvent))
     },
   )
 
@@ -191,12 +202,13 @@ export function messageRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Messages',
       operationId: 'getMsgData',
       params: MESSAGE_ID,
+      query: MESSAGE_HASH,
       responses: { 200: { description: "The message's data items, in its order", schema: listOf('Data') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
-    (ctx, s, ns) => {
-      const m = messageIn(s, ns, ctx.params.id)
-      sendJson(ctx, 200, s.query.data.getMany(m.data.map((d) => d.id)).map(presentData))
+    (ctx, s, ns, q) => {
+      const m = messageIn(s, ns, ctx.params.id, q)
+      sendJson(ctx, 200, s.query.data.getMany(m.data).map(presentData))
     },
   )
 }
@@ -206,8 +218,16 @@ function wantsData(q: ParsedUrlQuery): boolean {
   return (boolParam(q, 'fetchdata') ?? false) || (boolParam(q, 'data') ?? false)
 }
 
-function messageIn(s: NodeServices, ns: string, id: string | undefined): Message {
-  const m = s.query.messages.get(parseUuid(id, 'message id'))
+/** `?hash=`, when given: which of the messages held under an id. */
+function hashParam(q: ParsedUrlQuery): Hash | undefined {
+  const raw = single(q, 'hash')
+  return raw === undefined ? undefined : parseHash(raw, 'hash')
+}
+
+function messageIn(s: NodeServices, ns: string, id: string | undefined, q: ParsedUrlQuery): Message {
+  const mid = parseUuid(id, 'message id')
+  const hash = hashParam(q)
+  const m = hash === undefined ? s.query.messages.get(mid) : s.query.messages.byRef(mid, hash)
   if (!m || m.header.namespace !== ns) throw new ParleyError('NOT_FOUND', `message ${id} not found in namespace ${ns}`)
   return m
 }

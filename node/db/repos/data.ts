@@ -1,12 +1,14 @@
 import type { Database, SqlValue, Tx } from '../database.js'
-import { IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES, writeRows } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES, writeRows } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import type { DataId, Hash } from '../../core/ids.js'
+import { refKey } from './messages.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Data, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
+import { type Data, type DataRef, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
 
 interface Row {
+  seq: number
   id: string
   namespace: string
   validator: string
@@ -20,16 +22,18 @@ interface Row {
   blob_name: string | null
   blob_public: string | null
   public: string | null
+  local: number
   [k: string]: string | number | null
 }
 
 /** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
-const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?']
+const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?', '?']
 
-const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public)'
-const DATA_CONFLICT = 'ON CONFLICT (id) DO NOTHING'
+const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local)'
+const DATA_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
 
-function dataRow(d: Data): SqlValue[] {
+/** `local`: uploaded or sent here, not received. */
+function dataRow(d: Data, local: boolean): SqlValue[] {
   return [
     d.id,
     d.namespace,
@@ -43,68 +47,109 @@ function dataRow(d: Data): SqlValue[] {
     d.blob?.size ?? null,
     d.blob?.name ?? null,
     d.blob?.public ?? null,
+    local ? 1 : 0,
   ]
 }
 
-/** Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. */
+/**
+ * Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. One row per (id,
+ * hash): a peer may send a data item under an id held here with other content, and messages name their data by both.
+ * `local`: this member's own (uploaded here, or sent with a message of its own), one row per id; a peer's copy under
+ * the same id is never taken for it.
+ */
 export class DataRepo {
   constructor(private readonly db: Database) {}
 
-  /** A data item arriving twice (in two batches, or ours coming back) is stored once. */
-  insert(tx: Tx, d: Data): void {
-    this.insertMany(tx, [d])
+  /** A data item arriving twice with the same hash (in two batches, or ours coming back) is stored once. */
+  insert(tx: Tx, d: Data, local: boolean): void {
+    this.insertMany(tx, [d], local)
   }
 
-  /** Answers how many of `list` were new here (the rest were held already and are kept as they are). */
-  insertMany(tx: Tx, list: readonly Data[]): number {
-    return insertedCount(insertRows(tx, DATA_INSERT, DATA_CONFLICT, list.map(dataRow), DATA_PLACEHOLDERS))
+  /**
+   * Answers how many of `list` were new here (the rest were held already and are kept as they are: this member's own
+   * stays its own when a peer's batch carries it back). `local`: uploaded or sent here, not received.
+   */
+  insertMany(tx: Tx, list: readonly Data[], local: boolean): number {
+    return insertedCount(insertRows(tx, DATA_INSERT, DATA_CONFLICT, list.map((d) => dataRow(d, local)), DATA_PLACEHOLDERS))
   }
 
   /** As insertMany, for a caller that needs no count: the statements may be queued (Tx.write). */
-  write(tx: Tx, list: readonly Data[]): void {
-    writeRows(tx, DATA_INSERT, DATA_CONFLICT, list.map(dataRow), DATA_PLACEHOLDERS)
+  write(tx: Tx, list: readonly Data[], local: boolean): void {
+    writeRows(tx, DATA_INSERT, DATA_CONFLICT, list.map((d) => dataRow(d, local)), DATA_PLACEHOLDERS)
   }
 
-  /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
+  /**
+   * The data item a caller naming only `id` means (docs/api.md): when peers stored several under it, the one a
+   * confirmed message refers to, else the first stored. Inside a transaction pass `tx`, so the read sees that
+   * transaction's own writes.
+   */
   get(id: string, tx?: Tx): Data | undefined {
-    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ?', [id])
+    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? ORDER BY seq', [id])
+    if (rows.length <= 1) return rows[0] && fromRow(rows[0])
+    // Messages list their data in a JSON column: this reads the namespace's messages, only for an id reused by a peer.
+    const confirmed = rows.find((r) => this.messageWith(r.namespace, { id: r.id, hash: r.hash }, tx, true) !== undefined)
+    return fromRow(confirmed ?? rows[0]!)
+  }
+
+  /**
+   * This member's own data item `id` (uploaded or sent here), if any: what a send naming data by id, a publication or a
+   * deletion act on, never a peer's copy under the same id.
+   */
+  own(id: string, tx?: Tx): Data | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? AND local = 1', [id])
     return r && fromRow(r)
   }
 
-  /** In the order of `ids`; missing ids are left out (the caller decides whether that is an error). */
-  getMany(ids: readonly string[], tx?: Tx): Data[] {
-    const byId = this.byIds(ids, tx)
-    return ids.map((id) => byId.get(id)).filter((d): d is Data => d !== undefined)
+  /** The data item stored as (id, hash), if any. */
+  byRef(ref: { id: string; hash: string }, tx?: Tx): Data | undefined {
+    return this.byRefs([ref], tx).get(refKey(ref))
   }
 
-  /** The data items among `ids` that are held here, by id (one query per few hundred ids). */
-  byIds(ids: readonly string[], tx?: Tx): Map<string, Data> {
+  /** In the order of `refs`; missing ones are left out (the caller decides whether that is an error). */
+  getMany(refs: readonly DataRef[], tx?: Tx): Data[] {
+    const byRef = this.byRefs(refs, tx)
+    return refs.map((r) => byRef.get(refKey(r))).filter((d): d is Data => d !== undefined)
+  }
+
+  /** The data items among `refs` that are held here, by refKey (one query per few hundred refs). */
+  byRefs(refs: readonly { id: string; hash: string }[], tx?: Tx): Map<string, Data> {
     const out = new Map<string, Data>()
-    for (const r of (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST}`, [inList(ids)])) out.set(r.id, fromRow(r))
+    if (refs.length === 0) return out
+    const wanted = new Set(refs.map(refKey))
+    // A data hash does not cover its id (two items of one value share it): the pairs read are filtered to `refs`.
+    const rows = (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))])])
+    for (const r of rows) {
+      const key = refKey(r)
+      if (wanted.has(key)) out.set(key, fromRow(r))
+    }
     return out
   }
 
   /** Records where a blob was published; every later batch carrying the data item carries the reference. */
-  setBlobPublic(tx: Tx, id: string, ref: string): void {
-    tx.run('UPDATE data SET blob_public = ? WHERE id = ?', [ref, id])
+  setBlobPublic(tx: Tx, ref: DataRef, publicRef: string): void {
+    tx.run('UPDATE data SET blob_public = ? WHERE id = ? AND hash = ?', [publicRef, ref.id, ref.hash])
   }
 
   /** Records where the data item's value was published (schema v13): the API shows it, batches do not carry it. */
-  setPublic(tx: Tx, id: string, ref: string): void {
-    tx.run('UPDATE data SET public = ? WHERE id = ?', [ref, id])
+  setPublic(tx: Tx, ref: DataRef, publicRef: string): void {
+    tx.run('UPDATE data SET public = ? WHERE id = ? AND hash = ?', [publicRef, ref.id, ref.hash])
   }
 
   /**
-   * A message of the namespace that carries the data item, if any. Messages list their data in a JSON column, so this
-   * reads the namespace's messages: it serves a deletion, not a hot path.
+   * A message of the namespace that carries the data item (by id and hash), if any; only a confirmed one when
+   * `confirmed`. Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
+   * deletion or an id a peer reused, not a hot path.
    */
-  messageWith(namespace: string, id: string, tx?: Tx): string | undefined {
-    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 LIMIT 1', [namespace, `"${id}"`])?.id
+  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx, confirmed = false): string | undefined {
+    return (tx ?? this.db).get<{ id: string }>(
+      `SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${confirmed ? " AND state = 'confirmed'" : ''} LIMIT 1`,
+      [namespace, `"${ref.id}"`, `"${ref.hash}"`],
+    )?.id
   }
 
   /** Deletes the data item; answers whether another data item still refers to its blob (when it had one). */
   delete(tx: Tx, d: Data): { blobStillUsed: boolean } {
-    tx.run('DELETE FROM data WHERE id = ?', [d.id])
+    tx.run('DELETE FROM data WHERE id = ? AND hash = ?', [d.id, d.hash])
     if (!d.blob) return { blobStillUsed: false }
     return { blobStillUsed: tx.get('SELECT 1 AS x FROM data WHERE blob_hash = ? LIMIT 1', [d.blob.hash]) !== undefined }
   }
@@ -119,7 +164,7 @@ export class DataRepo {
       .all<{ hash: string; size: number; public: string }>(
         `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public
            FROM messages m, json_each(m.data) j
-           JOIN data d ON d.id = json_extract(j.value, '$.id')
+           JOIN data d ON d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash')
           WHERE m.state = 'pending' AND m.local = 0
             AND d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL
             AND EXISTS (SELECT 1 FROM verifiers v WHERE v.type = 'ethereum_address' AND v.value = m.key)
@@ -135,14 +180,16 @@ export class DataRepo {
     return { items: Number(r?.items ?? 0), bytes: Number(r?.bytes ?? 0) }
   }
 
-  /** Bytes of the values of the data items `ids` name, counted as often as each is named (as an answer repeats it). */
-  valueBytes(ids: readonly string[]): number {
-    if (ids.length === 0) return 0
+  /** Bytes of the values of the data items `refs` name, counted as often as each is named (as an answer repeats it). */
+  valueBytes(refs: readonly DataRef[]): number {
+    if (refs.length === 0) return 0
     const each = new Map<string, number>()
-    for (const r of this.db.all<{ id: string; bytes: number | null }>(`SELECT id, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST}`, [inList([...new Set(ids)])])) {
-      each.set(r.id, Number(r.bytes ?? 0))
-    }
-    return ids.reduce((sum, id) => sum + (each.get(id) ?? 0), 0)
+    const rows = this.db.all<{ id: string; hash: string; bytes: number | null }>(`SELECT id, hash, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
+      inList([...new Set(refs.map((r) => r.id))]),
+      inList([...new Set(refs.map((r) => r.hash))]),
+    ])
+    for (const r of rows) each.set(refKey(r), Number(r.bytes ?? 0))
+    return refs.reduce((sum, r) => sum + (each.get(refKey(r)) ?? 0), 0)
   }
 
   /** Newest first. */

@@ -13,6 +13,7 @@ interface Row {
   type: string
   namespace: string
   reference: string
+  reference_hash: string | null
   correlator: string | null
   tx: string | null
   topic: string | null
@@ -37,9 +38,9 @@ export class EventsRepo {
     const rows: NodeEvent[] = list.map((e) => extend(e, { id: newId<EventId>(), created, sequence: 0 }))
     const statements = insertRows(
       tx,
-      'INSERT INTO events (id, type, namespace, reference, correlator, tx, topic, created)',
+      'INSERT INTO events (id, type, namespace, reference, reference_hash, correlator, tx, topic, created)',
       '',
-      rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
+      rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.referenceHash ?? null, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
       undefined,
       true,
     )
@@ -80,6 +81,11 @@ export function eventListQuery(q: EventQuery): { sql: string; params: (string | 
     conds.push('reference = ?')
     params.push(q.reference)
   }
+  if (q.referenceHash) {
+    // Two messages may share an id: their events apart (those written before schema v18 name no hash).
+    conds.push('(reference_hash = ? OR reference_hash IS NULL)')
+    params.push(q.referenceHash)
+  }
   andWhere(conds, params, filterSql(q.filter, EVENT_FIELDS))
   const sql = `SELECT * FROM events WHERE ${conds.join(' AND ')} ORDER BY seq ${q.ascending ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`
   return { sql, params: [...params, q.limit, q.skip] }
@@ -92,6 +98,7 @@ function fromRow(r: Row): NodeEvent {
     type: r.type as EventType,
     namespace: r.namespace,
     reference: r.reference,
+    ...(r.reference_hash ? { referenceHash: r.reference_hash } : {}),
     ...(r.correlator ? { correlator: r.correlator } : {}),
     ...(r.tx ? { tx: r.tx } : {}),
     ...(r.topic ? { topic: r.topic } : {}),

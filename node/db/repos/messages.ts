@@ -1,7 +1,7 @@
 import type { Database, SqlValue, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { MESSAGE_FIELDS } from '../query-fields.js'
-import { IN_LIST, inList, insertedCount, insertRows, writeRows } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertedCount, insertRows, writeRows } from '../in-list.js'
 import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
@@ -31,6 +31,7 @@ interface Row {
   reject_reason: string | null
   pins: string | null
   idempotency_key: string | null
+  pin_seq: number | null
   [k: string]: string | number | null
 }
 
@@ -48,9 +49,25 @@ function settledWeight(m: Message): number {
   return 1400 + 4 * (m.header.topics.join('').length + 100 * m.data.length + (m.pins?.length ?? 0) * 70 + (m.header.tag?.length ?? 0) + (m.rejectReason?.length ?? 0))
 }
 
+/** A message as a batch names it: ids are chosen by senders, so only with its hash does it name one row. */
+export interface MessageRef {
+  id: string
+  hash: string
+}
+
+/** The key of a message or data item by (id, hash) in maps: two rows may share an id (schema v18). */
+export function refKey(r: { id: string; hash: string }): string {
+  return `${r.id}/${r.hash}`
+}
+
+/** A message the aggregator confirms, with the chain sequence of its first deciding pin (none for an unpinned one). */
+export interface PinnedRef extends MessageRef {
+  pinSeq?: number
+}
+
 const MESSAGE_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
    data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`
-const MESSAGE_CONFLICT = 'ON CONFLICT (id) DO NOTHING'
+const MESSAGE_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
 
 function messageRow(m: Message, local: boolean): SqlValue[] {
   const h = m.header
@@ -81,11 +98,16 @@ function messageRow(m: Message, local: boolean): SqlValue[] {
   ]
 }
 
-/** Messages, sent and received; one row each, updated in place as they move through their states. */
+/**
+ * Messages, sent and received; one row per (id, hash), updated in place as they move through their states. A peer may
+ * send a message under an id held here with other content: it is kept beside the first, and each is decided on its
+ * own. This member's own messages keep one row per id.
+ */
 export class MessagesRepo {
   /**
-   * Messages that reached their last state (confirmed or rejected, in a batch), as read by getMany outside a
-   * transaction. Every statement that changes a message row drops its ids first, so an entry is never stale.
+   * Messages that reached their last state (confirmed or rejected, in a batch), as read by byRefs outside a
+   * transaction, by refKey. Every statement that changes a message row drops its keys first, so an entry is never
+   * stale.
    */
   private readonly settled: LruMap<string, Message>
   private changes = 0
@@ -102,33 +124,77 @@ export class MessagesRepo {
     writeRows(tx, MESSAGE_INSERT, MESSAGE_CONFLICT, [messageRow(m, local)])
   }
 
-  /** A message held already (in two batches, or ours coming back) is kept as it is. Answers how many of `list` were new. */
+  /**
+   * A message held already with the same hash (in two batches, or ours coming back) is kept as it is; one with another
+   * hash is stored beside it. Answers how many of `list` were new.
+   */
   insertMany(tx: Tx, list: readonly Message[], local: boolean): number {
     return insertedCount(insertRows(tx, MESSAGE_INSERT, MESSAGE_CONFLICT, list.map((m) => messageRow(m, local))))
   }
 
-  /** Inside a transaction pass `tx`, so the read sees that transaction's own writes. */
+  /**
+   * The message a caller naming only `id` means (docs/api.md): the confirmed one if any (of two, the one pinned
+   * first), else this member's own, else the first stored. Inside a transaction pass `tx`, so the read sees that
+   * transaction's own writes.
+   */
   get(id: string, tx?: Tx): Message | undefined {
-    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ?', [id])
+    const r = (tx ?? this.db).get<Row>(`SELECT * FROM messages WHERE id = ? ORDER BY ${PREFERRED} LIMIT 1`, [id])
     return r && fromRow(r)
   }
 
-  /** The messages among `ids` that are held here, by id (one query per few hundred ids). */
+  /** This member's own message `id` (one row per id), if any. */
+  own(id: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ? AND local = 1', [id])
+    return r && fromRow(r)
+  }
+
+  /** The message stored as (id, hash), if any. */
+  byRef(id: string, hash: string, tx?: Tx): Message | undefined {
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM messages WHERE id = ? AND hash = ?', [id, hash])
+    return r && fromRow(r)
+  }
+
+  /** Every message stored under `id`, first stored first (more than one only when peers reused the id). */
+  allWithId(id: string): Message[] {
+    return this.db.all<Row>('SELECT * FROM messages WHERE id = ? ORDER BY seq', [id]).map(fromRow)
+  }
+
+  /** The messages among `ids` that are held here, by id, each the one `get` would answer (one query per few hundred ids). */
   getMany(ids: readonly string[], tx?: Tx): Map<string, Message> {
     const out = new Map<string, Message>()
+    if (ids.length === 0) return out
+    for (const r of (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST} ORDER BY id, ${PREFERRED}`, [inList(ids)])) {
+      if (!out.has(r.id)) out.set(r.id, fromRow(r))
+    }
+    return out
+  }
+
+  /** The messages among `refs` that are held here, by refKey (one query per few hundred refs). */
+  byRefs(refs: readonly MessageRef[], tx?: Tx): Map<string, Message> {
+    const out = new Map<string, Message>()
+    const wanted = new Set<string>()
     // Inside a transaction the rows may be changing (and may yet roll back): read them, keep nothing.
-    const missing = tx ? ids : ids.filter((id) => {
-      const m = this.settled.get(id)
-      if (m) out.set(id, m)
-      return m === undefined
-    })
-    if (missing.length === 0) return out
-    // The columns a Message is made of, not `*`: event deliveries read a page of messages per page of events, and
-    // every column read out of sql.js costs.
-    for (const r of (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST}`, [inList(missing)])) {
+    for (const ref of refs) {
+      const key = refKey(ref)
+      const m = tx ? undefined : this.settled.get(key)
+      if (m) out.set(key, m)
+      else wanted.add(key)
+    }
+    if (wanted.size === 0) return out
+    // A message's hash covers its id (its header's hash): every row of these hashes is one of `refs`. The columns a
+    // Message is made of, not `*`: event deliveries read a page of messages per page of events, and every column read
+    // out of sql.js costs.
+    const missing = refs.filter((r) => wanted.has(refKey(r)))
+    const rows = (tx ?? this.db).all<Row>(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
+      inList(missing.map((r) => r.id)),
+      inList(missing.map((r) => r.hash)),
+    ])
+    for (const r of rows) {
+      const key = refKey(r)
+      if (!wanted.has(key)) continue
       const m = fromRow(r)
-      out.set(r.id, m)
-      if (!tx && isSettled(m)) this.settled.set(r.id, m)
+      out.set(key, m)
+      if (!tx && isSettled(m)) this.settled.set(key, m)
     }
     return out
   }
@@ -146,10 +212,10 @@ export class MessagesRepo {
     return this.db.all<Row>("SELECT * FROM messages WHERE local = 1 AND batch_id IS NULL AND (state = 'ready' OR (state = 'confirmed' AND txtype = 'none')) ORDER BY seq").map(fromRow)
   }
 
-  /** The messages a batch was sealed with, in one statement. */
-  assignBatch(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId): void {
-    this.unsettle(ids)
-    tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [batchId, txId, inList(ids)])
+  /** The messages a batch was sealed with (this member's own: one row per id), in one statement. */
+  assignBatch(tx: Tx, refs: readonly MessageRef[], batchId: BatchId, txId: TxId): void {
+    this.unsettle(refs)
+    tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE local = 1 AND id ${IN_LIST}`, [batchId, txId, inList(refs.map((r) => r.id))])
   }
 
   /** A groupinit of `group` stored here (pending or settled), if any. */
@@ -165,32 +231,41 @@ export class MessagesRepo {
     return r && fromRow(r)
   }
 
-  /** Records the pins of a batch's private messages (allocated when it is sealed), in one statement. */
-  setPinsMany(tx: Tx, list: readonly { id: MessageId; pins: readonly string[] }[]): void {
+  /** Records the pins of a batch's private messages (this member's own, allocated when it is sealed), in one statement. */
+  setPinsMany(tx: Tx, list: readonly { id: MessageId; hash: Hash; pins: readonly string[] }[]): void {
     if (list.length === 0) return
-    this.unsettle(list.map((p) => p.id))
+    this.unsettle(list)
     tx.run(
       `UPDATE messages SET pins = json_extract(p.value, '$[1]')
-         FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]')`,
+         FROM (SELECT value FROM json_each(?)) AS p WHERE messages.local = 1 AND messages.id = json_extract(p.value, '$[0]')`,
       [JSON.stringify(list.map((p) => [p.id, p.pins]))],
     )
   }
 
-  /** Confirms several messages of one batch at one time, in one statement. */
-  confirmMany(tx: Tx, ids: readonly MessageId[], batchId: BatchId, txId: TxId, at: Timestamp): void {
-    this.unsettle(ids)
-    tx.run(`UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ? WHERE id ${IN_LIST}`, [at, timestampSortKey(at), batchId, txId, inList(ids)])
+  /**
+   * Confirms several messages of one batch at one time, in one statement, each with the chain sequence of its own
+   * first deciding pin (none for an unpinned one): what a read by id alone prefers among confirmed rows (PREFERRED).
+   */
+  confirmMany(tx: Tx, refs: readonly PinnedRef[], batchId: BatchId, txId: TxId, at: Timestamp): void {
+    this.unsettle(refs)
+    tx.run(
+      `UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = CAST(json_extract(p.value, '$[2]') AS INTEGER)
+         FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]') AND messages.hash = json_extract(p.value, '$[1]')`,
+      [at, timestampSortKey(at), batchId, txId, JSON.stringify(refs.map((r) => [r.id, r.hash, r.pinSeq ?? null]))],
+    )
   }
 
-  reject(tx: Tx, id: MessageId, batchId: BatchId, txId: TxId, at: Timestamp, reason: string): void {
-    this.unsettle([id])
-    tx.run("UPDATE messages SET state = 'rejected', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, reject_reason = ? WHERE id = ?", [
+  reject(tx: Tx, ref: MessageRef, batchId: BatchId, txId: TxId, at: Timestamp, reason: string, pinSeq?: number): void {
+    this.unsettle([ref])
+    tx.run("UPDATE messages SET state = 'rejected', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, reject_reason = ?, pin_seq = ? WHERE id = ? AND hash = ?", [
       at,
       timestampSortKey(at),
       batchId,
       txId,
       reason,
-      id,
+      pinSeq ?? null,
+      ref.id,
+      ref.hash,
     ])
   }
 
@@ -215,14 +290,15 @@ export class MessagesRepo {
    */
   remember(list: readonly Message[], writes: number): void {
     if (writes !== this.changes) return
-    for (const m of list) if (isSettled(m)) this.settled.set(m.header.id, m)
+    for (const m of list) if (isSettled(m)) this.settled.set(refKey({ id: m.header.id, hash: m.hash }), m)
   }
 
   /** Before a statement changes these rows: a settled message read meanwhile is read again. */
-  private unsettle(ids: readonly string[]): void {
+  private unsettle(refs: readonly MessageRef[]): void {
     this.changes++
-    for (const id of ids) this.settled.delete(id)
+    for (const r of refs) this.settled.delete(refKey(r))
   }
+
 }
 
 /**
@@ -278,6 +354,14 @@ export function storedMessage(m: Message): Message {
     ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
   }
 }
+
+/**
+ * The order of the rows sharing an id in which the first is the one meant by the id alone: confirmed and pinned (the
+ * one pinned first on chain), confirmed unpinned, this member's own, then the first stored. The second key is NULL
+ * outside the first class, where both engines (which sort NULL apart) then agree.
+ */
+const PREFERRED =
+  "CASE WHEN state = 'confirmed' AND pin_seq IS NOT NULL THEN 0 WHEN state = 'confirmed' THEN 1 WHEN local = 1 THEN 2 ELSE 3 END, CASE WHEN state = 'confirmed' THEN pin_seq END, seq"
 
 /** What `fromRow` reads. */
 const MESSAGE_COLUMNS = 'id, cid, type, txtype, author, key, created, namespace, grp, topics, tag, datahash, hash, batch_id, tx_id, state, confirmed, reject_reason, data, pins, idempotency_key'

@@ -1,6 +1,8 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
-import { IN_LIST, inList } from '../in-list.js'
+import { alsoIn, IN_LIST, inList } from '../in-list.js'
+import { refKey, type MessageRef } from './messages.js'
+import type { DataRef } from '../../model/index.js'
 
 /** A private batch another member delivered, as the expiry of never-pinned batches reads it. */
 export interface DeliveredBatch {
@@ -9,8 +11,11 @@ export interface DeliveredBatch {
   hash: Hash
   /** The key that signed it: only its pins decide it (a squatter's pin of its id does not make it pinned). */
   key: string
-  /** The messages its manifest lists: another batch may share its id, and its messages are not this one's. */
-  messageIds: string[]
+  /**
+   * The messages its manifest lists, by id and hash: another batch may share its id, and its messages are not this
+   * one's; another message may share an id with one of them.
+   */
+  messages: MessageRef[]
   /** When it was stored here; absent for batches stored before schema v10 recorded it. */
   received?: string
 }
@@ -18,7 +23,8 @@ export interface DeliveredBatch {
 /** A pending message of a batch being deleted, with the data items it names. */
 export interface PendingOfBatch {
   id: string
-  dataIds: string[]
+  hash: string
+  data: DataRef[]
 }
 
 const CURSOR_KEY = 'quotas.unpinnedBatchCursor'
@@ -53,14 +59,22 @@ export class UnpinnedBatchesRepo {
         id: r.id as BatchId,
         hash: r.hash as Hash,
         key: r.key,
-        messageIds: manifestIds(r.manifest),
+        messages: manifestRefs(r.manifest),
         ...(r.received ? { received: r.received } : {}),
       }))
   }
 
   /** Whether a message of this batch is decided (an unpinned batch's are, on arrival). */
   hasDecided(tx: Tx, b: DeliveredBatch): boolean {
-    return b.messageIds.length > 0 && tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} LIMIT 1`, [b.id, inList(b.messageIds)]) !== undefined
+    // A message's hash covers its id: the rows of these hashes are the batch's messages.
+    return (
+      b.messages.length > 0 &&
+      tx.get(`SELECT 1 AS x FROM messages WHERE local = 0 AND batch_id = ? AND state != 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')} LIMIT 1`, [
+        b.id,
+        inList(b.messages.map((m) => m.id)),
+        inList(b.messages.map((m) => m.hash)),
+      ]) !== undefined
+    )
   }
 
   /**
@@ -71,24 +85,29 @@ export class UnpinnedBatchesRepo {
     const shared = new Set(
       tx
         .all<{ manifest: string }>('SELECT manifest FROM batches WHERE id = ? AND hash != ?', [b.id, b.hash])
-        .flatMap((r) => manifestIds(r.manifest)),
+        .flatMap((r) => manifestRefs(r.manifest).map(refKey)),
     )
-    const own = b.messageIds.filter((id) => !shared.has(id))
+    const own = b.messages.filter((m) => !shared.has(refKey(m)))
     if (own.length === 0) return []
-    return tx.all<{ id: string; data: string }>(`SELECT id, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST}`, [b.id, inList(own)]).map((r) => ({
-      id: r.id,
-      dataIds: (JSON.parse(r.data) as { id: string }[]).map((d) => d.id),
-    }))
+    return tx
+      .all<{ id: string; hash: string; data: string }>(`SELECT id, hash, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')}`, [
+        b.id,
+        inList(own.map((m) => m.id)),
+        inList(own.map((m) => m.hash)),
+      ])
+      .map((r) => ({ id: r.id, hash: r.hash, data: JSON.parse(r.data) as DataRef[] }))
   }
 
   /** Deletes the given pending messages and the batch itself (by id and hash: another batch may share the id). */
   deleteBatch(tx: Tx, b: DeliveredBatch, pending: readonly PendingOfBatch[]): void {
-    if (pending.length > 0) tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST}`, [inList(pending.map((m) => m.id))])
+    if (pending.length > 0) {
+      tx.run(`DELETE FROM messages WHERE local = 0 AND state = 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')}`, [inList(pending.map((m) => m.id)), inList(pending.map((m) => m.hash))])
+    }
     tx.run('DELETE FROM batches WHERE id = ? AND hash = ? AND local = 0', [b.id, b.hash])
   }
 }
 
-/** The message ids a stored batch manifest lists, in its order. */
-function manifestIds(manifest: string): string[] {
-  return (JSON.parse(manifest) as { messages: { id: string }[] }).messages.map((e) => e.id)
+/** The messages a stored batch manifest lists, in its order. */
+function manifestRefs(manifest: string): MessageRef[] {
+  return (JSON.parse(manifest) as { messages: MessageRef[] }).messages.map((e) => ({ id: e.id, hash: e.hash }))
 }

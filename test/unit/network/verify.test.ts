@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { compare, formatVerify, type MemberView, type MessageView, type VerifyInput } from '../../../network/verify.js'
+import { compare, formatVerify, messageKey, type MemberView, type MessageView, type VerifyInput } from '../../../network/verify.js'
 
 /**
  * verify's comparison on fabricated member views: the test-only path that feeds one member a different order (a
@@ -74,6 +74,29 @@ describe('verify: comparing members with the chain', () => {
       ['T', null, ORGS, 3],
       ['U', null, ORGS, 1],
     ])
+  })
+
+  it('tells apart two messages sharing an id by their hashes: each its own verdict, compared member by member', () => {
+    // org1 pins b5 after b2: a message of its own under a1's id, on topic R.
+    const reuse = msg('a1', { batch: 'b5', author: did('org1'), topics: ['R'], hash: 'h-reuse', state: 'rejected' })
+    const keyed = (org: string, list: MessageView[]): MemberView => ({
+      org,
+      node: org.replace('org', 'node'),
+      did: did(org),
+      settled: list.map((m, i) => ({ id: messageKey(m.id, m.hash), outcome: m.state === 'rejected' ? 'rejected' : 'confirmed', sequence: 10 + i })),
+      messages: new Map(list.map((m) => [messageKey(m.id, m.hash), m])),
+    })
+    const base = input([])
+    const keyedInput = (members: MemberView[]): VerifyInput => ({
+      ...base,
+      pins: [...base.pins, { batch: 'b5', block: 7, logIndex: 0 }],
+      manifests: new Map([...[...base.manifests].map(([b, ids]) => [b, ids.map((id) => messageKey(id, `h-${id}`))] as [string, string[]]), ['b5', [messageKey('a1', 'h-reuse')]]]),
+      members,
+    })
+    const agreeing = [keyed('org0', [a1, a2, u1, a3, reuse]), keyed('org1', [a1, a2, u1, reuse, a3]), keyed('org2', [reuse, a1, a2, u1, a3])]
+    expect(compare(keyedInput(agreeing)).differences).to.deep.equal([])
+    const split = [...agreeing.slice(0, 2), keyed('org2', [a1, a2, u1, a3, { ...reuse, state: 'confirmed' }])]
+    expect(compare(keyedInput(split)).differences.map((d) => [d.kind, d.message])).to.deep.equal([['outcome', messageKey('a1', 'h-reuse')]])
   })
 
   it('orders a private topic per author: two authors in the group may settle in either order', () => {

@@ -177,4 +177,27 @@ describe('aggregator: hostile pins and batches', function () {
     expect(m.confirmed()).to.deep.equal([idOf(broadcast)])
     expect(m.state(takeover.messages[0]!.header.id), 'not pinned').to.equal('pending')
   })
+
+  it('decides a message reusing an id with other content on its own: it waits for nothing of the other, and both are confirmed', async () => {
+    // A broadcast on `orders` holds the honest message back (its payload comes last), so the honest one waits.
+    const blocker = await publish(broadcastBatch('org0', org0!.key, [['orders']]))
+    const blockerPin = await pinned(pinLogOf(blocker))
+    const honest = await publish(broadcastBatch('org0', org0!.key, [['orders']]))
+    await pinAndFetch(honest)
+    // org2 pins later, on another topic, a message of its own under the honest id: its own pins and checks decide it.
+    const reuse = await publish(broadcastBatch('org2', org2!.key, [['elsewhere']], { header: { id: idOf(honest) } }))
+    await pinAndFetch(reuse)
+    const own = (b: SealedBatch) => m.r.messages.byRef(idOf(b), b.payload.messages[0]!.hash)!
+    expect([own(honest).state, own(reuse).state], 'the later one waits for nothing of the earlier').to.deep.equal(['pending', 'confirmed'])
+    expect(m.r.messages.get(idOf(honest))!.hash, 'the id alone: the confirmed one').to.equal(reuse.payload.messages[0]!.hash)
+    await m.fetch(blockerPin!)
+    expect(m.confirmed()).to.deep.equal([idOf(reuse), idOf(blocker), idOf(honest)])
+    expect([own(honest).state, own(reuse).state]).to.deep.equal(['confirmed', 'confirmed'])
+    expect(m.r.messages.get(idOf(honest))!.hash, 'of two confirmed, the one pinned first').to.equal(honest.payload.messages[0]!.hash)
+    const verdicts = m.r.events.list({ namespace: 'default', reference: idOf(honest), limit: 10, skip: 0, ascending: true })
+    expect(verdicts.map((e) => [e.type, e.referenceHash])).to.deep.equal([
+      ['message_confirmed', reuse.payload.messages[0]!.hash],
+      ['message_confirmed', honest.payload.messages[0]!.hash],
+    ])
+  })
 })

@@ -7,6 +7,7 @@ import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core
 import type { PinnedBatch } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
+import { seededRandom as random } from '../../../support/seeded-random.js'
 import { AggregatorMember, broadcastBatch, pinLogOf, registeredOrgs, type PinLog, type SealedBatch } from '../../../support/aggregator-member.js'
 
 const TOPICS = ['a', 'b', 'c']
@@ -22,18 +23,6 @@ interface Plan {
   squats: { target: number; kind: Squat; at: number }[]
   /** Per member, the seed of the order its payloads arrive in. */
   arrivals: number[]
-}
-
-/** A small generator of the arrival order (mulberry32): fast-check picks the seed, so a failure is replayed exactly. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /**

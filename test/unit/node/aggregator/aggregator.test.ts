@@ -71,7 +71,7 @@ describe('aggregator', () => {
     const { manifest } = sealManifest({ id: b.id, tx: { type: 'batch_pin', id: b.txId }, messages: b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data: b.data })
     await db.transaction((tx) => {
       repos.batches.insert(tx, { id: b.id, type: 'broadcast', namespace: 'default', author: b.messages[0]!.header.author, key: b.messages[0]!.header.key, created: now(), hash: b.hash as never, manifest, txId: b.txId, state: 'received', local: false })
-      for (const d of b.data) repos.data.insert(tx, d)
+      for (const d of b.data) repos.data.insert(tx, d, false)
       for (const m of b.messages) repos.messages.insert(tx, m, false)
     })
   }

@@ -62,7 +62,7 @@ describe('validation on receipt, through the aggregator', function () {
     const { db, batches, data, messages, pins } = repos
     await db.transaction((tx) => {
       batches.insert(tx, { id: b.id, type: 'broadcast', namespace: 'default', author: AUTHOR, key: KEY, created: now(), hash: b.hash, manifest: b.manifest, txId: b.txId, state: 'received', local: false })
-      for (const d of b.data) data.insert(tx, d)
+      for (const d of b.data) data.insert(tx, d, false)
       for (const m of b.messages) messages.insert(tx, m, false)
       let index = 0
       for (const m of b.messages) for (const t of m.header.topics) pins.insert(tx, { batchId: b.id, batchHash: b.hash, index: index++, hash: broadcastContext(t), masked: false, signer: KEY, eventId: newId() })

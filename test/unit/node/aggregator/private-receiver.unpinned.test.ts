@@ -9,7 +9,11 @@ import { PrivateReceiver } from '../../../../node/aggregator/private-receiver.js
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { DataValidatorImpl, type DataValidator } from '../../../../node/data/validator.js'
 import { datatypeLookup } from '../../../../node/data/schema-cache.js'
-import { sealGroup } from '../../../../node/identity/group-resolver.js'
+import { GroupResolver, sealGroup } from '../../../../node/identity/group-resolver.js'
+import { MessageSender } from '../../../../node/messaging/sender.js'
+import { parseMessageInput } from '../../../../node/messaging/input.js'
+import { parseJsonRaw } from '../../../../node/core/json.js'
+import { Confirmations } from '../../../../node/events/confirmations.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
@@ -105,7 +109,7 @@ describe('unpinned private messages', () => {
     pinned.message.hash = messageHash(pinned.message.header)
     const u = unpinnedMessage(group.hash)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [pinned.data, u.data])
+      r.data.insertMany(tx, [pinned.data, u.data], true)
       r.messages.insertMany(tx, [pinned.message, u.message], true)
     })
     manager.accepted(pinned.message, [pinned.data], 1000)
@@ -125,6 +129,25 @@ describe('unpinned private messages', () => {
     expect(published).to.deep.equal([])
   })
 
+  it('the sender confirms its own unpinned message at once, its event naming the message by id and hash', async () => {
+    await r.db.transaction((tx) => r.groups.insert(tx, group))
+    const published: NodeEvent[] = []
+    const sender = new MessageSender({
+      ...r,
+      self: self0,
+      sink: { accepted: () => {} },
+      validator: new DataValidatorImpl(() => undefined),
+      confirmations: new Confirmations(),
+      unpinned: { events: r.events, published: (w) => published.push(...w) },
+      privateGroups: { resolver: new GroupResolver({ identities: r.identities, groups: r.groups, self: self0 }), repo: r.groups },
+    })
+    const body = { header: { txtype: 'none', group: group.hash }, data: [{ value: 1 }] }
+    const m = await sender.private(NS, parseMessageInput(parseJsonRaw(JSON.stringify(body)), { allowGroup: true }))
+    expect(m.state).to.equal('confirmed')
+    expect(published.map((e) => [e.type, e.reference, e.referenceHash])).to.deep.equal([['message_confirmed', m.header.id, m.hash]])
+    expect(r.events.list({ namespace: NS, reference: m.header.id, limit: 10, skip: 0 }).map((e) => e.referenceHash)).to.deep.equal([m.hash])
+  })
+
   it('a pinned private batch, by contrast, writes its transaction_submitted when sealed and publishes it', async () => {
     await r.db.transaction((tx) => r.groups.insert(tx, group))
     const published: NodeEvent[] = []
@@ -134,7 +157,7 @@ describe('unpinned private messages', () => {
     p.message = { ...p.message, header: { ...p.message.header, txtype: 'batch_pin' } }
     p.message.hash = messageHash(p.message.header)
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, [p.data])
+      r.data.insertMany(tx, [p.data], true)
       r.messages.insertMany(tx, [p.message], true)
     })
     manager.accepted(p.message, [p.data], 1000)
@@ -248,6 +271,27 @@ describe('unpinned private messages', () => {
       // The log holds what was published, no more.
       const logged = ['message_confirmed', 'message_rejected'].flatMap((type) => r.events.list({ namespace: NS, type, limit: 10, skip: 0 }))
       expect(logged).to.have.length(3)
+    })
+
+    it('stores an unpinned message under an id held with other content, and decides it on its own', async () => {
+      await r.db.transaction((tx) => r.groups.insert(tx, group))
+      const first = unpinnedMessage(group.hash)
+      await receiver.handle(from0, unpinnedBatch([first], group.hash))
+      // The same id, other content: nothing orders unpinned messages among members, so the one held here changes nothing.
+      const reused = unpinnedMessage(group.hash, '"other"')
+      const header = { ...reused.message.header, id: first.message.header.id }
+      reused.message = { ...reused.message, header, hash: messageHash(header) }
+      await receiver.handle(from0, unpinnedBatch([reused], group.hash))
+      const rows = r.messages.allWithId(first.message.header.id)
+      expect(rows.map((m) => [m.hash, m.state])).to.deep.equal([
+        [first.message.hash, 'confirmed'],
+        [reused.message.hash, 'confirmed'],
+      ])
+      expect(written.map((e) => [e.type, e.referenceHash])).to.deep.equal([
+        ['message_confirmed', first.message.hash],
+        ['message_confirmed', reused.message.hash],
+      ])
+      expect(r.messages.get(first.message.header.id)!.hash, 'of two unpinned confirmed, the first stored').to.equal(first.message.hash)
     })
 
     it('checks an unpinned batch in full (author, hashes, group, blobs) before validating any of its data', async () => {

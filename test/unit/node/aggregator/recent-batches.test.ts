@@ -14,7 +14,7 @@ import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId 
 import { now } from '../../../../node/core/time.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
 import { storedData } from '../../../../node/db/repos/data.js'
-import { storedMessage } from '../../../../node/db/repos/messages.js'
+import { refKey, storedMessage } from '../../../../node/db/repos/messages.js'
 import type { BatchPayload, Data, Header, Message } from '../../../../node/model/index.js'
 import { openRepos, registerOrg, type Repos } from '../../../support/repos.js'
 
@@ -78,12 +78,12 @@ describe('recent batches', () => {
       ]
       await repos.db.transaction((tx) => {
         repos.messages.insertMany(tx, variants, false)
-        repos.data.insertMany(tx, datas)
+        repos.data.insertMany(tx, datas, false)
       })
       const read = repos.messages.getMany(variants.map((m) => m.header.id))
       for (const m of variants) sameText(storedMessage(m), read.get(m.header.id))
-      const readData = repos.data.byIds(datas.map((d) => d.id))
-      for (const d of datas) sameText(storedData(d), readData.get(d.id))
+      const readData = repos.data.byRefs(datas)
+      for (const d of datas) sameText(storedData(d), readData.get(refKey(d)))
     })
   })
 
@@ -216,8 +216,8 @@ describe('recent batches', () => {
       const ids = b.messages.map((m) => m.header.id)
       const read = repos.messages.getMany(ids)
       for (const id of ids) sameText(held.messages.get(id), read.get(id))
-      const readData = repos.data.byIds(b.data.map((d) => d.id))
-      for (const d of b.data) sameText(held.data.get(d.id), readData.get(d.id))
+      const readData = repos.data.byRefs(b.data)
+      for (const d of b.data) sameText(held.data.get(refKey(d)), readData.get(refKey(d)))
 
       await store(b) // stored again: nothing new, so nothing held
       expect(recent.size).to.equal(0)
@@ -247,30 +247,29 @@ describe('recent batches', () => {
       expect(confirmed()).to.deep.equal([shared.header.id, a.messages[1]!.header.id])
     })
 
-    it('refuses a batch whose ids are held with other content, storing none of it, whichever kind of row it is', async () => {
+    it('stores a batch whose ids are held with other content beside them, and the holder gives each batch its own rows', async () => {
       const a = payload([['t1']])
       await store(a)
-      // New data (stored first), then a message whose id is a's with other content: the data goes back out too.
-      const forgedMessage = payload([['t2'], ['t3']])
-      const [fresh, reused] = forgedMessage.messages
-      forgedMessage.messages = [fresh!, { ...reused!, header: { ...reused!.header, id: a.messages[0]!.header.id } }]
-      forgedMessage.messages[1]!.hash = messageHash(forgedMessage.messages[1]!.header)
+      // A message whose id is a's with other content, and a data item whose id is a's with other content.
+      const forgedMessage = payload([['t2']])
+      const reused = forgedMessage.messages[0]!
+      forgedMessage.messages = [{ ...reused, header: { ...reused.header, id: a.messages[0]!.header.id } }]
+      forgedMessage.messages[0]!.hash = messageHash(forgedMessage.messages[0]!.header)
       forgedMessage.hash = sealManifest(forgedMessage).hash
-      // A data item whose id is a's with other content.
-      const forgedData = payload([['t4']], () => ({ ...dataItem(JSON.stringify({ other: true })), id: a.data[0]!.id }))
-      for (const [b, what] of [[forgedMessage, 'message'], [forgedData, 'data']] as const) {
-        const err = await store(b).then(() => undefined, (e: unknown) => e)
-        expect(err, what).to.have.property('code', 'BAD_PEER_DATA')
-        expect((err as Error).message).to.match(new RegExp(`^${what} [0-9a-f-]{36} is already held with hash [0-9a-f]{64}, the batch carries [0-9a-f]{64}$`))
-        expect(repos.batches.get(b.id), what).to.equal(undefined)
-        expect(repos.data.byIds(b.data.map((d) => d.id)).size, what).to.equal(what === 'data' ? 1 : 0)
-        expect(repos.messages.getMany(b.messages.map((m) => m.header.id)).size, what).to.equal(what === 'message' ? 1 : 0)
+      const forgedData = payload([['t3']], () => ({ ...dataItem(JSON.stringify({ other: true })), id: a.data[0]!.id }))
+      for (const b of [forgedMessage, forgedData]) {
+        expect(await store(b)).to.equal(undefined)
+        expect(repos.batches.byIdHash(b.id, b.hash)?.state).to.equal('received')
       }
-      // What a holds is untouched, and still settles by its pins.
-      expect(repos.messages.get(a.messages[0]!.header.id)!.hash).to.equal(a.messages[0]!.hash)
-      expect(repos.data.get(a.data[0]!.id)!.hash).to.equal(a.data[0]!.hash)
+      expect(repos.messages.allWithId(a.messages[0]!.header.id).map((m) => m.hash)).to.deep.equal([a.messages[0]!.hash, forgedMessage.messages[0]!.hash])
+      expect(repos.data.getMany([a.data[0]!, forgedData.data[0]!]).map((d) => d.value)).to.deep.equal([a.data[0]!.value, forgedData.data[0]!.value])
+      // Each message decided on its own; a's data is a's, whatever else shares its id. The id alone: the first pinned.
+      await pin(forgedData)
+      await pin(forgedMessage)
       await pin(a)
-      expect(confirmed()).to.deep.equal([a.messages[0]!.header.id])
+      expect(confirmed()).to.deep.equal([forgedData.messages[0]!.header.id, a.messages[0]!.header.id, a.messages[0]!.header.id])
+      expect(repos.messages.allWithId(a.messages[0]!.header.id).map((m) => m.state)).to.deep.equal(['confirmed', 'confirmed'])
+      expect(repos.messages.get(a.messages[0]!.header.id)!.hash).to.equal(forgedMessage.messages[0]!.hash)
     })
 
     it('lets go of everything on a rewind of the waiting pins (pins changed by hand)', async () => {

@@ -71,7 +71,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect(await expiry.sweep()).to.equal(1)
     expect(held(lone)).to.equal(false)
     expect(r.messages.getMany(lone.messages.map((m) => m.header.id)).size).to.equal(0)
-    expect(r.data.getMany(lone.data.map((d) => d.id))).to.deep.equal([])
+    expect(r.data.getMany(lone.data)).to.deep.equal([])
     expect(held(pinned)).to.equal(true)
     expect(r.messages.get(pinned.messages[0]!.header.id)?.state).to.equal('pending')
     expect(lines.join('\n')).to.match(/deleted 1 batch\(es\) delivered here that no pin named .*\(quotas.unpinnedBatchMs\)/)
@@ -126,7 +126,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
   it('never deletes a batch whose messages are decided (an unpinned batch is, on arrival)', async () => {
     const b = makeBatch('org0', 2)
     await stored(b)
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, b.messages.map((m) => m.header.id), b.id, b.tx.id, now()))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, b.messages.map((m) => ({ id: m.header.id, hash: m.hash })), b.id, b.tx.id, now()))
     clock += 48 * HOUR
     expect(await expiry.sweep()).to.equal(0)
     expect(held(b)).to.equal(true)

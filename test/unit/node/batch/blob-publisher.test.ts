@@ -35,14 +35,14 @@ describe('batch: blob publisher', () => {
   async function withBlob(bytes: Buffer): Promise<Data> {
     const stored = await blobStore.write(chunksOf(bytes))
     const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'f' } }
-    await r.db.transaction((tx) => r.data.insert(tx, d))
+    await r.db.transaction((tx) => r.data.insert(tx, d, true))
     return d
   }
 
   it('uploads a blob once for the data items that carry it, records every reference, and one upload operation of the batch', async () => {
     const a = await withBlob(Buffer.from('same blob'))
     const b = { ...a, id: newId<DataId>() }
-    await r.db.transaction((tx) => r.data.insert(tx, b))
+    await r.db.transaction((tx) => r.data.insert(tx, b, true))
     const txId = newId<TxId>()
     expect(await publisher.publishAll([a, b], { namespace: 'default', txId })).to.equal(true)
     expect(storage.uploaded).to.have.length(1)
@@ -56,7 +56,7 @@ describe('batch: blob publisher', () => {
     const a = await withBlob(Buffer.from('published before'))
     await publisher.publishAll([a], { namespace: 'default', txId: newId<TxId>() })
     const again = { ...a, id: newId<DataId>() }
-    await r.db.transaction((tx) => r.data.insert(tx, again))
+    await r.db.transaction((tx) => r.data.insert(tx, again, true))
     await publisher.publishAll([again], { namespace: 'default', txId: newId<TxId>() })
     expect(storage.uploaded).to.have.length(1)
     expect(r.operations.list('default', { limit: 10, skip: 0 })).to.have.length(1)

@@ -20,6 +20,7 @@ import { sealGroup } from '../../../../node/identity/group-resolver.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { now } from '../../../../node/core/time.js'
 import { openRepos, registerMembers, type Repos } from '../../../support/repos.js'
+import { refKey } from '../../../../node/db/repos/messages.js'
 import { MemoryStorage } from '../../../support/storage.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
@@ -127,10 +128,10 @@ describe('sealed batches handed to the aggregator', () => {
     expect(held!.manifest.entries.map((e) => e.id)).to.deep.equal(ids)
     const read = r.messages.getMany(ids)
     for (const id of ids) sameText(held!.messages.get(id), read.get(id))
-    const dataIds = [...new Set(sent.flatMap((m) => m.data.map((d) => d.id)))]
-    expect([...held!.data.keys()].sort()).to.deep.equal([...dataIds].sort())
-    const readData = r.data.byIds(dataIds)
-    for (const id of dataIds) sameText(held!.data.get(id), readData.get(id))
+    const dataRefs = sent.flatMap((m) => m.data)
+    expect([...held!.data.keys()].sort()).to.deep.equal([...new Set(dataRefs.map(refKey))].sort())
+    const readData = r.data.byRefs(dataRefs)
+    for (const d of dataRefs) sameText(held!.data.get(refKey(d)), readData.get(refKey(d)))
   })
 
   it('holds a private batch with the pins its seal allocated, as their rows read back', async () => {
@@ -148,7 +149,7 @@ describe('sealed batches handed to the aggregator', () => {
       return { message, data: d }
     })
     await r.db.transaction((tx) => {
-      r.data.insertMany(tx, items.map((x) => x.data))
+      r.data.insertMany(tx, items.map((x) => x.data), true)
       r.messages.insertMany(tx, items.map((x) => x.message), true)
     })
     for (const x of items) manager.accepted(x.message, [x.data], 1000)
@@ -161,7 +162,7 @@ describe('sealed batches handed to the aggregator', () => {
     const read = r.messages.getMany(ids)
     expect(read.get(first)!.pins).to.have.length(2)
     for (const id of ids) sameText(held!.messages.get(id), read.get(id))
-    const readData = r.data.byIds(items.map((x) => x.data.id))
-    for (const x of items) sameText(held!.data.get(x.data.id), readData.get(x.data.id))
+    const readData = r.data.byRefs(items.map((x) => x.data))
+    for (const x of items) sameText(held!.data.get(refKey(x.data)), readData.get(refKey(x.data)))
   })
 })

@@ -258,7 +258,7 @@ describe('batch manager', () => {
     const s = sender(manager({ size: 100, timeoutMs: 60_000, payloadLimit: limit }))
     const [s1, s2, s3, b1, s4] = [await send(s, small), await send(s, small), await send(s, small), await send(s, big), await send(s, small)]
     // What the cut sees: two small ones fit, a third does not; the big one alone is over the limit.
-    const estimate = (m: Message) => payloadEstimate(m, data.getMany(m.data.map((r) => r.id)))
+    const estimate = (m: Message) => payloadEstimate(m, data.getMany(m.data))
     expect(2 * estimate(s1!)).to.be.at.most(limit)
     expect(3 * estimate(s1!)).to.be.above(limit)
     expect(estimate(b1!)).to.be.above(limit)
@@ -348,7 +348,7 @@ describe('batch manager', () => {
     const id = newId<DataId>()
     await db.transaction((tx) => {
       blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
-      data.insert(tx, { id, validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'f.bin' } })
+      data.insert(tx, { id, validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'f.bin' } }, true)
     })
     const s = sender(manager({ size: 1 }))
     const first = await send(s, { dataId: id })

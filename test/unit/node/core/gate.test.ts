@@ -116,7 +116,7 @@ describe('read controls: the fetchers stop reading IPFS while held', () => {
       const bytes = randomBytes(1000 + i)
       const hash = createHash('sha256').update(bytes).digest('hex') as Hash
       const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: '' } }
-      await repos.db.transaction((tx) => repos.data.insert(tx, d))
+      await repos.db.transaction((tx) => repos.data.insert(tx, d, true))
       wanted.push({ hash, size: bytes.length, public: await storage.upload(bytes) })
     }
     reads.hold()

@@ -67,13 +67,13 @@ describe('blobs', () => {
     const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/member', key, created: now(), namespace: 'default', topics: ['t'], datahash: dataRefsHash(refs) }
     const m: Message = { header, hash: messageHash(header), state: 'pending', data: refs }
     await db.transaction((tx) => {
-      data.insert(tx, d)
+      data.insert(tx, d, true)
       repos.messages.insertMany(tx, [m], false)
     })
-    messageOf.set(d.id, header.id)
+    messageOf.set(d.id, { id: header.id, hash: m.hash })
     return d
   }
-  const messageOf = new Map<string, MessageId>()
+  const messageOf = new Map<string, { id: MessageId; hash: Hash }>()
 
   describe('store', () => {
     it('keeps a blob under its hash, and refuses one that differs from what was announced without leaving a file', async () => {

@@ -40,7 +40,7 @@ describe('data: delete', () => {
     }
     await r.db.transaction((tx) => {
       if (opts.blob) r.blobs.insert(tx, { hash: opts.blob, size: 3, created: now() })
-      r.data.insert(tx, d)
+      r.data.insert(tx, d, true)
     })
     return d
   }
@@ -60,6 +60,17 @@ describe('data: delete', () => {
     await remover.delete('default', d.id)
     expect(r.data.get(d.id)).to.equal(undefined)
     expect(r.data.get(kept.id)).to.not.equal(undefined)
+  })
+
+  it('deletes only this member’s own data item: a peer’s copy under the same id is not found, and stays', async () => {
+    const d = await stored()
+    const value = '"a peer\'s"'
+    const peers: Data = { ...d, hash: dataHash({ valueRaw: value }), value }
+    await r.db.transaction((tx) => r.data.insert(tx, peers, false))
+    await remover.delete('default', d.id)
+    expect(r.data.byRef(d), 'its own, deleted').to.equal(undefined)
+    expect(r.data.byRef(peers)!.value).to.equal(value)
+    expect(isParleyError(await refusal(remover.delete('default', d.id)), 'NOT_FOUND')).to.equal(true)
   })
 
   it('refuses (409) a data item a message carries, and keeps it', async () => {

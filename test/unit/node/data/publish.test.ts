@@ -35,7 +35,7 @@ describe('data: publish to shared storage', () => {
 
   async function valueData(value = '{"a":1}', namespace = 'default'): Promise<Data> {
     const d: Data = { id: newId<DataId>(), validator: 'json', namespace, hash: dataHash({ valueRaw: value }), created: now(), value }
-    await r.db.transaction((tx) => r.data.insert(tx, d))
+    await r.db.transaction((tx) => r.data.insert(tx, d, true))
     return d
   }
 
@@ -44,7 +44,7 @@ describe('data: publish to shared storage', () => {
     const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ blobHash: stored.hash }), created: now(), value: null, blob: { hash: stored.hash, size: stored.size, name: 'file.bin' } }
     await r.db.transaction((tx) => {
       r.blobs.insert(tx, { hash: stored.hash, size: stored.size, created: now() })
-      r.data.insert(tx, d)
+      r.data.insert(tx, d, true)
     })
     return d
   }
@@ -101,8 +101,12 @@ describe('data: publish to shared storage', () => {
     const noValue = await blobData(Buffer.from('x'))
     expect(isParleyError(await refusal(publisher.publishValue('default', noValue.id)), 'INVALID_FIELD')).to.equal(true)
     const missing: Data = { ...noValue, id: newId<DataId>(), blob: { hash: 'ab'.repeat(32) as Hash, size: 1, name: '' } }
-    await r.db.transaction((tx) => r.data.insert(tx, missing))
+    await r.db.transaction((tx) => r.data.insert(tx, missing, true))
     expect(isParleyError(await refusal(publisher.publishBlob('default', missing.id)), 'NOT_FOUND')).to.equal(true)
+    // A peer's data item (received, not this member's own) is not this member's to publish.
+    const peers: Data = { ...d, id: newId<DataId>() }
+    await r.db.transaction((tx) => r.data.insert(tx, peers, false))
+    expect(isParleyError(await refusal(publisher.publishValue('default', peers.id)), 'NOT_FOUND')).to.equal(true)
     expect(storage.attempts, 'nothing was uploaded').to.equal(0)
     expect(r.transactions.list('default', { limit: 10, skip: 0 }), 'nor any transaction recorded').to.deep.equal([])
   })

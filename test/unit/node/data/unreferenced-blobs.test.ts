@@ -52,7 +52,7 @@ describe('quotas: blobs peers sent that no message refers to', () => {
   }
 
   const refer = (hash: Hash): Promise<void> =>
-    r.db.transaction((tx) => r.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: 'd'.repeat(64) as Hash, created: timestamp(), value: null, blob: { hash, size: 1, name: '' } }))
+    r.db.transaction((tx) => r.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: 'd'.repeat(64) as Hash, created: timestamp(), value: null, blob: { hash, size: 1, name: '' } }, true))
   const files = async (): Promise<string[]> => (await readdir(dir)).filter((f) => f !== 'tmp').sort()
 
   it('counts each blob at its size or the minimum, per org, and refuses past the quota with STORAGE_FULL naming it', async () => {

@@ -86,12 +86,12 @@ forEachEngine('collection filters over data, batches, identities and blockchain 
       await repos.db.transaction((tx) => {
         for (const [name, d, secs] of rows) {
           ids[name] = newId<DataId>()
-          repos.data.insert(tx, { ...d, id: ids[name], namespace: NS, created: at(secs) })
+          repos.data.insert(tx, { ...d, id: ids[name], namespace: NS, created: at(secs) }, true)
         }
         // Another namespace's data must never show, whatever the filter.
-        repos.data.insert(tx, { id: newId<DataId>(), namespace: 'other', validator: 'json', hash: hex('a1'), created: at(0), value: '{"name":"Café","total":12}' })
+        repos.data.insert(tx, { id: newId<DataId>(), namespace: 'other', validator: 'json', hash: hex('a1'), created: at(0), value: '{"name":"Café","total":12}' }, true)
         // The value published on its own (`data/{id}/value/publish`).
-        repos.data.setPublic(tx, ids.widget2!, 'QmWidget2')
+        repos.data.setPublic(tx, { id: ids.widget2!, hash: hex('a2') }, 'QmWidget2')
       })
       for (const [name, id] of Object.entries(ids)) seqs[name] = repos.db.get<{ seq: number }>('SELECT seq FROM data WHERE id = ?', [id])!.seq
     })

@@ -339,7 +339,7 @@ describe('datatypes: through the aggregator, in chain order', () => {
     const { manifest, hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data })
     await db.transaction((tx) => {
       repos.batches.insert(tx, { id, type: 'broadcast', namespace: 'default', author: ORG_A, key: KEY_A, created: now(), hash: hash as Hash, manifest, txId, state: 'received', local: false })
-      for (const d of data) repos.data.insert(tx, d)
+      for (const d of data) repos.data.insert(tx, d, true)
       for (const m of messages) repos.messages.insert(tx, m, false)
       messages.forEach((m, i) => repos.pins.insert(tx, { batchId: id, batchHash: hash as Hash, index: i, hash: broadcastContext(m.header.topics[0]!), masked: false, signer: KEY_A, eventId: newId() }))
     })

@@ -54,9 +54,9 @@ describe('event references', () => {
     const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/org0', key: KEY, created: now(), namespace: NS, topics: ['t1'], datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
     const m: Message = { header, hash: messageHash(header), state: 'pending', data: [{ id: d.id, hash: d.hash }] }
     await r.db.transaction((tx) => {
-      r.data.insert(tx, d)
+      r.data.insert(tx, d, false)
       r.messages.insert(tx, m, false)
-      if (batch) r.messages.confirmMany(tx, [header.id], batch.id, batch.txId, now())
+      if (batch) r.messages.confirmMany(tx, [{ id: header.id, hash: m.hash }], batch.id, batch.txId, now())
     })
     return r.messages.get(header.id)!
   }
@@ -163,6 +163,31 @@ describe('event references', () => {
       expect(chainEvent!.blockchainEvent!.txHash).to.equal(pinned.txHashes[1])
       expect(unknownTx).to.deep.equal({})
       expect(enrich([])).to.deep.equal([])
+    })
+
+    it('answers a message event with the message its verdict was about, when another message shares its id', async () => {
+      const honest = await message()
+      const header = { ...honest.header, topics: ['squat'] }
+      const squat: Message = { ...honest, header, hash: messageHash(header) }
+      await r.db.transaction((tx) => {
+        r.messages.insert(tx, squat, false)
+        r.messages.confirmMany(tx, [{ id: honest.header.id, hash: honest.hash, pinSeq: 1 }], newId<BatchId>(), newId<TxId>(), now())
+        r.messages.reject(tx, { id: squat.header.id, hash: squat.hash }, newId<BatchId>(), newId<TxId>(), now(), 'taken', 2)
+      })
+      const [confirmed, rejected, old] = await r.db.transaction((tx) =>
+        r.events.insertMany(tx, [
+          { type: 'message_confirmed', namespace: NS, reference: honest.header.id, referenceHash: honest.hash },
+          { type: 'message_rejected', namespace: NS, reference: squat.header.id, referenceHash: squat.hash },
+          // Written before events named a hash: the message its id alone names (the confirmed one).
+          { type: 'message_rejected', namespace: NS, reference: squat.header.id },
+        ], now()),
+      )
+      const hashes = enrich([confirmed!, rejected!, old!]).map((e) => [e.refs.message?.hash, e.refs.message?.state])
+      expect(hashes).to.deep.equal([
+        [honest.hash, 'confirmed'],
+        [squat.hash, 'rejected'],
+        [honest.hash, 'confirmed'],
+      ])
     })
 
     it('reads once per kind of object for a whole page, whatever its size (the number of SQL reads does not grow with the page)', async () => {

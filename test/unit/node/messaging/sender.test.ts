@@ -62,6 +62,23 @@ describe('message sender', () => {
     expect(accepted.map((a) => a.header.id)).to.deep.equal([m.header.id])
   })
 
+  it('takes data named by id only from this member’s own: a peer’s data item under an id is unknown data (400)', async () => {
+    await registerOrg(db, identities, 'org0', KEY)
+    const value = '{"peer":true}'
+    const peers = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }
+    await db.transaction((tx) => repos.data.insert(tx, peers, false))
+    const byId = () => parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id: peers.id }] })), { allowGroup: false })
+    const err = await sender.broadcast('default', byId()).then(() => undefined, (e: unknown) => e)
+    expect(err).to.be.instanceOf(ParleyError)
+    expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(400)
+    expect((err as ParleyError).message).to.equal(`data[0]: no data ${peers.id} in namespace default`)
+    // Its own upload under another id goes.
+    const own = { ...peers, id: newId<DataId>() }
+    await db.transaction((tx) => repos.data.insert(tx, own, true))
+    const m = await sender.broadcast('default', parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id: own.id }] })), { allowGroup: false }))
+    expect(m.data).to.deep.equal([{ id: own.id, hash: own.hash }])
+  })
+
   it('sends its own registration (a definition) before it is registered', async () => {
     const m = await sender.definition('svc_system', 'svc_identity_claim', ['t'], '{"identity":{}}')
     expect(m.header.type).to.equal('definition')
@@ -87,7 +104,7 @@ describe('message sender', () => {
     for (let i = 0; i < 5; i++) {
       const value = JSON.stringify('v'.repeat(14 * 1024 * 1024))
       const d = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }
-      await db.transaction((tx) => repos.data.insert(tx, d))
+      await db.transaction((tx) => repos.data.insert(tx, d, true))
       ids.push(d.id)
     }
     expect(await refusal(JSON.stringify({ data: ids.slice(0, 4).map((id) => ({ id })) }))).to.equal('accepted')

@@ -31,7 +31,7 @@ describe('namespaces', () => {
 
   it('lists every namespace that holds data, events or subscriptions, by name, dated by the first thing it held', async () => {
     await r.db.transaction((tx) => {
-      r.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'zeta', hash: dataHash({ valueRaw: '1' }), created: at(5), value: '1' })
+      r.data.insert(tx, { id: newId<DataId>(), validator: 'json', namespace: 'zeta', hash: dataHash({ valueRaw: '1' }), created: at(5), value: '1' }, true)
       r.events.insertMany(tx, [{ type: 'message_confirmed', namespace: 'alpha', reference: newId() }], at(3))
       r.events.insertMany(tx, [{ type: 'message_confirmed', namespace: 'zeta', reference: newId() }], at(2))
       r.events.insertMany(tx, [{ type: 'message_confirmed', namespace: 'default', reference: newId() }], at(7))

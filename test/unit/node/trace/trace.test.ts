@@ -189,7 +189,7 @@ describe('message trace', () => {
       const m = item(ORG0, KEY0, ['t'], { blob: { hash: BLOB, size: 3, name: 'f', public: 'QmBlob' } })
       await r.db.transaction((tx) => {
         r.messages.insert(tx, { ...m.message, state: 'ready' }, true)
-        r.data.insert(tx, m.data)
+        r.data.insert(tx, m.data, false)
         r.blobs.insert(tx, { hash: BLOB, size: 3, created: now() })
       })
       let t = trace(m)
@@ -201,7 +201,7 @@ describe('message trace', () => {
       const record = { id: b.payload.id, type: 'broadcast' as const, namespace: NS, author: ORG0, key: KEY0, node: NODE0, created: now(), hash: b.payload.hash, manifest: b.manifest, txId: b.payload.tx.id, state: 'sealed' as const, local: true }
       await r.db.transaction((tx) => {
         r.batches.insert(tx, record)
-        r.messages.assignBatch(tx, [m.message.header.id], record.id, record.txId)
+        r.messages.assignBatch(tx, [{ id: m.message.header.id, hash: m.message.hash }], record.id, record.txId)
         r.events.insert(tx, { type: 'transaction_submitted', namespace: NS, reference: record.txId, tx: record.txId, topic: 'batch_pin' }, record.created)
       })
       t = trace(m)
@@ -287,7 +287,7 @@ describe('message trace', () => {
       const record = { id: b.payload.id, type: 'private' as const, namespace: NS, author: ORG0, key: KEY0, node: NODE0, group: group.hash, created: now(), hash: b.payload.hash, manifest: b.manifest, txId: b.payload.tx.id, state: 'sealed' as const, local: true }
       await r.db.transaction((tx) => {
         r.messages.insert(tx, { ...m.message, state: 'ready', batch: record.id, txid: record.txId }, true)
-        r.data.insert(tx, m.data)
+        r.data.insert(tx, m.data, false)
         r.batches.insert(tx, record)
       })
       let t = trace(m)

@@ -8,6 +8,7 @@ import { openApiDocument } from '../../../../../node/api/openapi/document.js'
 import { SCHEMAS } from '../../../../../node/api/openapi/schemas.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../../node/core/limits.js'
 import { MESSAGE_FIELDS } from '../../../../../node/db/query-fields.js'
+import { parseHash } from '../../../../../node/core/ids.js'
 import type { NodeServices } from '../../../../../node/services.js'
 import { freePort } from '../../../../../network/process.js'
 import { localCall } from '../../../../support/local-http.js'
@@ -118,6 +119,23 @@ describe('api: the OpenAPI description of the served routes', () => {
     expect(one['503']!.description).to.equal('UNAVAILABLE')
     expect(one['400']!.description).to.equal('INVALID_ID, INVALID_FIELD, BAD_REQUEST')
     expect(doc.components.schemas.Error).to.deep.include({ required: ['error'] })
+  })
+
+  it('lists INVALID_FIELD under 400 wherever `?hash=` is taken, with the pattern parseHash accepts', function () {
+    const taking = operations().filter(([, , op]) => op.parameters?.some((p) => p.in === 'query' && p.name === 'hash' && p.schema.pattern !== undefined))
+    expect(taking.map(([, , op]) => op.operationId)).to.include.members(['getMsgByID', 'getMsgTrace', 'getMsgTxn', 'getMsgEvents', 'getMsgData'])
+    for (const [path, method, op] of taking) {
+      expect(op.responses['400']!.description, `${method} ${path}`).to.contain('INVALID_FIELD')
+      const pattern = new RegExp(op.parameters!.find((p) => p.name === 'hash')!.schema.pattern as string)
+      for (const ok of ['ab'.repeat(32), '0x' + 'AB'.repeat(32)]) {
+        expect(pattern.test(ok), ok).to.equal(true)
+        expect(parseHash(ok), ok).to.equal('ab'.repeat(32))
+      }
+      for (const bad of ['ab'.repeat(31), 'zz'.repeat(32), '0x' + 'ab'.repeat(33)]) {
+        expect(pattern.test(bad), bad).to.equal(false)
+        expect(() => parseHash(bad), bad).to.throw(/32-byte hex hash/)
+      }
+    }
   })
 
   it('refuses two routes with one operationId, rather than describe one of them', function () {

@@ -30,7 +30,7 @@ describe('admin API', () => {
       chain,
       ipfs,
       identities: { byDid: (did) => (['did:firefly:org/org0', 'did:firefly:org/org1', 'did:firefly:org/org2'].includes(did) ? ({ type: 'org' } as Identity) : undefined) },
-      messages: { get: () => undefined },
+      messages: { get: () => undefined, own: () => undefined },
       batches: { get: (id) => (id === SENT ? ({ id, type: 'private', local: true } as BatchRecord) : undefined) },
     })
     const port = await freePort()

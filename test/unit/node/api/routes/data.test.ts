@@ -25,7 +25,7 @@ describe('data: publish and delete API', () => {
 
   async function stored(value: string): Promise<Data> {
     const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: CREATED, value }
-    await t.repos.db.transaction((tx) => t.repos.data.insert(tx, d))
+    await t.repos.db.transaction((tx) => t.repos.data.insert(tx, d, true))
     return d
   }
 

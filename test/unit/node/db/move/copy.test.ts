@@ -101,7 +101,8 @@ describe('node/db/move/copy: a whole database from one engine to the other', fun
     const d = await testDatabase({ prefix: 'move', empty: true })
     drops.push(d.drop)
     const older = await PgDatabase.open({ url: d.url, migrations: migrations.slice(0, -1) })
+    const last = migrations[migrations.length - 1]!.version
     open.push(older)
-    await assert.rejects(copyDatabase(a, older), (err: Error) => err instanceof CopyRefused && /schema versions differ: source 1,.*,16, target 1,.*,15;/.test(err.message))
+    await assert.rejects(copyDatabase(a, older), (err: Error) => err instanceof CopyRefused && new RegExp(`schema versions differ: source 1,.*,${last}, target 1,.*,${last - 1};`).test(err.message))
   })
 })

@@ -12,6 +12,7 @@ function message(topics: string[], extra: Partial<Header> = {}): Message {
   const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/org0', key: '0x' + 'aa'.repeat(20), created: now(), namespace: 'default', topics, datahash: dataRefsHash(refs), ...extra }
   return { header, hash: messageHash(header), state: 'ready', data: refs }
 }
+const ref = (m: Message) => ({ id: m.header.id, hash: m.hash })
 
 const where = (field: string, value: string, op: FilterOp = 'eq'): Filter => [[{ field, op, value, not: false, caseInsensitive: false }]]
 const page = { namespace: 'default', limit: 50, skip: 0 }
@@ -68,8 +69,8 @@ forEachEngine('db: schema v17, the messages list in its natural order', (engine)
     const [a1, a2, both, b, pending] = [message(['a']), message(['a']), message(['a', 'b']), message(['b']), message(['a'])]
     await r.db.transaction((tx) => r.messages.insertMany(tx, [a1, a2, both, b, pending], false))
     const [batch, txId] = [newId<BatchId>(), newId<TxId>()]
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, [a2.header.id, b.header.id], batch, txId, '2026-01-01T00:00:01Z' as Timestamp))
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, [a1.header.id], batch, txId, '2026-01-01T00:00:02Z' as Timestamp))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [a2, b].map(ref), batch, txId, '2026-01-01T00:00:01Z' as Timestamp))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [ref(a1)], batch, txId, '2026-01-01T00:00:02Z' as Timestamp))
     const ids = (topics: string) => r.messages.list({ ...page, filter: where('topics', topics) }).map((m) => m.header.id)
     expect(ids('a')).to.deep.equal([pending.header.id, a1.header.id, a2.header.id])
     expect(ids('a,b')).to.deep.equal([both.header.id])
@@ -90,7 +91,7 @@ forEachEngine('db: schema v17, the messages list in its natural order', (engine)
     const [older, newer] = [message(['a'], { type: 'private', group }), message(['a'], { type: 'private', group })]
     const rest = Array.from({ length: PLANNED_ROWS }, () => message(['a']))
     await r.db.transaction((tx) => r.messages.insertMany(tx, [first, reply, older, newer, ...rest], false))
-    await r.db.transaction((tx) => r.messages.confirmMany(tx, [older.header.id], newId<BatchId>(), newId<TxId>(), now()))
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, [ref(older)], newId<BatchId>(), newId<TxId>(), now()))
     await analyze()
     const replies = { ...page, filter: where('cid', first.header.id) }
     const ofGroup = { ...page, filter: where('group', group) }

@@ -1,0 +1,107 @@
+import { expect } from 'chai'
+import fc from 'fast-check'
+import { join } from 'node:path'
+import { sealManifest } from '../../../../node/batch/verify.js'
+import { messageHash } from '../../../../node/core/hashes.js'
+import type { MessageId } from '../../../../node/core/ids.js'
+import type { BatchPayload } from '../../../../node/model/index.js'
+import { TempDirs } from '../../../support/db/helpers.js'
+import { MemoryStorage } from '../../../support/storage.js'
+import { seededRandom as random } from '../../../support/seeded-random.js'
+import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
+
+interface Plan {
+  /** Honest private batches: author (org0 or org1). */
+  honest: (0 | 1)[]
+  /** Batches of org2 (a member gone bad) reusing the id of an honest message, with other content; a sort key places each pin. */
+  reuses: { target: number; at: number }[]
+  /** Per member, the seed of the order the batches are delivered in. */
+  arrivals: number[]
+}
+
+/** `b` with its one message's id replaced by `id`: another message under a known id (its hashes recomputed). */
+function reusing(b: BatchPayload, id: MessageId): BatchPayload {
+  const m = b.messages[0]!
+  const header = { ...m.header, id }
+  const messages = [{ ...m, header, hash: messageHash(header) }]
+  return { ...b, messages, hash: sealManifest({ ...b, messages }).hash }
+}
+
+/**
+ * A member learns an honest message's id (a private batch travels before its pin) and pins a batch of its own reusing
+ * it with other content. The batches reach three in-process members in random orders, all before the chain's pins
+ * are read, in a random interleaving: every member stores both and reaches the same verdict for every (id, hash) (here
+ * each passes its own checks: all confirmed), and the id alone names the same row everywhere, the one pinned first.
+ */
+describe('aggregator: a message id reused with other content, each (id, hash) decided alike on every member (property)', function () {
+  this.timeout(240_000)
+  const temp = new TempDirs()
+  after(() => temp.cleanup())
+  const orgs = registeredOrgs(3)
+  const group = groupOf(orgs)
+
+  const plan: fc.Arbitrary<Plan> = fc.record({
+    honest: fc.array(fc.constantFrom(0 as const, 1 as const), { minLength: 1, maxLength: 3 }),
+    reuses: fc.array(fc.record({ target: fc.nat(2), at: fc.integer({ min: -1, max: 6 }) }), { minLength: 1, maxLength: 3 }),
+    arrivals: fc.array(fc.integer(), { minLength: 3, maxLength: 3 }),
+  })
+
+  async function run(p: Plan): Promise<void> {
+    // Each batch on a topic of its own (nonce 0): no pin orders another, and nothing relates messages sharing an id.
+    const honest = p.honest.map((author, i) => ({ author, payload: privateBatch(orgs[author]!, group, [[`h${i}`]], [[0]]) }))
+    const reuses = p.reuses.map((r, i) => {
+      const target = honest[r.target % honest.length]!.payload.messages[0]!.header.id
+      return { target, payload: reusing(privateBatch(orgs[2]!, group, [[`r${i}`]], [[0]]), target), at: r.at }
+    })
+    // The chain: honest pins at 2i, reuses placed among them by their sort key (ties: the reuse first).
+    const chain = [...honest.map((h, i) => ({ key: 2 * i, author: h.author as number, payload: h.payload })), ...reuses.map((r) => ({ key: r.at - 0.5, author: 2, payload: r.payload }))]
+    chain.sort((x, y) => x.key - y.key)
+
+    const members: AggregatorMember[] = []
+    try {
+      for (let i = 0; i < 3; i++) {
+        const m = await AggregatorMember.open(join(await temp.make('parley-reuse-'), 'db'), new MemoryStorage(), { org: orgs[i]!.org, node: orgs[i]!.node, key: orgs[i]!.key })
+        await m.register(orgs, [group])
+        members.push(m)
+      }
+      await Promise.all(
+        members.map(async (m, i) => {
+          const next = random(p.arrivals[i]!)
+          const waiting = [...chain]
+          while (waiting.length > 0) {
+            const c = waiting.splice(Math.floor(next() * waiting.length), 1)[0]!
+            expect(await m.deliver(peerOf(orgs[c.author]!), c.payload), 'stored beside, not refused').to.equal(undefined)
+          }
+          for (const c of chain) await m.pin(pinLogOf({ payload: c.payload }))
+        }),
+      )
+      // For each id, the message of the first pin carrying it is the one the id alone names.
+      const first = new Map<string, string>()
+      for (const c of chain) {
+        const m = c.payload.messages[0]!
+        if (!first.has(m.header.id)) first.set(m.header.id, m.hash)
+      }
+      const verdicts = members.map((m) => chain.map((c) => m.r.messages.byRef(c.payload.messages[0]!.header.id, c.payload.messages[0]!.hash)?.state))
+      for (const v of verdicts) expect(v, 'the same verdict for every (id, hash) on every member').to.deep.equal(verdicts[0])
+      for (const m of members) {
+        for (const c of chain) {
+          const sent = c.payload.messages[0]!
+          const held = m.r.messages.byRef(sent.header.id, sent.hash)
+          expect(held?.state, `id ${sent.header.id} hash ${sent.hash}: ${held?.rejectReason ?? ''}`).to.equal('confirmed')
+        }
+        for (const [id, hash] of first) expect(m.r.messages.get(id)?.hash, `the id alone: ${id}`).to.equal(hash)
+        // The event of each verdict names its own row.
+        for (const e of m.r.events.list({ namespace: 'default', limit: 1000, skip: 0, ascending: true })) {
+          const row = m.r.messages.byRef(e.reference, e.referenceHash!)
+          expect(row?.state, e.type).to.equal(e.type === 'message_confirmed' ? 'confirmed' : 'rejected')
+        }
+      }
+    } finally {
+      for (const m of members) await m.close()
+    }
+  }
+
+  it('holds for random interleavings and arrival orders', async () => {
+    await fc.assert(fc.asyncProperty(plan, run), { numRuns: 5, seed: 31 })
+  })
+})

@@ -1,0 +1,69 @@
+import { expect } from 'chai'
+import { dataHash, dataRefsHash, messageHash } from '../../../../../node/core/hashes.js'
+import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../../node/core/ids.js'
+import { now } from '../../../../../node/core/time.js'
+import type { Data, Header, Message } from '../../../../../node/model/index.js'
+import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
+
+/**
+ * Data items are stored per (id, hash) (schema v18): a peer may send one under an id held here with other content.
+ * Messages name their data by both; the id alone names the one a confirmed message carries, else the first stored.
+ */
+forEachEngine('data items sharing an id', (engine) => {
+  let r: Repos
+  freshReposEachTest((repos) => (r = repos), engine)
+
+  function item(id: DataId, value: string): Data {
+    return { id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }
+  }
+  function carrying(d: Data): Message {
+    const refs = [{ id: d.id, hash: d.hash }]
+    const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/org0', key: '0x' + 'aa'.repeat(20), created: now(), namespace: 'default', topics: ['t'], datahash: dataRefsHash(refs) }
+    return { header, hash: messageHash(header), state: 'pending', data: refs }
+  }
+
+  it('keeps both, reads each by its reference, counts and deletes one without the other', async () => {
+    const id = newId<DataId>()
+    const [first, second] = [item(id, '{"pay":10}'), item(id, '{"pay":10000}')]
+    await r.db.transaction((tx) => expect(r.data.insertMany(tx, [first, second, first], false)).to.equal(2))
+    expect(r.data.getMany([second, first]).map((d) => d.value)).to.deep.equal([second.value, first.value])
+    expect(r.data.byRef({ id, hash: second.hash })!.value).to.equal(second.value)
+    expect(r.data.valueBytes([first, second, second])).to.equal(10 + 13 + 13)
+    expect(r.data.get(id)!.hash, 'none carried by a confirmed message: the first stored').to.equal(first.hash)
+    const m = carrying(second)
+    await r.db.transaction((tx) => {
+      r.messages.insert(tx, m, false)
+      r.messages.confirmMany(tx, [{ id: m.header.id, hash: m.hash, pinSeq: 3 }], newId<BatchId>(), newId<TxId>(), now())
+    })
+    expect(r.data.get(id)!.hash, 'the one a confirmed message carries').to.equal(second.hash)
+    expect(r.data.messageWith('default', first)).to.equal(undefined)
+    expect(r.data.messageWith('default', second)).to.equal(m.header.id)
+    await r.db.transaction((tx) => r.data.delete(tx, r.data.byRef(first)!))
+    expect(r.data.getMany([first, second]).map((d) => d.hash)).to.deep.equal([second.hash])
+    await r.db.transaction((tx) => r.data.setPublic(tx, second, 'QmSecond'))
+    expect(r.data.get(id)!.public).to.equal('QmSecond')
+  })
+
+  it('answers this member’s own data item by id, never a peer’s copy under it; one own row per id', async () => {
+    const id = newId<DataId>()
+    const [peers, own, second] = ['peer', 'own', 'again'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"` }), created: now(), value: `"${v}"` }))
+    await r.db.transaction((tx) => r.data.insert(tx, peers!, false))
+    expect(r.data.own(id), 'only a peer’s').to.equal(undefined)
+    await r.db.transaction((tx) => r.data.insert(tx, own!, true))
+    expect(r.data.own(id)!.value).to.equal(own!.value)
+    // Its own carried back in a peer's batch stays its own.
+    await r.db.transaction((tx) => r.data.insert(tx, own!, false))
+    expect(r.data.own(id)!.hash).to.equal(own!.hash)
+    const refused = await r.db.transaction((tx) => r.data.insert(tx, second!, true)).then(() => 'stored', (e: unknown) => String(e))
+    expect(refused).to.match(/UNIQUE|unique|duplicate/)
+  })
+
+  it('counts a blob as used while any data item refers to it, whatever id it shares with another', async () => {
+    const id = newId<DataId>()
+    const blob = { hash: 'b'.repeat(64) as Hash, size: 3, name: 'b.bin' }
+    const [first, second] = ['one', 'two'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"`, blobHash: blob.hash }), created: now(), value: `"${v}"`, blob }))
+    await r.db.transaction((tx) => r.data.insertMany(tx, [first!, second!], false))
+    expect(await r.db.transaction((tx) => r.data.delete(tx, first!))).to.deep.equal({ blobStillUsed: true })
+    expect(await r.db.transaction((tx) => r.data.delete(tx, second!))).to.deep.equal({ blobStillUsed: false })
+  })
+})

@@ -1,0 +1,91 @@
+import { expect } from 'chai'
+import { join } from 'node:path'
+import type { Database } from '../../../../../node/db/database.js'
+import { migrations } from '../../../../../node/db/schema/index.js'
+import { newId, type Hash } from '../../../../../node/core/ids.js'
+import { TempDirs } from '../../../../support/db/helpers.js'
+import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+
+const hash = (c: string) => c.repeat(64) as Hash
+
+/**
+ * The indexes a table has, by name, with their definitions as the engine holds them (SQLite: the CREATE statement;
+ * PostgreSQL: pg_indexes.indexdef). Unique constraints are left out: v18 changes them on purpose.
+ */
+function indexesOf(db: Database, engine: string, tables: string[]): Record<string, string> {
+  const list = tables.map((t) => `'${t}'`).join(', ')
+  const rows =
+    engine === 'sqljs'
+      ? db.all<{ name: string; def: string }>(`SELECT name, sql AS def FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list}) AND sql IS NOT NULL ORDER BY name`)
+      : db.all<{ name: string; def: string }>(`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename IN (${list}) AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
+  return Object.fromEntries(rows.map((r) => [r.name, r.def]))
+}
+
+/**
+ * Version 18 rebuilds `messages` and `data` unique per (id, hash): a database written before reads back every row with
+ * its sequence and every index as it was defined (v17's list indexes among them), and its confirmed pinned messages
+ * with their batch's first deciding pin; afterwards a row of another hash under a known id is kept beside the first, while this
+ * member's own messages keep one row per id.
+ */
+forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
+  const temp = new TempDirs()
+  after(() => temp.cleanup())
+
+  it('converts an older database without loss, and then keeps rows of another hash apart', async () => {
+    const dir = join(await temp.make('parley-v18-'), 'db')
+    const v18 = migrations.findIndex((m) => m.version === 18)
+    const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
+    const before = indexesOf(old, engine, ['messages', 'data', 'events'])
+    expect(Object.keys(before)).to.include.members(['messages_natural', 'messages_topics', 'messages_cid', 'messages_group', 'events_reference'])
+    const [mine, theirs, item, upload, batch] = [newId(), newId(), newId(), newId(), newId()]
+    const message = (id: string, h: Hash, local: number, state: string, batchId?: string, data = '[]') =>
+      `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key, batch_id)
+       VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '${data}', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'}, ${batchId ? `'${batchId}'` : 'NULL'})`
+    const pin = (signer: string, idx: number) =>
+      `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES ('${batch}', '${hash('8')}', ${idx}, '${hash('7')}', 0, '${signer}', 'e')`
+    await old.transaction((tx) => {
+      tx.run(message(mine, hash('a'), 1, 'ready'))
+      // A peer's message carries `item`: a peer's data item. `upload`, carried by no message, is this member's own.
+      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch, JSON.stringify([{ id: item, hash: hash('c') }])))
+      tx.run(`INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, state, local)
+              VALUES ('${batch}', 'broadcast', 'default', 'did:firefly:org/org0', '0xabc', 'c', '${hash('8')}', '{"messages":[{"id":"${theirs}","hash":"${hash('b')}","topics":2}]}', 't', 'received', 0)`)
+      // A copy of its pin signed by another key comes first on chain: it decides nothing.
+      tx.run(pin('0xother', 0))
+      tx.run(pin('0xabc', 0))
+      tx.run(pin('0xabc', 1))
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, public) VALUES ('${item}', 'default', 'json', '${hash('c')}', '1', 'c', 'QmValue')`)
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${upload}', 'default', 'json', '${hash('c')}', '1', 'c')`)
+      tx.run(`INSERT INTO events (id, type, namespace, reference, created) VALUES ('${newId()}', 'message_confirmed', 'default', '${theirs}', 'c')`)
+    })
+    const firstOwnPin = Number(old.all<{ s: number }>(`SELECT MIN(seq) AS s FROM pins WHERE signer = '0xabc'`)[0]!.s)
+    const messagesBefore = old.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')
+    const dataBefore = old.all('SELECT seq, id, hash, public FROM data ORDER BY seq')
+    await old.close()
+
+    const db = await openTestDatabase(dir, migrations, engine)
+    expect(db.all('SELECT seq, id, hash, state, local FROM messages ORDER BY seq')).to.deep.equal(messagesBefore)
+    expect(db.all('SELECT seq, id, hash, public FROM data ORDER BY seq')).to.deep.equal(dataBefore)
+    expect(db.all<{ p: number | null }>('SELECT pin_seq AS p FROM messages ORDER BY seq').map((r) => (r.p === null ? null : Number(r.p)))).to.deep.equal([null, firstOwnPin])
+    expect(db.all('SELECT reference_hash FROM events')).to.deep.equal([{ reference_hash: null }])
+    expect(db.all<{ id: string; local: number }>('SELECT id, local FROM data ORDER BY seq').map((r) => [r.id, Number(r.local)])).to.deep.equal([
+      [item, 0],
+      [upload, 1],
+    ])
+    const after = indexesOf(db, engine, ['messages', 'data', 'events'])
+    expect(Object.keys(after).filter((n) => !(n in before)), 'new').to.deep.equal(['data_local', 'messages_local'])
+    delete after.messages_local
+    delete after.data_local
+    expect(after, 'every index as it was defined').to.deep.equal(before)
+    // Afterwards: another hash under a known id is a row of its own; a second row of this member's own id is not.
+    await db.transaction((tx) => tx.run(message(theirs, hash('e'), 0, 'pending')))
+    await db.transaction((tx) => tx.run(message(mine, hash('f'), 0, 'pending')))
+    await db.transaction((tx) => tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, local) VALUES ('${item}', 'default', 'json', '${hash('9')}', '2', 'c', 0)`))
+    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM messages')[0]!.n)).to.equal(4)
+    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n)).to.equal(3)
+    const second = await db.transaction((tx) => tx.run(message(mine, hash('7'), 1, 'ready'))).then(() => 'stored', (e: unknown) => String(e))
+    expect(second).to.match(/UNIQUE|unique|duplicate/)
+    // New rows follow the copied ones.
+    expect(Number(db.all<{ s: number }>('SELECT MAX(seq) AS s FROM messages')[0]!.s)).to.equal(4)
+    await db.close()
+  })
+})
