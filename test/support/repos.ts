@@ -12,6 +12,7 @@ import { openRepositories, type Repositories } from '../../node/db/repos/index.j
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { TempDirs } from './db/helpers.js'
+import { withoutJournalSync } from './db/journal-no-sync.js'
 
 /** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
 export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
@@ -66,7 +67,7 @@ export async function openRepos(dir: string, engine: TestEngine = 'sqljs'): Prom
  * for that folder (created at the first open: migrated to the node's schema when `ms` is it, else empty).
  */
 export async function openTestDatabase(dir: string, ms: readonly Migration[], engine: TestEngine): Promise<Database> {
-  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread, ...(ms === migrations ? runTemplate() : {}) })
+  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread, wrapJournal: withoutJournalSync, ...(ms === migrations ? runTemplate() : {}) })
   let d = pgDatabases.get(dir)
   if (!d) {
     d = await testDatabase({ empty: ms !== migrations })
