@@ -4,7 +4,6 @@
  * (node/db/move/copy.ts, node/commands/move-member.ts), its config switched, and it is started again on its folder and ports; the rest of the network
  * runs on. A failed copy changes nothing: the member is started again on its old state.
  */
-import pg from 'pg'
 import { CopyRefused } from '../node/db/move/copy.js'
 import { engineLabel, moveMemberDatabase, type MoveResult } from '../node/commands/move-member.js'
 import type { EngineName } from '../node/db/engine.js'
@@ -12,7 +11,7 @@ import { ControlError, type NetworkControls } from './controls.js'
 import { readDescription, readPids, stopRecorded, writeJsonAtomic } from './description.js'
 import { isAlive } from './process.js'
 import { layout } from './layout.js'
-import { ensureDatabases, withDatabase, withoutPassword, withServer } from './postgres/databases.js'
+import { ensureDatabases, loadPg, withDatabase, withoutPassword, withServer } from './postgres/databases.js'
 import { memberDatabase, readDatabaseRecord, serverUrlOf } from './startup/database.js'
 import { networkCommand } from './command-line.js'
 
@@ -96,7 +95,8 @@ async function setAsideDatabase(url: string, log: (line: string) => void): Promi
   const name = decodeURIComponent(u.pathname.slice(1))
   const aside = `${name}_before_move_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`.slice(0, 63)
   try {
-    await withServer(withDatabase(url, 'postgres'), (client) => client.query(`ALTER DATABASE ${pg.escapeIdentifier(name)} RENAME TO ${pg.escapeIdentifier(aside)}`))
+    const { escapeIdentifier } = await loadPg()
+    await withServer(withDatabase(url, 'postgres'), (client) => client.query(`ALTER DATABASE ${escapeIdentifier(name)} RENAME TO ${escapeIdentifier(aside)}`))
     return withoutPassword(withDatabase(url, aside))
   } catch (err) {
     log(`the database ${name} could not be renamed (${(err as Error).message}): it stays under its name`)

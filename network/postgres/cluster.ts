@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import pg from 'pg'
 import { fsyncDirSync } from '../../node/core/atomic-file.js'
 import { isAlive } from '../process.js'
 import type { PostgresBinaries } from './binaries.js'
 import type { RunAs } from './os-user.js'
 import { copyTemplate, saveTemplate, templateDir, usableTemplate } from './template.js'
+import { loadPg } from './databases.js'
 
 /** The process name of a network's PostgreSQL server in pids.json and in the controls (`network -- kill postgres`). */
 export const POSTGRES_PROCESS = 'postgres'
@@ -47,7 +47,8 @@ export async function ensureCluster(bin: PostgresBinaries, data: string, server:
   const how = usableTemplate(template) ? 'template' : 'initdb'
   if (how === 'template') {
     await copyTemplate(template, next, account)
-    const setPassword = `ALTER ROLE ${pg.escapeIdentifier(server.user)} PASSWORD ${pg.escapeLiteral(server.password)};\n`
+    const { escapeIdentifier, escapeLiteral } = await loadPg()
+    const setPassword = `ALTER ROLE ${escapeIdentifier(server.user)} PASSWORD ${escapeLiteral(server.password)};\n`
     await runAs(bin.postgres, ['--single', '-D', next, '-c', 'listen_addresses=', '-c', 'unix_socket_directories=', 'postgres'], account, setPassword)
   } else {
     await initdb(bin, next, server, account)

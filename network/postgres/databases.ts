@@ -1,4 +1,12 @@
-import pg from 'pg'
+import type pg from 'pg'
+
+/**
+ * pg, loaded when a connection is first made: the network command and every start load this module (for the URL
+ * helpers below), and a network on sql.js never connects; loading pg costs ~50 ms of CPU (Node's fetch with it).
+ */
+export async function loadPg(): Promise<typeof pg> {
+  return (await import('pg')).default
+}
 
 /** PostgreSQL's code for CREATE DATABASE of a name that exists: another start created it first. */
 const DUPLICATE_DATABASE = '42P04'
@@ -23,7 +31,8 @@ export function withoutPassword(url: string): string {
 export async function withServer<T>(serverUrl: string, work: (c: pg.Client) => Promise<T>, timeoutMs = 5000): Promise<T> {
   const u = new URL(serverUrl)
   const database = u.pathname.length > 1 ? decodeURIComponent(u.pathname.slice(1)) : MAINTENANCE_DATABASE
-  const client = new pg.Client({ connectionString: withDatabase(serverUrl, database), connectionTimeoutMillis: timeoutMs })
+  const { Client } = await loadPg()
+  const client = new Client({ connectionString: withDatabase(serverUrl, database), connectionTimeoutMillis: timeoutMs })
   // A server that goes away mid-call fails the query; without a listener the same error would also end this process.
   client.on('error', () => undefined)
   try {
@@ -54,6 +63,7 @@ const CREATE_CONCURRENTLY = 4
  * counts as there.
  */
 export async function ensureDatabases(serverUrl: string, names: readonly string[]): Promise<string[]> {
+  const { escapeIdentifier } = await loadPg()
   const there = await withServer(serverUrl, async (c) => {
     const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = ANY($1::text[])', [names])
     return new Set(rows.map((r) => r.datname))
@@ -65,7 +75,7 @@ export async function ensureDatabases(serverUrl: string, names: readonly string[
       missing.slice(i, i + CREATE_CONCURRENTLY).map((name) =>
         withServer(serverUrl, async (c) => {
           try {
-            await c.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`)
+            await c.query(`CREATE DATABASE ${escapeIdentifier(name)}`)
             created.push(name)
           } catch (err) {
             if ((err as { code?: string }).code !== DUPLICATE_DATABASE) throw new Error(`could not create the database ${name} on ${withoutPassword(serverUrl)}: ${(err as Error).message}`)

@@ -45,6 +45,14 @@ interface AssemblerDeps {
   recent?: SealedBatchHolder
   /** Where a batch's pin and upload are also recorded as operations, with the seal and with the pin. */
   operationRecorder?: OperationRecorder
+  /** The waits between a dispatch's tries (DISPATCH_RETRY unless given). */
+  retry?: RetryPace
+}
+
+/** The first wait between tries, doubled after each failure up to the cap. */
+export interface RetryPace {
+  minMs: number
+  maxMs: number
 }
 
 /**
@@ -55,8 +63,8 @@ export interface SealedBatchHolder {
   sealed(record: Pick<BatchRecord, 'id' | 'hash' | 'manifest' | 'txId'>, messages: readonly Message[], data: readonly Data[]): void
 }
 
-const RETRY_MIN_MS = 500
-const RETRY_MAX_MS = 10_000
+/** A failed upload or pin is tried again after 0.5 s, then 1, 2... up to 10 s between tries. */
+export const DISPATCH_RETRY: RetryPace = { minMs: 500, maxMs: 10_000 }
 
 /**
  * Batches of one (type, namespace, author, key). A batch is cut when it reaches its message count or payload limit,
@@ -233,7 +241,8 @@ export class Assembler {
   private dispatch(batch: SealedBatch, sealed: Promise<void>): void {
     this.inFlight++
     // One pacing and one set of log lines for the whole dispatch, upload and pin alike.
-    const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
+    const { minMs, maxMs } = this.deps.retry ?? DISPATCH_RETRY
+    const backoff = new Backoff(minMs, maxMs)
     const prepared = sealed.then(() => this.prepare(batch, backoff))
     if (this.unpinned) return this.dispatchUnpinned(batch, prepared, backoff)
     // Awaited only once the previous batch has had its turn: until then a failed seal must not count as unhandled.

@@ -15,7 +15,7 @@ import type { BatchConfig } from './config.js'
 import type { BlobPublisher } from './blob-publisher.js'
 import type { Dispatcher, SealedBatch } from './dispatcher.js'
 import { BroadcastDispatcher } from './broadcast-dispatcher.js'
-import { Assembler, type Accepted, type SealedBatchHolder } from './assembler.js'
+import { Assembler, type Accepted, type RetryPace, type SealedBatchHolder } from './assembler.js'
 import { DispatchProgress } from './progress.js'
 import type { OperationRecorder } from '../operations/recorder.js'
 
@@ -40,6 +40,8 @@ export interface BatchManagerDeps {
   recent?: SealedBatchHolder
   /** Where pins and uploads are also recorded as operations. */
   operationRecorder?: OperationRecorder
+  /** The waits between a failed dispatch's tries (the assembler's DISPATCH_RETRY unless given). */
+  retry?: RetryPace
 }
 
 /**

@@ -35,6 +35,9 @@ const HTML_ESCAPES: Readonly<Record<number, string>> = {
   0x2029: '\\u2029',
 }
 
+const HEX_DIGITS = Uint16Array.from('0123456789abcdef', (d) => d.charCodeAt(0))
+const isHtmlUnsafe = (c: number): boolean => c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029
+
 // After a backslash: `" \ / b f n r t` (and `u`, handled apart).
 const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74])
 const isDigit = (c: number): boolean => c >= 48 && c <= 57
@@ -218,17 +221,31 @@ export function compactJson(text: string, maxDepth = GO_MAX_DEPTH): string {
           i += 4
         } else if (!SHORT_ESCAPES.has(c)) fail(i, 'in string escape code')
       } else if (c < 0x20 || i >= n) fail(i, 'in string literal')
-      else if (c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) {
-        escapes++
+      else if (isHtmlUnsafe(c)) {
+        // The whole run of them at once: a value of nothing else (megabytes of `<`) would otherwise cost a regex
+        // call per character, seconds for a body within the limits.
+        let end = i + 1
+        while (isHtmlUnsafe(at(end))) end++
+        escapes += end - i
         if (buf === undefined || buf.length < n + 5 * escapes) {
           const grown = new Uint16Array(n + 5 * escapes * 2)
           if (buf !== undefined) grown.set(buf.subarray(0, w))
           buf = grown
         }
         while (copyFrom < i) buf[w++] = at(copyFrom++)
-        const esc = HTML_ESCAPES[c] ?? ''
-        for (let k = 0; k < esc.length; k++) buf[w++] = esc.charCodeAt(k)
-        copyFrom = i + 1
+        // `\u` and four lowercase hex digits, as Go writes them (HTML_ESCAPES).
+        for (; i < end; i++) {
+          const u = at(i)
+          buf[w++] = 0x5c
+          buf[w++] = 0x75
+          buf[w++] = HEX_DIGITS[(u >> 12) & 15]!
+          buf[w++] = HEX_DIGITS[(u >> 8) & 15]!
+          buf[w++] = HEX_DIGITS[(u >> 4) & 15]!
+          buf[w++] = HEX_DIGITS[u & 15]!
+        }
+        copyFrom = end
+        // The loop's step moves past the run's last character.
+        i = end - 1
       }
     }
     i++

@@ -30,6 +30,8 @@ export interface DeliveryQueueDeps {
   log: (line: string) => void
   /** The wait before the n-th retry (n from 1); doubling from 1 s to 60 s by default. */
   retryDelayMs?: (attempts: number) => number
+  /** How long stop() waits for sends under way (STOP_GRACE_MS by default). */
+  stopGraceMs?: number
   /** The admin routes' holds and drops (see DeliveryGate); without it every delivery goes. */
   gate?: DeliveryGate
   /** Where each delivery is also recorded as an operation (`dataexchange_send_batch`, `dataexchange_send_blob`). */
@@ -74,7 +76,7 @@ export class DeliveryQueue {
     for (const t of this.timers.values()) clearTimeout(t.timer)
     this.timers.clear()
     this.held.clear()
-    await Promise.race([Promise.allSettled(this.active.values()), sleep(STOP_GRACE_MS)])
+    await Promise.race([Promise.allSettled(this.active.values()), sleep(this.deps.stopGraceMs ?? STOP_GRACE_MS)])
   }
 
   /**

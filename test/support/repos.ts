@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { Database, type Migration } from '../../node/db/database.js'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { catalogOf } from '../../node/db/catalog.js'
@@ -11,6 +12,7 @@ import { openRepositories, type Repositories } from '../../node/db/repos/index.j
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { TempDirs } from './db/helpers.js'
+import { withoutJournalSync } from './db/journal-no-sync.js'
 
 /** A node's database and every repository over it, as node/node.ts opens them (`refs` is `blobRefs`). */
 export type Repos = Repositories & { db: Database; refs: BlobRefsRepo }
@@ -65,7 +67,7 @@ export async function openRepos(dir: string, engine: TestEngine = 'sqljs'): Prom
  * for that folder (created at the first open: migrated to the node's schema when `ms` is it, else empty).
  */
 export async function openTestDatabase(dir: string, ms: readonly Migration[], engine: TestEngine): Promise<Database> {
-  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread })
+  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread, wrapJournal: withoutJournalSync, ...(ms === migrations ? runTemplate() : {}) })
   let d = pgDatabases.get(dir)
   if (!d) {
     d = await testDatabase({ empty: ms !== migrations })
@@ -73,6 +75,18 @@ export async function openTestDatabase(dir: string, ms: readonly Migration[], en
   }
   return PgDatabase.open({ url: d.url, migrations: ms })
 }
+
+/**
+ * Where a new sql.js database with the node's schema starts from: the run's template (node/db/fresh-template.ts, as a
+ * network's members share their build's), written by the run's first database migrated and copied by every later one.
+ * Migrating, and the checkpoint of those writes at the close, cost ~0.1 s of CPU per database; a copy a few ms, and
+ * hundreds of tests open one. Databases of other migrations, or opened outside a mocha run, migrate as usual.
+ */
+function runTemplate(): { template?: string } {
+  const run = process.env[TEST_RUN_ENV]
+  return run === undefined || run === '' ? {} : { template: join(run, 'node-schema.sqlite') }
+}
+const TEST_RUN_ENV = 'PARLEY_TEST_RUN'
 
 /**
  * Mocha hooks for a suite whose every test starts from an empty database: before each, one in a temporary folder,

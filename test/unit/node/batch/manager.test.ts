@@ -181,6 +181,8 @@ describe('batch manager', () => {
       config: { size: 3, timeoutMs: 60_000, payloadLimit: BIG, ...config },
       blobs: new BlobPublisher({ db, data, refs, blobStore, storage }),
       log: (line) => logs.push(line),
+      // The same doubling waits, a fiftieth as long: what the tests count is tries and log lines, not seconds.
+      retry: { minMs: 10, maxMs: 200 },
     })
     managers.push(m)
     m.start()

@@ -36,6 +36,8 @@ describe('Go-compatible JSON', () => {
       expect(compactJson('{"h": "<a href=\'x\'>&amp;</a>", "ls": "a\u2028b\u2029c"}')).to.equal(
         '{"h":"\\u003ca href=\'x\'\\u003e\\u0026amp;\\u003c/a\\u003e","ls":"a\\u2028b\\u2029c"}',
       )
+      // Runs of them, at a string's start, middle and end, then plain text or another string.
+      expect(compactJson('["<<&>\u2028\u2029", "a<<>b", "&&"]')).to.equal('["\\u003c\\u003c\\u0026\\u003e\\u2028\\u2029","a\\u003c\\u003c\\u003eb","\\u0026\\u0026"]')
     })
 
     it('keeps escapes exactly as received (case of hex digits, \\/, escaped and literal non-ASCII)', () => {

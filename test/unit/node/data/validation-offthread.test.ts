@@ -62,12 +62,21 @@ describe('validation: in the worker thread, the same verdicts as inline', functi
 describe('validation: where a check runs', function () {
   this.timeout(60_000)
 
-  /** A worker that records what it was asked. */
+  /**
+   * A worker that records what it was asked. One for the whole suite, since its thread's start (the worker's modules
+   * through tsx) is most of a test's time: a validator's stop leaves it running, `end` stops it.
+   */
   class CountingWorker extends ValidationWorker {
     jobs: VerdictJob[] = []
     override run(jobs: VerdictJob[]): Promise<JobOutcome[]> {
       this.jobs.push(...jobs)
       return super.run(jobs)
+    }
+    override stop(): Promise<void> {
+      return Promise.resolve()
+    }
+    end(): Promise<void> {
+      return super.stop()
     }
   }
 
@@ -86,11 +95,12 @@ describe('validation: where a check runs', function () {
   const small = JSON.stringify([1, 2, 300])
   const large = JSON.stringify([...Array.from({ length: 100_000 }, (_, i) => i % 100), 300])
 
-  let worker: CountingWorker
+  const worker = new CountingWorker()
   let validator: DataValidatorImpl
   let settled: number
+  after(() => worker.end())
   beforeEach(() => {
-    worker = new CountingWorker()
+    worker.jobs = []
     settled = 0
     validator = new DataValidatorImpl(lookup, { worker, settled: () => settled++ })
   })

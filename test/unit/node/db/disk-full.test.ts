@@ -111,7 +111,8 @@ describe('storage: background work survives a full disk and resumes by itself', 
     stops.push(() => agg.stop())
     const { written: stalled } = await fillDisk()
     agg.start()
-    await sleep(1200)
+    // Refused and logged; a wake while the disk is still full neither walks it again nor logs again.
+    await waitFor('the refused pass', () => linesLike(/^aggregator: pass failed/).length > 0, { intervalMs: 10 })
     agg.wake()
     await agg.whenIdle()
     expect(repos.messages.get(first.messageId)?.state).to.equal('pending')
@@ -137,7 +138,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
     stops.push(() => fetcher.stop())
     const { written: stalled } = await fillDisk()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })
-    await sleep(1200)
+    await waitFor('the refused store', () => linesLike(/^batch fetcher: cannot store batches/).length > 0, { intervalMs: 10 })
     expect(repos.batches.get(b.pinned.batchId)).to.equal(undefined)
     expect(linesLike(/^batch fetcher: cannot store batches, retrying: the disk holding the database is full/)).to.have.length(1)
 
@@ -205,7 +206,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
       stop.abort()
       await registration
     })
-    await sleep(600)
+    await waitFor('the refused claim', () => linesLike(/^identity: registration failed/).length > 0, { intervalMs: 10 })
     expect(sent).to.deep.equal([])
     expect(linesLike(/^identity: registration failed, retrying: the disk holding the database is full/)).to.have.length(1)
 

@@ -209,7 +209,7 @@ describe('private messaging: units', () => {
     it('stops promptly even while a send hangs (its row stays pending for the next start)', async () => {
       const deliveries = new DeliveriesRepo(r.db)
       const b = payload()
-      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: () => new Promise<void>(() => {}), sendBlob: async () => {} }, blob: () => undefined, peerOf: (did) => peer('org1', did), load: () => b, log: () => {}, retryDelayMs: () => 5 })
+      const q = new DeliveryQueue({ db: r.db, deliveries, exchange: { sendBatch: () => new Promise<void>(() => {}), sendBlob: async () => {} }, blob: () => undefined, peerOf: (did) => peer('org1', did), load: () => b, log: () => {}, retryDelayMs: () => 5, stopGraceMs: 50 })
       await q.enqueue(b, [self1.nodeDid])
       await new Promise((res) => setTimeout(res, 20))
       const t0 = Date.now()
