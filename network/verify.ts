@@ -70,8 +70,16 @@ export interface Difference {
   member?: string
   /** The topic it concerns, when it concerns one. */
   topic?: TopicKey
+  /** The message it concerns: its id, and its hash (several messages may share an id). */
   message?: string
+  hash?: string
   detail: string
+}
+
+/** The message fields of a difference, from a message's key. */
+function about(key: string): { message: string; hash?: string } {
+  const slash = key.indexOf('/')
+  return slash < 0 ? { message: key } : { message: key.slice(0, slash), hash: key.slice(slash + 1) }
 }
 
 export interface TopicKey {
@@ -155,7 +163,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     const seen = new Set<string>()
     for (const s of m.settled) {
       if (seen.has(s.id)) {
-        differences.push({ kind: 'duplicate', member: m.org, message: s.id, detail: `${m.org} settled message ${s.id} more than once (event sequence ${s.sequence})` })
+        differences.push({ kind: 'duplicate', member: m.org, ...about(s.id), detail: `${m.org} settled message ${s.id} more than once (event sequence ${s.sequence})` })
         continue
       }
       seen.add(s.id)
@@ -166,7 +174,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
   }
   for (const [id, byMember] of outcomes) {
     if (new Set(byMember.values()).size > 1) {
-      differences.push({ kind: 'outcome', message: id, detail: `message ${id} is ${[...byMember].map(([org, o]) => `${o} on ${org}`).join(', ')}` })
+      differences.push({ kind: 'outcome', ...about(id), detail: `message ${id} is ${[...byMember].map(([org, o]) => `${o} on ${org}`).join(', ')}` })
     }
   }
 
@@ -184,7 +192,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
         const v = JSON.parse(f) as { hash: string; datahash: string; data: { id: string; hash: string }[] }
         return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}`).join(' ')}`
       })
-      differences.push({ kind: 'hash', message: id, detail: `message ${id} differs between members: ${parts.join('; ')}` })
+      differences.push({ kind: 'hash', ...about(id), detail: `message ${id} differs between members: ${parts.join('; ')}` })
     }
   }
 
@@ -221,7 +229,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
       const msg = m.messages.get(s.id) ?? known.get(s.id)
       if (!msg || msg.txtype === 'none' || placed.has(s.id)) continue
       const why = msg.batch === undefined ? 'it has no batch' : batchPlace.has(msg.batch) ? `its batch ${msg.batch} does not list it` : `its batch ${msg.batch} is not pinned on the chain`
-      differences.push({ kind: 'not-pinned', member: m.org, message: s.id, detail: `${m.org} ${s.outcome} message ${s.id} (${msg.type}, ${msg.txtype}) but ${why}` })
+      differences.push({ kind: 'not-pinned', member: m.org, ...about(s.id), detail: `${m.org} ${s.outcome} message ${s.id} (${msg.type}, ${msg.txtype}) but ${why}` })
     }
   }
 
@@ -250,7 +258,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
           kind: 'behind',
           member: m.org,
           topic: t.key,
-          message: t.chain[mine.length]!,
+          ...about(t.chain[mine.length]!),
           detail: `${m.org} has settled ${mine.length} of the ${t.chain.length} messages pinned on ${keyText(t.key)}, in chain order; next on the chain: ${t.chain[mine.length]}${next ? ` from ${orgOf(next.author)}` : ''}`,
         }
         if (opts.allowBehind) notes.push(d)
@@ -262,7 +270,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
         kind: 'order',
         member: m.org,
         topic: t.key,
-        message: mine[i]!,
+        ...about(mine[i]!),
         detail:
           `${m.org} settled ${keyText(t.key)} out of chain order: at position ${i + 1} it has ${mine[i]} where the chain has ${t.chain[i] ?? '(nothing)'}` +
           `\n      chain:   ${listIds(t.chain, i)}\n      ${m.org.padEnd(8)} ${listIds(mine, i)}`,

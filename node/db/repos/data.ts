@@ -100,6 +100,12 @@ export class DataRepo {
     return r && fromRow(r)
   }
 
+  /** The one data item stored under `id`, whoever's it is; undefined when there is none, or several (ids reused). */
+  sole(id: string, tx?: Tx): Data | undefined {
+    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? LIMIT 2', [id])
+    return rows.length === 1 ? fromRow(rows[0]!) : undefined
+  }
+
   /** The data item stored as (id, hash), if any. */
   byRef(ref: { id: string; hash: string }, tx?: Tx): Data | undefined {
     return this.byRefs([ref], tx).get(refKey(ref))

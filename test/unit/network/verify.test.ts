@@ -96,7 +96,7 @@ describe('verify: comparing members with the chain', () => {
     const agreeing = [keyed('org0', [a1, a2, u1, a3, reuse]), keyed('org1', [a1, a2, u1, reuse, a3]), keyed('org2', [reuse, a1, a2, u1, a3])]
     expect(compare(keyedInput(agreeing)).differences).to.deep.equal([])
     const split = [...agreeing.slice(0, 2), keyed('org2', [a1, a2, u1, a3, { ...reuse, state: 'confirmed' }])]
-    expect(compare(keyedInput(split)).differences.map((d) => [d.kind, d.message])).to.deep.equal([['outcome', messageKey('a1', 'h-reuse')]])
+    expect(compare(keyedInput(split)).differences.map((d) => [d.kind, d.message, d.hash])).to.deep.equal([['outcome', 'a1', 'h-reuse']])
   })
 
   it('orders a private topic per author: two authors in the group may settle in either order', () => {

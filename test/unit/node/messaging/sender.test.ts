@@ -62,21 +62,25 @@ describe('message sender', () => {
     expect(accepted.map((a) => a.header.id)).to.deep.equal([m.header.id])
   })
 
-  it('takes data named by id only from this member’s own: a peer’s data item under an id is unknown data (400)', async () => {
+  it('takes data named by id from this member’s own first, a peer’s only when no other item shares the id (else 400)', async () => {
     await registerOrg(db, identities, 'org0', KEY)
-    const value = '{"peer":true}'
-    const peers = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value }
+    const item = (value: string, id = newId<DataId>()) => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value })
+    const byId = (id: string) => parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id }] })), { allowGroup: false })
+    // A peer's item alone under its id: the send carries it, as FireFly lets a member send received data on.
+    const peers = item('{"peer":true}')
     await db.transaction((tx) => repos.data.insert(tx, peers, false))
-    const byId = () => parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id: peers.id }] })), { allowGroup: false })
-    const err = await sender.broadcast('default', byId()).then(() => undefined, (e: unknown) => e)
+    expect((await sender.broadcast('default', byId(peers.id))).data).to.deep.equal([{ id: peers.id, hash: peers.hash }])
+    // A second peer's item reusing that id: which one is meant cannot be told, so neither is taken.
+    const squat = item('{"squat":true}', peers.id)
+    await db.transaction((tx) => repos.data.insert(tx, squat, false))
+    const err = await sender.broadcast('default', byId(peers.id)).then(() => undefined, (e: unknown) => e)
     expect(err).to.be.instanceOf(ParleyError)
     expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(400)
     expect((err as ParleyError).message).to.equal(`data[0]: no data ${peers.id} in namespace default`)
-    // Its own upload under another id goes.
-    const own = { ...peers, id: newId<DataId>() }
+    // This member's own item under the same id wins over both.
+    const own = item('{"own":true}', peers.id)
     await db.transaction((tx) => repos.data.insert(tx, own, true))
-    const m = await sender.broadcast('default', parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id: own.id }] })), { allowGroup: false }))
-    expect(m.data).to.deep.equal([{ id: own.id, hash: own.hash }])
+    expect((await sender.broadcast('default', byId(own.id))).data).to.deep.equal([{ id: own.id, hash: own.hash }])
   })
 
   it('sends its own registration (a definition) before it is registered', async () => {

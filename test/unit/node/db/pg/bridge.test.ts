@@ -72,13 +72,15 @@ describe('PostgreSQL bridge: transaction state on the worker, and a worker that 
   it('refuses the rest of a transaction whose connection was lost, ROLLBACK TO included, as unavailable', async () => {
     ok([{ text: 'BEGIN' }, { text: 'SAVEPOINT parley_read' }])
     const pid = backend()
+    const seen = health.length
     const admin = new pg.Client({ connectionString: url })
     await admin.connect()
     await admin.query('SELECT pg_terminate_backend($1)', [pid])
     await admin.end()
     // Whether pg saw the connection go before or with this statement: unavailable either way.
     expect(failed(bridge.call([{ text: 'SELECT 1' }])).unavailable).to.equal(true)
-    await until('it has reconnected', () => bridge.status.up)
+    // The loss reaches this thread as a message: `status.up` is stale until then, so wait for the loss, then the return.
+    await until('it has reconnected', () => health.slice(seen).some((h) => !h.up) && bridge.status.up)
     const f = failed(bridge.call([{ text: 'ROLLBACK TO parley_read; RELEASE parley_read' }]))
     expect(f.unavailable).to.equal(true)
     expect(f.message).to.match(/lost inside this transaction/)
