@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Database } from '../../../../../node/db/database.js'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
+import { writeConfirmedBatches } from '../../../../support/db/confirmed-batches.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
 import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
 
@@ -88,4 +89,35 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     expect(Number(db.all<{ s: number }>('SELECT MAX(seq) AS s FROM messages')[0]!.s)).to.equal(4)
     await db.close()
   })
+
+  // A bound on a regression, not a speed figure: on sql.js a backfill walking every pin of a batch per message, with a
+  // manifest search each, takes minutes at this size; finding each batch's first pin once, well under a second.
+  // The bound is sql.js's, where the slow form is slowest; on PostgreSQL writing the rows alone costs seconds.
+  if (engine === 'sqljs') {
+    it('gives 10,000 confirmed messages in batches of 200 their first pins within the test timeout', async function () {
+      this.timeout(20_000)
+      const dir = join(await temp.make('parley-v18-'), 'db')
+      const v18 = migrations.findIndex((m) => m.version === 18)
+      const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
+      await writeConfirmedBatches(old, 10_000, 200)
+      // Another batch stored under b0's id, with another hash and a later pin: its message takes its own batch's pin.
+      await old.transaction((tx) => {
+        tx.run(`INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, state, local)
+                VALUES ('b0', 'broadcast', 'default', 'did:firefly:org/org1', '0xpeer', 'c', '${hash('e')}', '{"messages":[{"id":"late","hash":"${hash('f')}","topics":1}]}', 't', 'received', 0)`)
+        tx.run(`INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES ('b0', '${hash('e')}', 0, '${hash('7')}', 0, '0xpeer', 'e')`)
+        tx.run(`INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key, batch_id)
+                VALUES ('late', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org1', '0xpeer', 'c', 'k', '["t"]', '${hash('d')}', '${hash('f')}', '[]', 'confirmed', 0, 'z', 'b0')`)
+      })
+      await old.close()
+      const db = await openTestDatabase(dir, migrations, engine)
+      const wrong = db.all<{ n: number }>(
+        `SELECT count(*) AS n FROM messages m WHERE id != 'late' AND (pin_seq IS NULL OR pin_seq != (
+            SELECT MIN(p.seq) FROM pins p WHERE p.batch_id = m.batch_id AND p.batch_hash = (SELECT b.hash FROM batches b WHERE b.id = m.batch_id ORDER BY b.seq LIMIT 1)))`,
+      )
+      expect(Number(wrong[0]!.n)).to.equal(0)
+      const late = db.all<{ p: number }>(`SELECT pin_seq AS p FROM messages WHERE id = 'late'`)
+      expect(Number(late[0]!.p)).to.equal(Number(db.all<{ s: number }>(`SELECT MAX(seq) AS s FROM pins`)[0]!.s))
+      await db.close()
+    })
+  }
 })
