@@ -13,8 +13,9 @@
  *   a message takes its batch's; only when several stored batches share the id is the manifest searched for its hash.
  * - `data` is rebuilt unique on (id, hash); a message names its data by both. Its indexes of versions 2 and 3 are
  *   recreated. `data.local`: this member's own item (uploaded or sent here), one row per id (`data_local`), which a
- *   send naming data by id, a publication and a deletion act on. A row held before this version is a peer's when a
- *   peer's message carries it (data arrives only with its message), else this member's own.
+ *   send naming data by id, a publication and a deletion act on. A row held before this version is this member's own
+ *   when one of its own messages carries it (by id and hash) or none does, else a peer's (data arrives only with its
+ *   message). The (id, hash) pairs messages carry are read once, into an indexed scratch table dropped here.
  * - `events.reference_hash`: the hash of the message a message event's verdict was about, since its id alone may
  *   name two rows.
  *
@@ -96,10 +97,16 @@ export const v18MessagesPerHash = {
       local            INTEGER NOT NULL,
       UNIQUE (id, hash)
     );
+    CREATE TABLE carried_v18 (id TEXT NOT NULL, hash TEXT NOT NULL, own INTEGER NOT NULL);
+    INSERT INTO carried_v18 (id, hash, own)
+      SELECT json_extract(j.value, '$.id'), json_extract(j.value, '$.hash'), m.local FROM messages m, json_each(m.data) j;
+    CREATE INDEX carried_v18_ref ON carried_v18 (id, hash, own);
     INSERT INTO data_v18 (seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public, local)
       SELECT seq, id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, public,
-             CASE WHEN id IN (SELECT json_extract(j.value, '$.id') FROM messages m, json_each(m.data) j WHERE m.local = 0) THEN 0 ELSE 1 END
+             CASE WHEN EXISTS (SELECT 1 FROM carried_v18 c WHERE c.id = data.id AND c.hash = data.hash AND c.own = 1) THEN 1
+                  WHEN EXISTS (SELECT 1 FROM carried_v18 c WHERE c.id = data.id AND c.hash = data.hash) THEN 0 ELSE 1 END
         FROM data;
+    DROP TABLE carried_v18;
     DROP TABLE data;
     ALTER TABLE data_v18 RENAME TO data;
     CREATE INDEX data_namespace ON data (namespace, seq);

@@ -38,16 +38,19 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
     const before = indexesOf(old, engine, ['messages', 'data', 'events'])
     expect(Object.keys(before)).to.include.members(['messages_natural', 'messages_topics', 'messages_cid', 'messages_group', 'events_reference'])
-    const [mine, theirs, item, upload, batch] = [newId(), newId(), newId(), newId(), newId()]
+    const [mine, theirs, item, upload, batch, both, other] = [newId(), newId(), newId(), newId(), newId(), newId(), newId()]
     const message = (id: string, h: Hash, local: number, state: string, batchId?: string, data = '[]') =>
       `INSERT INTO messages (id, namespace, type, txtype, author, key, created, created_key, topics, datahash, hash, data, state, local, confirmed_key, batch_id)
        VALUES ('${id}', 'default', 'broadcast', 'batch_pin', 'did:firefly:org/org0', '0xabc', 'c', 'k', '["t"]', '${hash('d')}', '${h}', '${data}', '${state}', ${local}, ${state === 'confirmed' ? "'z'" : 'NULL'}, ${batchId ? `'${batchId}'` : 'NULL'})`
     const pin = (signer: string, idx: number) =>
       `INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id) VALUES ('${batch}', '${hash('8')}', ${idx}, '${hash('7')}', 0, '${signer}', 'e')`
     await old.transaction((tx) => {
-      tx.run(message(mine, hash('a'), 1, 'ready'))
-      // A peer's message carries `item`: a peer's data item. `upload`, carried by no message, is this member's own.
-      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch, JSON.stringify([{ id: item, hash: hash('c') }])))
+      // A peer's message carries `item`: a peer's data item. `upload`, carried by no message, is this member's own; so
+      // is `both`, carried by this member's message and a peer's, and `other`, whose id a peer's message names with
+      // another hash.
+      tx.run(message(mine, hash('a'), 1, 'ready', undefined, JSON.stringify([{ id: both, hash: hash('c') }])))
+      const carried = [item, both].map((id) => ({ id, hash: hash('c') })).concat([{ id: other, hash: hash('9') }])
+      tx.run(message(theirs, hash('b'), 0, 'confirmed', batch, JSON.stringify(carried)))
       tx.run(`INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, state, local)
               VALUES ('${batch}', 'broadcast', 'default', 'did:firefly:org/org0', '0xabc', 'c', '${hash('8')}', '{"messages":[{"id":"${theirs}","hash":"${hash('b')}","topics":2}]}', 't', 'received', 0)`)
       // A copy of its pin signed by another key comes first on chain: it decides nothing.
@@ -56,6 +59,8 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
       tx.run(pin('0xabc', 1))
       tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, public) VALUES ('${item}', 'default', 'json', '${hash('c')}', '1', 'c', 'QmValue')`)
       tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${upload}', 'default', 'json', '${hash('c')}', '1', 'c')`)
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${both}', 'default', 'json', '${hash('c')}', '1', 'c')`)
+      tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created) VALUES ('${other}', 'default', 'json', '${hash('c')}', '1', 'c')`)
       tx.run(`INSERT INTO events (id, type, namespace, reference, created) VALUES ('${newId()}', 'message_confirmed', 'default', '${theirs}', 'c')`)
     })
     const firstOwnPin = Number(old.all<{ s: number }>(`SELECT MIN(seq) AS s FROM pins WHERE signer = '0xabc'`)[0]!.s)
@@ -71,6 +76,8 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     expect(db.all<{ id: string; local: number }>('SELECT id, local FROM data ORDER BY seq').map((r) => [r.id, Number(r.local)])).to.deep.equal([
       [item, 0],
       [upload, 1],
+      [both, 1],
+      [other, 1],
     ])
     const after = indexesOf(db, engine, ['messages', 'data', 'events'])
     expect(Object.keys(after).filter((n) => !(n in before)), 'new').to.deep.equal(['data_local', 'messages_local'])
@@ -82,7 +89,7 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     await db.transaction((tx) => tx.run(message(mine, hash('f'), 0, 'pending')))
     await db.transaction((tx) => tx.run(`INSERT INTO data (id, namespace, validator, hash, value, created, local) VALUES ('${item}', 'default', 'json', '${hash('9')}', '2', 'c', 0)`))
     expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM messages')[0]!.n)).to.equal(4)
-    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n)).to.equal(3)
+    expect(Number(db.all<{ n: number }>('SELECT count(*) AS n FROM data')[0]!.n)).to.equal(5)
     const second = await db.transaction((tx) => tx.run(message(mine, hash('7'), 1, 'ready'))).then(() => 'stored', (e: unknown) => String(e))
     expect(second).to.match(/UNIQUE|unique|duplicate/)
     // New rows follow the copied ones.
