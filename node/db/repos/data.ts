@@ -79,16 +79,13 @@ export class DataRepo {
   }
 
   /**
-   * The data item a caller naming only `id` means (docs/api.md): when peers stored several under it, the one a
-   * confirmed message refers to, else the first stored. Inside a transaction pass `tx`, so the read sees that
-   * transaction's own writes.
+   * The data item a caller naming only `id` means (docs/api.md): this member's own, else the one of smallest hash.
+   * Found by the id's rows alone: whatever a peer stores under an id, the read costs no more than those rows.
+   * Inside a transaction pass `tx`, so the read sees that transaction's own writes.
    */
   get(id: string, tx?: Tx): Data | undefined {
-    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? ORDER BY seq', [id])
-    if (rows.length <= 1) return rows[0] && fromRow(rows[0])
-    // Messages list their data in a JSON column: this reads the namespace's messages, only for an id reused by a peer.
-    const confirmed = rows.find((r) => this.messageWith(r.namespace, { id: r.id, hash: r.hash }, tx, true) !== undefined)
-    return fromRow(confirmed ?? rows[0]!)
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? ORDER BY local DESC, hash LIMIT 1', [id])
+    return r && fromRow(r)
   }
 
   /**
