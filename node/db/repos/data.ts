@@ -133,15 +133,16 @@ export class DataRepo {
   }
 
   /**
-   * A message of the namespace that carries the data item (by id and hash), if any; only a confirmed one when
-   * `confirmed`. Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
-   * deletion or an id a peer reused, not a hot path.
+   * A message of the namespace that carries the data item (by id and hash), if any. Messages list their data in a JSON
+   * column, so this reads the namespace's messages: it serves a deletion and the expiry of an unpinned batch, not a read
+   * by id.
    */
-  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx, confirmed = false): string | undefined {
-    return (tx ?? this.db).get<{ id: string }>(
-      `SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${confirmed ? " AND state = 'confirmed'" : ''} LIMIT 1`,
-      [namespace, `"${ref.id}"`, `"${ref.hash}"`],
-    )?.id
+  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx): string | undefined {
+    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0 LIMIT 1', [
+      namespace,
+      `"${ref.id}"`,
+      `"${ref.hash}"`,
+    ])?.id
   }
 
   /** Deletes the data item; answers whether another data item still refers to its blob (when it had one). */
