@@ -79,16 +79,13 @@ export class DataRepo {
   }
 
   /**
-   * The data item a caller naming only `id` means (docs/api.md): when peers stored several under it, the one a
-   * confirmed message refers to, else the first stored. Inside a transaction pass `tx`, so the read sees that
-   * transaction's own writes.
+   * The data item a caller naming only `id` means (docs/api.md): this member's own, else the one of smallest hash.
+   * Found by the id's rows alone: whatever a peer stores under an id, the read costs no more than those rows.
+   * Inside a transaction pass `tx`, so the read sees that transaction's own writes.
    */
   get(id: string, tx?: Tx): Data | undefined {
-    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? ORDER BY seq', [id])
-    if (rows.length <= 1) return rows[0] && fromRow(rows[0])
-    // Messages list their data in a JSON column: this reads the namespace's messages, only for an id reused by a peer.
-    const confirmed = rows.find((r) => this.messageWith(r.namespace, { id: r.id, hash: r.hash }, tx, true) !== undefined)
-    return fromRow(confirmed ?? rows[0]!)
+    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? ORDER BY local DESC, hash LIMIT 1', [id])
+    return r && fromRow(r)
   }
 
   /**
@@ -142,15 +139,16 @@ export class DataRepo {
   }
 
   /**
-   * A message of the namespace that carries the data item (by id and hash), if any; only a confirmed one when
-   * `confirmed`. Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
-   * deletion or an id a peer reused, not a hot path.
+   * A message of the namespace that carries the data item (by id and hash), if any. Messages list their data in a JSON
+   * column, so this reads the namespace's messages: it serves a deletion and the expiry of an unpinned batch, not a read
+   * by id.
    */
-  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx, confirmed = false): string | undefined {
-    return (tx ?? this.db).get<{ id: string }>(
-      `SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${confirmed ? " AND state = 'confirmed'" : ''} LIMIT 1`,
-      [namespace, `"${ref.id}"`, `"${ref.hash}"`],
-    )?.id
+  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx): string | undefined {
+    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0 LIMIT 1', [
+      namespace,
+      `"${ref.id}"`,
+      `"${ref.hash}"`,
+    ])?.id
   }
 
   /** Deletes the data item; answers whether another data item still refers to its blob (when it had one). */

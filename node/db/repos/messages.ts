@@ -357,11 +357,12 @@ export function storedMessage(m: Message): Message {
 
 /**
  * The order of the rows sharing an id in which the first is the one meant by the id alone: confirmed and pinned (the
- * one pinned first on chain), confirmed unpinned, this member's own, then the first stored. The second key is NULL
- * outside the first class, where both engines (which sort NULL apart) then agree.
+ * one pinned first on chain), confirmed unpinned, this member's own, then the others. The second key is NULL outside
+ * the first class, where both engines (which sort NULL apart) then agree. Ties go by hash, which every member holds
+ * alike, never by `seq`, which is this member's arrival order.
  */
 const PREFERRED =
-  "CASE WHEN state = 'confirmed' AND pin_seq IS NOT NULL THEN 0 WHEN state = 'confirmed' THEN 1 WHEN local = 1 THEN 2 ELSE 3 END, CASE WHEN state = 'confirmed' THEN pin_seq END, seq"
+  "CASE WHEN state = 'confirmed' AND pin_seq IS NOT NULL THEN 0 WHEN state = 'confirmed' THEN 1 WHEN local = 1 THEN 2 ELSE 3 END, CASE WHEN state = 'confirmed' THEN pin_seq END, hash"
 
 /** What `fromRow` reads. */
 const MESSAGE_COLUMNS = 'id, cid, type, txtype, author, key, created, namespace, grp, topics, tag, datahash, hash, batch_id, tx_id, state, confirmed, reject_reason, data, pins, idempotency_key'
