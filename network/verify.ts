@@ -39,6 +39,12 @@ export interface MessageView {
 /** What verify knows a message by: its id and its hash (two messages may share an id). */
 export const messageKey = (id: string, hash: string): string => `${id}/${hash}`
 
+/** A difference's message fields, from a message's key (an event without its message keys it by id alone). */
+function about(key: string): { message: string; hash?: string } {
+  const slash = key.indexOf('/')
+  return slash < 0 ? { message: key } : { message: key.slice(0, slash), hash: key.slice(slash + 1) }
+}
+
 export interface MemberView {
   org: string
   node: string
@@ -74,12 +80,6 @@ export interface Difference {
   message?: string
   hash?: string
   detail: string
-}
-
-/** The message fields of a difference, from a message's key. */
-function about(key: string): { message: string; hash?: string } {
-  const slash = key.indexOf('/')
-  return slash < 0 ? { message: key } : { message: key.slice(0, slash), hash: key.slice(slash + 1) }
 }
 
 export interface TopicKey {

@@ -199,8 +199,7 @@ export class MessageSender {
     const fresh: Data[] = []
     const items = inputs.map((d, i) => {
       if (d.kind === 'ref') {
-        // This member's own first; a peer's only when no other item shares its id, since a peer may reuse an id.
-        const found = this.deps.data.own(d.id) ?? this.deps.data.sole(d.id)
+        const found = this.deps.data.toSend(d.id)
         if (!found || found.namespace !== namespace) throw new ParleyError('INVALID_FIELD', `data[${i}]: no data ${d.id} in namespace ${namespace}`)
         // A blob goes out with the message: this node must hold it, or it must already be published (and not be known bad).
         const verdict = found.blob?.public ? this.deps.refs.verdict({ hash: found.blob.hash, size: found.blob.size, public: found.blob.public }) : undefined

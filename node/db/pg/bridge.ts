@@ -103,8 +103,11 @@ export class SyncBridge {
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
   statements = 0
   roundTrips = 0
-  /** The same counts by statement text (prepared name, or the text itself): what a role costs, for scripts/bench. */
-  readonly tally = new Map<string, StatementTally>()
+  /**
+   * The same counts by statement text (prepared name, or the text itself): what a role costs, for scripts/bench. Kept
+   * only once `trackStatements` asked for it, so that the hot path pays no lookup per statement otherwise.
+   */
+  tally: Map<string, StatementTally> | undefined
 
   private constructor(
     private thread: BridgeThread,
@@ -148,7 +151,7 @@ export class SyncBridge {
     this.count(steps)
     this.roundTrips++
     const last = steps[steps.length - 1]
-    if (last) this.tallyOf(last).roundTrips++
+    if (last && this.tally) this.tallyOf(this.tally, last).roundTrips++
     syncPort.postMessage(req)
     const waitMs = unbounded ? Infinity : this.timing.answerTimeoutMs + ANSWER_GRACE_MS
     const deadline = performance.now() + waitMs
@@ -237,15 +240,20 @@ export class SyncBridge {
     for (const s of steps) {
       const n = s.values === undefined ? s.text.split(';').length : 1
       this.statements += n
-      this.tallyOf(s).statements += n
+      if (this.tally) this.tallyOf(this.tally, s).statements += n
     }
   }
 
-  private tallyOf(s: Step): StatementTally {
+  /** Counts by statement text from now on (see `tally`). */
+  trackStatements(): void {
+    this.tally ??= new Map()
+  }
+
+  private tallyOf(tally: Map<string, StatementTally>, s: Step): StatementTally {
     // Unnamed texts by their head: a caller building SQL per call must not grow this without bound.
     const key = s.name ?? s.text.slice(0, 90)
-    let t = this.tally.get(key)
-    if (t === undefined) this.tally.set(key, (t = { sql: s.text.replace(/\s+/g, ' ').slice(0, 90), statements: 0, roundTrips: 0 }))
+    let t = tally.get(key)
+    if (t === undefined) tally.set(key, (t = { sql: s.text.replace(/\s+/g, ' ').slice(0, 90), statements: 0, roundTrips: 0 }))
     return t
   }
 

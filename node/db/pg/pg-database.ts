@@ -207,9 +207,13 @@ export class PgDatabase implements Database, PgRunner {
     }
   }
 
-  /** Statements and round trips by statement text since open, the costliest first (for scripts/bench). */
+  /**
+   * Statements and round trips by statement text since the first call (which starts the count), the costliest first
+   * (for scripts/bench).
+   */
   statementTally(): StatementTally[] {
-    return [...this.bridge.tally.values()].map((t) => ({ ...t })).sort((a, b) => b.statements - a.statements)
+    this.bridge.trackStatements()
+    return [...this.bridge.tally!.values()].map((t) => ({ ...t })).sort((a, b) => b.statements - a.statements)
   }
 
   status(): DatabaseStatus {

@@ -89,18 +89,22 @@ export class DataRepo {
   }
 
   /**
-   * This member's own data item `id` (uploaded or sent here), if any: what a send naming data by id, a publication or a
-   * deletion act on, never a peer's copy under the same id.
+   * This member's own data item `id` (uploaded or sent here), if any: what a publication or a deletion acts on, never
+   * a peer's copy under the same id.
    */
   own(id: string, tx?: Tx): Data | undefined {
     const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? AND local = 1', [id])
     return r && fromRow(r)
   }
 
-  /** The one data item stored under `id`, whoever's it is; undefined when there is none, or several (ids reused). */
-  sole(id: string, tx?: Tx): Data | undefined {
-    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? LIMIT 2', [id])
-    return rows.length === 1 ? fromRow(rows[0]!) : undefined
+  /**
+   * The data item a send naming `id` carries: this member's own, else a peer's when no other item shares the id (a
+   * peer may reuse an id, and then which one is meant cannot be told). One read of at most two of the id's rows.
+   */
+  toSend(id: string, tx?: Tx): Data | undefined {
+    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? ORDER BY local DESC, hash LIMIT 2', [id])
+    const first = rows[0]
+    return first && (first['local'] === 1 || rows.length === 1) ? fromRow(first) : undefined
   }
 
   /** The data item stored as (id, hash), if any. */
