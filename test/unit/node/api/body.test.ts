@@ -29,8 +29,18 @@ function serveLimits(limits: RequestLimits): () => LimitsServer {
   return () => server!
 }
 
-describe('reading a JSON body: its share of the budget and its deadline', () => {
-  const limits = bodyLimits({ bodyIdleMs: 400, bodyDeadlineMs: 900 })
+/** A connection that declares `declared` bytes and sends the first `sent` of them. */
+async function partial(server: LimitsServer, declared: number, sent: number, localAddress?: string): Promise<Socket> {
+  const s = await server.socket(localAddress)
+  s.write(server.postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
+  return s
+}
+
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
+
+// Timers far beyond what a test takes, even on a loaded machine: these tests are about shares, not deadlines.
+describe('reading a JSON body: its share of the budget', () => {
+  const limits = bodyLimits({ bodyIdleMs: 30_000, bodyDeadlineMs: 60_000 })
   const serve = serveLimits(limits)
   let server: LimitsServer
 
@@ -41,17 +51,8 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
     for (const s of server.sockets.splice(0)) s.destroy()
   })
 
-  /** A connection that declares `declared` bytes and sends the first `sent` of them. */
-  async function partial(declared: number, sent: number, localAddress?: string): Promise<Socket> {
-    const s = await server.socket(localAddress)
-    s.write(server.postHead(declared) + '{"value":"'.padEnd(sent, 'a'))
-    return s
-  }
-
-  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50))
-
   it('charges the bytes that arrived, not the declared length: 32 bodies declaring the largest size leave room for others', async () => {
-    const trickling = await Promise.all(Array.from({ length: 32 }, () => partial(limits.jsonBodyBytes, 12)))
+    const trickling = await Promise.all(Array.from({ length: 32 }, () => partial(server, limits.jsonBodyBytes, 12)))
     await settle()
     // Reserved up front, these 32 would hold 2 MiB of a 256 KiB budget and refuse everyone else.
     const r = await server.post(JSON.stringify({ value: 'y'.repeat(50 * KiB) }))
@@ -60,8 +61,8 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
   })
 
   it("bounds one address's share: past addressBodyBytes its new bodies get 429, other addresses' do not", async () => {
-    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
-    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
+    await partial(server, limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
+    await partial(server, limits.jsonBodyBytes, 60 * KiB, '127.0.0.2')
     await settle()
     const refused = await server.post(JSON.stringify({ value: 'z'.repeat(20 * KiB) }), { localAddress: '127.0.0.2' })
     expect(refused.status).to.equal(429)
@@ -71,8 +72,24 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
     expect(await server.post(JSON.stringify({ value: 'z'.repeat(50 * KiB) }), { localAddress: '127.0.0.3' })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
   })
 
+})
+
+// The drip comes every 100 ms against an idle limit twenty times longer, so a loaded machine that delays the drip still
+// meets the overall deadline first.
+describe('reading a JSON body: its deadline', () => {
+  const limits = bodyLimits({ bodyIdleMs: 2_000, bodyDeadlineMs: 900 })
+  const serve = serveLimits(limits)
+  let server: LimitsServer
+
+  beforeEach(() => {
+    server = serve()
+  })
+  afterEach(() => {
+    for (const s of server.sockets.splice(0)) s.destroy()
+  })
+
   it('answers 408 to a body still trickling at bodyDeadlineMs, closes its connection, and gives its share back', async () => {
-    const s = await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
+    const s = await partial(server, limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
     const answer = readUntil(s, () => false)
     // One byte per 100 ms: never idle for bodyIdleMs, never done.
     const drip = setInterval(() => s.writable && s.write('a'), 100)
@@ -85,7 +102,7 @@ describe('reading a JSON body: its share of the budget and its deadline', () => 
       clearInterval(drip)
     }
     // Its 60 KiB are free again: two bodies of that size from the same address fit together.
-    await partial(limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
+    await partial(server, limits.jsonBodyBytes, 60 * KiB, '127.0.0.4')
     await settle()
     expect((await server.post(JSON.stringify({ value: 'w'.repeat(60 * KiB) }), { localAddress: '127.0.0.4' })).status).to.equal(400)
   })
