@@ -1,4 +1,5 @@
 import { extend } from '../core/extend.js'
+import { ParleyError } from '../core/errors.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
 import { storedData, withDigest } from '../db/repos/data.js'
@@ -51,13 +52,20 @@ export function receivedRows(b: BatchPayload): ReceivedRows {
     messages: b.messages.map((m) => ({
       header: m.header,
       hash: m.hash,
-      data: m.data.map((r) => ({ id: r.id, hash: r.hash, digest: byId.get(r.id)!.digest! })),
+      data: m.data.map((r) => ({ id: r.id, hash: r.hash, digest: carriedDigest(byId, m.header.id, r.id) })),
       state: 'pending' as const,
       batch: b.id,
       ...(m.pins ? { pins: m.pins } : {}),
     })),
     data,
   }
+}
+
+/** The digest of the data item `dataId` the batch carries; checkBatch refuses a batch that does not carry one a message names. */
+function carriedDigest(byId: ReadonlyMap<string, Data>, messageId: string, dataId: string): Hash {
+  const d = byId.get(dataId)
+  if (d?.digest === undefined) throw new ParleyError('BAD_PEER_DATA', `message ${messageId} refers to data ${dataId} that the batch does not carry`)
+  return d.digest
 }
 
 /**

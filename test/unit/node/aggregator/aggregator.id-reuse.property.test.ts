@@ -2,13 +2,13 @@ import { expect } from 'chai'
 import fc from 'fast-check'
 import { join } from 'node:path'
 import { sealManifest } from '../../../../node/batch/verify.js'
-import { dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
+import { messageHash } from '../../../../node/core/hashes.js'
 import type { MessageId } from '../../../../node/core/ids.js'
 import type { BatchPayload, Data } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { seededRandom as random } from '../../../support/seeded-random.js'
-import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
+import { AggregatorMember, carryingData, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
 
 interface Plan {
   /** Honest private batches: author (org0 or org1). */
@@ -31,15 +31,6 @@ const CARRIED: Record<Carried, { change: (d: Data) => Data; verdict: 'confirmed'
   datatype: { change: (d) => ({ ...d, datatype: { name: 'nosuch', version: '1' } }), verdict: 'rejected' },
   validator: { change: (d) => ({ ...d, validator: 'none' }), verdict: 'confirmed' },
   created: { change: (d) => ({ ...d, created: '2001-01-01T00:00:00Z' as Data['created'] }), verdict: 'confirmed' },
-}
-
-/** `b` with its one message carrying `d` instead of its own data item (its hashes recomputed). */
-function carrying(b: BatchPayload, d: Data): BatchPayload {
-  const m = b.messages[0]!
-  const refs = [{ id: d.id, hash: d.hash }]
-  const header = { ...m.header, datahash: dataRefsHash(refs) }
-  const messages = [{ ...m, header, hash: messageHash(header), data: refs }]
-  return { ...b, messages, data: [d], hash: sealManifest({ ...b, messages, data: [d] }).hash }
 }
 
 /** `b` with its one message's id replaced by `id`: another message under a known id (its hashes recomputed). */
@@ -83,7 +74,7 @@ describe('aggregator: a message id reused with other content, each (id, hash) de
       if (r.carried === undefined) return { payload: reusing(own, taken.messages[0]!.header.id), at: r.at, verdict: 'confirmed' }
       // The honest data item's id and value, other carried fields: the same (id, hash), another digest.
       const { change, verdict } = CARRIED[r.carried]
-      return { payload: carrying(own, change(taken.data[0]!)), at: r.at, verdict }
+      return { payload: carryingData(own, change(taken.data[0]!)), at: r.at, verdict }
     })
     const expected = new Map<BatchPayload, string>(reuses.map((r) => [r.payload, r.verdict]))
     // The chain: honest pins at 2i, reuses placed among them by their sort key (ties: the reuse first).
