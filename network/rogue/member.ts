@@ -151,14 +151,7 @@ export class RogueMember {
     for (const m of to) if (!inGroup.includes(m)) throw new RogueError(`reuse-id: ${m.org} is not a member of group ${groupHash}`)
     // A topic of its own in the group: its first nonce is 0.
     const payload = privateBatch(self, { hash: groupHash as Hash, namespace: ns, name: '', members: [], created: now() }, [{ topic, value: { reuses: opts.message }, nonce: 0, messageId: opts.message }])
-    const exchange = new RogueExchange(layout(this.net.dir), self)
-    const deliveries = []
-    try {
-      for (const m of to) deliveries.push(await exchange.deliver(m, payload))
-    } finally {
-      await exchange.stop()
-    }
-    const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: '', contexts: privateContexts(payload) })
+    const { deliveries, pin } = await this.deliverThenPin(self, key, to, payload)
     return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, group: groupHash, deliveries, pin }
   }
 
@@ -184,6 +177,12 @@ export class RogueMember {
     const to = [self, ...opts.to.map((org) => this.net.member(org)).filter((m) => m.org !== self.org)]
     const group = makeGroup(opts.namespace, `rogue-${randomUUID().slice(0, 8)}`, await Promise.all(to.map(async (m) => ({ identity: m.did, node: await this.nodeId(m) }))))
     const payload = privateBatch(self, group, [{ ...copy, value: undefined, nonce: 0 }], { withGroupinit: true })
+    const { deliveries, pin } = await this.deliverThenPin(self, key, to, payload)
+    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[payload.messages.length - 1]!.hash, batchId: payload.id, group: group.hash, data, deliveries, pin }
+  }
+
+  /** Delivers a private batch of the member's own to `to`, one by one, then pins it (its masked contexts, no reference). */
+  private async deliverThenPin(self: MemberDescription, key: Awaited<ReturnType<RogueMember['key']>>, to: readonly MemberDescription[], payload: BatchPayload): Promise<{ deliveries: ReuseIdResult['deliveries']; pin: PinSent }> {
     const exchange = new RogueExchange(layout(this.net.dir), self)
     const deliveries = []
     try {
@@ -192,7 +191,7 @@ export class RogueMember {
       await exchange.stop()
     }
     const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: '', contexts: privateContexts(payload) })
-    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[payload.messages.length - 1]!.hash, batchId: payload.id, group: group.hash, data, deliveries, pin }
+    return { deliveries, pin }
   }
 
   /**

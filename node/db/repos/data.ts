@@ -175,13 +175,11 @@ export class DataRepo {
    * by id.
    */
   messageWith(namespace: string, ref: DataRef, tx?: Tx): string | undefined {
+    const params = [namespace, `"${ref.id}"`, `"${ref.hash}"`]
     // A received row also by its digest: another message may carry the same id and hash with other fields.
-    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0 AND instr(data, ?) > 0 LIMIT 1', [
-      namespace,
-      `"${ref.id}"`,
-      `"${ref.hash}"`,
-      ref.digest === undefined ? '"' : `"${ref.digest}"`,
-    ])?.id
+    if (ref.digest !== undefined) params.push(`"${ref.digest}"`)
+    const digest = ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'
+    return (tx ?? this.db).get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${digest} LIMIT 1`, params)?.id
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */

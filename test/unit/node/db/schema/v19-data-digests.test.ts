@@ -1,22 +1,13 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
-import type { Database } from '../../../../../node/db/database.js'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { dataDigest } from '../../../../../node/core/hashes.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
+import { indexesOf } from '../../../../support/db/indexes.js'
 import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
-
-/** The indexes of `data` by name, as the engine holds them; unique constraints left out (v19 changes its key on purpose). */
-function dataIndexes(db: Database, engine: string): Record<string, string> {
-  const rows =
-    engine === 'sqljs'
-      ? db.all<{ name: string; def: string }>(`SELECT name, sql AS def FROM sqlite_master WHERE type = 'index' AND tbl_name = 'data' AND sql IS NOT NULL ORDER BY name`)
-      : db.all<{ name: string; def: string }>(`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename = 'data' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
-  return Object.fromEntries(rows.map((r) => [r.name, r.def]))
-}
 
 /**
  * Version 19 keys received data rows by (id, hash, digest of the fields their batch carried): a database written
@@ -32,7 +23,7 @@ forEachEngine('db: schema v19, received data by (id, hash, digest)', (engine) =>
     const dir = join(await temp.make('parley-v19-'), 'db')
     const v19 = migrations.findIndex((m) => m.version === 19)
     const old = await openTestDatabase(dir, migrations.slice(0, v19), engine)
-    const before = dataIndexes(old, engine)
+    const before = indexesOf(old, engine, ['data'])
     expect(Object.keys(before)).to.include.members(['data_namespace', 'data_blob', 'data_local'])
     const [mine, theirs, received, blobbed, upload, both, sentOn] = [newId(), newId(), newId(), newId(), newId(), newId(), newId()]
     const message = (id: string, h: Hash, local: number, data: unknown[]) =>
@@ -79,7 +70,7 @@ forEachEngine('db: schema v19, received data by (id, hash, digest)', (engine) =>
       [5, 0, 'QmValue'],
       [6, 1, 'QmValue'],
     ])
-    expect(dataIndexes(db, engine), 'every index as it was defined').to.deep.equal(before)
+    expect(indexesOf(db, engine, ['data']), 'every index as it was defined').to.deep.equal(before)
 
     // Afterwards: a copy of a received item with another datatype is a row of its own; the same copy again is not.
     const copy = `INSERT INTO data (id, namespace, validator, hash, value, created, local, datatype_name, datatype_version, digest)
