@@ -34,7 +34,7 @@ const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '
 const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local, digest)'
 /**
  * Either of the two keys (schema v19): this member's own item, one per id (`data_local`); a received one, one per
- * (id, hash, digest) (`data_received`; own rows have no digest, and NULLs never collide).
+ * (id, hash, digest) (the table's unique key; own rows have no digest, and NULLs never collide).
  */
 const DATA_CONFLICT = 'ON CONFLICT DO NOTHING'
 

@@ -4,15 +4,15 @@ import type { Tx } from '../types.js'
 /**
  * Version 19: received data items known by (id, hash, digest). A data hash covers only the value and the blob's hash,
  * so a peer may send a copy of a data item under its id and value with other carried fields (a datatype, a validator,
- * a blob's name, size or reference): as one (id, hash) row, the first stored was kept, and a message was decided by
- * whichever batch arrived first. The digest (core/hashes.ts dataDigest) covers those fields.
+ * a blob's name, size or reference): kept as one (id, hash) row, the first stored would decide every message naming
+ * it, and members would differ by arrival order. The digest (core/hashes.ts dataDigest) covers those fields.
  *
  * - `data` is rebuilt unique on (id, hash, digest): a received row has the digest of what its batch carried; this
  *   member's own rows have none (NULLs never collide) and keep one row per id (`data_local`). Its indexes of versions
  *   2, 3 and 18 are recreated as they were.
  * - Backfill (JS, for the sha256): every received row gets its digest; every received message's reference to a
- *   received row records that digest (before this version an (id, hash) was one row, the one each reference meant);
- *   a peer's item this member's own messages name (sent by id) gets an own copy, as a send makes now.
+ *   received row records that digest (at version 18 an (id, hash) is one row, the one each reference means);
+ *   a peer's item this member's own messages name (sent by id) gets an own copy, as a send naming it does.
  *
  * Rows are copied with their sequences, so every cursor and order stays as it was.
  */
@@ -79,7 +79,7 @@ function backfillDigests(tx: Tx): void {
   const received = tx.all<ReceivedRow>(
     'SELECT seq, id, hash, validator, namespace, created, datatype_name, datatype_version, blob_hash, blob_size, blob_name, blob_public FROM data WHERE local = 0 ORDER BY seq',
   )
-  // Before this version an (id, hash) was one row: own or received.
+  // At version 18 an (id, hash) is one row: own or received.
   const byPair = new Map<string, { seq: number; digest: string }>()
   const digests: [number, string][] = []
   for (const r of received) {
