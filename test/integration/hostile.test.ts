@@ -135,7 +135,8 @@ describe('a hostile member cannot block a topic, split the members or take a nam
     } finally {
       await t.net.releaseReading('org0', 'ipfs')
     }
-    await confirmedEverywhere(honest.header.id)
+    const states = await confirmedEverywhere(honest.header.id)
+    expect(t.members.map((m) => [m.org, states[m.org]?.state, states[m.org]?.rejectReason]), 'the broadcast decided by the data it carried').to.deep.equal(t.members.map((m) => [m.org, 'confirmed', undefined]))
     for (const m of t.members) {
       const data = (await get<{ id: string; datatype?: unknown }[]>(`${nsBase(m, ns)}/messages/${honest.header.id}/data`)).body
       expect(data.map((d) => [d.id, d.datatype]), `${m.org}: the data the broadcast carried`).to.deep.equal([[honest.data[0]!.id, undefined]])
