@@ -66,9 +66,11 @@ verbs, on the running network in --dir (a member is named by org: org1, or org1/
                                           mining off), with a junk hash and garbage contexts
     deliver-under --victim ORG --batch ID [--namespace NS]
                                           deliver a private batch of its own to ORG under another batch's id
-    reuse-id --message ID [--to ORG[,ORG]] [--namespace NS]
+    reuse-id --message ID [--to ORG[,ORG]] [--namespace NS] [--datatype NAME/VERSION]
                                           pin a message of its own under another's id, with other content (private:
-                                          delivered first, to --to or every member of its group)
+                                          delivered first, to --to or every member of its group); --datatype: a
+                                          message of its own carrying a copy of the message's data item (same id
+                                          and value) with that datatype, delivered first to --to if given
     foreign-group [--org ORG] [--node NODE] [--namespace NS]
                                           pin a group pairing ORG with NODE, another org's node
     claim-name [--name NAME]              claim an org name (default: the next member's) from a key no member holds

@@ -76,7 +76,7 @@ export interface NodeQueries {
     /** The objects a page of events refers to, one query per kind for the whole page. */
     enrich: EventEnricher
   }
-  batches: { get(id: string): BatchRecord | undefined; byTxId(txId: string): BatchRecord | undefined; list(namespace: string, q: CollectionQuery): BatchRecord[] }
+  batches: { get(id: string): BatchRecord | undefined; byIdHash(id: string, hash: string): BatchRecord | undefined; byTxId(txId: string): BatchRecord | undefined; list(namespace: string, q: CollectionQuery): BatchRecord[] }
   identities: {
     byId(id: string): Identity | undefined
     byDid(did: string): Identity | undefined

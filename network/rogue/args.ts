@@ -4,13 +4,14 @@
  */
 import { parseArgs } from 'node:util'
 import { HARDHAT_ACCOUNT_COUNT } from './chain.js'
+import type { DatatypeRef } from '../../node/model/index.js'
 import type { RogueWho } from './member.js'
 
 export type RogueAttack =
   | { attack: 'garbage-pin'; topic: string }
   | { attack: 'squat-pin'; batch?: string; next: boolean; topic?: string; payloadRef?: string; timeoutMs: number }
   | { attack: 'deliver-under'; victim: string; batch: string; namespace?: string }
-  | { attack: 'reuse-id'; message: string; to?: string[]; namespace?: string }
+  | { attack: 'reuse-id'; message: string; to?: string[]; namespace?: string; datatype?: DatatypeRef }
   | { attack: 'foreign-group'; org?: string; node?: string; namespace?: string }
   | { attack: 'claim-name'; name?: string }
   | { attack: 'flood-blobs'; to: string; bytes: number; count: number }
@@ -46,13 +47,14 @@ const OPTIONS = {
   bytes: { type: 'string' },
   count: { type: 'string' },
   message: { type: 'string' },
+  datatype: { type: 'string' },
 } as const
 
 const ALLOWED: Record<(typeof ATTACKS)[number], readonly string[]> = {
   'garbage-pin': ['topic', 'account'],
   'squat-pin': ['batch', 'next', 'topic', 'payload-ref', 'timeout', 'account'],
   'deliver-under': ['victim', 'batch', 'namespace'],
-  'reuse-id': ['message', 'to', 'namespace'],
+  'reuse-id': ['message', 'to', 'namespace', 'datatype'],
   'foreign-group': ['org', 'node', 'namespace'],
   'claim-name': ['name', 'account'],
   'flood-blobs': ['to', 'bytes', 'count'],
@@ -127,7 +129,9 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
       optional('namespace', o)
       const to = v.to === undefined ? undefined : v.to.split(',').map((x) => x.trim()).filter((x) => x !== '')
       if (to !== undefined && to.length === 0) throw new RogueUsageError('rogue reuse-id: --to names one or more orgs, comma-separated')
-      run = { attack, message: need('message'), ...(to ? { to } : {}), ...o }
+      const datatype = v.datatype === undefined ? undefined : /^([^/]+)\/([^/]+)$/.exec(v.datatype)
+      if (datatype === null) throw new RogueUsageError('rogue reuse-id: --datatype is NAME/VERSION')
+      run = { attack, message: need('message'), ...(to ? { to } : {}), ...o, ...(datatype ? { datatype: { name: datatype[1]!, version: datatype[2]! } } : {}) }
       break
     }
     case 'foreign-group': {

@@ -111,6 +111,10 @@ export interface PrivateItem {
   nonce: number
   /** The message's id, when it takes another's. */
   messageId?: string
+  /** The value's JSON text exactly (instead of `value`), its data item's id and datatype: a copy of another's item. */
+  valueRaw?: string
+  dataId?: string
+  datatype?: DatatypeRef
 }
 
 /**
@@ -133,7 +137,10 @@ export function privateBatch(
     data.push(init.data)
   }
   for (const item of items) {
-    const d = jsonData(group.namespace, compactJson(JSON.stringify(item.value)), created)
+    const d = jsonData(group.namespace, item.valueRaw ?? compactJson(JSON.stringify(item.value)), created, {
+      ...(item.dataId ? { id: item.dataId } : {}),
+      ...(item.datatype ? { datatype: item.datatype } : {}),
+    })
     data.push(d)
     const refs = [{ id: d.id, hash: d.hash }]
     const header: Header = {

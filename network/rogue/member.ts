@@ -5,10 +5,11 @@
  * `npm run network -- rogue <org> <verb>` runs the same (network/rogue/args.ts).
  */
 import { randomUUID } from 'node:crypto'
-import { broadcastContext } from '../../node/core/hashes.js'
+import { broadcastContext, dataHash } from '../../node/core/hashes.js'
+import { compactJson } from '../../node/core/json.js'
 import { newId, type BatchId, type Hash, type IdentityId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import { orgDid, type BatchPayload } from '../../node/model/index.js'
+import { orgDid, type BatchPayload, type DatatypeRef } from '../../node/model/index.js'
 import { createIpfsStorage } from '../../node/storage/ipfs.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import type { MemberDescription, NetworkDescription } from '../description.js'
@@ -121,11 +122,17 @@ export class RogueMember {
    * message, in the same group, delivered first to `to` (default: every member of the group, its own node too, so that
    * each holds it and reaches its own verdict), one by one, then pinned; for a broadcast, published to shared storage and pinned. Every member stores both messages and
    * decides each on its own, alike (docs/architecture.md, "Ids reused with other content").
+   *
+   * With `datatype`, it copies instead the message's data item (its id and value, so the same hash) into a message of
+   * its own on a topic of its own, carried with that datatype (a field the hash does not cover): delivered first to `to`
+   * (with the member's own node, in a new group of theirs) and then pinned, or else published to shared storage and
+   * pinned. Each message is decided by the data its own batch carried, whichever a member held first.
    */
-  async reuseId(opts: { message: string; to?: string[]; namespace?: string }): Promise<ReuseIdResult> {
+  async reuseId(opts: { message: string; to?: string[]; namespace?: string; datatype?: DatatypeRef }): Promise<ReuseIdResult> {
     const self = this.member('reuse-id')
     const ns = opts.namespace ?? 'default'
     const base = `/api/v1/namespaces/${encodeURIComponent(ns)}`
+    if (opts.datatype !== undefined) return this.copyData(self, { ...opts, namespace: ns, datatype: opts.datatype })
     const taken = await memberGet<{ header: { id: string; group?: string } }>(self, `${base}/messages/${encodeURIComponent(opts.message)}`).catch((err: unknown) => {
       throw new RogueError(`reuse-id: ${self.org} does not hold message ${opts.message} in namespace ${ns} (${(err as Error).message})`)
     })
@@ -144,6 +151,38 @@ export class RogueMember {
     for (const m of to) if (!inGroup.includes(m)) throw new RogueError(`reuse-id: ${m.org} is not a member of group ${groupHash}`)
     // A topic of its own in the group: its first nonce is 0.
     const payload = privateBatch(self, { hash: groupHash as Hash, namespace: ns, name: '', members: [], created: now() }, [{ topic, value: { reuses: opts.message }, nonce: 0, messageId: opts.message }])
+    const { deliveries, pin } = await this.deliverThenPin(self, key, to, payload)
+    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, group: groupHash, deliveries, pin }
+  }
+
+  /** reuseId with a datatype: a copy of the message's data item carried with other fields. */
+  private async copyData(self: MemberDescription, opts: { message: string; to?: string[]; namespace: string; datatype: DatatypeRef }): Promise<ReuseIdResult> {
+    const base = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}`
+    const items = await memberGet<{ id: string; hash: string; value: unknown; blob?: unknown }[]>(self, `${base}/messages/${encodeURIComponent(opts.message)}/data`).catch((err: unknown) => {
+      throw new RogueError(`reuse-id: ${self.org} does not hold message ${opts.message} in namespace ${opts.namespace} (${(err as Error).message})`)
+    })
+    const item = items[0]
+    if (!item || item.blob !== undefined) throw new RogueError(`reuse-id --datatype: message ${opts.message} carries no data item with a value alone to copy`)
+    // The value as this node shows it, written again as a batch carries it: the copy must keep its hash.
+    const valueRaw = compactJson(JSON.stringify(item.value))
+    if (dataHash({ valueRaw }) !== item.hash) throw new RogueError(`reuse-id --datatype: the value of data ${item.id} does not hash to ${item.hash} once written again; it cannot be copied`)
+    const copy = { topic: `reuse-${randomUUID().slice(0, 8)}`, valueRaw, dataId: item.id, datatype: opts.datatype }
+    const key = await this.key({ org: self.org })
+    const data = { id: item.id, datatype: opts.datatype }
+    if (opts.to === undefined) {
+      const payload = broadcastBatch({ did: self.did, key: key.address }, opts.namespace, [copy])
+      const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: await this.publish(payload), contexts: broadcastContexts(payload) })
+      return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, data, deliveries: [], pin }
+    }
+    const to = [self, ...opts.to.map((org) => this.net.member(org)).filter((m) => m.org !== self.org)]
+    const group = makeGroup(opts.namespace, `rogue-${randomUUID().slice(0, 8)}`, await Promise.all(to.map(async (m) => ({ identity: m.did, node: await this.nodeId(m) }))))
+    const payload = privateBatch(self, group, [{ ...copy, value: undefined, nonce: 0 }], { withGroupinit: true })
+    const { deliveries, pin } = await this.deliverThenPin(self, key, to, payload)
+    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[payload.messages.length - 1]!.hash, batchId: payload.id, group: group.hash, data, deliveries, pin }
+  }
+
+  /** Delivers a private batch of the member's own to `to`, one by one, then pins it (its masked contexts, no reference). */
+  private async deliverThenPin(self: MemberDescription, key: Awaited<ReturnType<RogueMember['key']>>, to: readonly MemberDescription[], payload: BatchPayload): Promise<{ deliveries: ReuseIdResult['deliveries']; pin: PinSent }> {
     const exchange = new RogueExchange(layout(this.net.dir), self)
     const deliveries = []
     try {
@@ -152,7 +191,7 @@ export class RogueMember {
       await exchange.stop()
     }
     const pin = await this.pin(key, { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, payloadRef: '', contexts: privateContexts(payload) })
-    return { attack: 'reuse-id', message: opts.message, hash: payload.messages[0]!.hash, batchId: payload.id, group: groupHash, deliveries, pin }
+    return { deliveries, pin }
   }
 
   /**

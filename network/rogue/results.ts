@@ -46,8 +46,10 @@ export interface ReuseIdResult {
   /** The hash of its own message under that id. */
   hash: string
   batchId: string
-  /** The group of the message it took the id of; absent for a broadcast. */
+  /** The group of the message it took the id of (or, for a data item's copy delivered first, its own); absent for a broadcast. */
   group?: string
+  /** With a datatype: the data item it copied (its id and value), carried with that datatype by a message of its own. */
+  data?: { id: string; datatype: { name: string; version: string } }
   deliveries: DeliveryOutcome[]
   pin: PinSent
 }
@@ -100,6 +102,7 @@ export function rogueLine(r: RogueResult): string {
     case 'deliver-under':
       return `delivered a private batch of its own (group ${r.group}, message ${r.messages.join(', ')}) under batch id ${r.batchId}: ${deliveryText(r.delivery)}`
     case 'reuse-id':
+      if (r.data) return `pinned a message of its own (hash ${r.hash.slice(0, 12)}…) carrying data ${r.data.id} of message ${r.message} with datatype ${r.data.datatype.name}/${r.data.datatype.version}, in batch ${r.batchId}${r.group ? `, delivered first: ${r.deliveries.map(deliveryText).join('; ') || 'to nobody'}` : ', published to shared storage'}; ${pinText(r.pin)}`
       return `pinned a message of its own (hash ${r.hash.slice(0, 12)}…) under message id ${r.message} in batch ${r.batchId}${r.group ? `, delivered first: ${r.deliveries.map(deliveryText).join('; ') || 'to nobody'}` : ', published to shared storage'}; ${pinText(r.pin)}`
     case 'foreign-group':
       return `pinned group ${r.group} pairing ${r.paired.org} with ${r.paired.node} (groupinit ${r.groupinit}): ${r.deliveries.map(deliveryText).join('; ') || 'delivered to nobody'}; ${pinText(r.pin)}`

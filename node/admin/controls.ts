@@ -28,7 +28,7 @@ export interface ControlsDeps {
   identities: { byDid(did: string): Identity | undefined }
   /** `own`: this member's message of that id, whatever others hold under it. */
   messages: { get(id: MessageId): Message | undefined; own(id: MessageId): Message | undefined }
-  batches: { get(id: BatchId): BatchRecord | undefined }
+  batches: { get(id: BatchId): BatchRecord | undefined; local(id: BatchId): BatchRecord | undefined }
 }
 
 /**
@@ -122,7 +122,7 @@ export class Controls {
     }
     if (given(b.batch)) {
       const id = parseUuid<BatchId>(b.batch, 'batch')
-      const batch = this.deps.batches.get(id)
+      const batch = this.deps.batches.local(id) ?? this.deps.batches.get(id)
       if (!batch) throw new ParleyError('INVALID_FIELD', `batch ${id} is not known to this member`)
       if (batch.type !== 'private' || !batch.local) throw new ParleyError('INVALID_FIELD', `batch ${id} is not a private batch sent by this member: it has no deliveries here`)
       return { to, batch: id }

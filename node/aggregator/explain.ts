@@ -92,7 +92,7 @@ class Explainer {
     const blockedBy: Blocker = { ...(message ? { message: message.header.id } : {}), author, nonce, topic, ...(batch ? { batch } : {}) }
     const head = `blocked behind ${message ? `message ${message.header.id}` : 'the message'} of ${author} with nonce ${nonce} on topic ${topic} in group ${group}`
     if (message) {
-      const own = pin ? this.ownWait(message, message.batch ? this.deps.batches.carrying(message.batch, message.header.id) : undefined, nested) : ', which is here but whose pin has not been read from the chain yet'
+      const own = pin ? this.ownWait(message, message.batch ? this.deps.batches.carrying(message.batch, message.header.id, message.hash) : undefined, nested) : ', which is here but whose pin has not been read from the chain yet'
       return { reason: 'blocked', topic, blockedBy, detail: head + own }
     }
     const from = this.memberNode(group, author)
@@ -108,7 +108,7 @@ class Explainer {
     if (!init) return { reason: 'blocked', detail: `its group ${group} is not known here yet: the groupinit defining it has not arrived` }
     const topic = init.header.topics[0] ?? group
     const blockedBy: Blocker = { message: init.header.id, author: init.header.author, topic, ...(init.batch ? { batch: init.batch } : {}) }
-    const own = this.ownWait(init, init.batch ? this.deps.batches.carrying(init.batch, init.header.id) : undefined, nested)
+    const own = this.ownWait(init, init.batch ? this.deps.batches.carrying(init.batch, init.header.id, init.hash) : undefined, nested)
     return { reason: 'blocked', topic, blockedBy, detail: `its group ${group} is not known here yet: blocked behind its groupinit ${init.header.id} of ${init.header.author}, not confirmed yet${own}` }
   }
 

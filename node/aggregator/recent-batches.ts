@@ -1,7 +1,8 @@
 import { extend } from '../core/extend.js'
+import { ParleyError } from '../core/errors.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
-import { storedData } from '../db/repos/data.js'
+import { storedData, withDigest } from '../db/repos/data.js'
 import { refKey, storedMessage } from '../db/repos/messages.js'
 import type { BatchPayload, BatchRecord, Data, Message } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
@@ -35,13 +36,36 @@ export interface ReceivedRows {
 
 /**
  * The rows storeReceivedBatch writes for a received batch: its messages pending with the batch that brought them (as
- * FireFly's validateBatchMessage does: a trace finds a pending message's batch), its data in the batch's namespace.
+ * FireFly's validateBatchMessage does: a trace finds a pending message's batch), its data in the batch's namespace,
+ * each with the digest of what the batch carried, which the messages' references record: each message is decided by
+ * the data its own batch carried, whatever another batch carried under the same id and hash.
  */
 export function receivedRows(b: BatchPayload): ReceivedRows {
+  // A batch's data ids are unique (checkBatch): a reference finds its item by id.
+  const byId = new Map<string, Data>()
+  const data = b.data.map((d) => {
+    const stored = withDigest(d.namespace ? d : { ...d, namespace: b.namespace })
+    byId.set(stored.id, stored)
+    return stored
+  })
   return {
-    messages: b.messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data, state: 'pending' as const, batch: b.id, ...(m.pins ? { pins: m.pins } : {}) })),
-    data: b.data.map((d) => ({ ...d, namespace: d.namespace || b.namespace })),
+    messages: b.messages.map((m) => ({
+      header: m.header,
+      hash: m.hash,
+      data: m.data.map((r) => ({ id: r.id, hash: r.hash, digest: carriedDigest(byId, m.header.id, r.id) })),
+      state: 'pending' as const,
+      batch: b.id,
+      ...(m.pins ? { pins: m.pins } : {}),
+    })),
+    data,
   }
+}
+
+/** The digest of the data item `dataId` the batch carries; checkBatch refuses a batch that does not carry one a message names. */
+function carriedDigest(byId: ReadonlyMap<string, Data>, messageId: string, dataId: string): Hash {
+  const d = byId.get(dataId)
+  if (d?.digest === undefined) throw new ParleyError('BAD_PEER_DATA', `message ${messageId} refers to data ${dataId} that the batch does not carry`)
+  return d.digest
 }
 
 /**
@@ -159,7 +183,7 @@ function ownTexts(m: Message): Message {
   if (h.tag) h.tag = own(h.tag)
   h.datahash = own(h.datahash)
   m.hash = own(m.hash)
-  m.data = m.data.map((r) => ({ id: own(r.id), hash: own(r.hash) }))
+  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: own(r.digest) }))
   if (m.pins) m.pins = m.pins.map((p) => own(p))
   if (m.batch) m.batch = own(m.batch)
   if (m.txid) m.txid = own(m.txid)

@@ -14,8 +14,9 @@ import type { BatchPayload, Message } from '../model/index.js'
  *
  * Ids are chosen by senders: a message or data item under an id held here with other content (another hash) is stored
  * beside it, not refused, so that which of the two arrived first decides nothing; the aggregator decides each on its
- * own (pass.ts), whatever else shares its id. Rows are known by (id, hash): one held already with the
- * same hash is the same content, and is kept as it is. The rows are inserted first and the held ones read back only
+ * own (pass.ts), whatever else shares its id. Messages are known by (id, hash), data items by (id, hash, digest of
+ * what the batch carried with them: recent-batches.ts receivedRows): one held already is the same content, and is
+ * kept as it is. The rows are inserted first and the held ones read back only
  * when some insert was skipped: a batch all new here, which is nearly every batch, costs no read.
  *
  * Answers undefined when every message was new here (each is now pending, in this batch); else the rows of its

@@ -39,6 +39,37 @@ export function dataHash(d: { valueRaw?: string | null; blobHash?: Hash | null }
   return sha256Hex(dataValueHash(d.valueRaw as string), blob)
 }
 
+/**
+ * What a batch carries with a data item beside its id and value, as a member stores it: the fields a data hash does
+ * not cover (the blob's hash is covered; it is kept here too, so that the digest alone names every stored field).
+ * Absent fields are null; the blob's size is a number.
+ */
+export interface CarriedDataFields {
+  validator: string
+  namespace: string
+  created: string
+  datatypeName: string | null
+  datatypeVersion: string | null
+  blobHash: string | null
+  blobSize: number | null
+  blobName: string | null
+  blobPublic: string | null
+}
+
+/**
+ * Parley's own formula, not FireFly's (which has none): the digest of the fields a batch carried with a data item.
+ * A data hash covers only the value and the blob's hash, so two batches may carry one (id, hash) with another
+ * datatype, validator, blob name, size or reference; with the digest, a received row is the one its batch carried
+ * (docs/architecture.md, "Ids reused with other content"). sha256 of the JSON array
+ * `[validator, namespace, created, datatypeName, datatypeVersion, blobHash, blobSize, blobName, blobPublic]` as
+ * JSON.stringify writes it (no spaces; strings escaped as JSON does; null for absent fields).
+ */
+export function dataDigest(c: CarriedDataFields): Hash {
+  return sha256Hex(
+    JSON.stringify([c.validator, c.namespace, c.created, c.datatypeName, c.datatypeVersion, c.blobHash, c.blobSize, c.blobName, c.blobPublic]),
+  )
+}
+
 export interface DataRefInput {
   id: DataId
   hash: Hash

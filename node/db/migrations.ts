@@ -112,6 +112,7 @@ export async function applyMigrations(db: Migratable, migrations: readonly Migra
         .transaction((tx) => {
           tx.exec(CREATE_TABLE)
           tx.exec(m.up)
+          m.backfill?.(tx)
           tx.run('INSERT INTO schema_migrations (version, name, applied_at, checksum) VALUES (?, ?, ?, ?)', [m.version, m.name, new Date().toISOString(), checksum])
         })
         .catch(failed),

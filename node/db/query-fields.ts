@@ -43,6 +43,8 @@ export const EVENT_FIELDS: QueryFields = {
   id: { column: 'id', kind: 'text' },
   type: { column: 'type', kind: 'text' },
   reference: { column: 'reference', kind: 'text' },
+  // Parley's own: the hash of the message a message event is about, since its id alone may name two (schema v18).
+  referencehash: { column: 'reference_hash', kind: 'text' },
   correlator: { column: 'correlator', kind: 'text' },
   tx: { column: 'tx', kind: 'text' },
   topic: { column: 'topic', kind: 'text' },

@@ -64,6 +64,12 @@ export interface Migration {
    * shipped: databases record its checksum and refuse to open under different SQL (see migrations.ts).
    */
   up: string
+  /**
+   * Runs after `up`, in its transaction: what SQL cannot write alike on both engines (a sha256 per row, say). It reads
+   * and writes through `tx` only, so the journal records its writes as any other statements, and it must be as
+   * deterministic as `up`. Never changed once shipped either (the checksum covers `up` alone).
+   */
+  backfill?: (tx: Tx) => void
 }
 
 export interface DatabaseStats {

@@ -5,7 +5,7 @@ import { now } from '../core/time.js'
 import { dataHash, dataRefsHash, messageHash } from '../core/hashes.js'
 import type { Database } from '../db/database.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
-import type { DataRepo } from '../db/repos/data.js'
+import { asOwn, type DataRepo } from '../db/repos/data.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
@@ -121,7 +121,7 @@ export class MessageSender {
     if (unpinned && !group) throw new ParleyError('INVALID_FIELD', 'txtype none (unpinned) is only for private sends')
     if (unpinned && !this.deps.unpinned) throw new ParleyError('UNAVAILABLE', 'unpinned sends are not available on this node')
     const created = now()
-    const { items, fresh } = this.resolveData(namespace, input.data, created)
+    const { items, fresh, adopted } = this.resolveData(namespace, input.data, created)
     // A private blob travels from this node's blob store to each member node, before its batch: it must be held here.
     const unheld = group ? items.findIndex((d) => d.blob !== undefined && !this.deps.blobs.has(d.blob.hash)) : -1
     if (unheld >= 0) throw new ParleyError('INVALID_FIELD', `data[${unheld}]: this node does not hold the blob ${items[unheld]!.blob!.hash}, and a private message carries only blobs it can send`)
@@ -172,6 +172,8 @@ export class MessageSender {
         sent = true
       }
       this.deps.data.write(tx, fresh, true)
+      // A peer's data item it names becomes this member's own: its messages name their data by id and hash alone.
+      if (adopted.length > 0) this.deps.data.write(tx, adopted, true)
       // An unpinned message is stored confirmed: nothing orders it, it is final once durable.
       if (unpinned) confirmed = { ...message, state: 'confirmed', confirmed: now() }
       this.deps.messages.insert(tx, confirmed ?? message, true)
@@ -195,8 +197,13 @@ export class MessageSender {
     throw new ParleyError('INVALID_FIELD', `author ${JSON.stringify(requested)} is not an identity this node can sign for (it signs for ${self.orgDid})`)
   }
 
-  private resolveData(namespace: string, inputs: DataInput[], created: Data['created']): { items: Data[]; fresh: Data[] } {
+  /**
+   * The data items a send carries: `fresh` ones made from inline values, and `adopted`, copies of peers' items named by
+   * id, which the send stores as this member's own (a received row stays as its batch carried it).
+   */
+  private resolveData(namespace: string, inputs: DataInput[], created: Data['created']): { items: Data[]; fresh: Data[]; adopted: Data[] } {
     const fresh: Data[] = []
+    const adopted: Data[] = []
     const items = inputs.map((d, i) => {
       if (d.kind === 'ref') {
         const found = this.deps.data.toSend(d.id)
@@ -207,7 +214,10 @@ export class MessageSender {
         if (found.blob && !found.blob.public && !this.deps.blobs.has(found.blob.hash)) {
           throw new ParleyError('INVALID_FIELD', `data[${i}]: this node does not hold the blob ${found.blob.hash} of data ${d.id}`)
         }
-        return found
+        if (found.digest === undefined) return found
+        const own = asOwn(found)
+        adopted.push(own)
+        return own
       }
       const valueRaw = d.valueRaw === 'null' ? null : d.valueRaw
       const item: Data = {
@@ -222,7 +232,7 @@ export class MessageSender {
       fresh.push(item)
       return item
     })
-    return { items, fresh }
+    return { items, fresh, adopted }
   }
 }
 

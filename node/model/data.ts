@@ -1,3 +1,4 @@
+import type { CarriedDataFields } from '../core/hashes.js'
 import type { DataId, Hash } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 
@@ -47,6 +48,26 @@ export interface Data {
   /** Where the value was published on its own (`data/{id}/value/publish`); the API shows it, batches do not carry it. */
   public?: string
   blob?: BlobRef
+  /**
+   * A row received in a batch: the digest of the fields that batch carried with it (core/hashes.ts dataDigest), which
+   * with id and hash names the row. Absent on this member's own data items (one per id).
+   */
+  digest?: Hash
+}
+
+/** The fields of `d` a data digest covers, as the data table stores them (absent ones null). */
+export function carriedFields(d: Data): CarriedDataFields {
+  return {
+    validator: d.validator,
+    namespace: d.namespace,
+    created: d.created,
+    datatypeName: d.datatype?.name ?? null,
+    datatypeVersion: d.datatype?.version ?? null,
+    blobHash: d.blob?.hash ?? null,
+    blobSize: d.blob?.size ?? null,
+    blobName: d.blob?.name ?? null,
+    blobPublic: d.blob?.public ?? null,
+  }
 }
 
 /** A blob as a broadcast announces it: its hash and size, and where it was published. */

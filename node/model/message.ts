@@ -29,9 +29,15 @@ export interface Header {
   datahash: Hash
 }
 
+/**
+ * A message's reference to a data item, as batches carry it (id and hash: what `header.datahash` covers). A received
+ * message's stored references also hold `digest`, naming the row its own batch carried (core/hashes.ts dataDigest);
+ * one without names this member's own data item. Batches and the API show only id and hash.
+ */
 export interface DataRef {
   id: DataId
   hash: Hash
+  digest?: Hash
 }
 
 export interface Message {

@@ -43,7 +43,7 @@ export class MessageTracer {
   trace(namespace: string, id: string, hash?: string): MessageTrace | undefined {
     const message = hash === undefined ? this.deps.messages.get(id) : this.deps.messages.byRef(id, hash)
     if (!message || message.header.namespace !== namespace) return undefined
-    const batch = message.batch ? this.deps.batches.carrying(message.batch, message.header.id) : message.state === 'pending' ? this.deps.batches.receivedWith(message.header.id) : undefined
+    const batch = message.batch ? this.deps.batches.carrying(message.batch, message.header.id, message.hash) : message.state === 'pending' ? this.deps.batches.receivedWith(message.header.id) : undefined
     const place: MessagePlace = { message, ...(batch ? { batch } : {}) }
     const pinEvent = batch ? this.pinEventOf(message, batch) : undefined
     if (pinEvent) place.pinEvent = pinEvent

@@ -118,6 +118,32 @@ describe('a hostile member cannot block a topic, split the members or take a nam
     await verified()
   })
 
+  it("a copy of a broadcast's data item with another datatype, held first by one member, decides nothing of the broadcast", async () => {
+    const topic = `copy-${run}`
+    // org0 fetches no broadcast payload: it holds the copy org1 delivers before the honest batch.
+    await t.net.holdReading('org0', 'ipfs')
+    let honest!: ApiMessage
+    try {
+      honest = await send(org2, ns, topic, 'a value org1 copies')
+      await confirmedEverywhere(honest.header.id, ['org1', 'org2'])
+      // The same data id and value (so the same hash), carried with a datatype nobody defined.
+      const copy = await t.net.rogue('org1').reuseId({ message: honest.header.id, namespace: ns, datatype: { name: 'nosuch', version: '1' }, to: ['org0'] })
+      expect(copy.deliveries.map((d) => [d.to, d.stored]), JSON.stringify(copy.deliveries)).to.deep.equal([
+        ['org1', true],
+        ['org0', true],
+      ])
+    } finally {
+      await t.net.releaseReading('org0', 'ipfs')
+    }
+    const states = await confirmedEverywhere(honest.header.id)
+    expect(t.members.map((m) => [m.org, states[m.org]?.state, states[m.org]?.rejectReason]), 'the broadcast decided by the data it carried').to.deep.equal(t.members.map((m) => [m.org, 'confirmed', undefined]))
+    for (const m of t.members) {
+      const data = (await get<{ id: string; datatype?: unknown }[]>(`${nsBase(m, ns)}/messages/${honest.header.id}/data`)).body
+      expect(data.map((d) => [d.id, d.datatype]), `${m.org}: the data the broadcast carried`).to.deep.equal([[honest.data[0]!.id, undefined]])
+    }
+    await verified()
+  })
+
   it("a member's message under an honest message's id, held first by one member, gets one verdict everywhere and takes nothing", async () => {
     const topic = `reuse-${run}`
     // The group first, known to all: a batch of a group a member does not know yet is sent again later, not stored.

@@ -67,6 +67,18 @@ export function privateBatch(o: RegisteredOrg, group: Group, topicLists: string[
   return { id, type: 'private', namespace: group.namespace, node: nodeDid(o.node), author, key: o.key, group: group.hash, created: now(), hash, tx, messages, data }
 }
 
+/**
+ * `b` (a batch of one message) with its message carrying `d` instead of its own data item, its hashes recomputed: a
+ * copy of another's data item (its id and value) with other carried fields, say.
+ */
+export function carryingData(b: BatchPayload, d: Data): BatchPayload {
+  const m = b.messages[0]!
+  const refs = [{ id: d.id, hash: d.hash }]
+  const header = { ...m.header, datahash: dataRefsHash(refs) }
+  const messages = [{ ...m, header, hash: messageHash(header), data: refs }]
+  return { ...b, messages, data: [d], hash: sealManifest({ ...b, messages, data: [d] }).hash }
+}
+
 /** One BatchPin log, as the chain follower hands it over. */
 export interface PinLog {
   signer: string

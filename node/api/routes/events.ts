@@ -5,7 +5,7 @@ import { boolParam, parsePaging, single } from '../query.js'
 import { eventRenderer, presentBatch, presentEvent } from '../present.js'
 import { andEquals, parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
-import { parseUuid } from '../../core/ids.js'
+import { parseHash, parseUuid } from '../../core/ids.js'
 import { BATCH_FIELDS, EVENT_FIELDS } from '../../services.js'
 import { listOf, ref } from '../openapi/schemas.js'
 import { flag, UUID_PARAM } from '../openapi/params.js'
@@ -85,12 +85,21 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
       tag: 'Batches',
       operationId: 'getBatchByID',
       params: { id: UUID_PARAM('batch id') },
+      query: {
+        hash: {
+          description: "Of the batches held under this id, the one with this hash; without it, the one pinned first by its own key, else this member's own, else the one of smallest hash",
+          // What parseHash takes: 32 bytes of hex, either case, with or without 0x.
+          schema: { type: 'string', pattern: '^(0[xX])?[0-9a-fA-F]{64}$' },
+        },
+      },
       responses: { 200: { description: 'The batch', schema: ref('Batch') } },
-      errors: ['INVALID_ID', 'NOT_FOUND'],
+      errors: ['INVALID_ID', 'INVALID_FIELD', 'NOT_FOUND'],
     },
-    (ctx, s) => {
-      const b = s.query.batches.get(parseUuid(ctx.params.id, 'batch id'))
-      if (!b) throw new ParleyError('NOT_FOUND', `batch ${ctx.params.id} not found`)
+    (ctx, s, _ns, q) => {
+      const id = parseUuid(ctx.params.id, 'batch id')
+      const raw = single(q, 'hash')
+      const b = raw === undefined ? s.query.batches.get(id) : s.query.batches.byIdHash(id, parseHash(raw, 'hash'))
+      if (!b) throw new ParleyError('NOT_FOUND', `batch ${ctx.params.id}${raw === undefined ? '' : ` with hash ${raw}`} not found`)
       sendJson(ctx, 200, presentBatch(b))
     },
   )

@@ -44,7 +44,7 @@ const MESSAGE_ID = { id: UUID_PARAM('message id') }
 /** Which of the messages held under one id (a member may send one under an id another used): docs/api.md. */
 const MESSAGE_HASH: Readonly<Record<string, ParamDoc>> = {
   hash: {
-    description: "Of the messages held under this id, the one with this hash; without it, the confirmed one, else this member's own, else the first stored",
+    description: "Of the messages held under this id, the one with this hash; without it, the confirmed one pinned first, else this member's own, else the one of smallest hash",
     // What parseHash takes: 32 bytes of hex, either case, with or without 0x.
     schema: { type: 'string', pattern: '^(0[xX])?[0-9a-fA-F]{64}$' },
   },

@@ -79,12 +79,12 @@ export class BatchesRepo {
   }
 
   /**
-   * A batch by its id alone, where only the id is known (an API path, an admin request, this member's own batch): this
-   * member's own if it has one, else the first one stored and not refused, else the first refused. Several batches may
-   * share an id (v14): what decides a pin's messages reads byIdHash.
+   * A batch by its id alone, where only the id is known (an API path): of the batches that may share an id (v14), the
+   * same one on every member holding them (PREFERRED_BATCH), never the first stored. What decides a pin's messages
+   * reads byIdHash; this member's own batch is `local`.
    */
   get(id: string, tx?: Tx): BatchRecord | undefined {
-    const r = (tx ?? this.db).get<Row>("SELECT * FROM batches WHERE id = ? ORDER BY local DESC, state = 'refused', seq LIMIT 1", [id])
+    const r = (tx ?? this.db).get<Row>(`${PREFERRED_BATCHES} WHERE b.id = ?) AS c ${PREFERRED_ORDER} LIMIT 1`, [id])
     return r && fromRow(r)
   }
 
@@ -95,11 +95,13 @@ export class BatchesRepo {
   }
 
   /**
-   * The batch `id` that carries message `messageId` (its manifest names it), the first stored: of the batches that may
-   * share an id, the one a message's own `batch` means.
+   * The batch `id` that carries message (`messageId`, `messageHash`) (its manifest names both): of the batches that may
+   * share an id, the one a message's own `batch` means; of two carrying the same message, the one `get` prefers.
    */
-  carrying(id: string, messageId: string, tx?: Tx): BatchRecord | undefined {
-    const r = (tx ?? this.db).get<Row>('SELECT * FROM batches WHERE id = ? AND instr(manifest, ?) > 0 ORDER BY seq LIMIT 1', [id, `"${messageId}"`])
+  carrying(id: string, messageId: string, messageHash: string, tx?: Tx): BatchRecord | undefined {
+    // A manifest lists each message as {"id":"…","hash":"…","topics":n} (core/hashes.ts batchManifest).
+    const entry = `"id":"${messageId}","hash":"${messageHash}"`
+    const r = (tx ?? this.db).get<Row>(`${PREFERRED_BATCHES} WHERE b.id = ? AND instr(b.manifest, ?) > 0) AS c ${PREFERRED_ORDER} LIMIT 1`, [id, entry])
     return r && fromRow(r)
   }
 
@@ -152,6 +154,20 @@ export class BatchesRepo {
     return this.db.all<Row>(`SELECT * FROM batches WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, [...params, q.limit, q.skip]).map(fromRow)
   }
 }
+
+/**
+ * The batches sharing an id, each with the chain sequence of its first deciding pin (one its own key signed for its
+ * hash), for PREFERRED_ORDER; the caller closes the inner WHERE and names the result `c`.
+ */
+const PREFERRED_BATCHES = `SELECT * FROM (SELECT b.*, (SELECT MIN(p.seq) FROM pins p WHERE p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key) AS first_pin
+   FROM batches b`
+
+/**
+ * The order of the batches sharing an id in which the first is the one meant by the id alone: not refused, and pinned
+ * by its own key (the one pinned first on chain), then this member's own, then by hash, which every member holds alike
+ * (never by `seq`, this member's arrival order). The second key is NULL only outside the first class.
+ */
+const PREFERRED_ORDER = "ORDER BY (state = 'refused'), (first_pin IS NULL), first_pin, local DESC, hash"
 
 function fromRow(r: Row): BatchRecord {
   return {

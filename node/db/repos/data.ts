@@ -2,10 +2,11 @@ import type { Database, SqlValue, Tx } from '../database.js'
 import { alsoIn, IN_LIST, inList, insertedCount, insertRows, textBytes, TEXT_FROM_BYTES, writeRows } from '../in-list.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
+import { dataDigest } from '../../core/hashes.js'
 import type { DataId, Hash } from '../../core/ids.js'
 import { refKey } from './messages.js'
 import type { Timestamp } from '../../core/time.js'
-import { type Data, type DataRef, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
+import { carriedFields, type Data, type DataRef, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
 
 interface Row {
   seq: number
@@ -23,39 +24,62 @@ interface Row {
   blob_public: string | null
   public: string | null
   local: number
+  digest: string | null
   [k: string]: string | number | null
 }
 
 /** The value goes in as its UTF-8 bytes (see TEXT_FROM_BYTES): values can be megabytes. */
-const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?', '?']
+const DATA_PLACEHOLDERS = ['?', '?', '?', '?', '?', '?', TEXT_FROM_BYTES, '?', '?', '?', '?', '?', '?', '?']
 
-const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local)'
-const DATA_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
+const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, datatype_version, hash, value, created, blob_hash, blob_size, blob_name, blob_public, local, digest)'
+/**
+ * Either of the two keys (schema v19): this member's own item, one per id (`data_local`); a received one, one per
+ * (id, hash, digest) (the table's unique key; own rows have no digest, and NULLs never collide).
+ */
+const DATA_CONFLICT = 'ON CONFLICT DO NOTHING'
 
-/** `local`: uploaded or sent here, not received. */
+/**
+ * `local`: uploaded or sent here, not received. A received item is stored with the digest of what its batch carried:
+ * its own `digest` when the caller computed it already (recent-batches.ts receivedRows), which is that digest.
+ */
 function dataRow(d: Data, local: boolean): SqlValue[] {
+  const c = carriedFields(d)
   return [
     d.id,
-    d.namespace,
-    d.validator,
-    d.datatype?.name ?? null,
-    d.datatype?.version ?? null,
+    c.namespace,
+    c.validator,
+    c.datatypeName,
+    c.datatypeVersion,
     d.hash,
     textBytes(d.value),
-    d.created,
-    d.blob?.hash ?? null,
-    d.blob?.size ?? null,
-    d.blob?.name ?? null,
-    d.blob?.public ?? null,
+    c.created,
+    c.blobHash,
+    c.blobSize,
+    c.blobName,
+    c.blobPublic,
     local ? 1 : 0,
+    local ? null : (d.digest ?? dataDigest(c)),
   ]
 }
 
+/** A data item as a batch carried it, with the digest (core/hashes.ts dataDigest) that names its received row. */
+export function withDigest(d: Data): Data {
+  return { ...d, digest: dataDigest(carriedFields(d)) }
+}
+
+/** This member's own copy of a data item (an own row has no digest). */
+export function asOwn(d: Data): Data {
+  const { digest: _digest, ...own } = d
+  return own
+}
+
 /**
- * Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. One row per (id,
- * hash): a peer may send a data item under an id held here with other content, and messages name their data by both.
- * `local`: this member's own (uploaded here, or sent with a message of its own), one row per id; a peer's copy under
- * the same id is never taken for it.
+ * Data items: small JSON values (kept as the exact text that was hashed) and references to blobs. A peer may send a
+ * data item under an id held here with other content, or with the same value and other carried fields (a datatype,
+ * say), which its hash does not cover: a received item is one row per (id, hash, digest), the digest covering what its
+ * batch carried with it, and a received message's references name their rows by all three. `local`: this member's own
+ * (uploaded here, or sent with a message of its own), one row per id, without a digest; its messages name it by id
+ * and hash, and a peer's copy is never taken for it.
  */
 export class DataRepo {
   constructor(private readonly db: Database) {}
@@ -79,12 +103,13 @@ export class DataRepo {
   }
 
   /**
-   * The data item a caller naming only `id` means (docs/api.md): this member's own, else the one of smallest hash.
+   * The data item a caller naming only `id` means (docs/api.md): this member's own, else the one of smallest hash,
+   * then of smallest digest: the same on every member holding the same rows, whatever order they arrived in.
    * Found by the id's rows alone: whatever a peer stores under an id, the read costs no more than those rows.
    * Inside a transaction pass `tx`, so the read sees that transaction's own writes.
    */
   get(id: string, tx?: Tx): Data | undefined {
-    const r = (tx ?? this.db).get<Row>('SELECT * FROM data WHERE id = ? ORDER BY local DESC, hash LIMIT 1', [id])
+    const r = (tx ?? this.db).get<Row>(`SELECT * FROM data WHERE id = ? ORDER BY ${BY_ID} LIMIT 1`, [id])
     return r && fromRow(r)
   }
 
@@ -99,16 +124,17 @@ export class DataRepo {
 
   /**
    * The data item a send naming `id` carries: this member's own, else a peer's when no other item shares the id (a
-   * peer may reuse an id, and then which one is meant cannot be told). One read of at most two of the id's rows.
+   * peer may reuse an id, with another value or other carried fields, and then which one is meant cannot be told).
+   * A peer's comes with its digest: the sender stores it as its own (asOwn). One read of at most two of the id's rows.
    */
   toSend(id: string, tx?: Tx): Data | undefined {
-    const rows = (tx ?? this.db).all<Row>('SELECT * FROM data WHERE id = ? ORDER BY local DESC, hash LIMIT 2', [id])
+    const rows = (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id = ? ORDER BY ${BY_ID} LIMIT 2`, [id])
     const first = rows[0]
     return first && (first['local'] === 1 || rows.length === 1) ? fromRow(first) : undefined
   }
 
-  /** The data item stored as (id, hash), if any. */
-  byRef(ref: { id: string; hash: string }, tx?: Tx): Data | undefined {
+  /** The data item `ref` names (see byRefs), if any. */
+  byRef(ref: DataRef, tx?: Tx): Data | undefined {
     return this.byRefs([ref], tx).get(refKey(ref))
   }
 
@@ -118,28 +144,29 @@ export class DataRepo {
     return refs.map((r) => byRef.get(refKey(r))).filter((d): d is Data => d !== undefined)
   }
 
-  /** The data items among `refs` that are held here, by refKey (one query per few hundred refs). */
-  byRefs(refs: readonly { id: string; hash: string }[], tx?: Tx): Map<string, Data> {
-    const out = new Map<string, Data>()
-    if (refs.length === 0) return out
-    const wanted = new Set(refs.map(refKey))
-    // A data hash does not cover its id (two items of one value share it): the pairs read are filtered to `refs`.
+  /**
+   * The data items `refs` name that are held here, by refKey (one query per few hundred refs). A reference with a
+   * digest names the received row (id, hash, digest); one without names this member's own (id, hash), else (none
+   * being held) the received row of that id and hash with the smallest digest.
+   */
+  byRefs(refs: readonly DataRef[], tx?: Tx): Map<string, Data> {
+    if (refs.length === 0) return new Map()
+    // A data hash does not cover its id (two items of one value share it): the pairs read are matched to `refs`.
     const rows = (tx ?? this.db).all<Row>(`SELECT * FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))])])
-    for (const r of rows) {
-      const key = refKey(r)
-      if (wanted.has(key)) out.set(key, fromRow(r))
-    }
-    return out
+    return matchRefs(refs, rows, fromRow)
   }
 
-  /** Records where a blob was published; every later batch carrying the data item carries the reference. */
+  /**
+   * Records where this member's own data item's blob was published; every later batch carrying the item carries the
+   * reference. A received row stays as its batch carried it.
+   */
   setBlobPublic(tx: Tx, ref: DataRef, publicRef: string): void {
-    tx.run('UPDATE data SET blob_public = ? WHERE id = ? AND hash = ?', [publicRef, ref.id, ref.hash])
+    tx.run('UPDATE data SET blob_public = ? WHERE id = ? AND hash = ? AND local = 1', [publicRef, ref.id, ref.hash])
   }
 
-  /** Records where the data item's value was published (schema v13): the API shows it, batches do not carry it. */
+  /** Records where this member's own data item's value was published (schema v13): the API shows it, batches do not carry it. */
   setPublic(tx: Tx, ref: DataRef, publicRef: string): void {
-    tx.run('UPDATE data SET public = ? WHERE id = ? AND hash = ?', [publicRef, ref.id, ref.hash])
+    tx.run('UPDATE data SET public = ? WHERE id = ? AND hash = ? AND local = 1', [publicRef, ref.id, ref.hash])
   }
 
   /**
@@ -147,17 +174,18 @@ export class DataRepo {
    * column, so this reads the namespace's messages: it serves a deletion and the expiry of an unpinned batch, not a read
    * by id.
    */
-  messageWith(namespace: string, ref: { id: string; hash: string }, tx?: Tx): string | undefined {
-    return (tx ?? this.db).get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0 LIMIT 1', [
-      namespace,
-      `"${ref.id}"`,
-      `"${ref.hash}"`,
-    ])?.id
+  messageWith(namespace: string, ref: DataRef, tx?: Tx): string | undefined {
+    const params = [namespace, `"${ref.id}"`, `"${ref.hash}"`]
+    // A received row also by its digest: another message may carry the same id and hash with other fields.
+    if (ref.digest !== undefined) params.push(`"${ref.digest}"`)
+    const digest = ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'
+    return (tx ?? this.db).get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${digest} LIMIT 1`, params)?.id
   }
 
-  /** Deletes the data item; answers whether another data item still refers to its blob (when it had one). */
+  /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
   delete(tx: Tx, d: Data): { blobStillUsed: boolean } {
-    tx.run('DELETE FROM data WHERE id = ? AND hash = ?', [d.id, d.hash])
+    if (d.digest === undefined) tx.run('DELETE FROM data WHERE id = ? AND hash = ? AND local = 1', [d.id, d.hash])
+    else tx.run('DELETE FROM data WHERE id = ? AND hash = ? AND digest = ?', [d.id, d.hash, d.digest])
     if (!d.blob) return { blobStillUsed: false }
     return { blobStillUsed: tx.get('SELECT 1 AS x FROM data WHERE blob_hash = ? LIMIT 1', [d.blob.hash]) !== undefined }
   }
@@ -173,6 +201,7 @@ export class DataRepo {
         `SELECT DISTINCT d.blob_hash AS hash, d.blob_size AS size, d.blob_public AS public
            FROM messages m, json_each(m.data) j
            JOIN data d ON d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash')
+                       AND (d.digest = json_extract(j.value, '$.digest') OR (d.local = 1 AND json_extract(j.value, '$.digest') IS NULL))
           WHERE m.state = 'pending' AND m.local = 0
             AND d.blob_hash IS NOT NULL AND d.blob_public IS NOT NULL
             AND EXISTS (SELECT 1 FROM verifiers v WHERE v.type = 'ethereum_address' AND v.value = m.key)
@@ -191,12 +220,11 @@ export class DataRepo {
   /** Bytes of the values of the data items `refs` name, counted as often as each is named (as an answer repeats it). */
   valueBytes(refs: readonly DataRef[]): number {
     if (refs.length === 0) return 0
-    const each = new Map<string, number>()
-    const rows = this.db.all<{ id: string; hash: string; bytes: number | null }>(`SELECT id, hash, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
+    const rows = this.db.all<RefRow & { bytes: number | null }>(`SELECT id, hash, digest, local, octet_length(value) AS bytes FROM data WHERE id ${IN_LIST} AND ${alsoIn('hash')}`, [
       inList([...new Set(refs.map((r) => r.id))]),
       inList([...new Set(refs.map((r) => r.hash))]),
     ])
-    for (const r of rows) each.set(refKey(r), Number(r.bytes ?? 0))
+    const each = matchRefs(refs, rows, (r) => Number(r.bytes ?? 0))
     return refs.reduce((sum, r) => sum + (each.get(refKey(r)) ?? 0), 0)
   }
 
@@ -216,6 +244,49 @@ function listSql(columns: string, namespace: string, q: CollectionQuery): { sql:
 }
 
 /**
+ * The order of the rows sharing an id in which the first is the one meant by the id alone: this member's own, then by
+ * hash and digest, which every member holds alike (never by `seq`, this member's arrival order). Only own rows have
+ * no digest, and they sort first.
+ */
+const BY_ID = 'local DESC, hash, digest'
+
+/** What matchRefs reads of a row. */
+interface RefRow {
+  id: string
+  hash: string
+  digest: string | null
+  local: number
+  [k: string]: string | number | null
+}
+
+/**
+ * The row each of `refs` names among `rows` (the rows of their ids and hashes), as `pick` makes it, by refKey: with a
+ * digest, the received row of that digest; without, this member's own, else the received one of smallest digest.
+ */
+function matchRefs<R extends RefRow, T>(refs: readonly DataRef[], rows: readonly R[], pick: (r: R) => T): Map<string, T> {
+  const own = new Map<string, R>()
+  const received = new Map<string, R>()
+  const fallback = new Map<string, R>()
+  for (const r of rows) {
+    if (Number(r.local) === 1 || r.digest === null) {
+      own.set(refKey({ id: r.id, hash: r.hash }), r)
+      continue
+    }
+    received.set(refKey({ id: r.id, hash: r.hash, digest: r.digest }), r)
+    const pair = refKey({ id: r.id, hash: r.hash })
+    const first = fallback.get(pair)
+    if (first === undefined || r.digest < first.digest!) fallback.set(pair, r)
+  }
+  const out = new Map<string, T>()
+  for (const ref of refs) {
+    const key = refKey(ref)
+    const row = ref.digest !== undefined ? received.get(key) : (own.get(key) ?? fallback.get(key))
+    if (row !== undefined) out.set(key, pick(row))
+  }
+  return out
+}
+
+/**
  * The data item a read of its row answers once `d` is inserted (fromRow of what insertMany writes), without the round
  * trip: held in memory for the aggregator, it must be indistinguishable from the read it saves, key order included.
  */
@@ -229,6 +300,7 @@ export function storedData(d: Data): Data {
     ...(d.datatype?.name ? { datatype: { name: d.datatype.name, version: d.datatype.version ?? '' } } : {}),
     value: d.value ?? null,
     ...(d.blob?.hash ? { blob: { hash: d.blob.hash, size: d.blob.size ?? 0, name: d.blob.name ?? '', ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
+    ...(d.digest ? { digest: d.digest } : {}),
   }
 }
 
@@ -245,5 +317,6 @@ function fromRow(r: Row): Data {
     ...(r.blob_hash
       ? { blob: { hash: r.blob_hash as Hash, size: r.blob_size ?? 0, name: r.blob_name ?? '', ...(r.blob_public ? { public: r.blob_public } : {}) } }
       : {}),
+    ...(r.digest ? { digest: r.digest as Hash } : {}),
   }
 }

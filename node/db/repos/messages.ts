@@ -55,9 +55,13 @@ export interface MessageRef {
   hash: string
 }
 
-/** The key of a message or data item by (id, hash) in maps: two rows may share an id (schema v18). */
-export function refKey(r: { id: string; hash: string }): string {
-  return `${r.id}/${r.hash}`
+/**
+ * The key of a message or data item by (id, hash) in maps: two rows may share an id (schema v18). A received data
+ * item also by its digest (schema v19), as the references of a received message name it; this member's own by id and
+ * hash alone, as its own messages name it.
+ */
+export function refKey(r: { id: string; hash: string; digest?: string | undefined }): string {
+  return r.digest === undefined ? `${r.id}/${r.hash}` : `${r.id}/${r.hash}/${r.digest}`
 }
 
 /** A message the aggregator confirms, with the chain sequence of its first deciding pin (none for an unpinned one). */
@@ -349,7 +353,7 @@ export function storedMessage(m: Message): Message {
     state: m.state,
     ...(m.confirmed ? { confirmed: m.confirmed } : {}),
     // insertMany writes no reject reason: only reject() does.
-    data: m.data.map((r) => ({ id: r.id, hash: r.hash })),
+    data: m.data.map((r) => (r.digest === undefined ? { id: r.id, hash: r.hash } : { id: r.id, hash: r.hash, digest: r.digest })),
     ...(m.pins ? { pins: [...m.pins] } : {}),
     ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
   }

@@ -43,6 +43,15 @@ describe('network/rogue/batches: what a hostile member builds', () => {
     expect((JSON.parse(b.data[0]!.value!) as { identity: object }).identity).to.include({ did: 'did:firefly:org/org3', type: 'org', namespace: SYSTEM_NAMESPACE, name: 'org3' })
   })
 
+  it('a private batch may carry a copy of another data item: its id and value (so its hash) with another datatype', () => {
+    const g = makeGroup('ns', 'rogue', [{ identity: 'did:firefly:org/org1', node: newId<IdentityId>() }])
+    const honest = broadcastBatch({ did: 'did:firefly:org/org0', key }, 'ns', [{ topic: 't', value: { pay: 10 } }]).data[0]!
+    const b = privateBatch({ org: 'org1', node: 'node1', key }, g, [{ topic: 'u', value: undefined, valueRaw: honest.value!, dataId: honest.id, datatype: { name: 'nosuch', version: '1' }, nonce: 0 }])
+    verifies(b)
+    expect(b.data[0]).to.include({ id: honest.id, hash: honest.hash, value: honest.value })
+    expect(b.data[0]!.datatype).to.deep.equal({ name: 'nosuch', version: '1' })
+  })
+
   it('a group is hashed over its sorted members, as every member derives it', () => {
     const a = { identity: 'did:firefly:org/b', node: newId<IdentityId>() }
     const b = { identity: 'did:firefly:org/a', node: newId<IdentityId>() }

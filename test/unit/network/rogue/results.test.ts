@@ -17,6 +17,9 @@ describe('network/rogue/results: each attack in one line', () => {
     expect(rogueLine({ attack: 'reuse-id', message: 'm1', hash: 'ab'.repeat(32), batchId: 'b1', group: 'g1', deliveries: [{ to: 'org0', stored: true }], pin })).to.match(
       /^pinned a message of its own \(hash abababababab…\) under message id m1 in batch b1, delivered first: org0 stored it; tx 0xtx/,
     )
+    expect(rogueLine({ attack: 'reuse-id', message: 'm1', hash: 'ab'.repeat(32), batchId: 'b1', group: 'g1', data: { id: 'd1', datatype: { name: 'nosuch', version: '1' } }, deliveries: [{ to: 'org0', stored: true }], pin })).to.match(
+      /^pinned a message of its own \(hash abababababab…\) carrying data d1 of message m1 with datatype nosuch\/1, in batch b1, delivered first: org0 stored it; tx 0xtx/,
+    )
     expect(rogueLine({ attack: 'deliver-under', batchId: 'b1', group: 'g1', messages: ['m1', 'm2'], delivery: { to: 'org0', stored: false, refusal: '400 BAD_PEER_DATA: no' } })).to.equal(
       'delivered a private batch of its own (group g1, message m1, m2) under batch id b1: org0 refused it: 400 BAD_PEER_DATA: no',
     )

@@ -9,7 +9,7 @@ import { explainWait } from '../../../../node/aggregator/explain.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { waitUntil } from '../../../support/wait.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { AggregatorMember, broadcastBatch, claimBatch, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, type PinLog, type SealedBatch } from '../../../support/aggregator-member.js'
+import { AggregatorMember, broadcastBatch, carryingData, claimBatch, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, type PinLog, type SealedBatch } from '../../../support/aggregator-member.js'
 
 const STRANGER = '0x' + '5e'.repeat(20)
 const NEWCOMER = '0x' + 'ce'.repeat(20)
@@ -176,6 +176,25 @@ describe('aggregator: hostile pins and batches', function () {
     expect(m.r.batches.byIdHash(broadcast.payload.id, broadcast.payload.hash)?.type).to.equal('broadcast')
     expect(m.confirmed()).to.deep.equal([idOf(broadcast)])
     expect(m.state(takeover.messages[0]!.header.id), 'not pinned').to.equal('pending')
+  })
+
+  it('decides a message by the data its own batch carried: a copy of its data item with another datatype, held first, decides only its own', async () => {
+    const honest = await publish(broadcastBatch('org0', org0!.key, [['orders']]))
+    const item = honest.payload.data[0]!
+    // org2 learnt the item (its id and value) and delivers, before the honest batch is fetched here, a message of its
+    // own carrying a copy under the same id and value (the same hash) with a datatype nobody defined.
+    const copy = carryingData(privateBatch(org2!, group, [['elsewhere']], [[0]]), { ...item, datatype: { name: 'nosuch', version: '1' } })
+    expect(copy.data[0]!.hash).to.equal(item.hash)
+    expect(await m.deliver(peerOf(org2!), copy)).to.equal(undefined)
+    await pinAndFetch(honest)
+    await m.pin(pinLogOf({ payload: copy }))
+    const row = (b: BatchPayload) => m.r.messages.byRef(b.messages[0]!.header.id, b.messages[0]!.hash)!
+    expect(row(honest.payload).state, row(honest.payload).rejectReason).to.equal('confirmed')
+    expect(row(copy).state).to.equal('rejected')
+    expect(row(copy).rejectReason).to.contain('nosuch')
+    // Each reads the item as its own batch carried it.
+    expect(m.r.data.getMany(row(honest.payload).data).map((d) => d.datatype)).to.deep.equal([undefined])
+    expect(m.r.data.getMany(row(copy).data).map((d) => d.datatype)).to.deep.equal([{ name: 'nosuch', version: '1' }])
   })
 
   it('decides a message reusing an id with other content on its own: it waits for nothing of the other, and both are confirmed', async () => {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Aggregator } from '../../../../node/aggregator/aggregator.js'
-import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
+import { receivedRows, RecentBatches } from '../../../../node/aggregator/recent-batches.js'
 import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { checkBatch, sealManifest } from '../../../../node/batch/verify.js'
 import { parseBatch, serializeBatch } from '../../../../node/batch/payload.js'
@@ -13,7 +13,7 @@ import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../../
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
-import { storedData } from '../../../../node/db/repos/data.js'
+import { storedData, withDigest } from '../../../../node/db/repos/data.js'
 import { refKey, storedMessage } from '../../../../node/db/repos/messages.js'
 import type { BatchPayload, Data, Header, Message } from '../../../../node/model/index.js'
 import { openRepos, registerOrg, type Repos } from '../../../support/repos.js'
@@ -75,7 +75,7 @@ describe('recent batches', () => {
         dataItem('{"a":3}', { datatype: { name: 'widget', version: '1.0' } }),
         dataItem(null, { blob: { hash: 'a'.repeat(64) as Hash, size: 10, name: '' } }),
         dataItem('{"b":"<&>"}', { blob: { hash: 'b'.repeat(64) as Hash, size: 0, name: 'f.txt', public: 'Qm1' } }),
-      ]
+      ].map(withDigest)
       await repos.db.transaction((tx) => {
         repos.messages.insertMany(tx, variants, false)
         repos.data.insertMany(tx, datas, false)
@@ -216,8 +216,11 @@ describe('recent batches', () => {
       const ids = b.messages.map((m) => m.header.id)
       const read = repos.messages.getMany(ids)
       for (const id of ids) sameText(held.messages.get(id), read.get(id))
-      const readData = repos.data.byRefs(b.data)
-      for (const d of b.data) sameText(held.data.get(refKey(d)), readData.get(refKey(d)))
+      // Received rows are named by the digest of what the batch carried, as its messages' references record.
+      const rows = receivedRows(b).data
+      expect(held.messages.get(ids[0]!)!.data).to.deep.equal([{ id: rows[0]!.id, hash: rows[0]!.hash, digest: rows[0]!.digest }])
+      const readData = repos.data.byRefs(rows)
+      for (const d of rows) sameText(held.data.get(refKey(d)), readData.get(refKey(d)))
 
       await store(b) // stored again: nothing new, so nothing held
       expect(recent.size).to.equal(0)

@@ -96,7 +96,9 @@ describe('quotas: private batches delivered here and never pinned', () => {
     const lone = makeBatch('org0', 2)
     lone.data[0] = { ...lone.data[0]!, blob: { hash, size: bytes.length, name: '' } }
     const other = makeBatch('org0', 1)
+    // It carries the item too, as a batch must carry every item its messages name: the same fields, the same row.
     other.messages[0] = { ...other.messages[0]!, data: [...other.messages[0]!.data, { id: lone.data[1]!.id, hash: lone.data[1]!.hash }] }
+    other.data.push(lone.data[1]!)
     await stored(lone)
     await stored(other)
     await pin(other)

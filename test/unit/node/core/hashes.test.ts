@@ -6,6 +6,7 @@ import {
   batchHash,
   batchManifest,
   broadcastContext,
+  dataDigest,
   dataHash,
   dataRefsHash,
   dataRefsJson,
@@ -279,6 +280,34 @@ describe("hash and pin formulas: FireFly's vectors, and derived ones checked aga
       const received = '{ "b": 1.0, "a": "<x>" }'
       expect(dataHash({ valueRaw: compactJson(received) })).to.equal(sha('{"b":1.0,"a":"\\u003cx\\u003e"}'))
       expect(dataHash({ valueRaw: received })).to.not.equal(dataHash({ valueRaw: compactJson(received) }))
+    })
+  })
+
+  describe("data digest (Parley's own: the fields a batch carries with a data item that its hash does not cover)", () => {
+    const fields = { validator: 'json', namespace: 'default', created: '2024-01-02T03:04:05.678Z', datatypeName: 'widget', datatypeVersion: '1.0', blobHash: null, blobSize: null, blobName: null, blobPublic: null }
+    it('hashes the JSON array of the fields in order, absent ones null: 7d1e275a… (checked with sha256sum over the text)', () => {
+      // printf '%s' '["json","default","2024-01-02T03:04:05.678Z","widget","1.0",null,null,null,null]' | sha256sum
+      expect(dataDigest(fields)).to.equal('7d1e275a2150e9846cc82fe0e9dcd38925cf6a84078348c5c5fe3f9afe73612b')
+      const blob = { ...fields, datatypeName: null, datatypeVersion: null, blobHash: 'a'.repeat(64), blobSize: 10, blobName: 'f "1".txt', blobPublic: 'QmX' }
+      // Strings escaped as JSON writes them, the size a number.
+      expect(dataDigest(blob)).to.equal('75228018744c8ab93a8f3a4940e4c2eb3b6ef763803c50925b8cc0cf6d9252a3')
+    })
+    it('changes with every field, and tells an absent field from an empty one', () => {
+      const variants = [
+        fields,
+        { ...fields, validator: 'none' },
+        { ...fields, namespace: 'other' },
+        { ...fields, created: '2024-01-02T03:04:05.679Z' },
+        { ...fields, datatypeName: 'nosuch' },
+        { ...fields, datatypeVersion: '2' },
+        { ...fields, datatypeVersion: '' },
+        { ...fields, datatypeName: null, datatypeVersion: null },
+        { ...fields, blobHash: 'b'.repeat(64), blobSize: 0, blobName: '', blobPublic: null },
+        { ...fields, blobHash: 'b'.repeat(64), blobSize: 1, blobName: '', blobPublic: null },
+        { ...fields, blobHash: 'b'.repeat(64), blobSize: 0, blobName: 'x', blobPublic: null },
+        { ...fields, blobHash: 'b'.repeat(64), blobSize: 0, blobName: '', blobPublic: 'Qm' },
+      ]
+      expect(new Set(variants.map(dataDigest)).size).to.equal(variants.length)
     })
   })
 

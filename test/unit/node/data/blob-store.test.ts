@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Database } from '../../../../node/db/database.js'
-import type { DataRepo } from '../../../../node/db/repos/data.js'
+import { asOwn, withDigest, type DataRepo } from '../../../../node/db/repos/data.js'
 import type { BlobsRepo } from '../../../../node/db/repos/blobs.js'
 import type { BlobRefsRepo } from '../../../../node/db/repos/blob-refs.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
@@ -60,14 +60,16 @@ describe('blobs', () => {
   after(() => temp.cleanup())
 
   /** A data item with a blob, named by a pending message of a registered member (`key`), as a received batch stores it. */
-  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}, key = MEMBER_KEY): Promise<Data> {
+  /** `received`: stored as a peer's item, which the message names by its digest (else this member's own). */
+  async function blobData(bytes: Buffer, extra: Partial<NonNullable<Data['blob']>> = {}, key = MEMBER_KEY, received = false): Promise<Data> {
     const hash = sha(bytes)
-    const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: 'b.bin', ...extra } }
-    const refs = [{ id: d.id, hash: d.hash }]
+    const plain: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: null, blobHash: hash }), created: now(), value: null, blob: { hash, size: bytes.length, name: 'b.bin', ...extra } }
+    const d = received ? withDigest(plain) : plain
+    const refs = [{ id: d.id, hash: d.hash, ...(d.digest ? { digest: d.digest } : {}) }]
     const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: 'did:firefly:org/member', key, created: now(), namespace: 'default', topics: ['t'], datahash: dataRefsHash(refs) }
     const m: Message = { header, hash: messageHash(header), state: 'pending', data: refs }
     await db.transaction((tx) => {
-      data.insert(tx, d, true)
+      data.insert(tx, d, !received)
       repos.messages.insertMany(tx, [m], false)
     })
     messageOf.set(d.id, { id: header.id, hash: m.hash })
@@ -197,7 +199,10 @@ describe('blobs', () => {
       const ofStranger = await blobData(randomBytes(10), { public: 'ref-stranger' }, '0x' + '0d'.repeat(20))
       const ofRejected = await blobData(randomBytes(10), { public: 'ref-rejected' })
       await db.transaction((tx) => repos.messages.reject(tx, messageOf.get(ofRejected.id)!, newId<BatchId>(), newId<TxId>(), now(), 'test'))
-      expect(data.blobsToFetch().map((b) => b.public)).to.deep.equal([ofMember.blob!.public])
+      // A peer's item, named by the digest of what its batch carried; a copy of it with another reference is not named.
+      const received = await blobData(randomBytes(10), { public: 'ref-received' }, MEMBER_KEY, true)
+      await db.transaction((tx) => data.insert(tx, withDigest({ ...asOwn(received), blob: { ...received.blob!, public: 'ref-copy' } }), false))
+      expect(data.blobsToFetch().map((b) => b.public).sort()).to.deep.equal([ofMember.blob!.public, 'ref-received'])
       void ofStranger
     })
   })

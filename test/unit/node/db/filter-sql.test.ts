@@ -153,6 +153,7 @@ describe('collection filters: query string → Filter → SQL', () => {
         where: { sql: `(tag = ? OR NOT (tag ${LIKE})) AND seq > ? AND author = ?`, params: ['a', '%b%', 3, 'c'] },
       },
       { name: 'events: topic and sequence', fields: EVENT_FIELDS, query: { topic: '^t', sequence: '<9' }, where: { sql: `topic ${LIKE} AND seq < ?`, params: ['t%', 9] } },
+      { name: 'events: the hash of the message a verdict is about', fields: EVENT_FIELDS, query: { referencehash: 'ab' }, where: { sql: 'reference_hash = ?', params: ['ab'] } },
       { name: 'datatypes: message maps to message_id', fields: DATATYPE_FIELDS, query: { message: 'm' }, where: { sql: 'message_id = ?', params: ['m'] } },
       {
         name: 'datatypes: created compares through the padded column',

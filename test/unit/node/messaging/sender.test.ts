@@ -66,19 +66,31 @@ describe('message sender', () => {
     await registerOrg(db, identities, 'org0', KEY)
     const item = (value: string, id = newId<DataId>()) => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: value }), created: now(), value })
     const byId = (id: string) => parseMessageInput(parseJsonRaw(JSON.stringify({ data: [{ id }] })), { allowGroup: false })
-    // A peer's item alone under its id: the send carries it, as FireFly lets a member send received data on.
+    // A peer's item alone under its id: the send carries it, as FireFly lets a member send received data on, and
+    // stores it as this member's own (the received row stays as its batch carried it).
     const peers = item('{"peer":true}')
     await db.transaction((tx) => repos.data.insert(tx, peers, false))
     expect((await sender.broadcast('default', byId(peers.id))).data).to.deep.equal([{ id: peers.id, hash: peers.hash }])
-    // A second peer's item reusing that id: which one is meant cannot be told, so neither is taken.
-    const squat = item('{"squat":true}', peers.id)
-    await db.transaction((tx) => repos.data.insert(tx, squat, false))
-    const err = await sender.broadcast('default', byId(peers.id)).then(() => undefined, (e: unknown) => e)
-    expect(err).to.be.instanceOf(ParleyError)
-    expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(400)
-    expect((err as ParleyError).message).to.equal(`data[0]: no data ${peers.id} in namespace default`)
+    expect(repos.data.own(peers.id)?.value, 'now its own').to.equal(peers.value)
+    // Its own from then on: a peer's item reusing that id later changes nothing.
+    await db.transaction((tx) => repos.data.insert(tx, item('{"squat":true}', peers.id), false))
+    expect((await sender.broadcast('default', byId(peers.id))).data).to.deep.equal([{ id: peers.id, hash: peers.hash }])
+    const refused = async (id: string): Promise<void> => {
+      const err = await sender.broadcast('default', byId(id)).then(() => undefined, (e: unknown) => e)
+      expect(err).to.be.instanceOf(ParleyError)
+      expect(HTTP_STATUS[(err as ParleyError).code]).to.equal(400)
+      expect((err as ParleyError).message).to.equal(`data[0]: no data ${id} in namespace default`)
+    }
+    // Two peers' items under one id, not sent yet: which one is meant cannot be told, so neither is taken; nor when
+    // they share the value and differ in a field the hash does not cover (here the datatype).
+    const other = item('{"other":true}')
+    await db.transaction((tx) => repos.data.insertMany(tx, [other, item('{"squat":true}', other.id)], false))
+    await refused(other.id)
+    const copied = item('{"copied":true}')
+    await db.transaction((tx) => repos.data.insertMany(tx, [copied, { ...copied, datatype: { name: 'nosuch', version: '1' } }], false))
+    await refused(copied.id)
     // This member's own item under the same id wins over both.
-    const own = item('{"own":true}', peers.id)
+    const own = item('{"own":true}', other.id)
     await db.transaction((tx) => repos.data.insert(tx, own, true))
     expect((await sender.broadcast('default', byId(own.id))).data).to.deep.equal([{ id: own.id, hash: own.hash }])
   })

@@ -31,7 +31,7 @@ describe('admin API', () => {
       ipfs,
       identities: { byDid: (did) => (['did:firefly:org/org0', 'did:firefly:org/org1', 'did:firefly:org/org2'].includes(did) ? ({ type: 'org' } as Identity) : undefined) },
       messages: { get: () => undefined, own: () => undefined },
-      batches: { get: (id) => (id === SENT ? ({ id, type: 'private', local: true } as BatchRecord) : undefined) },
+      batches: { get: () => undefined, local: (id) => (id === SENT ? ({ id, type: 'private', local: true } as BatchRecord) : undefined) },
     })
     const port = await freePort()
     const services = { config: { limits: DEFAULT_REQUEST_LIMITS, ...(admin === undefined ? {} : { admin }) }, controls } as unknown as NodeServices

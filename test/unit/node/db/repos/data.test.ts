@@ -2,12 +2,15 @@ import { expect } from 'chai'
 import { dataHash, dataRefsHash, messageHash } from '../../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../../node/core/ids.js'
 import { now } from '../../../../../node/core/time.js'
+import { withDigest } from '../../../../../node/db/repos/data.js'
 import type { Data, Header, Message } from '../../../../../node/model/index.js'
 import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
 
 /**
- * Data items are stored per (id, hash) (schema v18): a peer may send one under an id held here with other content.
- * Messages name their data by both; the id alone names this member's own, else the one of smallest hash.
+ * Received data items are stored per (id, hash, digest) (schemas v18, v19): a peer may send one under an id held here
+ * with other content, or with the same value and other carried fields. Received messages name their data by all three,
+ * this member's own messages by id and hash (its own items, one per id); the id alone names this member's own, else
+ * the one of smallest hash, then digest.
  */
 forEachEngine('data items sharing an id', (engine) => {
   let r: Repos
@@ -41,8 +44,9 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(r.data.messageWith('default', second)).to.equal(m.header.id)
     await r.db.transaction((tx) => r.data.delete(tx, r.data.byRef(first)!))
     expect(r.data.getMany([first, second]).map((d) => d.hash)).to.deep.equal([second.hash])
+    // A received row stays as its batch carried it: only this member's own items record a publication.
     await r.db.transaction((tx) => r.data.setPublic(tx, second, 'QmSecond'))
-    expect(r.data.get(id)!.public).to.equal('QmSecond')
+    expect(r.data.get(id)!.public).to.equal(undefined)
   })
 
   it('answers this member’s own data item by id, never a peer’s copy under it; one own row per id', async () => {
@@ -53,11 +57,42 @@ forEachEngine('data items sharing an id', (engine) => {
     await r.db.transaction((tx) => r.data.insert(tx, own!, true))
     expect(r.data.own(id)!.value).to.equal(own!.value)
     expect(r.data.get(id)!.hash, 'its own before a peer’s').to.equal(own!.hash)
-    // Its own carried back in a peer's batch stays its own.
+    // Its own carried back in a peer's batch stays its own; the peer's copy is a received row of its own.
     await r.db.transaction((tx) => r.data.insert(tx, own!, false))
     expect(r.data.own(id)!.hash).to.equal(own!.hash)
-    const refused = await r.db.transaction((tx) => r.data.insert(tx, second!, true)).then(() => 'stored', (e: unknown) => String(e))
-    expect(refused).to.match(/UNIQUE|unique|duplicate/)
+    expect(r.data.own(id)!.digest, 'an own row has no digest').to.equal(undefined)
+    expect(r.data.byRef(withDigest(own!))!.digest).to.equal(withDigest(own!).digest)
+    expect(await r.db.transaction((tx) => r.data.insertMany(tx, [second!], true)), 'one own row per id').to.equal(0)
+    expect(r.data.own(id)!.hash).to.equal(own!.hash)
+  })
+
+  it('keeps copies of one (id, hash) apart by the digest of their carried fields, each read by its reference', async () => {
+    const honest = withDigest(item(newId<DataId>(), '{"pay":10}'))
+    const hostile = withDigest({ ...honest, datatype: { name: 'nosuch', version: '1' } })
+    expect(hostile.hash).to.equal(honest.hash)
+    expect(hostile.digest).to.not.equal(honest.digest)
+    // Whichever arrives first, each is a row of its own; the same one again is stored once.
+    await r.db.transaction((tx) => expect(r.data.insertMany(tx, [hostile, honest, hostile], false)).to.equal(2))
+    const read = (d: Data) => r.data.byRef({ id: d.id, hash: d.hash, digest: d.digest! })
+    expect(read(honest)!.datatype).to.equal(undefined)
+    expect(read(hostile)!.datatype).to.deep.equal({ name: 'nosuch', version: '1' })
+    expect(r.data.getMany([hostile, honest]).map((d) => d.digest)).to.deep.equal([hostile.digest, honest.digest])
+    // By id alone, or by id and hash without a digest: the smaller digest, on every member holding the two.
+    const smaller = [honest.digest!, hostile.digest!].sort()[0]
+    expect(r.data.get(honest.id)!.digest).to.equal(smaller)
+    expect(r.data.byRef({ id: honest.id, hash: honest.hash })!.digest).to.equal(smaller)
+    expect(r.data.toSend(honest.id), 'which one a send means cannot be told').to.equal(undefined)
+    expect(r.data.valueBytes([honest, hostile])).to.equal(20)
+    // A message carrying one names it by its digest; deleting the other leaves it.
+    const m = carrying(honest)
+    const refs = [{ id: honest.id, hash: honest.hash, digest: honest.digest! }]
+    await r.db.transaction((tx) => r.messages.insert(tx, { ...m, data: refs }, false))
+    expect(r.messages.byRef(m.header.id, m.hash)!.data).to.deep.equal(refs)
+    expect(r.data.messageWith('default', refs[0]!)).to.equal(m.header.id)
+    expect(r.data.messageWith('default', { id: hostile.id, hash: hostile.hash, digest: hostile.digest! })).to.equal(undefined)
+    await r.db.transaction((tx) => r.data.delete(tx, read(hostile)!))
+    expect(read(hostile)).to.equal(undefined)
+    expect(read(honest)!.value).to.equal(honest.value)
   })
 
   it('counts a blob as used while any data item refers to it, whatever id it shares with another', async () => {
@@ -65,7 +100,7 @@ forEachEngine('data items sharing an id', (engine) => {
     const blob = { hash: 'b'.repeat(64) as Hash, size: 3, name: 'b.bin' }
     const [first, second] = ['one', 'two'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"`, blobHash: blob.hash }), created: now(), value: `"${v}"`, blob }))
     await r.db.transaction((tx) => r.data.insertMany(tx, [first!, second!], false))
-    expect(await r.db.transaction((tx) => r.data.delete(tx, first!))).to.deep.equal({ blobStillUsed: true })
-    expect(await r.db.transaction((tx) => r.data.delete(tx, second!))).to.deep.equal({ blobStillUsed: false })
+    expect(await r.db.transaction((tx) => r.data.delete(tx, r.data.byRef(first!)!))).to.deep.equal({ blobStillUsed: true })
+    expect(await r.db.transaction((tx) => r.data.delete(tx, r.data.byRef(second!)!))).to.deep.equal({ blobStillUsed: false })
   })
 })

@@ -1,26 +1,13 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
-import type { Database } from '../../../../../node/db/database.js'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { writeConfirmedBatches } from '../../../../support/db/confirmed-batches.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
+import { indexesOf } from '../../../../support/db/indexes.js'
 import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
-
-/**
- * The indexes a table has, by name, with their definitions as the engine holds them (SQLite: the CREATE statement;
- * PostgreSQL: pg_indexes.indexdef). Unique constraints are left out: v18 changes them on purpose.
- */
-function indexesOf(db: Database, engine: string, tables: string[]): Record<string, string> {
-  const list = tables.map((t) => `'${t}'`).join(', ')
-  const rows =
-    engine === 'sqljs'
-      ? db.all<{ name: string; def: string }>(`SELECT name, sql AS def FROM sqlite_master WHERE type = 'index' AND tbl_name IN (${list}) AND sql IS NOT NULL ORDER BY name`)
-      : db.all<{ name: string; def: string }>(`SELECT indexname AS name, indexdef AS def FROM pg_indexes WHERE tablename IN (${list}) AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY name`)
-  return Object.fromEntries(rows.map((r) => [r.name, r.def]))
-}
 
 /**
  * Version 18 rebuilds `messages` and `data` unique per (id, hash): a database written before reads back every row with
