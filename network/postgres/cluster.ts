@@ -17,6 +17,12 @@ export const POSTGRES_PROCESS = 'postgres'
  */
 const MAX_CONNECTIONS = 300
 
+/**
+ * How often autovacuum visits each database, in seconds (PostgreSQL's default: 60). Each visit starts a worker
+ * process, one per database in turn: ~3 a second for 15 members, a few milliseconds of CPU each.
+ */
+const AUTOVACUUM_NAPTIME_SECONDS = 5
+
 /** A managed server's credentials and port, as the folder's database record keeps them. */
 export interface ManagedServer {
   port: number
@@ -101,6 +107,12 @@ export function postgresArgs(data: string, port: number): string[] {
     // The defaults, said out loud: a member's 2xx means committed (issue: durability as before).
     '-c', 'fsync=on',
     '-c', 'synchronous_commit=on',
+    // A member prepares its statements once; PostgreSQL plans each for the table sizes its statistics last said, and
+    // keeps that plan until an ANALYZE of a table it reads. A member starts with empty tables, where a scan of the
+    // whole table is cheapest: until autovacuum analyzes them again, a batch's confirmation scans every message held
+    // (10 ms a batch at 20,000 messages, against 2.5 ms by index). Checked every few seconds rather than every
+    // minute, a hot table is analyzed soon after each tenth it grows by (autovacuum_analyze_scale_factor).
+    '-c', `autovacuum_naptime=${AUTOVACUUM_NAPTIME_SECONDS}`,
   ]
 }
 

@@ -252,7 +252,7 @@ export class MessagesRepo {
    */
   confirmMany(tx: Tx, refs: readonly PinnedRef[], batchId: BatchId, txId: TxId, at: Timestamp): void {
     this.unsettle(refs)
-    tx.run(
+    tx.write(
       `UPDATE messages SET state = 'confirmed', confirmed = ?, confirmed_key = ?, batch_id = ?, tx_id = ?, pin_seq = CAST(json_extract(p.value, '$[2]') AS INTEGER)
          FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]') AND messages.hash = json_extract(p.value, '$[1]')`,
       [at, timestampSortKey(at), batchId, txId, JSON.stringify(refs.map((r) => [r.id, r.hash, r.pinSeq ?? null]))],

@@ -10,7 +10,7 @@ export class NodeStateRepo {
   }
 
   set(tx: Tx, key: string, value: string): void {
-    tx.run('INSERT INTO node_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+    tx.write('INSERT INTO node_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
   }
 
   /** The next block the chain follower must read. */

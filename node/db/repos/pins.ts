@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { IN_LIST, inList, insertRows } from '../in-list.js'
+import { IN_LIST, inList, writeRows } from '../in-list.js'
 import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Pin, PinnedBatch } from '../../model/index.js'
 
@@ -46,7 +46,7 @@ export class PinsRepo {
       }
       return h
     }
-    insertRows(
+    writeRows(
       tx,
       'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, held)',
       'ON CONFLICT (batch_id, batch_hash, signer, idx) DO NOTHING',
@@ -172,7 +172,7 @@ export class PinsRepo {
 
   /** Marks pins confirmed or rejected by their sequences: one statement per few hundred pins. */
   markDispatchedSeqs(tx: Tx, seqs: readonly number[]): void {
-    tx.run(`UPDATE pins SET dispatched = 1 WHERE seq ${IN_LIST}`, [inList(seqs)])
+    tx.write(`UPDATE pins SET dispatched = 1 WHERE seq ${IN_LIST}`, [inList(seqs)])
   }
 
   /**

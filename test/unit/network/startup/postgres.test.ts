@@ -61,6 +61,11 @@ describe('network/startup/postgres: the network-owned PostgreSQL', function () {
     await withServer(withDatabase(serverUrlOf(r), 'parley_org0'), (c) => c.query('CREATE TABLE kept (v text); INSERT INTO kept VALUES ($$before the stop$$)'))
   })
 
+  it('analyzes the members\' growing tables within seconds, so that their prepared statements are planned again', async function () {
+    const naptime = await withServer(serverUrlOf(r), async (c) => (await c.query<{ autovacuum_naptime: string }>('SHOW autovacuum_naptime')).rows[0]!.autovacuum_naptime)
+    expect(naptime).to.equal('5s')
+  })
+
   it('refuses to clear the postmaster.pid of a server of the folder that is running', function () {
     const pid = postgresPid()!
     expect(() => clearStalePid(L.postgres.data)).to.throw(`PostgreSQL still runs on ${L.postgres.data} as pid ${pid}`)
