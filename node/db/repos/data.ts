@@ -170,16 +170,20 @@ export class DataRepo {
   }
 
   /**
-   * A message of the namespace that carries the data item (by id and hash), if any. Messages list their data in a JSON
-   * column, so this reads the namespace's messages: it serves a deletion and the expiry of an unpinned batch, not a read
-   * by id.
+   * A message of the namespace that carries the data item (by id and hash), if any, or that a further batch carried it
+   * with (schema v20). Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
+   * deletion and the expiry of an unpinned batch, not a read by id.
    */
   messageWith(namespace: string, ref: DataRef, tx?: Tx): string | undefined {
-    const params = [namespace, `"${ref.id}"`, `"${ref.hash}"`]
+    const params = [`"${ref.id}"`, `"${ref.hash}"`]
     // A received row also by its digest: another message may carry the same id and hash with other fields.
     if (ref.digest !== undefined) params.push(`"${ref.digest}"`)
-    const digest = ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'
-    return (tx ?? this.db).get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${digest} LIMIT 1`, params)?.id
+    const carries = `instr(data, ?) > 0 AND instr(data, ?) > 0${ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'}`
+    const db = tx ?? this.db
+    return (
+      db.get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND ${carries} LIMIT 1`, [namespace, ...params])?.id ??
+      db.get<{ id: string }>(`SELECT message_id AS id FROM carried_messages WHERE ${carries} LIMIT 1`, params)?.id
+    )
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
