@@ -239,9 +239,13 @@ export class DataRepo {
   }
 }
 
-/** A page of a namespace's data items, newest first: one statement for `list` and for the bytes it would answer. */
+/**
+ * A page of a namespace's data items, newest first: one statement for `list` and for the bytes it would answer. A
+ * peer's batch carrying this member's own item back is stored as a received row beside it (own rows have no digest):
+ * the list shows the own row alone (one index probe by id per row read; the page itself by `data_namespace`).
+ */
 function listSql(columns: string, namespace: string, q: CollectionQuery): { sql: string; params: (string | number)[] } {
-  const conds = ['namespace = ?']
+  const conds = ['namespace = ?', '(local = 1 OR NOT EXISTS (SELECT 1 FROM data o WHERE o.local = 1 AND o.id = data.id AND o.hash = data.hash))']
   const params: (string | number)[] = [namespace]
   andWhere(conds, params, filterSql(q.filter, DATA_FIELDS))
   return { sql: `SELECT ${columns} FROM data WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, params: [...params, q.limit, q.skip] }
