@@ -90,4 +90,23 @@ describe('aggregator: one message in two batches of its author', function () {
     expect(m.r.messages.byRef(plain.messages[0]!.header.id, plain.messages[0]!.hash)!.pins, 'as its deciding batch carried them').to.deep.equal(plain.messages[0]!.pins)
     await m.close()
   })
+
+  it('a message stored at schema v18 naming this member’s own item: its batch fetched again is what decides it', async () => {
+    const storage = new MemoryStorage()
+    const b = resent(broadcastBatch('org0', org0!.key, [['orders']]), NOSUCH)
+    const sealed = { payload: b, ref: await storage.upload(new TextEncoder().encode(serializeBatch(b))) }
+    const m = await member(storage)
+    // As version 20 leaves it: the item this member's own (without the datatype), the message pending with a
+    // reference without a digest, its batch's record deleted so that its pin has it fetched again.
+    const [item, sent] = [b.data[0]!, b.messages[0]!]
+    await m.r.db.transaction((tx) => {
+      m.r.data.insert(tx, { ...item, datatype: undefined }, true)
+      m.r.messages.insert(tx, { header: sent.header, hash: sent.hash, data: sent.data, state: 'pending', batch: b.id }, false)
+    })
+    const before = m.announced.length
+    await m.pin(pinLogOf(sealed))
+    await m.fetch(m.announced[before]!)
+    expect(verdict(m, b)).to.deep.equal({ state: 'rejected', datatypes: ['nosuch'], batch: b.id })
+    await m.close()
+  })
 })
