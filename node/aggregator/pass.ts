@@ -7,7 +7,7 @@ import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import { refKey, type PinnedRef } from '../db/repos/messages.js'
-import type { Carried } from '../db/repos/carried-messages.js'
+import { asCarried, type Carried } from '../db/repos/carried-messages.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -404,12 +404,6 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
-}
-
-/** `m` with what a batch carried with it instead of what its row holds. */
-function asCarried(m: Message, c: Carried): Message {
-  const { pins: _pins, ...rest } = m
-  return c.pins ? { ...rest, data: c.data, pins: c.pins } : { ...rest, data: c.data }
 }
 
 /** The key of a batch's pins signed by one signer: batches sharing an id, and other signers' pins, are apart. */

@@ -1,6 +1,6 @@
 import type { Database, Tx } from '../database.js'
 import { insertRows } from '../in-list.js'
-import type { DataRef } from '../../model/index.js'
+import type { DataRef, Message } from '../../model/index.js'
 
 /** What a batch carried with a message besides its header: its data references (with their digests) and its pins. */
 export interface Carried {
@@ -26,6 +26,12 @@ export function sameCarried(a: Carried, b: Carried): boolean {
     if (x.id !== y.id || x.hash !== y.hash || x.digest !== y.digest) return false
   }
   return (a.pins ?? []).every((p, i) => p === b.pins![i])
+}
+
+/** `m` with what a batch carried with it instead of what its row holds. */
+export function asCarried(m: Message, c: Carried): Message {
+  const { pins: _pins, ...rest } = m
+  return c.pins ? { ...rest, data: c.data, pins: c.pins } : { ...rest, data: c.data }
 }
 
 interface Row {
