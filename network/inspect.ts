@@ -83,6 +83,21 @@ export interface ApiMessage {
   pins?: string[]
 }
 
+/** A data item as the member API presents it (the parts these tools read). */
+export interface ApiData {
+  id: string
+  hash: string
+  validator: string
+  created: string
+  datatype?: { name: string; version: string }
+  blob?: { hash: string; size: number; name: string; public?: string }
+}
+
+/** The data items of message (id, hash) as the member holds them (`GET messages/{id}/data?hash=`). */
+export function messageData(m: Pick<MemberDescription, 'org' | 'api'>, ns: string, id: string, hash: string): Promise<ApiData[]> {
+  return memberGet<ApiData[]>(m, `${nsPath(ns)}/messages/${encodeURIComponent(id)}/data?hash=${encodeURIComponent(hash)}`, 30_000)
+}
+
 export interface ApiEvent {
   id: string
   sequence: number

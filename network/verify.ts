@@ -5,8 +5,9 @@
  * order their pins are on the chain, so every member that receives a topic confirms it in the same order; a private
  * topic (a topic within a group) is received by the group's members only, and is ordered per author: each author's
  * messages by their nonces (the masked pins), so two authors' messages may settle in either order, as in FireFly. No
- * member confirms a message twice, and every member holds the same message (header hash) and data (ids and hashes)
- * for it.
+ * member confirms a message twice, and every member holds the same message (header hash) and data for it: ids and
+ * hashes, and the fields a batch carries with each item that its hash does not cover (validator, datatype, creation
+ * time, blob name and size, and a broadcast's blob reference), as `GET messages/{id}/data?hash=` answers them.
  *
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
  * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts
@@ -19,6 +20,7 @@
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, pinnedByItsKey, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
+import { readCarried } from './verify-carried.js'
 
 /** What verify knows of one message, as one member holds it. */
 export interface MessageView {
@@ -32,8 +34,15 @@ export interface MessageView {
   batch?: string
   hash: string
   datahash: string
-  data: { id: string; hash: string }[]
+  data: DataView[]
   state: string
+}
+
+/** A message's data item as one member holds it: its id and hash, and (once read: verify-carried.ts) what its batch carried. */
+export interface DataView {
+  id: string
+  hash: string
+  carried?: string
 }
 
 /** What verify knows a message by: its id and its hash (two messages may share an id). */
@@ -189,8 +198,8 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     }
     if (versions.size > 1) {
       const parts = [...versions].map(([f, orgs]) => {
-        const v = JSON.parse(f) as { hash: string; datahash: string; data: { id: string; hash: string }[] }
-        return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}`).join(' ')}`
+        const v = JSON.parse(f) as { hash: string; datahash: string; data: DataView[] }
+        return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}${x.carried ? ` (${x.carried})` : ''}`).join(' ')}`
       })
       differences.push({ kind: 'hash', ...about(id), detail: `message ${id} differs between members: ${parts.join('; ')}` })
     }
@@ -364,6 +373,7 @@ async function readMember(m: MemberDescription, namespaces: readonly string[], u
         if (!view.messages.has(key)) view.messages.set(key, messageView(msg))
       }
     }
+    await readCarried(m, view)
   } catch (err) {
     return { ...view, settled: [], messages: new Map(), unreachable: (err as Error).message }
   }

@@ -7,6 +7,7 @@ import type { Tx } from '../db/database.js'
 import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import { refKey, type PinnedRef } from '../db/repos/messages.js'
+import { asCarried, type Carried } from '../db/repos/carried-messages.js'
 import { orderingOf } from './ordering.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
@@ -40,6 +41,11 @@ interface BatchView {
   messages: Map<string, Message>
   /** By id and hash (refKey). */
   data: Map<string, Data>
+  /**
+   * By message id: what this batch carried with those of its messages that were held from another batch, where the
+   * message rows hold what that batch carried. A message is decided by its deciding batch's contents, and keeps them.
+   */
+  carried: Map<string, Carried>
   /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
   prefetched: boolean
 }
@@ -167,6 +173,8 @@ export class Pass {
     if (decision.kind === 'wait') return this.waits(message, decision.wait)
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
+    const carried = view.carried.get(entry.id)
+    if (carried) this.deps.messages.takeCarried(this.tx, { id: message.header.id, hash: message.hash }, carried, view.record.id)
     this.settled.add(key)
     this.result.waits.delete(key)
     this.leave(view, range)
@@ -316,16 +324,23 @@ export class Pass {
       const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
       const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
       const pins = this.pinsOf(record, manifest)
-      if (held) view = { record, ...held, pins, prefetched: false }
+      if (held) view = { record, ...held, pins, carried: new Map(), prefetched: false }
       else {
         // By id and hash: another message (or data item) may share an id with one of this batch's.
         const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
+        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts).
+        const carried = new Map<string, Carried>()
+        const recorded = record.local ? undefined : this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx)
         const messages = new Map(manifest.entries.flatMap((e) => {
           const m = rows.get(refKey(e))
-          return m ? [[e.id, m] as const] : []
+          if (!m) return []
+          const c = recorded?.get(e.id)
+          if (c === undefined || c.hash !== e.hash) return [[e.id, m] as const]
+          carried.set(e.id, c.carried)
+          return [[e.id, asCarried(m, c.carried)] as const]
         }))
         const data = this.deps.data.byRefs([...messages.values()].flatMap((m) => m.data), this.tx)
-        view = { record, manifest, pins, messages, data, prefetched: false }
+        view = { record, manifest, pins, messages, data, carried, prefetched: false }
       }
     }
     this.views.set(key, view)

@@ -1,6 +1,7 @@
 import type { Tx } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import { refKey, type MessagesRepo } from '../db/repos/messages.js'
+import { sameCarried, type CarriedMessage } from '../db/repos/carried-messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import { now } from '../core/time.js'
 import { receivedRows, type RecentBatches } from './recent-batches.js'
@@ -16,8 +17,11 @@ import type { BatchPayload, Message } from '../model/index.js'
  * beside it, not refused, so that which of the two arrived first decides nothing; the aggregator decides each on its
  * own (pass.ts), whatever else shares its id. Messages are known by (id, hash), data items by (id, hash, digest of
  * what the batch carried with them: recent-batches.ts receivedRows): one held already is the same content, and is
- * kept as it is. The rows are inserted first and the held ones read back only
- * when some insert was skipped: a batch all new here, which is nearly every batch, costs no read.
+ * kept as it is. A message's hash does not cover what its batch carries with it (its data items' other fields, its
+ * pins): what a batch carried with a message held pending from another batch is recorded beside it (schema v20), and
+ * the pass deciding the message by this batch's pin reads that (pass.ts viewOf). The rows are inserted first and the
+ * held ones read back only when some insert was skipped: a batch all new here, which is nearly every batch, costs no
+ * read.
  *
  * Answers undefined when every message was new here (each is now pending, in this batch); else the rows of its
  * messages as they stand now, by id (a batch's ids are unique: checkBatch): one held already keeps the state and batch
@@ -63,8 +67,18 @@ export function storeReceivedBatch(
     b.messages.map((m) => ({ id: m.header.id, hash: m.hash })),
     tx,
   )
-  return new Map(b.messages.flatMap((m) => {
+  const carried: CarriedMessage[] = []
+  const out = new Map<string, Message>()
+  for (const m of rows.messages) {
     const row = held.get(refKey({ id: m.header.id, hash: m.hash }))
-    return row ? [[m.header.id as string, row] as const] : []
-  }))
+    if (!row) continue
+    out.set(m.header.id, row)
+    // Held pending from another batch of its author (or from this batch id with other contents): what this batch
+    // carried is kept beside it, for when this batch's pin decides the message.
+    if (row.state === 'pending' && !(row.batch === b.id && sameCarried(row, m))) {
+      carried.push({ batchId: b.id, batchHash: b.hash, id: m.header.id, hash: m.hash, carried: m.pins ? { data: m.data, pins: m.pins } : { data: m.data } })
+    }
+  }
+  deps.messages.carried.insertMany(tx, carried)
+  return out
 }

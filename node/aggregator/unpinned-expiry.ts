@@ -2,6 +2,7 @@ import type { Hash } from '../core/ids.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
 import type { DeliveredBatch, UnpinnedBatchesRepo } from '../db/repos/unpinned-batches.js'
@@ -15,6 +16,7 @@ export interface UnpinnedExpiryDeps {
   db: Database
   repo: UnpinnedBatchesRepo
   pins: PinsRepo
+  messages: MessagesRepo
   data: DataRepo
   blobs: BlobsRepo
   received: ReceivedBlobsRepo
@@ -35,7 +37,8 @@ export interface UnpinnedExpiryDeps {
 /**
  * Deletes the private batches a peer delivered that no pin named within `keepMs` of their arrival (a member can send
  * batches it never pins, and each would be kept for ever): the batch, its pending messages, their data items that no
- * other message carries, and those items' blobs that nothing else refers to. A pin arriving later for such a batch
+ * other message carries, and those items' blobs that nothing else refers to. A pending message another batch of its
+ * author carries too stays, as that batch carried it (carried-messages.ts). A pin arriving later for such a batch
  * finds it missing, as for a batch never delivered: its messages wait for it. A batch with a pin, or with a message
  * already decided (an unpinned batch's are, on arrival), is kept. Batches are looked at once, in the order they came,
  * from a cursor kept in the database.
@@ -66,7 +69,7 @@ export class UnpinnedExpiry {
 
   /** Deletes the batch unless it was pinned or has a decided message; moves the cursor past it either way. */
   private async expire(b: DeliveredBatch): Promise<boolean> {
-    const { db, repo, pins, data, blobs, received } = this.deps
+    const { db, repo, pins, messages, data, blobs, received } = this.deps
     const freed: Hash[] = []
     const gone = await db.transaction((tx) => {
       repo.setCursor(tx, b.seq)
@@ -74,7 +77,16 @@ export class UnpinnedExpiry {
       // Only its own key's pins make it pinned: a squatter pinning its id must not keep it for ever.
       if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).length > 0 || repo.hasDecided(tx, b)) return false
       const pending = repo.pendingOf(tx, b)
-      repo.deleteBatch(tx, b, pending)
+      const deleted = pending.filter((m) => {
+        const other = messages.carried.other(tx, m, b.id, b.hash)
+        if (other === undefined) return true
+        // Its row now holds what that batch carried, which no longer needs its own record.
+        messages.takeCarried(tx, m, other.carried, other.batchId)
+        messages.carried.deleteOfBatch(tx, other.batchId, other.batchHash, m.id)
+        return false
+      })
+      repo.deleteBatch(tx, b, deleted)
+      messages.carried.deleteOfBatch(tx, b.id, b.hash)
       for (const m of pending) {
         for (const ref of m.data) {
           const d = data.byRef(ref, tx)

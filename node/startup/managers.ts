@@ -126,6 +126,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     db,
     repo: repos.unpinnedBatches,
     pins,
+    messages,
     data,
     blobs,
     received: repos.receivedBlobs,

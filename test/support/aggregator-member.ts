@@ -79,6 +79,18 @@ export function carryingData(b: BatchPayload, d: Data): BatchPayload {
   return { ...b, messages, data: [d], hash: sealManifest({ ...b, messages, data: [d] }).hash }
 }
 
+/**
+ * `b` sent again by its author under a new batch id and transaction: the same messages (ids and hashes), their data
+ * items changed by `change` in the fields their hashes do not cover, and their pins replaced by `pins` when given.
+ */
+export function resent(b: BatchPayload, change: (d: Data) => Data, pins?: string[]): BatchPayload {
+  const id = newId<BatchId>()
+  const tx = { type: 'batch_pin' as const, id: newId<TxId>() }
+  const data = b.data.map(change)
+  const messages = pins ? b.messages.map((m) => ({ ...m, pins })) : b.messages
+  return { ...b, id, tx, messages, data, hash: sealManifest({ id, tx, messages, data }).hash }
+}
+
 /** One BatchPin log, as the chain follower hands it over. */
 export interface PinLog {
   signer: string

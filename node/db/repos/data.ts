@@ -170,16 +170,20 @@ export class DataRepo {
   }
 
   /**
-   * A message of the namespace that carries the data item (by id and hash), if any. Messages list their data in a JSON
-   * column, so this reads the namespace's messages: it serves a deletion and the expiry of an unpinned batch, not a read
-   * by id.
+   * A message of the namespace that carries the data item (by id and hash), if any, or that a further batch carried it
+   * with (schema v20). Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
+   * deletion and the expiry of an unpinned batch, not a read by id.
    */
   messageWith(namespace: string, ref: DataRef, tx?: Tx): string | undefined {
-    const params = [namespace, `"${ref.id}"`, `"${ref.hash}"`]
+    const params = [`"${ref.id}"`, `"${ref.hash}"`]
     // A received row also by its digest: another message may carry the same id and hash with other fields.
     if (ref.digest !== undefined) params.push(`"${ref.digest}"`)
-    const digest = ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'
-    return (tx ?? this.db).get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0${digest} LIMIT 1`, params)?.id
+    const carries = `instr(data, ?) > 0 AND instr(data, ?) > 0${ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'}`
+    const db = tx ?? this.db
+    return (
+      db.get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND ${carries} LIMIT 1`, [namespace, ...params])?.id ??
+      db.get<{ id: string }>(`SELECT message_id AS id FROM carried_messages WHERE ${carries} LIMIT 1`, params)?.id
+    )
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
@@ -235,9 +239,13 @@ export class DataRepo {
   }
 }
 
-/** A page of a namespace's data items, newest first: one statement for `list` and for the bytes it would answer. */
+/**
+ * A page of a namespace's data items, newest first: one statement for `list` and for the bytes it would answer. A
+ * peer's batch carrying this member's own item back is stored as a received row beside it (own rows have no digest):
+ * the list shows the own row alone (one index probe by id per row read; the page itself by `data_namespace`).
+ */
 function listSql(columns: string, namespace: string, q: CollectionQuery): { sql: string; params: (string | number)[] } {
-  const conds = ['namespace = ?']
+  const conds = ['namespace = ?', '(local = 1 OR NOT EXISTS (SELECT 1 FROM data o WHERE o.local = 1 AND o.id = data.id AND o.hash = data.hash))']
   const params: (string | number)[] = [namespace]
   andWhere(conds, params, filterSql(q.filter, DATA_FIELDS))
   return { sql: `SELECT ${columns} FROM data WHERE ${conds.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`, params: [...params, q.limit, q.skip] }

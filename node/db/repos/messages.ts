@@ -5,6 +5,7 @@ import { alsoIn, IN_LIST, inList, insertedCount, insertRows, writeRows } from '.
 import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
+import { CarriedMessages, type Carried } from './carried-messages.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
 
 interface Row {
@@ -115,12 +116,15 @@ export class MessagesRepo {
    */
   private readonly settled: LruMap<string, Message>
   private changes = 0
+  /** What further batches of a message's author carried with it (schema v20). */
+  readonly carried: CarriedMessages
 
   constructor(
     private readonly db: Database,
     settledCacheBytes = SETTLED_CACHE_BYTES,
   ) {
     this.settled = new LruMap(settledCacheBytes, settledWeight)
+    this.carried = new CarriedMessages(db)
   }
 
   /** Its statement may be queued (Tx.write): nothing here reads its result. */
@@ -257,6 +261,21 @@ export class MessagesRepo {
          FROM (SELECT value FROM json_each(?)) AS p WHERE messages.id = json_extract(p.value, '$[0]') AND messages.hash = json_extract(p.value, '$[1]')`,
       [at, timestampSortKey(at), batchId, txId, JSON.stringify(refs.map((r) => [r.id, r.hash, r.pinSeq ?? null]))],
     )
+  }
+
+  /**
+   * A received message now holds what batch `batchId` carried with it (carried-messages.ts): the batch that decided it,
+   * so that reads, traces and blob fetches see the data its verdict was reached on; or, its batch deleted, another.
+   */
+  takeCarried(tx: Tx, ref: MessageRef, carried: Carried, batchId: string): void {
+    this.unsettle([ref])
+    tx.run('UPDATE messages SET data = ?, pins = ?, batch_id = ? WHERE id = ? AND hash = ? AND local = 0', [
+      JSON.stringify(carried.data),
+      carried.pins ? JSON.stringify(carried.pins) : null,
+      batchId,
+      ref.id,
+      ref.hash,
+    ])
   }
 
   reject(tx: Tx, ref: MessageRef, batchId: BatchId, txId: TxId, at: Timestamp, reason: string, pinSeq?: number): void {

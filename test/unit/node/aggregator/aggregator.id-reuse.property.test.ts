@@ -8,7 +8,7 @@ import type { BatchPayload, Data } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { seededRandom as random } from '../../../support/seeded-random.js'
-import { AggregatorMember, carryingData, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
+import { AggregatorMember, carryingData, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
 
 interface Plan {
   /** Honest private batches: author (org0 or org1). */
@@ -18,6 +18,11 @@ interface Plan {
    * and value of its data item with other carried fields; a sort key places each pin.
    */
   reuses: { target: number; at: number; carried: Carried | undefined }[]
+  /**
+   * An honest message sent again by its author in a batch of its own (the same id and hash) carrying its data item
+   * with other fields; a sort key places its pin: the first of the message's pins on chain decides it.
+   */
+  resends: { target: number; at: number; carried: Carried }[]
   /** Per member, the seed of the order the batches are delivered in. */
   arrivals: number[]
 }
@@ -44,10 +49,11 @@ function reusing(b: BatchPayload, id: MessageId): BatchPayload {
 /**
  * A member learns an honest message's id (a private batch travels before its pin) and pins a batch of its own reusing
  * it with other content, or reusing its data item's id and value with other carried fields (a datatype, a validator,
- * a creation time). The batches reach three in-process members in random orders, all before the chain's pins are
- * read, in a random interleaving: every member stores both and reaches the same verdict for every (id, hash), each
- * message decided by the data its own batch carried (the honest ones confirmed), and the id alone names the same row
- * everywhere, the one pinned first.
+ * a creation time); an honest author may send its message again in a second batch carrying its data item with such
+ * other fields. The batches reach three in-process members in random orders, all before the chain's pins are read, in
+ * a random interleaving: every member stores them all and reaches the same verdict for every (id, hash), each message
+ * decided by the data its deciding batch (the first pinned carrying it) carried, and the id alone names the same row
+ * everywhere, the confirmed one pinned first.
  */
 describe('aggregator: a message id reused with other content, each (id, hash) decided alike on every member (property)', function () {
   this.timeout(240_000)
@@ -62,6 +68,7 @@ describe('aggregator: a message id reused with other content, each (id, hash) de
       fc.record({ target: fc.nat(2), at: fc.integer({ min: -1, max: 6 }), carried: fc.constantFrom(undefined, 'datatype' as const, 'validator' as const, 'created' as const) }),
       { minLength: 1, maxLength: 3 },
     ),
+    resends: fc.array(fc.record({ target: fc.nat(2), at: fc.integer({ min: -1, max: 6 }), carried: fc.constantFrom('datatype' as const, 'validator' as const, 'created' as const) }), { maxLength: 2 }),
     arrivals: fc.array(fc.integer(), { minLength: 3, maxLength: 3 }),
   })
 
@@ -76,10 +83,27 @@ describe('aggregator: a message id reused with other content, each (id, hash) de
       const { change, verdict } = CARRIED[r.carried]
       return { payload: carryingData(own, change(taken.data[0]!)), at: r.at, verdict }
     })
-    const expected = new Map<BatchPayload, string>(reuses.map((r) => [r.payload, r.verdict]))
-    // The chain: honest pins at 2i, reuses placed among them by their sort key (ties: the reuse first).
-    const chain = [...honest.map((h, i) => ({ key: 2 * i, author: h.author as number, payload: h.payload })), ...reuses.map((r) => ({ key: r.at - 0.5, author: 2, payload: r.payload }))]
+    const resends = p.resends.map((r) => {
+      const h = honest[r.target % honest.length]!
+      const { change, verdict } = CARRIED[r.carried]
+      return { author: h.author, payload: resent(h.payload, change), at: r.at, verdict }
+    })
+    const verdictOf = new Map<BatchPayload, string>([...reuses, ...resends].map((r) => [r.payload, r.verdict]))
+    // The chain: honest pins at 2i, reuses and resends placed among them by their sort key (ties: those first).
+    const chain = [
+      ...honest.map((h, i) => ({ key: 2 * i, author: h.author as number, payload: h.payload })),
+      ...reuses.map((r) => ({ key: r.at - 0.5, author: 2, payload: r.payload })),
+      ...resends.map((r) => ({ key: r.at - 0.25, author: r.author as number, payload: r.payload })),
+    ]
     chain.sort((x, y) => x.key - y.key)
+    // Each (id, hash) is decided by the first batch on chain carrying it: its verdict, and the data that batch carried.
+    const decider = new Map<string, BatchPayload>()
+    for (const c of chain) {
+      const m = c.payload.messages[0]!
+      if (!decider.has(`${m.header.id}/${m.hash}`)) decider.set(`${m.header.id}/${m.hash}`, c.payload)
+    }
+    const decidedBy = (b: BatchPayload) => decider.get(`${b.messages[0]!.header.id}/${b.messages[0]!.hash}`)!
+    const expectedState = (b: BatchPayload) => verdictOf.get(decidedBy(b)) ?? 'confirmed'
 
     const members: AggregatorMember[] = []
     try {
@@ -99,11 +123,11 @@ describe('aggregator: a message id reused with other content, each (id, hash) de
           for (const c of chain) await m.pin(pinLogOf({ payload: c.payload }))
         }),
       )
-      // For each id, the message of the first pin carrying it is the one the id alone names.
+      // For each id, the confirmed message of the first pin carrying it is the one the id alone names.
       const first = new Map<string, string>()
       for (const c of chain) {
         const m = c.payload.messages[0]!
-        if (!first.has(m.header.id)) first.set(m.header.id, m.hash)
+        if (!first.has(m.header.id) && expectedState(c.payload) === 'confirmed') first.set(m.header.id, m.hash)
       }
       const verdicts = members.map((m) => chain.map((c) => m.r.messages.byRef(c.payload.messages[0]!.header.id, c.payload.messages[0]!.hash)?.state))
       for (const v of verdicts) expect(v, 'the same verdict for every (id, hash) on every member').to.deep.equal(verdicts[0])
@@ -111,9 +135,9 @@ describe('aggregator: a message id reused with other content, each (id, hash) de
         for (const c of chain) {
           const sent = c.payload.messages[0]!
           const held = m.r.messages.byRef(sent.header.id, sent.hash)
-          expect(held?.state, `id ${sent.header.id} hash ${sent.hash}: ${held?.rejectReason ?? ''}`).to.equal(expected.get(c.payload) ?? 'confirmed')
-          // Its data as its own batch carried it, whatever another batch carried under the same id and hash.
-          const carried = c.payload.data[0]!
+          expect(held?.state, `id ${sent.header.id} hash ${sent.hash}: ${held?.rejectReason ?? ''}`).to.equal(expectedState(c.payload))
+          // Its data as its deciding batch carried it, whatever another batch carried under the same id and hash.
+          const carried = decidedBy(c.payload).data[0]!
           const data = m.r.data.getMany(held!.data)
           expect(data.map((d) => [d.id, d.validator, d.created, d.datatype?.name]), 'the data its batch carried').to.deep.equal([[carried.id, carried.validator, carried.created, carried.datatype?.name]])
         }

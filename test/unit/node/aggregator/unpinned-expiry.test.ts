@@ -10,7 +10,7 @@ import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
-import type { Hash } from '../../../../node/core/ids.js'
+import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 
@@ -38,6 +38,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
       db: r.db,
       repo: r.unpinnedBatches,
       pins: r.pins,
+      messages: r.messages,
       data: r.data,
       blobs: r.blobs,
       received: r.receivedBlobs,
@@ -132,5 +133,28 @@ describe('quotas: private batches delivered here and never pinned', () => {
     clock += 48 * HOUR
     expect(await expiry.sweep()).to.equal(0)
     expect(held(b)).to.equal(true)
+  })
+
+  it('keeps a pending message another batch of its author carries too, as that batch carried it', async () => {
+    const lone = makeBatch('org0', 1)
+    // The same message (id and hash) again in a pinned batch, carrying its data item with another validator.
+    const data = [{ ...lone.data[0]!, validator: 'none' }]
+    const again = { ...lone, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
+    const pinned = { ...again, hash: sealManifest(again).hash }
+    await stored(lone)
+    await stored(pinned)
+    await pin(pinned)
+    const m = lone.messages[0]!
+    const before = r.messages.byRef(m.header.id, m.hash)!
+    expect(before.batch, 'its row: the batch stored first').to.equal(lone.id)
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+    const after = r.messages.byRef(m.header.id, m.hash)!
+    expect(after.state).to.equal('pending')
+    expect(after.batch).to.equal(pinned.id)
+    expect(r.data.getMany(after.data).map((d) => d.validator), 'the data the pinned batch carried').to.deep.equal(['none'])
+    expect(r.data.getMany(before.data), 'the copy only the deleted batch carried').to.deep.equal([])
+    expect(r.messages.carried.ofBatch(pinned.id, pinned.hash).size, 'its row holds it now').to.equal(0)
   })
 })

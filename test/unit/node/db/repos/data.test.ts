@@ -95,6 +95,28 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(read(honest)!.value).to.equal(honest.value)
   })
 
+  it('lists this member’s own item once when a peer’s batch carries it back, one index probe per row', async () => {
+    const own = item(newId<DataId>(), '{"mine":1}')
+    const peers = item(newId<DataId>(), '{"theirs":1}')
+    await r.db.transaction((tx) => r.data.insert(tx, own, true))
+    // Carried back with the same fields, and once more with others: received rows of the same id and hash.
+    await r.db.transaction((tx) => r.data.insertMany(tx, [withDigest(own), withDigest({ ...own, validator: 'none' }), withDigest(peers)], false))
+    const listed = r.data.list('default', { limit: 100, skip: 0 })
+    expect(listed.map((d) => [d.id, d.digest])).to.deep.equal([
+      [peers.id, withDigest(peers).digest],
+      [own.id, undefined],
+    ])
+    expect(r.data.listValueBytes('default', { limit: 100, skip: 0 })).to.deep.equal({ items: 2, bytes: own.value!.length + peers.value!.length })
+    if (engine === 'sqljs') {
+      const plan = r.db
+        .all<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT * FROM data WHERE namespace = ? AND (local = 1 OR NOT EXISTS (SELECT 1 FROM data o WHERE o.local = 1 AND o.id = data.id AND o.hash = data.hash)) ORDER BY seq DESC LIMIT ? OFFSET ?`, ['default', 10, 0])
+        .map((x) => x.detail)
+      // The page by data_namespace, each received row's probe for an own twin by an index on its id.
+      expect(plan[0]).to.equal('SEARCH data USING INDEX data_namespace (namespace=?)')
+      expect(plan.join(' | ')).to.match(/SEARCH o USING (COVERING )?INDEX \w+ \(id=\?/).and.not.to.contain('SCAN')
+    }
+  })
+
   it('counts a blob as used while any data item refers to it, whatever id it shares with another', async () => {
     const id = newId<DataId>()
     const blob = { hash: 'b'.repeat(64) as Hash, size: 3, name: 'b.bin' }
