@@ -113,7 +113,8 @@ describe('reading a JSON body: its deadline', () => {
  * keep every other client's body out until the deadline. A stalled body gives way to one that is arriving.
  */
 describe('reading a JSON body: stalled bodies give way to arriving ones', () => {
-  const limits = bodyLimits({ bodyIdleMs: 10_000, bodyDeadlineMs: 20_000, bodyStalledMs: 150 })
+  // Long enough that a loaded machine answers the "not stalled yet" request well before it.
+  const limits = bodyLimits({ bodyIdleMs: 10_000, bodyDeadlineMs: 20_000, bodyStalledMs: 700 })
   const serve = serveLimits(limits)
   let server: LimitsServer
 
@@ -134,7 +135,7 @@ describe('reading a JSON body: stalled bodies give way to arriving ones', () => 
     expect(await server.post(JSON.stringify({ value: 'y'.repeat(20 * KiB) }), { localAddress: '127.0.0.5' })).to.include({ status: 400, error: 'INVALID_FIELD: reached' })
     const first = await stalled[0]!.answer
     expect(first).to.match(/^HTTP\/1\.1 408 /)
-    expect(first).to.contain('the request body sent less than 65536 bytes in 150 ms while other bodies needed the budget it held (limits.bodyStalledMs)')
+    expect(first).to.contain('the request body sent less than 65536 bytes in 700 ms while other bodies needed the budget it held (limits.bodyStalledMs)')
   })
 })
 
