@@ -3,7 +3,7 @@ import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { projectRoot, signalPid } from '../../../network/process.js'
-import { fixtureArgs } from '../fixture-programs.js'
+import { bundledArgs } from '../bundled-entry.js'
 import { Database, type DatabaseOptions, type Migration } from '../../../node/db/database.js'
 
 /** Temporary folders made by a test file; `cleanup` removes them in an after() hook. */
@@ -86,7 +86,7 @@ export class CrashChildren {
     args: readonly string[],
     watch: { line?: (line: string, child: CrashChild) => void; output?: (child: CrashChild) => void },
   ): Promise<number[]> {
-    const proc = spawn(process.execPath, await fixtureArgs(fixture, args), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(process.execPath, await bundledArgs(fixture, args), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
     const pid = proc.pid
     if (pid === undefined) throw new Error('could not start the crash-test child')
     this.pids.add(pid)

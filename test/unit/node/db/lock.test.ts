@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
 import { projectRoot, stopPid } from '../../../../network/process.js'
-import { fixtureArgs } from '../../../support/fixture-programs.js'
+import { bundledArgs } from '../../../support/bundled-entry.js'
 import { acquireLock, LOCK_FILE } from '../../../../node/db/lock.js'
 import { DatabaseError } from '../../../../node/db/errors.js'
 
@@ -17,7 +17,7 @@ interface Racer {
 }
 
 async function racer(): Promise<Racer> {
-  const proc = spawn(process.execPath, await fixtureArgs('test/support/db/fixtures/lock-racer.ts'), { cwd: projectRoot, stdio: ['pipe', 'pipe', 'pipe'] })
+  const proc = spawn(process.execPath, await bundledArgs('test/support/db/fixtures/lock-racer.ts'), { cwd: projectRoot, stdio: ['pipe', 'pipe', 'pipe'] })
   if (proc.pid === undefined) throw new Error('could not start a lock racer')
   const lines: string[] = []
   const waiters: (() => void)[] = []

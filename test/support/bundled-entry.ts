@@ -5,18 +5,19 @@ import { underCoverage } from '../../network/build-check.mjs'
 import { projectRoot, tsEntry } from '../../network/process.js'
 
 /**
- * `node` arguments that run a test fixture, a small TypeScript program a test starts as a child process (a crash
- * test's writer, a lock racer: test/support/db/fixtures/), compiled by esbuild once per test process as the network's
- * programs are (network/build.ts), not loaded through tsx: tsx cost each start ~1.3 s of CPU before the fixture's
- * first line, the bundle ~0.2 s, and the crash suites start dozens. Under `npm run coverage` a fixture runs from its
- * source under tsx, whose source maps c8 reads.
+ * `node` arguments that run a TypeScript entry a test starts as a child process many times over (a crash test's
+ * writer, a lock racer: test/support/db/fixtures/), compiled by esbuild once per test process as the network's
+ * programs are (network/build.ts), not loaded through tsx: tsx cost each start ~1.3 s of CPU before the entry's first
+ * line, the bundle ~0.2 s, and the crash suites start dozens. The compile costs about a second, so an entry started
+ * once stays under tsx (whose transforms are cached on disk). Under `npm run coverage` an entry runs from its source
+ * under tsx, whose source maps c8 reads.
  *
  * The bundles sit two levels below the project root, where projectFilesPlugin keeps `import.meta.url` meaning the
  * source file (a checkpoint's worker is found beside node/db/checkpoint.ts), and where the packages left out of them
  * (sql.js, which finds its .wasm beside itself) resolve from node_modules. The folder is this process's, removed when
  * it exits.
  */
-export async function fixtureArgs(relativePath: string, args: readonly string[] = []): Promise<string[]> {
+export async function bundledArgs(relativePath: string, args: readonly string[] = []): Promise<string[]> {
   if (underCoverage()) return tsEntry(relativePath, [...args])
   let bundle = bundles.get(relativePath)
   if (bundle === undefined) {
@@ -35,7 +36,7 @@ let outDir: string | undefined
 
 async function compile(relativePath: string): Promise<string> {
   if (outDir === undefined) {
-    outDir = join(projectRoot, '.build', `fixtures-${process.pid}`)
+    outDir = join(projectRoot, '.build', `entries-${process.pid}`)
     mkdirSync(outDir, { recursive: true })
     const dir = outDir
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
