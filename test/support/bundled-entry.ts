@@ -2,7 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
 import { KEEP_EXTERNAL, META_URL, projectFilesPlugin } from '../../network/build.js'
 import { underCoverage } from '../../network/build-check.mjs'
-import { projectRoot, tsEntry } from '../../network/process.js'
+import { projectRoot } from '../../network/process.js'
 
 /**
  * `node` arguments that run a TypeScript entry a test starts as a child process many times over (a crash test's
@@ -18,7 +18,16 @@ import { projectRoot, tsEntry } from '../../network/process.js'
  * it exits.
  */
 export async function bundledArgs(relativePath: string, args: readonly string[] = []): Promise<string[]> {
-  if (underCoverage()) return tsEntry(relativePath, [...args])
+  const m = await bundledModule(relativePath)
+  return [...m.nodeFlags, m.path, ...args]
+}
+
+/**
+ * The module at `relativePath` as bundledArgs runs it, for a test whose child imports it: the file to import, and the
+ * `node` flags that child needs (tsx and the source under coverage).
+ */
+export async function bundledModule(relativePath: string): Promise<{ path: string; nodeFlags: string[] }> {
+  if (underCoverage()) return { path: resolve(projectRoot, relativePath), nodeFlags: ['--import', 'tsx'] }
   let bundle = bundles.get(relativePath)
   if (bundle === undefined) {
     // One compile at a time: each ends esbuild's service when it is done.
@@ -27,7 +36,7 @@ export async function bundledArgs(relativePath: string, args: readonly string[] 
     bundles.set(relativePath, bundle)
     bundle.catch(() => bundles.delete(relativePath))
   }
-  return ['--enable-source-maps', await bundle, ...args]
+  return { path: await bundle, nodeFlags: ['--enable-source-maps'] }
 }
 
 const bundles = new Map<string, Promise<string>>()
