@@ -1,7 +1,7 @@
 import { expect } from 'chai'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { MemberDescription } from '../../network/description.js'
-import { suiteNetwork } from '../support/network.js'
+import { sharedNetwork } from '../support/shared-network.js'
 import { waitFor } from '../../network/process.js'
 import { adminHeaders } from '../../network/admin-auth.js'
 import { layout } from '../../network/layout.js'
@@ -20,7 +20,9 @@ interface ControlsView {
  */
 describe('admin controls on a real 3-member network', function () {
   this.timeout(240_000)
-  const t = suiteNetwork('admin')
+  // Every hold is released by the test that made it, so the run's shared network serves (a failure leaves it held,
+  // and its after hook then stops it for a fresh one).
+  const t = sharedNetwork()
   const { members } = t
   // The controls ask for each member's admin token, which it keeps in its data folder in the state folder.
   const admin = (m: MemberDescription, path: string, body?: unknown) => request<ControlsView>('POST', `${m.api}/admin/v1${path}`, body ?? {}, adminHeaders(layout(t.dir), m.org))

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { projectRoot, signalPid, tsEntry } from '../../../network/process.js'
+import { projectRoot, signalPid } from '../../../network/process.js'
+import { bundledArgs } from '../bundled-entry.js'
 import { Database, type DatabaseOptions, type Migration } from '../../../node/db/database.js'
 
 /** Temporary folders made by a test file; `cleanup` removes them in an after() hook. */
@@ -80,12 +81,12 @@ export interface CrashChild {
 export class CrashChildren {
   private readonly pids = new Set<number>()
 
-  run(
+  async run(
     fixture: string,
     args: readonly string[],
     watch: { line?: (line: string, child: CrashChild) => void; output?: (child: CrashChild) => void },
   ): Promise<number[]> {
-    const proc = spawn(process.execPath, tsEntry(fixture, [...args]), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(process.execPath, await bundledArgs(fixture, args), { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] })
     const pid = proc.pid
     if (pid === undefined) throw new Error('could not start the crash-test child')
     this.pids.add(pid)

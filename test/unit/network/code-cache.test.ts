@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { CODE_CACHE_ENV } from '../../../network/code-cache.js'
-
-const runner = new URL('../../../network/code-cache.ts', import.meta.url).href
+import { bundledModule } from '../../support/bundled-entry.js'
 
 /** A member node and IPFS run their CommonJS bundles through network/code-cache.ts (see network/build.ts). */
 describe('running a bundle through the code cache', function () {
@@ -14,7 +13,11 @@ describe('running a bundle through the code cache', function () {
   let dir: string
   let bundle: string
   let launcher: string
-  before(() => {
+  // The runner compiled once (test/support/bundled-entry.ts): each of the eight launches below paid tsx's start-up.
+  let nodeFlags: string[]
+  before(async () => {
+    const runner = await bundledModule('network/code-cache.ts')
+    nodeFlags = runner.nodeFlags
     dir = mkdtempSync(join(tmpdir(), 'parley-code-cache-'))
     bundle = join(dir, 'program.cjs')
     writeFileSync(
@@ -27,12 +30,12 @@ describe('running a bundle through the code cache', function () {
       ].join('\n'),
     )
     launcher = join(dir, 'launch.mjs')
-    writeFileSync(launcher, `import { runWithCodeCache } from ${JSON.stringify(runner)}\nconst r = runWithCodeCache(${JSON.stringify(bundle)})\nconsole.log(JSON.stringify(r))\n`)
+    writeFileSync(launcher, `import { runWithCodeCache } from ${JSON.stringify(pathToFileURL(runner.path).href)}\nconst r = runWithCodeCache(${JSON.stringify(bundle)})\nconsole.log(JSON.stringify(r))\n`)
   })
   after(() => rmSync(dir, { recursive: true, force: true }))
 
   const run = (env: NodeJS.ProcessEnv = {}): { program: Record<string, unknown>; fromCache: boolean } => {
-    const [program, result] = execFileSync(process.execPath, ['--import', 'tsx', launcher], { encoding: 'utf8', env: { ...process.env, ...env } }).trim().split('\n')
+    const [program, result] = execFileSync(process.execPath, [...nodeFlags, launcher], { encoding: 'utf8', env: { ...process.env, ...env } }).trim().split('\n')
     return { program: JSON.parse(program!) as Record<string, unknown>, fromCache: (JSON.parse(result!) as { fromCache: boolean }).fromCache }
   }
 

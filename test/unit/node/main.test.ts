@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Wallet } from 'ethers'
 import { createNodeCertificate } from '../../../network/tls.js'
-import { freePort, projectRoot, tsEntry } from '../../../network/process.js'
+import { freePort, projectRoot } from '../../../network/process.js'
+import { programArgs } from '../../support/programs.js'
 import { Broken, waitUntil } from '../../support/wait.js'
 import type { NodeConfigFile } from '../../../node/config.js'
 
@@ -13,7 +14,8 @@ import type { NodeConfigFile } from '../../../node/config.js'
  * A member whose log cannot be written (its disk is full: /dev/full answers every write with ENOSPC) must not die of
  * it. Writing through process.stdout turned that ENOSPC into an unheard 'error' event, which killed the process at
  * its first log line; the node's log now drops the line instead. A lone member (no chain, no IPFS: it logs that, and
- * retries) is started with its stdout on /dev/full, answers its API, and stops cleanly when told to.
+ * retries) is started with its stdout on /dev/full, answers its API, and stops cleanly when told to. It runs from the
+ * build, as a network runs node/main.ts (test/support/programs.ts): under tsx its start cost several times the CPU.
  */
 describe('node entry: a log on a full disk', function () {
   this.timeout(60_000)
@@ -45,7 +47,7 @@ describe('node entry: a log on a full disk', function () {
     const full = openSync('/dev/full', 'w')
     let stderr = ''
     let exited: number | null | undefined
-    const child = spawn(process.execPath, tsEntry('node/main.ts', ['--config', join(dir, 'config.json')]), { cwd: projectRoot, stdio: ['ignore', full, 'pipe'] })
+    const child = spawn(process.execPath, await programArgs('node', ['--config', join(dir, 'config.json')]), { cwd: projectRoot, stdio: ['ignore', full, 'pipe'] })
     closeSync(full)
     child.stderr?.on('data', (b: Buffer) => (stderr += b.toString()))
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve((exited = code))))

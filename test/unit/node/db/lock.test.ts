@@ -3,7 +3,8 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect } from 'chai'
-import { projectRoot, stopPid, tsEntry } from '../../../../network/process.js'
+import { projectRoot, stopPid } from '../../../../network/process.js'
+import { bundledArgs } from '../../../support/bundled-entry.js'
 import { acquireLock, LOCK_FILE } from '../../../../node/db/lock.js'
 import { DatabaseError } from '../../../../node/db/errors.js'
 
@@ -15,8 +16,8 @@ interface Racer {
   next(...prefixes: string[]): Promise<string>
 }
 
-function racer(): Racer {
-  const proc = spawn(process.execPath, tsEntry('test/support/db/fixtures/lock-racer.ts'), { cwd: projectRoot, stdio: ['pipe', 'pipe', 'pipe'] })
+async function racer(): Promise<Racer> {
+  const proc = spawn(process.execPath, await bundledArgs('test/support/db/fixtures/lock-racer.ts'), { cwd: projectRoot, stdio: ['pipe', 'pipe', 'pipe'] })
   if (proc.pid === undefined) throw new Error('could not start a lock racer')
   const lines: string[] = []
   const waiters: (() => void)[] = []
@@ -86,7 +87,7 @@ describe('database folder lock', function () {
   }
 
   it('lets exactly one of several processes racing for a folder win, free or held by a dead process', async () => {
-    racers.push(...Array.from({ length: 5 }, racer))
+    racers.push(...(await Promise.all(Array.from({ length: 5 }, racer))))
     await Promise.all(racers.map((r) => r.next('ready')))
     const dead = await deadPid()
     const rounds: [string, string | undefined][] = [

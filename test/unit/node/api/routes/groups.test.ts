@@ -158,7 +158,7 @@ describe('groups: API', () => {
         expect(r.status, p).to.be.within(200, 499)
         if (r.status >= 400) expect((r.json as { error?: unknown } | undefined)?.error, `${p} -> ${r.text}`).to.be.a('string')
       }),
-      { seed: 20240611, numRuns: 400 },
+      { seed: 20240611, numRuns: 200 },
     )
   })
 })
