@@ -67,13 +67,17 @@ const MAPPED_STACKS = 'network/mapped-stacks.ts'
 const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryName[]
 /**
  * V8 flags of a member node. SQLite's WebAssembly functions are optimised once they have run enough (V8's dynamic
- * tiering); at the default budget (1,800,000), opening and migrating a database already made hundreds of them hot,
- * and optimising those cost each member ~0.2 s of CPU at every start, when five processes share two cores. Ten
- * times the budget leaves start-up in baseline code, while a member under load (or a checkpoint's replay) still
- * optimises its hot functions within moments. Measured here, baseline code for SQLite is 5–10 % slower.
+ * tiering): a function's budget is charged the size of the code each loop iteration or call ran. At the default
+ * (1,800,000), opening and migrating a database already made hundreds of them hot. SQLite's bytecode interpreter
+ * loop (24 KB of WebAssembly, charged in full per opcode) is the costly one: at ten times the default it was still
+ * optimised within the first ~750 opcodes of every start, one TurboFan compilation of ~0.3 s of CPU on a helper
+ * thread (`--trace-wasm-compilation-times`), a quarter of what a member spent to start. Near the largest budget V8
+ * takes, nothing is optimised during a start (none in a 3-member one; a member's CPU to ready 1.2 → 0.9 s), and a
+ * member under load optimises the interpreter loop after ~80,000 opcodes, a few hundred messages, and the other hot
+ * functions as their own counts come up. Measured here, baseline code for SQLite is 5–10 % slower.
  */
 const NODE_V8_FLAGS = [
-  '--wasm-tiering-budget=18000000',
+  '--wasm-tiering-budget=2000000000',
   // SQLite's hottest functions are optimised in the first seconds whatever the budget (the interpreter loop charges its
   // own 34 KB per opcode): TurboFan compiling that one takes ~20 MB of memory, a few others ~15 MB more. With each
   // job on a thread of its own, each thread's malloc arena keeps those freed megabytes as fragments: an idle member
@@ -83,6 +87,12 @@ const NODE_V8_FLAGS = [
   '--wasm-num-compilation-tasks=1',
   // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
   '--expose-gc',
+  // The young generation at its smallest (two 1 MiB semi-spaces): V8 grows it to 8 MiB and more during a start or a
+  // burst and keeps it once quiet, even after the idle collection, which with the large objects a bigger young
+  // generation lets live on held an idle member at ~99 MiB of RSS on its own (1-member network) and up to 113 MiB in
+  // a 20-member one; with it, ~78 MiB. Collections are more frequent, which a cold sender under load pays for (its
+  // CPU per message in docs/benchmarks.md, "Start-up of a larger network").
+  '--max-semi-space-size=1',
 ] as const
 
 const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const

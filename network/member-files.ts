@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { Wallet } from 'ethers'
+import { addressOfKey } from '../node/chain/key-address.js'
 import { writeFileAtomic } from '../node/core/atomic-file.js'
 import type { NodeConfigFile } from '../node/config.js'
 import { SECP256K1_N } from './chain/hd-accounts.js'
@@ -78,7 +78,7 @@ export async function writeMemberFiles(config: string, cfg: NodeConfigFile, tlsH
   ])
   // A PostgreSQL URL carries the server's password: the config is then readable by its owner alone, as the keys are.
   await writeFileAtomic(config, `${JSON.stringify(cfg, null, 2)}\n`, cfg.database?.url !== undefined ? { mode: 0o600 } : {})
-  return { address: new Wallet(signingKey).address.toLowerCase() }
+  return { address: addressOfKey(signingKey) }
 }
 
 /**

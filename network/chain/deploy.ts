@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { ContractFactory, formatEther, getCreateAddress, parseEther, Wallet, type InterfaceAbi } from 'ethers'
+import { ContractFactory, formatEther, getAddress, getCreateAddress, parseEther, type InterfaceAbi } from 'ethers'
+import { addressOfKey, keySigner, type TxSigner } from '../../node/chain/key-address.js'
 import { JsonRpcClient } from '../../node/chain/rpc.js'
 import { feeFields, getReceipt, pendingNonce, signTransaction, type RpcReceipt, type SignedTx } from '../../node/chain/tx.js'
 import { projectRoot, sleep } from '../process.js'
@@ -51,7 +52,7 @@ export interface PredictedDeployment {
  * has even started; fundAndDeploy checks the deployment matches.
  */
 export function predictDeployment(transactionsBefore: number): PredictedDeployment {
-  const from = new Wallet(HARDHAT_ACCOUNT_0_KEY).address
+  const from = getAddress(addressOfKey(HARDHAT_ACCOUNT_0_KEY))
   return { address: getCreateAddress({ from, nonce: transactionsBefore }).toLowerCase(), nonce: transactionsBefore, block: 1 }
 }
 
@@ -96,9 +97,9 @@ export function fundAndDeploy(rpcUrl: string, addresses: string[], ether: string
  * The account on `rpcUrl` that signs a funding or deployment (account #0 unless another key is given, as on a chain
  * of one's own: network/hosts/chain-command.ts), with the chain id its transactions carry.
  */
-async function accountZero(rpcUrl: string, key = HARDHAT_ACCOUNT_0_KEY): Promise<{ rpc: JsonRpcClient; wallet: Wallet; chainId: bigint }> {
+async function accountZero(rpcUrl: string, key = HARDHAT_ACCOUNT_0_KEY): Promise<{ rpc: JsonRpcClient; wallet: TxSigner; chainId: bigint }> {
   const rpc = new JsonRpcClient(rpcUrl)
-  return { rpc, wallet: new Wallet(key), chainId: BigInt(await rpc.call<string>('eth_chainId')) }
+  return { rpc, wallet: keySigner(key), chainId: BigInt(await rpc.call<string>('eth_chainId')) }
 }
 
 function readArtifact(): [InterfaceAbi, string] {

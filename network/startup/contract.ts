@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { Wallet } from 'ethers'
+import { addressOfKey } from '../../node/chain/key-address.js'
 import type { Layout } from '../layout.js'
 import { deployBatchPin, fundAccounts, fundAndDeploy, predictDeployment, type PredictedDeployment } from '../chain/deploy.js'
 import { journalHasBlocks } from '../chain/journal.js'
@@ -50,7 +50,7 @@ export function locateContract(plan: NetworkPlan): ContractPlacement {
 
 /** The signing addresses of new members (their keys are written by then). */
 function addressesOf(L: Layout, fresh: MemberPlan[]): string[] {
-  return fresh.map((m) => new Wallet(readFileSync(L.member(m.org).signingKey, 'utf8').trim()).address)
+  return fresh.map((m) => addressOfKey(readFileSync(L.member(m.org).signingKey, 'utf8').trim()))
 }
 
 const fundedLine = (fresh: MemberPlan[]): string => `funded ${fresh.map((m) => m.org).join(', ')} with ${FUNDING_ETHER} ETH each`

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import { Wallet } from 'ethers'
 import type { Layout } from '../layout.js'
 import type { MemberDescription } from '../description.js'
 import type { Build } from '../build.js'
@@ -11,6 +10,7 @@ import type { MemberPlan, NetworkPlan } from './plan.js'
 import type { FirstFailure, Launcher } from './launcher.js'
 import { memberDatabaseConfig, type DatabaseRecord } from './database.js'
 import { withoutPassword } from '../postgres/databases.js'
+import { addressOfKey } from '../../node/chain/key-address.js'
 
 /** Where the members' nodes find the chain (and its contract), IPFS, and their databases. */
 export interface MemberEndpoints {
@@ -55,7 +55,7 @@ async function createMember(L: Layout, org: string, node: string, ports: { api: 
 /** A member's addresses as network.json lists them. */
 export function describeMember(cfg: NodeConfigFile, L: Layout): MemberDescription {
   const host = cfg.api.host ?? '127.0.0.1'
-  const key = new Wallet(readFileSync(L.member(cfg.org).signingKey, 'utf8').trim()).address.toLowerCase()
+  const key = addressOfKey(readFileSync(L.member(cfg.org).signingKey, 'utf8').trim())
   return {
     org: cfg.org,
     node: cfg.node,

@@ -1,4 +1,3 @@
-import { Wallet } from 'ethers'
 import { errorMessage, ParleyError } from '../core/errors.js'
 import { Backoff } from '../core/backoff.js'
 import { decodeNetworkVersion, encodeNetworkVersionCall } from './abi.js'
@@ -9,6 +8,7 @@ import { JsonRpcClient, RpcError } from './rpc.js'
 import { PinSubmitter } from './submitter.js'
 import type { Chain, ChainOptions, ChainStatus, PinBatchRequest, PinSubmission } from './types.js'
 import { failedSubmission } from './pin-submission.js'
+import { keySigner } from './key-address.js'
 
 const REQUIRED_NETWORK_VERSION = 2
 const MIN_BACKOFF_MS = 250
@@ -60,7 +60,7 @@ class EthereumChain implements Chain {
     this.heads = new HeadWatcher(wsUrlOf(opts.rpc), (h) => this.onHead(h), () => this.wake())
     this.submitter = new PinSubmitter({
       rpc: this.rpc,
-      wallet: new Wallet(opts.privateKey),
+      wallet: keySigner(opts.privateKey),
       contract: this.contract,
       problems: this.problems,
       ready: (signal) => this.ready(signal),

@@ -1,5 +1,6 @@
 import { Backoff } from '../core/backoff.js'
-import type { TransactionRequest, Wallet } from 'ethers'
+import type { TransactionRequest } from 'ethers'
+import type { TxSigner } from './key-address.js'
 import { errorMessage, ParleyError } from '../core/errors.js'
 import { encodePinBatch, encodePinBatchBytes } from './abi.js'
 import type { ProblemLog } from './problems.js'
@@ -16,7 +17,7 @@ const NONZERO_HASH = 'cd'.repeat(32) as Hash
 
 export interface SubmitterDeps {
   rpc: JsonRpcClient
-  wallet: Wallet
+  wallet: TxSigner
   contract: string
   problems: ProblemLog
   /** Resolves with the chain id once the chain is reachable and the contract verified; rejects on stop or abort. */

@@ -1,4 +1,5 @@
-import { keccak256, type TransactionRequest, type Wallet } from 'ethers'
+import { keccak256, type TransactionRequest } from 'ethers'
+import type { TxSigner } from './key-address.js'
 import { JsonRpcClient, RpcError, toQuantity } from './rpc.js'
 import { signEip1559 } from './tx-encode.js'
 
@@ -51,7 +52,7 @@ export async function estimateGas(rpc: JsonRpcClient, call: { from: string; to: 
  */
 export async function signTransaction(
   rpc: JsonRpcClient,
-  wallet: Wallet,
+  wallet: TxSigner,
   tx: { chainId: bigint; nonce: number; to: string | null; data: string | Uint8Array; value?: bigint; gasLimit?: bigint },
   fees?: Partial<TransactionRequest>,
 ): Promise<SignedTx> {

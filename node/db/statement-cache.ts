@@ -36,11 +36,16 @@ export class StatementCache {
       hit.used = ++this.clock
       return hit.prepared
     }
-    assertSingleStatement(this.db, sql)
+    // Statements are separated by semicolons: a text without one holds one statement at most, and one that holds
+    // none (blank, or a comment) is refused by prepare below. Counting parses the text a second time, which every new
+    // statement of a member's start paid.
+    const mayHoldSeveral = sql.includes(';')
+    if (mayHoldSeveral) assertSingleStatement(this.db, sql)
     let stmt: Statement
     try {
       stmt = this.db.prepare(sql)
     } catch (err) {
+      if (!mayHoldSeveral && (err === NOTHING_TO_PREPARE || (err instanceof Error && err.message === NOTHING_TO_PREPARE))) throw misuse(0, sql)
       throw asError(err)
     }
     const prepared: Prepared = { sql, stmt, kind: classify(sql), inserts: inserts(sql) }
@@ -115,10 +120,12 @@ function assertSingleStatement(db: SqlJsDatabase, sql: string): void {
   } catch (err) {
     throw asError(err)
   }
-  if (count !== 1) {
-    throw new DatabaseError(
-      'DB_MISUSE',
-      `${count === 0 ? 'no statement' : 'several statements'} in one call; use tx.exec() for a script: ${preview(sql)}`,
-    )
-  }
+  if (count !== 1) throw misuse(count, sql)
+}
+
+/** What sql.js throws (a string, not an Error) when a text holds no statement. */
+const NOTHING_TO_PREPARE = 'Nothing to prepare'
+
+function misuse(count: number, sql: string): DatabaseError {
+  return new DatabaseError('DB_MISUSE', `${count === 0 ? 'no statement' : 'several statements'} in one call; use tx.exec() for a script: ${preview(sql)}`)
 }

@@ -118,7 +118,7 @@ class HttpsExchange implements Exchange {
     this.peers = next
     // Only what the current peers need stays cached.
     for (const pem of this.fingerprints.keys()) if (!peers.some((p) => p.cert === pem)) this.fingerprints.delete(pem)
-    this.server?.trust([...next.values()].map((p) => p.cert))
+    this.server?.trust([...next.values()].map((p) => p.cert), this.fingerprints)
   }
 
   sendBatch(to: Peer, payload: BatchPayload): Promise<void> {

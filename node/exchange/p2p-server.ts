@@ -15,9 +15,10 @@ export interface P2pServer {
   url: string
   /**
    * Replaces the set of peer certificates whose holders may connect (self-signed: each is its own CA). A certificate
-   * that does not parse is left out (logged once when `log` is given), never thrown for.
+   * that does not parse is left out (logged once when `log` is given), never thrown for. `known` gives fingerprints
+   * the caller has already computed, by certificate, so that each is parsed once in the process.
    */
-  trust(peerCerts: readonly string[]): void
+  trust(peerCerts: readonly string[], known?: ReadonlyMap<string, string>): void
   /** Stops at once: open connections are dropped. */
   close(): Promise<void>
   /**
@@ -193,12 +194,12 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
 
   return {
     url: `https://${opts.host}:${opts.port}`,
-    trust(peerCerts) {
+    trust(peerCerts, known) {
       const usable: string[] = []
       const prints = new Set([own.fingerprint256])
       for (const pem of peerCerts) {
         if (pem === opts.cert) continue
-        let fingerprint = fingerprints.get(pem)
+        let fingerprint = fingerprints.get(pem) ?? known?.get(pem)
         if (fingerprint === undefined) {
           try {
             fingerprint = new X509Certificate(pem).fingerprint256
@@ -207,8 +208,8 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
             unparsable.add(pem)
             continue
           }
-          fingerprints.set(pem, fingerprint)
         }
+        fingerprints.set(pem, fingerprint)
         prints.add(fingerprint)
         usable.push(pem)
       }

@@ -4,7 +4,6 @@ import { nodeProfileOf, type Identity, type IdentityType } from '../model/index.
 /** The reads of the identities repository the peer list needs. */
 export interface RegisteredIdentities {
   all(type: IdentityType): Identity[]
-  byId(id: string): Identity | undefined
 }
 
 /**
@@ -14,9 +13,12 @@ export interface RegisteredIdentities {
  * here, is no peer: there is no way to reach it, or to know whom a connection from it speaks for.
  */
 export function registeredPeers(identities: RegisteredIdentities): Peer[] {
+  // Two reads, not one per node: the list is made again each time a node is confirmed, 19 times over in each member
+  // of a 20-member network's start.
+  const orgs = new Map(identities.all('org').map((o) => [o.id as string, o]))
   return identities.all('node').flatMap((n) => {
     const profile = nodeProfileOf(n)
-    const org = n.parent ? identities.byId(n.parent) : undefined
+    const org = n.parent ? orgs.get(n.parent) : undefined
     return profile && org ? [{ node: n.did, org: org.name, endpoint: profile.endpoint, cert: profile.cert }] : []
   })
 }

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs'
-import { Wallet } from 'ethers'
 import type { NodeConfig } from '../config.js'
 import { createChain, type BatchPinEvent, type Chain } from '../chain/index.js'
 import { createIpfsStorage } from '../storage/ipfs.js'
@@ -10,6 +9,7 @@ import { DeliveryGate } from '../messaging/delivery-gate.js'
 import { Gate } from '../core/gate.js'
 import { localIdentity, type LocalIdentity } from '../model/index.js'
 import { registeredPeers } from '../identity/peers.js'
+import { addressOfKey } from '../chain/key-address.js'
 import type { NodeStore } from './store.js'
 
 /** Who this member is: its org and node identity, its signing key's address, its p2p endpoint and certificate. */
@@ -61,7 +61,7 @@ export interface PluginCallbacks {
  */
 export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: PluginCallbacks, log: (line: string) => void): Plugins {
   const { state, identities } = store.repos
-  const key = new Wallet(cfg.signingKey).address.toLowerCase()
+  const key = addressOfKey(cfg.signingKey)
   const self: Self = { identity: localIdentity(cfg.org, cfg.node, key), key, cert: readFileSync(cfg.p2p.cert, 'utf8'), p2pUrl: cfg.p2p.endpoint }
   const gates: ControlGates = { deliveries: new DeliveryGate(), chainReads: new Gate(), ipfsReads: new Gate() }
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { openInMemory } from '../../../../node/db/sqljs.js'
 import { StatementCache } from '../../../../node/db/statement-cache.js'
+import { DatabaseError } from '../../../../node/db/errors.js'
 import type { Database as SqlJsDatabase, Statement } from 'sql.js'
 
 function firstValue(stmt: Statement): unknown {
@@ -41,5 +42,30 @@ describe('db: the statement cache evicts the least recently used statement', fun
     expect(firstValue(a.stmt)).to.equal(1)
     cache.clear()
     expect(cache.size).to.equal(0)
+  })
+})
+
+describe('db: the statement cache prepares one statement per text', function () {
+  let db: SqlJsDatabase
+  before(async function () {
+    db = await openInMemory()
+  })
+  after(function () {
+    db.close()
+  })
+
+  it('refuses a text of several statements, or of none, as DB_MISUSE, and takes one with a trailing semicolon', function () {
+    const cache = new StatementCache(db)
+    for (const [sql, why] of [
+      ['SELECT 1; SELECT 2', 'several statements'],
+      ['', 'no statement'],
+      ['  ', 'no statement'],
+      ['-- a comment', 'no statement'],
+      ['/* a comment */;', 'no statement'],
+    ] as const) {
+      expect(() => cache.get(sql), JSON.stringify(sql)).to.throw(DatabaseError, new RegExp(`DB_MISUSE: ${why} in one call`))
+    }
+    expect(firstValue(cache.get('SELECT 7;').stmt)).to.equal(7)
+    expect(firstValue(cache.get("SELECT 'a;b'").stmt)).to.equal('a;b')
   })
 })
