@@ -328,9 +328,10 @@ export class Pass {
       else {
         // By id and hash: another message (or data item) may share an id with one of this batch's.
         const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
-        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts).
+        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts), read only
+        // for a batch that recorded some (batches.carried).
         const carried = new Map<string, Carried>()
-        const recorded = record.local ? undefined : this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx)
+        const recorded = record.carried === true ? this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx) : undefined
         const messages = new Map(manifest.entries.flatMap((e) => {
           const m = rows.get(refKey(e))
           if (!m) return []

@@ -84,6 +84,9 @@ export function storeReceivedBatch(
       carried.push({ batchId: b.id, batchHash: b.hash, id: m.header.id, hash: m.hash, carried: m.pins ? { data: m.data, pins: m.pins } : { data: m.data } })
     }
   }
-  deps.messages.carried.insertMany(tx, carried)
+  if (carried.length > 0) {
+    deps.messages.carried.insertMany(tx, carried)
+    deps.batches.markCarried(tx, b.id, b.hash)
+  }
   return out
 }

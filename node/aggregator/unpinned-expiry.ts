@@ -3,7 +3,7 @@ import type { DataRef } from '../model/index.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import type { MessagesRepo } from '../db/repos/messages.js'
+import { refKey, type MessagesRepo } from '../db/repos/messages.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
 import type { DeliveredBatch, UnpinnedBatchesRepo } from '../db/repos/unpinned-batches.js'
@@ -81,8 +81,9 @@ export class UnpinnedExpiry {
       // What it carried with messages held from other batches: data rows only it may name.
       const recorded = messages.carried.ofBatch(b.id, b.hash, tx)
       const orphans: DataRef[] = [...recorded.values()].flatMap((c) => c.carried.data)
+      const others = messages.carried.others(tx, pending, b.id, b.hash)
       const deleted = pending.filter((m) => {
-        const other = messages.carried.other(tx, m, b.id, b.hash)
+        const other = others.get(refKey(m))
         if (other === undefined) return true
         // Its row now holds what that batch carried, which no longer needs its own record.
         messages.takeCarried(tx, m, other.carried, other.batchId)

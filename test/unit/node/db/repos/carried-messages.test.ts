@@ -38,7 +38,8 @@ forEachEngine('carried messages', (engine) => {
     expect(r.data.messageWith('default', { ...ref, digest: digest('0') })).to.equal(undefined)
     await r.db.transaction((tx) => {
       // Another batch than b2, the same one on every read.
-      expect(r.messages.carried.other(tx, { id: m.header.id, hash: m.hash }, b2, digest('b'))?.batchId).to.equal(b3)
+      const others = r.messages.carried.others(tx, [{ id: m.header.id, hash: m.hash }, { id: m.header.id, hash: digest('7') }], b2, digest('b'))
+      expect([...others.values()].map((c) => c.batchId)).to.deep.equal([b3])
       r.messages.takeCarried(tx, { id: m.header.id, hash: m.hash }, of(b2, 'c', [`${digest('9')}:1`]).carried, b2)
       r.messages.carried.deleteOfBatch(tx, b2, digest('b'), m.header.id)
     })
