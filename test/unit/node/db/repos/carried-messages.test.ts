@@ -36,6 +36,7 @@ forEachEngine('carried messages', (engine) => {
     expect(r.messages.carried.ofBatch(b2, digest('c')).size, 'another batch under the id').to.equal(0)
     expect(r.data.messageWith('default', { ...ref, digest: digest('d') }), 'an item only a further batch carried stays').to.equal(m.header.id)
     expect(r.data.messageWith('default', { ...ref, digest: digest('0') })).to.equal(undefined)
+    expect(r.data.messageWith('other', { ...ref, digest: digest('d') }), 'a record of a message of another namespace').to.equal(undefined)
     await r.db.transaction((tx) => {
       // Another batch than b2, the same one on every read.
       const others = r.messages.carried.others(tx, [{ id: m.header.id, hash: m.hash }, { id: m.header.id, hash: digest('7') }], b2, digest('b'))
