@@ -65,9 +65,12 @@ export class BatchesRepo {
     )
   }
 
-  /** Notes that batch (id, hash) recorded what it carried with messages held from another batch (carried_messages). */
-  markCarried(tx: Tx, id: string, hash: string): void {
-    tx.run('UPDATE batches SET carried = 1 WHERE id = ? AND hash = ? AND local = 0', [id, hash])
+  /**
+   * Notes whether batch (id, hash) holds records of what it carried with messages held from another batch
+   * (carried_messages): set when it writes some, cleared when they are forgotten.
+   */
+  markCarried(tx: Tx, id: string, hash: string, carried = true): void {
+    tx.run('UPDATE batches SET carried = ? WHERE id = ? AND hash = ? AND local = 0', [carried ? 1 : 0, id, hash])
   }
 
   /**
