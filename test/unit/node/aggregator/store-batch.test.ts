@@ -2,10 +2,9 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
-import { makeBatch } from '../../../support/exchange-harness.js'
+import { carriedAgain, makeBatch } from '../../../support/exchange-harness.js'
 import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
-import { newId, type BatchId, type TxId } from '../../../../node/core/ids.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 
 /** A stored batch notes whether it recorded what it carried with messages held from another batch (schema v21). */
@@ -22,9 +21,7 @@ describe('storing a received batch: its carried records', () => {
 
   it('marks only a batch that brought a message held pending from another batch, and records what it carried', async () => {
     const first = makeBatch('org0', 1)
-    const data = [{ ...first.data[0]!, validator: 'none' }]
-    const again = { ...first, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
-    const second = { ...again, hash: sealManifest(again).hash }
+    const second = carriedAgain(first)
     expect(await stored(first), 'all new').to.equal(undefined)
     await stored(second)
     expect(r.batches.byIdHash(first.id, first.hash)!.carried).to.equal(undefined)

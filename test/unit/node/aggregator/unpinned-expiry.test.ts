@@ -4,13 +4,13 @@ import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
-import { makeBatch } from '../../../support/exchange-harness.js'
+import { carriedAgain, makeBatch } from '../../../support/exchange-harness.js'
 import { UnpinnedExpiry } from '../../../../node/aggregator/unpinned-expiry.js'
 import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
-import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core/ids.js'
+import type { Hash } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 
@@ -138,9 +138,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
   it('keeps a pending message another batch of its author carries too, as that batch carried it', async () => {
     const lone = makeBatch('org0', 1)
     // The same message (id and hash) again in a pinned batch, carrying its data item with another validator.
-    const data = [{ ...lone.data[0]!, validator: 'none' }]
-    const again = { ...lone, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
-    const pinned = { ...again, hash: sealManifest(again).hash }
+    const pinned = carriedAgain(lone)
     await stored(lone)
     await stored(pinned)
     await pin(pinned)
@@ -161,9 +159,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
 
   it('deleting a batch that only carried a message held pending from another batch deletes what it alone carried', async () => {
     const first = makeBatch('org0', 1)
-    const data = [{ ...first.data[0]!, validator: 'none' }]
-    const again = { ...first, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
-    const lone = { ...again, hash: sealManifest(again).hash }
+    const lone = carriedAgain(first)
     await stored(first)
     await pin(first)
     await stored(lone)
@@ -177,9 +173,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
 
   it('a batch bringing a message decided already stores nothing of what it carried with it', async () => {
     const first = makeBatch('org0', 1)
-    const data = [{ ...first.data[0]!, validator: 'none' }]
-    const again = { ...first, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
-    const late = { ...again, hash: sealManifest(again).hash }
+    const late = carriedAgain(first)
     await stored(first)
     await r.db.transaction((tx) => r.messages.confirmMany(tx, first.messages.map((m) => ({ id: m.header.id, hash: m.hash })), first.id, first.tx.id, now()))
     const before = dataRows()
