@@ -9,8 +9,9 @@ const hash = (c: string) => c.repeat(64) as Hash
 
 /**
  * Version 20 adds what further batches carried with a message held already, and has the broadcast batches fetched
- * again whose pending messages name this member's own item (a reference without a digest, from version 18): stored
- * again, their items are read as those batches carried them. Nothing else changes.
+ * again, by id and hash, whose pending messages name this member's own item (a reference without a digest, from
+ * version 18) or that carried a message pending from another batch: stored again, their items are read as those
+ * batches carried them. Nothing else changes.
  */
 forEachEngine('db: schema v20, messages as each batch carried them', (engine) => {
   const temp = new TempDirs()
