@@ -79,23 +79,9 @@ export interface ApiMessage {
   state: string
   confirmed?: string
   rejectReason?: string
-  data: { id: string; hash: string }[]
+  /** With `fetchdigests` (events only, Parley-only): the digest of what each item's batch carried with it. */
+  data: { id: string; hash: string; digest?: string }[]
   pins?: string[]
-}
-
-/** A data item as the member API presents it (the parts these tools read). */
-export interface ApiData {
-  id: string
-  hash: string
-  validator: string
-  created: string
-  datatype?: { name: string; version: string }
-  blob?: { hash: string; size: number; name: string; public?: string }
-}
-
-/** The data items of message (id, hash) as the member holds them (`GET messages/{id}/data?hash=`). */
-export function messageData(m: Pick<MemberDescription, 'org' | 'api'>, ns: string, id: string, hash: string): Promise<ApiData[]> {
-  return memberGet<ApiData[]>(m, `${nsPath(ns)}/messages/${encodeURIComponent(id)}/data?hash=${encodeURIComponent(hash)}`, 30_000)
 }
 
 export interface ApiEvent {
@@ -127,15 +113,16 @@ const PAGE = 1000
 /**
  * The member's settled messages of a namespace (message_confirmed and message_rejected events, with the message),
  * in its confirmation order: read a page at a time by event sequence, so a long history costs one request per
- * thousand events and a page boundary never skips or repeats one.
+ * thousand events and a page boundary never skips or repeats one. `digests`: each message's data items with the
+ * digests of what their batches carried (Parley's `fetchdigests`).
  */
-export async function settledEvents(m: MemberDescription, ns: string, after = 0): Promise<ApiEvent[]> {
+export async function settledEvents(m: Pick<MemberDescription, 'org' | 'api'>, ns: string, after = 0, digests = false): Promise<ApiEvent[]> {
   const out: ApiEvent[] = []
   let last = after
   for (;;) {
     const page = await memberGet<ApiEvent[]>(
       m,
-      `${nsPath(ns)}/events?type=message_confirmed&type=message_rejected&sequence=%3E${last}&sort=sequence&limit=${PAGE}&fetchreferences=true`,
+      `${nsPath(ns)}/events?type=message_confirmed&type=message_rejected&sequence=%3E${last}&sort=sequence&limit=${PAGE}&fetchreferences=true${digests ? '&fetchdigests=true' : ''}`,
       30_000,
     )
     out.push(...page)

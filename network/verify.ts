@@ -7,7 +7,8 @@
  * messages by their nonces (the masked pins), so two authors' messages may settle in either order, as in FireFly. No
  * member confirms a message twice, and every member holds the same message (header hash) and data for it: ids and
  * hashes, and the fields a batch carries with each item that its hash does not cover (validator, datatype, creation
- * time, blob name and size, and a broadcast's blob reference), as `GET messages/{id}/data?hash=` answers them.
+ * time, blob name and size, and a broadcast's blob reference), compared by their digests, which the pages of events
+ * verify reads carry (`fetchdigests`, docs/api.md): no request per message.
  *
  * The work is split in two: `collect` reads the network (every member's settled messages, from its event log a page
  * at a time, and the chain's BatchPin logs), and `compare` is a pure function of what was read, so that its verdicts
@@ -20,7 +21,6 @@
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { chainPins, discoverNamespaces, memberGet, nsPath, pendingMessages, pinnedByItsKey, settledEvents, type ApiBatch, type ApiMessage, type ChainPin } from './inspect.js'
-import { readCarried } from './verify-carried.js'
 
 /** What verify knows of one message, as one member holds it. */
 export interface MessageView {
@@ -38,11 +38,14 @@ export interface MessageView {
   state: string
 }
 
-/** A message's data item as one member holds it: its id and hash, and (once read: verify-carried.ts) what its batch carried. */
+/**
+ * A message's data item as one member holds it: its id and hash, and the digest of the fields its batch carried with
+ * it (`fetchdigests`, docs/api.md; a private message's blob reference left out).
+ */
 export interface DataView {
   id: string
   hash: string
-  carried?: string
+  digest?: string
 }
 
 /** What verify knows a message by: its id and its hash (two messages may share an id). */
@@ -199,7 +202,7 @@ export function compare(input: VerifyInput, opts: Pick<VerifyOptions, 'allowBehi
     if (versions.size > 1) {
       const parts = [...versions].map(([f, orgs]) => {
         const v = JSON.parse(f) as { hash: string; datahash: string; data: DataView[] }
-        return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}${x.carried ? ` (${x.carried})` : ''}`).join(' ')}`
+        return `${orgs.join(', ')}: hash ${short(v.hash)}, datahash ${short(v.datahash)}, data ${v.data.map((x) => `${short(x.id)}=${short(x.hash)}${x.digest ? ` (carried ${short(x.digest)})` : ''}`).join(' ')}`
       })
       differences.push({ kind: 'hash', ...about(id), detail: `message ${id} differs between members: ${parts.join('; ')}` })
     }
@@ -362,7 +365,7 @@ async function readMember(m: MemberDescription, namespaces: readonly string[], u
   if (unreachable !== undefined) return { ...view, unreachable }
   try {
     for (const ns of namespaces) {
-      for (const e of await settledEvents(m, ns)) {
+      for (const e of await settledEvents(m, ns, 0, true)) {
         // The event's message is the one its verdict was about (by id and hash), as the member enriches it.
         const key = e.message ? messageKey(e.reference, e.message.hash) : e.reference
         view.settled.push({ id: key, outcome: e.type === 'message_rejected' ? 'rejected' : 'confirmed', sequence: e.sequence })
@@ -373,7 +376,6 @@ async function readMember(m: MemberDescription, namespaces: readonly string[], u
         if (!view.messages.has(key)) view.messages.set(key, messageView(msg))
       }
     }
-    await readCarried(m, view)
   } catch (err) {
     return { ...view, settled: [], messages: new Map(), unreachable: (err as Error).message }
   }
@@ -393,7 +395,7 @@ export function messageView(msg: ApiMessage): MessageView {
     ...(msg.batch ? { batch: msg.batch } : {}),
     hash: msg.hash,
     datahash: msg.header.datahash,
-    data: msg.data.map((x) => ({ id: x.id, hash: x.hash })),
+    data: msg.data.map((x) => ({ id: x.id, hash: x.hash, ...(x.digest ? { digest: x.digest } : {}) })),
     state: msg.state,
   }
 }

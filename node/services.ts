@@ -15,6 +15,7 @@ import type { NetworkMap } from './identity/network-map.js'
 import type { Namespaces } from './namespace/namespaces.js'
 import type { DataPublisher } from './data/publish.js'
 import type { DataRemover } from './data/delete.js'
+import type { DataDigest } from './data/digests.js'
 import type {
   BatchRecord,
   BlockchainEventQuery,
@@ -70,6 +71,8 @@ export interface NodeQueries {
     /** Bytes of the values of these data items. */
     valueBytes(refs: readonly DataRef[]): number
   }
+  /** Each message's data with the digests of what it carried (data/digests.ts), one read for them all. */
+  dataDigests(messages: readonly Message[]): Map<Message, DataDigest[]>
   datatypes: { byId(id: string): Datatype | undefined; byNameVersion(namespace: string, name: string, version: string): Datatype | undefined; list(namespace: string, q: CollectionQuery): Datatype[] }
   events: {
     list(q: EventQuery): NodeEvent[]

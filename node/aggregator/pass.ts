@@ -9,6 +9,7 @@ import type { StandingQueues } from './standing.js'
 import { refKey, type PinnedRef } from '../db/repos/messages.js'
 import { asCarried, type Carried } from '../db/repos/carried-messages.js'
 import { orderingOf } from './ordering.js'
+import { forgetCarried, takeCarried } from './forget-carried.js'
 import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
 import { StepAllowance } from '../data/validation-budget.js'
@@ -137,6 +138,8 @@ export class Pass {
       if (settled) for (let i = settled.range.from; i <= settled.range.to; i++) done.add(settled.pins.get(i)?.seq ?? -1)
     }
     this.flush()
+    const decided = (m: Message): boolean => m.state !== 'pending' || this.settled.has(refKey({ id: m.header.id, hash: m.hash }))
+    for (const view of this.views.values()) if (view) forgetCarried(this.deps, this.tx, view, decided)
     return this.result
   }
 
@@ -174,7 +177,7 @@ export class Pass {
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
     const carried = view.carried.get(entry.id)
-    if (carried) this.deps.messages.takeCarried(this.tx, { id: message.header.id, hash: message.hash }, carried, view.record.id)
+    if (carried) takeCarried(this.deps, this.tx, { id: message.header.id, hash: message.hash }, carried, view.record.id)
     this.settled.add(key)
     this.result.waits.delete(key)
     this.leave(view, range)
@@ -328,9 +331,10 @@ export class Pass {
       else {
         // By id and hash: another message (or data item) may share an id with one of this batch's.
         const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
-        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts).
+        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts), read only
+        // for a batch that recorded some (batches.carried).
         const carried = new Map<string, Carried>()
-        const recorded = record.local ? undefined : this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx)
+        const recorded = record.carried === true ? this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx) : undefined
         const messages = new Map(manifest.entries.flatMap((e) => {
           const m = rows.get(refKey(e))
           if (!m) return []

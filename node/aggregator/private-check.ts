@@ -3,6 +3,7 @@ import { errorMessage } from '../core/errors.js'
 import type { Hash } from '../core/ids.js'
 import type { Tx } from '../db/database.js'
 import type { NextPinsRepo } from '../db/repos/nextpins.js'
+import type { PinsRepo } from '../db/repos/pins.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BatchRecord, Message, Pin, Wait } from '../model/index.js'
@@ -21,10 +22,11 @@ export type PrivateOutcome = { kind: 'ok'; advance: (tx: Tx) => void } | { kind:
  * nonce)`, the pin on chain at its index must be that hash, and the nonce must be the next one this member expects
  * for (privateContext(ti, g), author). A later nonce waits (its predecessor has not been settled: a missing delivery
  * holds exactly its own topic in its own group, from its own author); an earlier one was used already and is
- * refused. A member outside the group never sees the batch, so its pins simply stay unread there.
+ * refused. A pin on chain twice (two batches of the author carrying it) is decided by its first: a later one waits
+ * while the first's batch is not here, so no member decides it by whichever batch happened to arrive first. A member outside the group never sees the batch, so its pins simply stay unread there.
  */
 export class PrivateChecks {
-  constructor(private readonly deps: { nextpins: NextPinsRepo; groups: GroupsRepo; identities: IdentitiesRepo }) {}
+  constructor(private readonly deps: { nextpins: NextPinsRepo; pins: PinsRepo; groups: GroupsRepo; identities: IdentitiesRepo }) {}
 
   /** `chainPins[i]`: the pin on chain for the message's i-th topic. Reads only, inside `tx` when given. */
   check(tx: Tx | undefined, message: Message, batch: BatchRecord, chainPins: readonly (Pin | undefined)[]): PrivateOutcome {
@@ -51,6 +53,14 @@ export class PrivateChecks {
       if (pin.nonce < next) return { kind: 'reject', reason: `nonce ${pin.nonce} on topic ${topic} was already used by ${h.author} in this group (next is ${next})` }
       // An earlier message of the author on this topic in this group (nonce `next`) is not here or not settled yet.
       if (pin.nonce > next) return { kind: 'wait', wait: { reason: 'blocked', by: 'nonce', topic, group, author: h.author, nonce: next } }
+      // The same pin may be on chain twice, for two batches of its author (the message sent again, or another message
+      // at this nonce): the first pinned decides, whichever batch arrived first here. Its batch not here (or not
+      // decided yet) holds this one back, as a broadcast pin holds its topic; decided, it took the nonce.
+      const first = this.deps.pins.firstPrivate(expected, onChain.signer, tx)
+      if (first !== undefined && first.pin.seq < onChain.seq) {
+        if (!first.held || !first.pin.dispatched) return { kind: 'wait', wait: { reason: 'blocked', by: 'topic', topic, context: expected, blocker: first.pin.seq } }
+        return { kind: 'reject', reason: `nonce ${pin.nonce} on topic ${topic} was taken by batch ${first.pin.batchId}, pinned before it with the same pin` }
+      }
       advance.push({ context, nonce: pin.nonce })
     }
     // The groupinit defines its group (its handler checks and stores it); any other message needs the group here.

@@ -53,9 +53,8 @@ export function storeReceivedBatch(
     received: now(),
   })
   const rows = receivedRows(b)
-  const newData = deps.data.insertMany(tx, rows.data, false)
   const newMessages = deps.messages.insertMany(tx, rows.messages, false)
-  if (newData === rows.data.length && newMessages === rows.messages.length) {
+  if (newMessages === rows.messages.length && deps.data.insertMany(tx, rows.data, false) === rows.data.length) {
     // Handed to the aggregator in memory, here in the same synchronous step as the inserts, so that no store of
     // another batch can come between them.
     deps.recent?.received(b, manifest, rows)
@@ -67,6 +66,12 @@ export function storeReceivedBatch(
     b.messages.map((m) => ({ id: m.header.id, hash: m.hash })),
     tx,
   )
+  if (newMessages !== rows.messages.length) {
+    // This batch decides nothing of a message decided already: what it carried with one is not stored (no message
+    // would name those rows, and nothing would ever delete them). The others' data, pending here, is.
+    const needed = new Set(rows.messages.flatMap((m) => (held.get(refKey({ id: m.header.id, hash: m.hash }))?.state === 'pending' ? m.data.map(refKey) : [])))
+    deps.data.insertMany(tx, rows.data.filter((d) => needed.has(refKey(d))), false)
+  }
   const carried: CarriedMessage[] = []
   const out = new Map<string, Message>()
   for (const m of rows.messages) {
@@ -79,6 +84,9 @@ export function storeReceivedBatch(
       carried.push({ batchId: b.id, batchHash: b.hash, id: m.header.id, hash: m.hash, carried: m.pins ? { data: m.data, pins: m.pins } : { data: m.data } })
     }
   }
-  deps.messages.carried.insertMany(tx, carried)
+  if (carried.length > 0) {
+    deps.messages.carried.insertMany(tx, carried)
+    deps.batches.markCarried(tx, b.id, b.hash)
+  }
   return out
 }

@@ -1,8 +1,9 @@
 import type { Hash } from '../core/ids.js'
+import type { DataRef } from '../model/index.js'
 import type { Database } from '../db/database.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { DataRepo } from '../db/repos/data.js'
-import type { MessagesRepo } from '../db/repos/messages.js'
+import { refKey, type MessagesRepo } from '../db/repos/messages.js'
 import type { PinsRepo } from '../db/repos/pins.js'
 import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
 import type { DeliveredBatch, UnpinnedBatchesRepo } from '../db/repos/unpinned-batches.js'
@@ -76,27 +77,39 @@ export class UnpinnedExpiry {
       // Stored before arrival times were recorded: not known to be old, kept.
       // Only its own key's pins make it pinned: a squatter pinning its id must not keep it for ever.
       if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).length > 0 || repo.hasDecided(tx, b)) return false
-      const pending = repo.pendingOf(tx, b)
+      const { pending, shared } = repo.pendingOf(tx, b)
+      // What it carried with messages held from other batches: data rows only it may name.
+      const recorded = messages.carried.ofBatch(b.id, b.hash, tx)
+      const orphans: DataRef[] = [...recorded.values()].flatMap((c) => c.carried.data)
+      const others = messages.carried.others(tx, pending, b.id, b.hash)
       const deleted = pending.filter((m) => {
-        const other = messages.carried.other(tx, m, b.id, b.hash)
+        const other = others.get(refKey(m))
         if (other === undefined) return true
         // Its row now holds what that batch carried, which no longer needs its own record.
         messages.takeCarried(tx, m, other.carried, other.batchId)
         messages.carried.deleteOfBatch(tx, other.batchId, other.batchHash, m.id)
+        orphans.push(...m.data)
         return false
       })
+      // A message the other batch under its id lists too stays; its row, holding what this batch carried, takes what
+      // that one did when it carried otherwise.
+      for (const m of shared) {
+        const twin = messages.carried.ofBatch(b.id, m.twin, tx).get(m.id)
+        if (twin === undefined || twin.hash !== m.hash) continue
+        messages.takeCarried(tx, m, twin.carried, b.id)
+        messages.carried.deleteOfBatch(tx, b.id, m.twin, m.id)
+        orphans.push(...m.data)
+      }
       repo.deleteBatch(tx, b, deleted)
       messages.carried.deleteOfBatch(tx, b.id, b.hash)
-      for (const m of pending) {
-        for (const ref of m.data) {
-          const d = data.byRef(ref, tx)
-          if (!d || data.messageWith(d.namespace, ref, tx) !== undefined) continue
-          const { blobStillUsed } = data.delete(tx, d)
-          if (d.blob && !blobStillUsed && blobs.has(d.blob.hash, tx)) {
-            blobs.delete(tx, d.blob.hash)
-            received.delete(tx, d.blob.hash)
-            freed.push(d.blob.hash)
-          }
+      for (const ref of [...deleted.flatMap((m) => m.data), ...orphans]) {
+        const d = data.byRef(ref, tx)
+        if (!d || data.messageWith(d.namespace, ref, tx) !== undefined) continue
+        const { blobStillUsed } = data.delete(tx, d)
+        if (d.blob && !blobStillUsed && blobs.has(d.blob.hash, tx)) {
+          blobs.delete(tx, d.blob.hash)
+          received.delete(tx, d.blob.hash)
+          freed.push(d.blob.hash)
         }
       }
       return true

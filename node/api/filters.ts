@@ -2,7 +2,7 @@ import type { ParsedUrlQuery } from 'node:querystring'
 import type { Filter, FilterCondition, FilterOp } from '../model/index.js'
 
 /** Query parameters that are not filters. */
-const RESERVED = new Set(['limit', 'skip', 'sort', 'count', 'descending', 'ascending', 'pending', 'fetchdata', 'data', 'confirm', 'fetchreferences', 'fetchreference', 'fetchstatus', 'fetchverifiers'])
+const RESERVED = new Set(['limit', 'skip', 'sort', 'count', 'descending', 'ascending', 'pending', 'fetchdata', 'data', 'confirm', 'fetchreferences', 'fetchreference', 'fetchdigests', 'fetchstatus', 'fetchverifiers'])
 
 /** Longest first, so `>=` is not read as `>` followed by a value starting with `=`. */
 const OPERATORS: [string, FilterOp][] = [

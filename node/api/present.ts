@@ -7,6 +7,7 @@ import type { NamespaceView } from '../namespace/namespaces.js'
 import type { EventRenderer } from '../events/index.js'
 import type { TransactionStatus } from '../operations/transaction-status.js'
 import type { NodeStatus } from '../services.js'
+import type { DataDigest } from '../data/digests.js'
 
 type Obj = { [key: string]: GoJsonValue }
 
@@ -14,7 +15,7 @@ type Obj = { [key: string]: GoJsonValue }
  * A message as the API shows it, FireFly's shape. `topic` is emitted beside `topics` where Parley's API spells
  * it that way (query responses, events), and `batchID` beside `batch` in events.
  */
-export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[] } = {}): Obj {
+export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchIdAlias?: boolean; data?: Data[]; digests?: readonly DataDigest[] } = {}): Obj {
   const h = m.header
   // Field by field, in FireFly's order, rather than from spreads (event deliveries present thousands a second).
   // Without the alias the header is exactly its batch form, which a send has just written (see headerJsonText).
@@ -27,7 +28,8 @@ export function presentMessage(m: Message, opts: { topicAlias?: boolean; batchId
   o.state = m.state
   if (m.confirmed) o.confirmed = m.confirmed
   if (m.rejectReason) o.rejectReason = m.rejectReason
-  o.data = opts.data ? opts.data.map(presentInlineData) : m.data.map((r) => ({ id: r.id, hash: r.hash }))
+  // `digests`: Parley's `fetchdigests` (docs/api.md), in place of FireFly's references.
+  o.data = opts.data ? opts.data.map(presentInlineData) : opts.digests ? opts.digests.map((d) => (d.digest === undefined ? { id: d.id, hash: d.hash } : { id: d.id, hash: d.hash, digest: d.digest })) : m.data.map((r) => ({ id: r.id, hash: r.hash }))
   if (m.pins) o.pins = m.pins
   else if (opts.topicAlias) o.pins = h.topics.map((t) => broadcastContext(t))
   if (m.idempotencyKey) o.idempotencyKey = m.idempotencyKey
@@ -246,8 +248,9 @@ export function eventRenderer(opts: { contract: string }, message: (m: Message) 
   }
 }
 
-function presentEventMessage(m: Message): Obj {
-  return presentMessage(m, { topicAlias: true, batchIdAlias: true })
+/** An event's message; with `digests` (`fetchdigests`, Parley-only), its data items' digests beside their ids and hashes. */
+export function presentEventMessage(m: Message, digests?: readonly DataDigest[]): Obj {
+  return presentMessage(m, { topicAlias: true, batchIdAlias: true, ...(digests ? { digests } : {}) })
 }
 
 /**

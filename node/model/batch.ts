@@ -74,6 +74,8 @@ export interface BatchRecord {
   pinSent?: Timestamp
   /** Another member's batch: when this member stored it. */
   received?: Timestamp
+  /** Another member's batch that brought messages held from another batch: what it carried is recorded (schema v21). */
+  carried?: boolean
 }
 
 /** A batch as it travels: the JSON written to shared storage (broadcast) or sent peer to peer (private). */

@@ -80,7 +80,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
       datatypeDefinitionHandler({ datatypes, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq) }),
       groupinitHandler({ groups, identities, claimPending: (tx, did, seq) => claimPendingBefore(pins, tx, did, seq), signerPending: (tx, key, seq) => pins.earlierUndispatchedBySigner(tx, key, seq) }),
     ],
-    privateChecks: new PrivateChecks({ nextpins, groups, identities }),
+    privateChecks: new PrivateChecks({ nextpins, pins, groups, identities }),
     wantBlob: (b) => blobFetcher.want(b),
     log,
     onOutcome: ({ confirmed, rejected, events: written }) => {

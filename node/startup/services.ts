@@ -5,6 +5,7 @@ import { DataUploader } from '../data/upload.js'
 import { MessageTracer } from '../trace/trace.js'
 import { DataPublisher } from '../data/publish.js'
 import { DataRemover } from '../data/delete.js'
+import { dataDigests } from '../data/digests.js'
 import { NetworkMap } from '../identity/network-map.js'
 import { Namespaces } from '../namespace/namespaces.js'
 import type { Timestamp } from '../core/time.js'
@@ -32,6 +33,7 @@ export function apiServices(cfg: NodeConfig, store: NodeStore, plugins: Plugins,
   const query: NodeQueries = {
     messages,
     data,
+    dataDigests: (list) => dataDigests(list, (refs) => data.byRefs(refs)),
     datatypes,
     events: { list: (q) => events.list(q), enrich: enrichEvents },
     batches,

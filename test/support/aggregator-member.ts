@@ -160,7 +160,7 @@ export class AggregatorMember {
       ...r,
       validator: new DataValidatorImpl(() => undefined),
       definitions: [identityClaimHandler(r.identities, () => {}, (tx, seq) => r.pins.lastOfEvent(tx, seq))],
-      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities }),
+      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities }),
       log,
       onOutcome: () => {},
     })

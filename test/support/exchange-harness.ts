@@ -86,6 +86,15 @@ export function makeBatch(org: string, count = 2): BatchPayload {
   return { ...b, hash: sealManifest(b).hash }
 }
 
+/**
+ * The same messages (ids and hashes) again in another batch of their author, carrying their data items with another
+ * validator, which neither a data hash nor a message hash covers.
+ */
+export function carriedAgain(b: BatchPayload): BatchPayload {
+  const again = { ...b, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data: b.data.map((d) => ({ ...d, validator: 'none' })) }
+  return { ...again, hash: sealManifest(again).hash }
+}
+
 export interface RawAnswer {
   status: number
   body: string

@@ -2,7 +2,7 @@ import type { ApiRouter } from '../router.js'
 import type { NodeServices } from '../../services.js'
 import { sendJson } from '../body.js'
 import { boolParam, parsePaging, single } from '../query.js'
-import { eventRenderer, presentBatch, presentEvent } from '../present.js'
+import { eventRenderer, presentBatch, presentEvent, presentEventMessage } from '../present.js'
 import { andEquals, parseFilter } from '../filters.js'
 import { ParleyError } from '../../core/errors.js'
 import { parseHash, parseUuid } from '../../core/ids.js'
@@ -22,6 +22,7 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
         sort: { description: '`sequence` (or `+sequence`) lists oldest first' },
         ascending: flag('Oldest first'),
         fetchreferences: flag('Include the object each event refers to (message, datatype, identity, transaction, blockchain event)'),
+        fetchdigests: flag('Parley-only, with `fetchreferences`: each message\'s data as `[{id, hash, digest}]`, the digest of the fields its batch carried with the item'),
       },
       paging: true,
       filters: EVENT_FIELDS,
@@ -35,8 +36,12 @@ export function eventRoutes(r: ApiRouter<NodeServices>): void {
       const filter = parseFilter(q)
       const events = s.query.events.list({ namespace: ns, ...(filter ? { filter } : {}), ...paging, ascending })
       // The referred objects of the whole page are read with one query per kind, not one read per event.
-      if (boolParam(q, 'fetchreferences') ?? false) sendJson(ctx, 200, s.query.events.enrich(events).map(eventRenderer({ contract: s.config.chain.contract })))
-      else sendJson(ctx, 200, events.map(presentEvent))
+      if (boolParam(q, 'fetchreferences') ?? false) {
+        const enriched = s.query.events.enrich(events)
+        const digests = (boolParam(q, 'fetchdigests') ?? false) ? s.query.dataDigests(enriched.flatMap((e) => (e.refs.message ? [e.refs.message] : []))) : undefined
+        const render = eventRenderer({ contract: s.config.chain.contract }, digests ? (m) => presentEventMessage(m, digests.get(m)) : undefined)
+        sendJson(ctx, 200, enriched.map(render))
+      } else sendJson(ctx, 200, events.map(presentEvent))
     },
   )
 

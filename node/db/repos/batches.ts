@@ -27,6 +27,7 @@ interface Row {
   uploaded: string | null
   pin_sent: string | null
   received: string | null
+  carried: number
   [k: string]: string | number | null
 }
 
@@ -62,6 +63,14 @@ export class BatchesRepo {
         ...(received ? [b.received!] : []),
       ],
     )
+  }
+
+  /**
+   * Notes whether batch (id, hash) holds records of what it carried with messages held from another batch
+   * (carried_messages): set when it writes some, cleared when they are forgotten.
+   */
+  markCarried(tx: Tx, id: string, hash: string, carried = true): void {
+    tx.run('UPDATE batches SET carried = ? WHERE id = ? AND hash = ? AND local = 0', [carried ? 1 : 0, id, hash])
   }
 
   /**
@@ -190,5 +199,6 @@ function fromRow(r: Row): BatchRecord {
     ...(r.uploaded ? { uploaded: r.uploaded as Timestamp } : {}),
     ...(r.pin_sent ? { pinSent: r.pin_sent as Timestamp } : {}),
     ...(r.received ? { received: r.received as Timestamp } : {}),
+    ...(Number(r.carried) === 1 ? { carried: true } : {}),
   }
 }

@@ -1,5 +1,5 @@
 import type { Database, Tx } from '../database.js'
-import { insertRows } from '../in-list.js'
+import { alsoIn, IN_LIST, inList, insertRows } from '../in-list.js'
 import type { DataRef, Message } from '../../model/index.js'
 
 /** What a batch carried with a message besides its header: its data references (with their digests) and its pins. */
@@ -76,13 +76,23 @@ export class CarriedMessages {
     return new Map(rows.map((r) => [r.message_id, fromRow(r)]))
   }
 
-  /** Another batch than (batchId, batchHash) that carried message (id, hash), if any: the same one on every read. */
-  other(tx: Tx, ref: { id: string; hash: string }, batchId: string, batchHash: string): CarriedMessage | undefined {
-    const r = tx.get<Row>(
-      'SELECT * FROM carried_messages WHERE message_id = ? AND message_hash = ? AND NOT (batch_id = ? AND batch_hash = ?) ORDER BY batch_id, batch_hash LIMIT 1',
-      [ref.id, ref.hash, batchId, batchHash],
+  /**
+   * For each of `refs`, another batch than (batchId, batchHash) that carried that message, if any: the same one on
+   * every read (the first by batch id and hash). One read for them all, by `id/hash` (messages.ts refKey).
+   */
+  others(tx: Tx, refs: readonly { id: string; hash: string }[], batchId: string, batchHash: string): Map<string, CarriedMessage> {
+    const out = new Map<string, CarriedMessage>()
+    if (refs.length === 0) return out
+    const rows = tx.all<Row>(
+      `SELECT * FROM carried_messages WHERE message_id ${IN_LIST} AND ${alsoIn('message_hash')} AND NOT (batch_id = ? AND batch_hash = ?) ORDER BY batch_id, batch_hash`,
+      [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))]), batchId, batchHash],
     )
-    return r && fromRow(r)
+    const wanted = new Set(refs.map((r) => `${r.id}/${r.hash}`))
+    for (const r of rows) {
+      const key = `${r.message_id}/${r.message_hash}`
+      if (wanted.has(key) && !out.has(key)) out.set(key, fromRow(r))
+    }
+    return out
   }
 
   /** Forgets what batch (id, hash) carried: it is deleted, or the message row now holds it. */

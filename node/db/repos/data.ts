@@ -170,19 +170,32 @@ export class DataRepo {
   }
 
   /**
-   * A message of the namespace that carries the data item (by id and hash), if any, or that a further batch carried it
-   * with (schema v20). Messages list their data in a JSON column, so this reads the namespace's messages: it serves a
-   * deletion and the expiry of an unpinned batch, not a read by id.
+   * A message of the namespace that names the data item, if any, or that a further batch carried it with (schema
+   * v20). A reference with a digest names a received row (id, hash, digest); one without names this member's own
+   * item, which only a reference without a digest names (a received message's copy of it has one). Messages list
+   * their data in a JSON column, so this reads the namespace's messages: it serves a deletion and the expiry of an
+   * unpinned batch, not a read by id.
    */
   messageWith(namespace: string, ref: DataRef, tx?: Tx): string | undefined {
-    const params = [`"${ref.id}"`, `"${ref.hash}"`]
-    // A received row also by its digest: another message may carry the same id and hash with other fields.
-    if (ref.digest !== undefined) params.push(`"${ref.digest}"`)
-    const carries = `instr(data, ?) > 0 AND instr(data, ?) > 0${ref.digest === undefined ? '' : ' AND instr(data, ?) > 0'}`
     const db = tx ?? this.db
+    const [id, hash] = [`"${ref.id}"`, `"${ref.hash}"`]
+    if (ref.digest === undefined) {
+      return db.get<{ id: string }>(
+        `SELECT m.id FROM messages m, json_each(m.data) j
+          WHERE m.namespace = ? AND instr(m.data, ?) > 0 AND instr(m.data, ?) > 0
+            AND json_extract(j.value, '$.id') = ? AND json_extract(j.value, '$.hash') = ? AND json_extract(j.value, '$.digest') IS NULL LIMIT 1`,
+        [namespace, id, hash, ref.id, ref.hash],
+      )?.id
+    }
+    // A received row also by its digest: another message may carry the same id and hash with other fields.
+    const params = [id, hash, `"${ref.digest}"`]
     return (
-      db.get<{ id: string }>(`SELECT id FROM messages WHERE namespace = ? AND ${carries} LIMIT 1`, [namespace, ...params])?.id ??
-      db.get<{ id: string }>(`SELECT message_id AS id FROM carried_messages WHERE ${carries} LIMIT 1`, params)?.id
+      db.get<{ id: string }>('SELECT id FROM messages WHERE namespace = ? AND instr(data, ?) > 0 AND instr(data, ?) > 0 AND instr(data, ?) > 0 LIMIT 1', [namespace, ...params])?.id ??
+      db.get<{ id: string }>(
+        `SELECT c.message_id AS id FROM carried_messages c JOIN messages m ON m.id = c.message_id AND m.hash = c.message_hash
+          WHERE m.namespace = ? AND instr(c.data, ?) > 0 AND instr(c.data, ?) > 0 AND instr(c.data, ?) > 0 LIMIT 1`,
+        [namespace, ...params],
+      )?.id
     )
   }
 

@@ -101,6 +101,20 @@ export class PinsRepo {
   }
 
   /**
+   * The first pin on chain of masked hash `hash` signed by `signer`, leaving out pins of batches refused here, and
+   * whether its batch is held here: two batches of one author may carry the same private pin (the same message sent
+   * twice, or two messages at one nonce), and the first pinned decides it. One probe of `pins_hash`, plus the batch.
+   */
+  firstPrivate(hash: Hash, signer: string, tx?: Tx): { pin: Pin; held: boolean } | undefined {
+    const r = (tx ?? this.db).get<Row & { state: string | null }>(
+      `SELECT p.*, b.state FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
+        WHERE p.hash = ? AND p.signer = ? AND (b.state IS NULL OR b.state <> 'refused') ORDER BY p.seq LIMIT 1`,
+      [hash, signer],
+    )
+    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined }
+  }
+
+  /**
    * The pins that decide the messages of batch (id, hash): those its own key signed, by index (one per index: a
    * signer's second pin of a batch is not stored). Pins of other signers, or naming another hash, decide nothing of it.
    */

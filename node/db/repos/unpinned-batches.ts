@@ -79,23 +79,30 @@ export class UnpinnedBatchesRepo {
 
   /**
    * The batch's pending messages: those of its manifest stored with its id, less any that another batch under the same
-   * id lists too (its author may have delivered two versions of a batch: the other one, pinned, still needs them).
+   * id lists too (its author may have delivered two versions of a batch: the other one, pinned, still needs them);
+   * those are `shared`, each with the hash of that other batch (the first by hash).
    */
-  pendingOf(tx: Tx, b: DeliveredBatch): PendingOfBatch[] {
-    const shared = new Set(
-      tx
-        .all<{ manifest: string }>('SELECT manifest FROM batches WHERE id = ? AND hash != ?', [b.id, b.hash])
-        .flatMap((r) => manifestRefs(r.manifest).map(refKey)),
-    )
-    const own = b.messages.filter((m) => !shared.has(refKey(m)))
-    if (own.length === 0) return []
-    return tx
+  pendingOf(tx: Tx, b: DeliveredBatch): { pending: PendingOfBatch[]; shared: (PendingOfBatch & { twin: Hash })[] } {
+    const twins = new Map<string, Hash>()
+    for (const r of tx.all<{ hash: string; manifest: string }>('SELECT hash, manifest FROM batches WHERE id = ? AND hash != ? ORDER BY hash', [b.id, b.hash])) {
+      for (const m of manifestRefs(r.manifest)) if (!twins.has(refKey(m))) twins.set(refKey(m), r.hash as Hash)
+    }
+    if (b.messages.length === 0) return { pending: [], shared: [] }
+    const rows = tx
       .all<{ id: string; hash: string; data: string }>(`SELECT id, hash, data FROM messages WHERE local = 0 AND batch_id = ? AND state = 'pending' AND id ${IN_LIST} AND ${alsoIn('hash')}`, [
         b.id,
-        inList(own.map((m) => m.id)),
-        inList(own.map((m) => m.hash)),
+        inList(b.messages.map((m) => m.id)),
+        inList(b.messages.map((m) => m.hash)),
       ])
       .map((r) => ({ id: r.id, hash: r.hash, data: JSON.parse(r.data) as DataRef[] }))
+    const pending: PendingOfBatch[] = []
+    const shared: (PendingOfBatch & { twin: Hash })[] = []
+    for (const r of rows) {
+      const twin = twins.get(refKey(r))
+      if (twin === undefined) pending.push(r)
+      else shared.push({ ...r, twin })
+    }
+    return { pending, shared }
   }
 
   /** Deletes the given pending messages and the batch itself (by id and hash: another batch may share the id). */

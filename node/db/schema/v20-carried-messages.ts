@@ -13,10 +13,11 @@ import type { Tx } from '../types.js'
  *   when a never-pinned private batch is deleted.
  * - Backfill: a pending received message whose reference has no digest names this member's own item of that id and
  *   hash (at version 18 an (id, hash) was one row, and version 19 left such references as they were), so it would be
- *   decided by the own item's fields rather than by what its batch carried. Its broadcast batch's record is deleted:
- *   the fetcher downloads the batch again at the start (its pins wait for it meanwhile), stores the items as that
- *   batch carried them, and records them beside the message. A private batch cannot be fetched again: docs/
- *   architecture.md names that residual.
+ *   decided by the own item's fields rather than by what its batch carried; and a received batch that listed a message
+ *   pending from another batch kept no record of what it carried. Those broadcast batches' records are deleted, by id
+ *   and hash (another batch may share the id): the fetcher downloads each again at the start (its pins wait for it
+ *   meanwhile), stores the items as that batch carried them, and records them beside the message. A private batch
+ *   cannot be fetched again: docs/architecture.md names that residual.
  */
 export const v20CarriedMessages = {
   version: 20,
@@ -36,13 +37,44 @@ export const v20CarriedMessages = {
   backfill: refetchBatchesOfOwnItems,
 }
 
+/** Batches read per statement while looking for those that list a pending message. */
+const PAGE = 1000
+
 function refetchBatchesOfOwnItems(tx: Tx): void {
-  const batches = new Set<string>()
-  const pending = tx.all<{ batch_id: string; data: string }>(
-    "SELECT batch_id, data FROM messages WHERE local = 0 AND state = 'pending' AND batch_id IS NOT NULL AND type NOT IN ('private', 'groupinit') AND data != '[]'",
+  // Pending broadcast messages by (id, hash): the batch id their row came from, and whether a reference of theirs
+  // names an own item (no digest).
+  const pending = new Map<string, { batchId: string; own: boolean }>()
+  const rows = tx.all<{ id: string; hash: string; batch_id: string; data: string }>(
+    "SELECT id, hash, batch_id, data FROM messages WHERE local = 0 AND state = 'pending' AND batch_id IS NOT NULL AND type NOT IN ('private', 'groupinit') AND data != '[]'",
   )
-  for (const m of pending) {
-    if ((JSON.parse(m.data) as { digest?: string }[]).some((r) => r.digest === undefined)) batches.add(m.batch_id)
+  for (const m of rows) pending.set(`${m.id}/${m.hash}`, { batchId: m.batch_id, own: (JSON.parse(m.data) as { digest?: string }[]).some((r) => r.digest === undefined) })
+  if (pending.size === 0) return
+  // The received broadcast batches listing each (one pass over them, by seq).
+  const listers = new Map<string, { id: string; hash: string }[]>()
+  for (let after = 0; ; ) {
+    const page = tx.all<{ seq: number; id: string; hash: string; manifest: string }>(
+      "SELECT seq, id, hash, manifest FROM batches WHERE seq > ? AND local = 0 AND type = 'broadcast' AND state = 'received' ORDER BY seq LIMIT ?",
+      [after, PAGE],
+    )
+    for (const b of page) {
+      for (const e of (JSON.parse(b.manifest) as { messages: { id: string; hash: string }[] }).messages) {
+        const key = `${e.id}/${e.hash}`
+        if (pending.has(key)) listers.set(key, [...(listers.get(key) ?? []), { id: b.id, hash: b.hash }])
+      }
+    }
+    if (page.length < PAGE) break
+    after = Number(page[page.length - 1]!.seq)
   }
-  for (const id of batches) tx.run("DELETE FROM batches WHERE id = ? AND local = 0 AND type = 'broadcast' AND state = 'received'", [id])
+  // Fetched again and stored, such a batch is read as it carried the message: the one whose row names an own item;
+  // one that listed the message while its row came from another batch (no record of what it carried was kept before
+  // this version); and each of two under the row's batch id, which one the row holds being unknown.
+  const refetch = new Map<string, { id: string; hash: string }>()
+  for (const [key, list] of listers) {
+    const m = pending.get(key)!
+    const same = list.filter((b) => b.id === m.batchId)
+    for (const b of list) {
+      if (b.id !== m.batchId || m.own || same.length > 1) refetch.set(`${b.id}/${b.hash}`, b)
+    }
+  }
+  for (const b of refetch.values()) tx.run("DELETE FROM batches WHERE id = ? AND hash = ? AND local = 0 AND type = 'broadcast' AND state = 'received'", [b.id, b.hash])
 }

@@ -185,6 +185,14 @@ describe('verify: comparing members with the chain', () => {
     expect(r.differences[1]!.detail).to.contain('org1: hash')
   })
 
+  it('reports members holding a data item with different carried fields (digests), each one naming its own', () => {
+    const other = { ...a1, data: [{ id: 'd-a1', hash: 'x-a1', digest: 'f'.repeat(64) }] }
+    const same = { ...a1, data: [{ id: 'd-a1', hash: 'x-a1', digest: 'e'.repeat(64) }] }
+    const r = compare(input([member('org0', [same, a2, u1, a3]), member('org1', [other, a2, u1, a3]), member('org2', [same, a2, u1, a3])]))
+    expect(r.differences.map((d) => [d.kind, d.message])).to.deep.equal([['hash', 'a1']])
+    expect(r.differences[0]!.detail).to.contain(`carried ${'f'.repeat(8)}`)
+  })
+
   it('reports a pinned message settled while its batch is not on the chain; unpinned messages are not ordered', () => {
     const stray = msg('s1', { batch: 'b9' })
     const unpinned = msg('n1', { batch: 'b8', txtype: 'none', type: 'private', group: 'g', topics: ['P'] })

@@ -94,7 +94,7 @@ describe('aggregator: a member outside private groups', function () {
       ...r,
       validator: new DataValidatorImpl(() => undefined),
       definitions: [definition],
-      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities }),
+      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities }),
       log: () => {},
       onOutcome: () => {},
     })

@@ -4,13 +4,13 @@ import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
-import { makeBatch } from '../../../support/exchange-harness.js'
+import { carriedAgain, makeBatch } from '../../../support/exchange-harness.js'
 import { UnpinnedExpiry } from '../../../../node/aggregator/unpinned-expiry.js'
 import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
-import { newId, type BatchId, type Hash, type TxId } from '../../../../node/core/ids.js'
+import type { Hash } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 
@@ -138,9 +138,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
   it('keeps a pending message another batch of its author carries too, as that batch carried it', async () => {
     const lone = makeBatch('org0', 1)
     // The same message (id and hash) again in a pinned batch, carrying its data item with another validator.
-    const data = [{ ...lone.data[0]!, validator: 'none' }]
-    const again = { ...lone, id: newId<BatchId>(), tx: { type: 'batch_pin' as const, id: newId<TxId>() }, data }
-    const pinned = { ...again, hash: sealManifest(again).hash }
+    const pinned = carriedAgain(lone)
     await stored(lone)
     await stored(pinned)
     await pin(pinned)
@@ -156,5 +154,52 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect(r.data.getMany(after.data).map((d) => d.validator), 'the data the pinned batch carried').to.deep.equal(['none'])
     expect(r.data.getMany(before.data), 'the copy only the deleted batch carried').to.deep.equal([])
     expect(r.messages.carried.ofBatch(pinned.id, pinned.hash).size, 'its row holds it now').to.equal(0)
+  })
+  const dataRows = (): number => Number(r.db.get<{ n: number }>('SELECT count(*) AS n FROM data')!.n)
+
+  it('deleting a batch that only carried a message held pending from another batch deletes what it alone carried', async () => {
+    const first = makeBatch('org0', 1)
+    const lone = carriedAgain(first)
+    await stored(first)
+    await pin(first)
+    await stored(lone)
+    const before = dataRows()
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+    expect(dataRows(), 'its copy of the item, with validator none').to.equal(before - 1)
+    expect(r.data.getMany(r.messages.byRef(first.messages[0]!.header.id, first.messages[0]!.hash)!.data).map((d) => d.validator)).to.deep.equal(['json'])
+  })
+
+  it('a batch bringing a message decided already stores nothing of what it carried with it', async () => {
+    const first = makeBatch('org0', 1)
+    const late = carriedAgain(first)
+    await stored(first)
+    await r.db.transaction((tx) => r.messages.confirmMany(tx, first.messages.map((m) => ({ id: m.header.id, hash: m.hash })), first.id, first.tx.id, now()))
+    const before = dataRows()
+    await stored(late)
+    expect(dataRows()).to.equal(before)
+    clock += 25 * HOUR
+    expect(await expiry.sweep(), 'the first is decided: kept; the late one deleted').to.equal(1)
+    expect(dataRows()).to.equal(before)
+  })
+
+  it('a message another version of the batch (same id) lists too stays, as that version carried it', async () => {
+    const both = makeBatch('org0', 2)
+    // The other version: the first message alone, its item carried with another validator.
+    const [m0] = both.messages
+    const one = { ...both, messages: [m0!], data: [{ ...both.data[0]!, validator: 'none' }] }
+    const twin = { ...one, hash: sealManifest(one).hash }
+    await stored(both)
+    await stored(twin)
+    await pin(twin)
+    const before = dataRows()
+    clock += 25 * HOUR
+    expect(await expiry.sweep(), 'the version no pin named').to.equal(1)
+    const row = r.messages.byRef(m0!.header.id, m0!.hash)!
+    expect([row.state, row.batch]).to.deep.equal(['pending', both.id])
+    expect(r.data.getMany(row.data).map((d) => d.validator), 'what the pinned version carried').to.deep.equal(['none'])
+    expect(r.messages.carried.ofBatch(twin.id, twin.hash).size, 'its row holds it now').to.equal(0)
+    expect(dataRows(), 'the other message and the copy only the deleted version carried are gone').to.equal(before - 2)
   })
 })

@@ -337,10 +337,10 @@ describe('private messaging: units', () => {
   })
 
   describe('masked pin checks (next expected nonce per context and author)', () => {
-    const chainPin = (m: Message, i = 0): Pin => ({ hash: parsePin(m.pins![i]!).hash }) as Pin
+    const chainPin = (m: Message, i = 0): Pin => ({ hash: parsePin(m.pins![i]!).hash, seq: 1, signer: '0x' + 'aa'.repeat(20) }) as Pin
     it('confirms only the next nonce; a later one waits; an earlier one, a wrong pin or a wrong chain pin is refused', async () => {
       await r.db.transaction((tx) => r.groups.insert(tx, group))
-      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities })
+      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities })
       const record = { node: self0.nodeDid } as BatchRecord
       const m0 = privateMessage(group.hash, ['a'], [0]).message
       const m1 = privateMessage(group.hash, ['a'], [1]).message
@@ -362,7 +362,7 @@ describe('private messaging: units', () => {
     })
 
     it('waits while the group is not known; refuses an author outside it', async () => {
-      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities })
+      const checks = new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities })
       const m0 = privateMessage(group.hash, ['a'], [0]).message
       await r.db.transaction((tx) => expect(checks.check(tx, m0, { node: self0.nodeDid } as BatchRecord, [chainPin(m0)]).kind).to.equal('wait'))
       await r.db.transaction((tx) => r.groups.insert(tx, group))

@@ -72,7 +72,7 @@ describe('message trace', () => {
       ...r,
       validator: new DataValidatorImpl(lookup),
       definitions: [],
-      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), groups: r.groups, identities: r.identities }),
+      privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities }),
       log: () => {},
       onOutcome: () => {},
     })

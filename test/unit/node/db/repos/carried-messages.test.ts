@@ -36,9 +36,11 @@ forEachEngine('carried messages', (engine) => {
     expect(r.messages.carried.ofBatch(b2, digest('c')).size, 'another batch under the id').to.equal(0)
     expect(r.data.messageWith('default', { ...ref, digest: digest('d') }), 'an item only a further batch carried stays').to.equal(m.header.id)
     expect(r.data.messageWith('default', { ...ref, digest: digest('0') })).to.equal(undefined)
+    expect(r.data.messageWith('other', { ...ref, digest: digest('d') }), 'a record of a message of another namespace').to.equal(undefined)
     await r.db.transaction((tx) => {
       // Another batch than b2, the same one on every read.
-      expect(r.messages.carried.other(tx, { id: m.header.id, hash: m.hash }, b2, digest('b'))?.batchId).to.equal(b3)
+      const others = r.messages.carried.others(tx, [{ id: m.header.id, hash: m.hash }, { id: m.header.id, hash: digest('7') }], b2, digest('b'))
+      expect([...others.values()].map((c) => c.batchId)).to.deep.equal([b3])
       r.messages.takeCarried(tx, { id: m.header.id, hash: m.hash }, of(b2, 'c', [`${digest('9')}:1`]).carried, b2)
       r.messages.carried.deleteOfBatch(tx, b2, digest('b'), m.header.id)
     })

@@ -49,6 +49,23 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(r.data.get(id)!.public).to.equal(undefined)
   })
 
+  it('an own item is named only by a reference without a digest: a received message naming its copy does not hold it', async () => {
+    const own = item(newId<DataId>(), '{"own":1}')
+    const copy = withDigest({ ...own, validator: 'none' })
+    const peers = { ...carrying(copy), data: [{ id: copy.id, hash: copy.hash, digest: copy.digest! }] }
+    await r.db.transaction((tx) => {
+      r.data.insert(tx, own, true)
+      r.data.insert(tx, copy, false)
+      r.messages.insert(tx, peers, false)
+    })
+    expect(r.data.messageWith('default', { id: own.id, hash: own.hash }), 'the own item: no message of its own names it').to.equal(undefined)
+    expect(r.data.messageWith('default', copy)).to.equal(peers.header.id)
+    const mine = carrying(own)
+    await r.db.transaction((tx) => r.messages.insert(tx, mine, true))
+    expect(r.data.messageWith('default', { id: own.id, hash: own.hash })).to.equal(mine.header.id)
+    expect(r.data.messageWith('other', { id: own.id, hash: own.hash }), 'another namespace').to.equal(undefined)
+  })
+
   it('answers this member’s own data item by id, never a peer’s copy under it; one own row per id', async () => {
     const id = newId<DataId>()
     const [peers, own, second] = ['peer', 'own', 'again'].map((v): Data => ({ id, validator: 'json', namespace: 'default', hash: dataHash({ valueRaw: `"${v}"` }), created: now(), value: `"${v}"` }))

@@ -63,4 +63,21 @@ forEachEngine('db: which pins are held', function (engine) {
     expect(r.pins.waiting().length).to.equal(7)
     await r.db.close()
   })
+  it('answers the first private pin of a hash by its signer, passing over other signers and refused batches', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
+    try {
+      const [squat, refused, absent, stored] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+      await batch(r, refused, 'refused')
+      await batch(r, stored, 'received')
+      const pin = (batchId: BatchId, signer: string) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer, eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(squat, '0xdef'), pin(refused, '0xabc'), pin(absent, '0xabc'), pin(stored, '0xabc')]))
+      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
+      expect([first.pin.batchId, first.held]).to.deep.equal([absent, false])
+      await batch(r, absent, 'received')
+      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'its batch come').to.equal(true)
+      expect(r.pins.firstPrivate(hash('d'), '0xabc')).to.equal(undefined)
+    } finally {
+      await r.db.close()
+    }
+  })
 })

@@ -1,0 +1,62 @@
+import { expect } from 'chai'
+import { join } from 'node:path'
+import type { BatchPayload, Data } from '../../../../node/model/index.js'
+import { TempDirs } from '../../../support/db/helpers.js'
+import { MemoryStorage } from '../../../support/storage.js'
+import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
+
+const NOSUCH = (d: Data): Data => ({ ...d, datatype: { name: 'nosuch', version: '1' } })
+
+/**
+ * A private pin on chain twice, for two batches of one author: the first pinned decides, on a member that held both
+ * batches before the pins and on one that received the first-pinned batch only after both pins were read.
+ */
+describe('private checks: one pin in two batches of its author', function () {
+  this.timeout(60_000)
+  const temp = new TempDirs()
+  const [org0, org1, org2] = registeredOrgs(3)
+  const group = groupOf([org0!, org1!, org2!])
+  after(() => temp.cleanup())
+
+  async function member(): Promise<AggregatorMember> {
+    const m = await AggregatorMember.open(join(await temp.make('parley-private-check-'), 'db'), new MemoryStorage(), org1!)
+    await m.register([org0!, org1!, org2!], [group])
+    return m
+  }
+  const state = (m: AggregatorMember, b: BatchPayload): string => m.r.messages.byRef(b.messages[0]!.header.id, b.messages[0]!.hash)!.state
+
+  /** `first` pinned before `second`; X holds both before the pins, Y receives `first` only after them. */
+  async function verdicts(first: BatchPayload, second: BatchPayload): Promise<{ x: string[]; y: string[]; waitedOnY: string }> {
+    const [x, y] = [await member(), await member()]
+    try {
+      for (const b of [second, first]) await x.deliver(peerOf(org0!), b)
+      for (const b of [first, second]) await x.pin(pinLogOf({ payload: b }))
+      await y.deliver(peerOf(org0!), second)
+      for (const b of [first, second]) await y.pin(pinLogOf({ payload: b }))
+      const waitedOnY = state(y, second)
+      await y.deliver(peerOf(org0!), first)
+      return { x: [state(x, first), state(x, second)], y: [state(y, first), state(y, second)], waitedOnY }
+    } finally {
+      await x.close()
+      await y.close()
+    }
+  }
+
+  it('the same message sent again: the batch pinned first decides it, delivered before the pins or after', async () => {
+    const plain = privateBatch(org0!, group, [['orders']], [[0]])
+    const nosuch = resent(plain, NOSUCH)
+    const v = await verdicts(nosuch, plain)
+    expect(v.waitedOnY, 'the later pin waits for the first one’s batch').to.equal('pending')
+    expect(v.x).to.deep.equal(['rejected', 'rejected'])
+    expect(v.y).to.deep.equal(v.x)
+  })
+
+  it('two messages at one nonce: the first pinned takes it everywhere, the other is refused', async () => {
+    const a = privateBatch(org0!, group, [['orders']], [[0]])
+    const b = privateBatch(org0!, group, [['orders']], [[0]])
+    const v = await verdicts(b, a)
+    expect(v.waitedOnY).to.equal('pending')
+    expect(v.x).to.deep.equal(['confirmed', 'rejected'])
+    expect(v.y).to.deep.equal(v.x)
+  })
+})
