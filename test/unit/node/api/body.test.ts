@@ -15,11 +15,14 @@ function bodyLimits(timing: Partial<RequestLimits>): RequestLimits {
   return { ...DEFAULT_REQUEST_LIMITS, jsonBodyBytes: 64 * KiB, inFlightBodyBytes: 256 * KiB, addressBodyBytes: 128 * KiB, ...timing }
 }
 
-/** Starts the server before the suite and closes it after, its sockets destroyed and no server error logged. */
+/** Starts the server before the suite and closes it after, sockets destroyed after each test, no server error logged. */
 function serveLimits(limits: RequestLimits): () => LimitsServer {
   let server: LimitsServer | undefined
   before(async () => {
     server = await startLimitsServer(limits)
+  })
+  afterEach(() => {
+    for (const s of server!.sockets.splice(0)) s.destroy()
   })
   after(async () => {
     for (const s of server!.sockets.splice(0)) s.destroy()
@@ -46,9 +49,6 @@ describe('reading a JSON body: its share of the budget', () => {
 
   beforeEach(() => {
     server = serve()
-  })
-  afterEach(() => {
-    for (const s of server.sockets.splice(0)) s.destroy()
   })
 
   it('charges the bytes that arrived, not the declared length: 32 bodies declaring the largest size leave room for others', async () => {
@@ -83,9 +83,6 @@ describe('reading a JSON body: its deadline', () => {
 
   beforeEach(() => {
     server = serve()
-  })
-  afterEach(() => {
-    for (const s of server.sockets.splice(0)) s.destroy()
   })
 
   it('answers 408 to a body still trickling at bodyDeadlineMs, closes its connection, and gives its share back', async () => {
