@@ -1,5 +1,6 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
+import type { Hash } from '../../../../node/core/ids.js'
 import type { BatchPayload, Data } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
@@ -76,5 +77,26 @@ describe('private checks: one pin in two batches of its author', function () {
     expect(v.refusedOnY, 'the real batch is taken').to.equal(undefined)
     expect(v.x).to.deep.equal(['confirmed', 'rejected'])
     expect(v.y).to.deep.equal(v.x)
+  })
+
+  it('a first batch rejected by its pins, decided in the pass that walks the later pin again, takes the nonce there', async () => {
+    // Its second topic's pin on chain is not its own: rejected by the masked check, so its sequences do not move on.
+    const first = privateBatch(org0!, group, [['orders', 'other']], [[0, 0]])
+    const second = privateBatch(org0!, group, [['orders']], [[0]])
+    const [x, y] = [await member(), await member()]
+    try {
+      const pins = [pinLogOf({ payload: first }, { contexts: [pinLogOf({ payload: first }).contexts[0]!, 'ab'.repeat(32) as Hash] }), pinLogOf({ payload: second })]
+      for (const b of [second, first]) await x.deliver(peerOf(org0!), b)
+      for (const p of pins) await x.pin(p)
+      await y.deliver(peerOf(org0!), second)
+      for (const p of pins) await y.pin(p)
+      expect(state(y, second), 'the later pin waits for the first one’s batch').to.equal('pending')
+      await y.deliver(peerOf(org0!), first)
+      expect([state(x, first), state(x, second)]).to.deep.equal(['rejected', 'rejected'])
+      expect([state(y, first), state(y, second)]).to.deep.equal([state(x, first), state(x, second)])
+    } finally {
+      await x.close()
+      await y.close()
+    }
   })
 })
