@@ -95,4 +95,19 @@ forEachEngine('db: which pins are held', function (engine) {
       await r.db.close()
     }
   })
+
+  it('passes over a private pin of its signer naming a batch held here under another key: not a batch of its own', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
+    try {
+      const [others, own] = [newId<BatchId>(), newId<BatchId>()]
+      await batch(r, others, 'received', '0xdef')
+      await batch(r, own, 'received')
+      const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(own)]))
+      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
+      expect([first.pin.batchId, first.held]).to.deep.equal([own, true])
+    } finally {
+      await r.db.close()
+    }
+  })
 })
