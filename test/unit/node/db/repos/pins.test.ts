@@ -80,32 +80,18 @@ forEachEngine('db: which pins are held', function (engine) {
       await r.db.close()
     }
   })
-  it('counts a private pin whose batch was refused here under another key, as not held: the refusal was of another pin', async function () {
+  it('counts only batches of the signer’s own key: passes over one held under another, not a refusal of another key’s pin', async function () {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
-      const [planted, later] = [newId<BatchId>(), newId<BatchId>()]
+      const [others, planted, own] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+      await batch(r, others, 'received', '0xdef')
       // Another key pinned (planted, its hash) with a bogus payload: the fetcher recorded that pin's refusal.
       await batch(r, planted, 'refused', '0xdef')
-      await batch(r, later, 'received')
-      const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
-      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(planted), pin(later)]))
-      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
-      expect([first.pin.batchId, first.held]).to.deep.equal([planted, false])
-    } finally {
-      await r.db.close()
-    }
-  })
-
-  it('passes over a private pin of its signer naming a batch held here under another key: not a batch of its own', async function () {
-    const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
-    try {
-      const [others, own] = [newId<BatchId>(), newId<BatchId>()]
-      await batch(r, others, 'received', '0xdef')
       await batch(r, own, 'received')
       const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
-      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(own)]))
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(planted), pin(own)]))
       const first = r.pins.firstPrivate(hash('c'), '0xabc')!
-      expect([first.pin.batchId, first.held]).to.deep.equal([own, true])
+      expect([first.pin.batchId, first.held]).to.deep.equal([planted, false])
     } finally {
       await r.db.close()
     }
