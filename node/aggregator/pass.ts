@@ -397,7 +397,10 @@ export class Pass {
       p.dispatched = true
       this.pendingPins.push(p.seq)
       // A signer's earlier pin decided may settle the standing of its later ones (standing.ts): what they held is free.
-      if (!p.masked && this.queues.leave(p)) this.result.rewindWaiting = true
+      // A masked pin used may be the first of its hash, which a later copy of it waits for (PrivateChecks reads that
+      // from the table, written only at the flush): walk the waiting pins again once it is written.
+      if (p.masked) this.result.rewindWaiting = true
+      else if (this.queues.leave(p)) this.result.rewindWaiting = true
     }
   }
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
+import type { Hash } from '../../../../node/core/ids.js'
 import type { BatchPayload, Data } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
@@ -25,17 +26,25 @@ describe('private checks: one pin in two batches of its author', function () {
   }
   const state = (m: AggregatorMember, b: BatchPayload): string => m.r.messages.byRef(b.messages[0]!.header.id, b.messages[0]!.hash)!.state
 
-  /** `first` pinned before `second`; X holds both before the pins, Y receives `first` only after them. */
-  async function verdicts(first: BatchPayload, second: BatchPayload): Promise<{ x: string[]; y: string[]; waitedOnY: string }> {
+  /**
+   * `first` pinned before `second`; X holds both before the pins, Y receives `first` only after them. `planted`: org2
+   * first pins `first`'s (id, hash) with a payload reference that is none, so Y's fetcher records a refusal of it.
+   */
+  async function verdicts(first: BatchPayload, second: BatchPayload, planted = false): Promise<{ x: string[]; y: string[]; waitedOnY: string; refusedOnY?: string }> {
     const [x, y] = [await member(), await member()]
     try {
       for (const b of [second, first]) await x.deliver(peerOf(org0!), b)
       for (const b of [first, second]) await x.pin(pinLogOf({ payload: b }))
       await y.deliver(peerOf(org0!), second)
+      if (planted) {
+        await y.pin(pinLogOf({ payload: first }, { signer: org2!.key, payloadRef: 'not-a-reference' }))
+        await y.fetch(y.announced.pop()!)
+        expect(y.r.batches.byIdHash(first.id, first.hash)?.state, 'the planted pin refused on Y').to.equal('refused')
+      }
       for (const b of [first, second]) await y.pin(pinLogOf({ payload: b }))
       const waitedOnY = state(y, second)
-      await y.deliver(peerOf(org0!), first)
-      return { x: [state(x, first), state(x, second)], y: [state(y, first), state(y, second)], waitedOnY }
+      const refusedOnY = await y.deliver(peerOf(org0!), first)
+      return { x: [state(x, first), state(x, second)], y: [state(y, first), state(y, second)], waitedOnY, ...(refusedOnY ? { refusedOnY } : {}) }
     } finally {
       await x.close()
       await y.close()
@@ -58,5 +67,36 @@ describe('private checks: one pin in two batches of its author', function () {
     expect(v.waitedOnY).to.equal('pending')
     expect(v.x).to.deep.equal(['confirmed', 'rejected'])
     expect(v.y).to.deep.equal(v.x)
+  })
+
+  it('another key’s bogus pin of the first batch, refused on one member, neither skips its pin nor turns the batch away', async () => {
+    const a = privateBatch(org0!, group, [['orders']], [[0]])
+    const b = privateBatch(org0!, group, [['orders']], [[0]])
+    const v = await verdicts(b, a, true)
+    expect(v.waitedOnY, 'the later pin waits for the real first batch').to.equal('pending')
+    expect(v.refusedOnY, 'the real batch is taken').to.equal(undefined)
+    expect(v.x).to.deep.equal(['confirmed', 'rejected'])
+    expect(v.y).to.deep.equal(v.x)
+  })
+
+  it('a first batch rejected by its pins, decided in the pass that walks the later pin again, takes the nonce there', async () => {
+    // Its second topic's pin on chain is not its own: rejected by the masked check, so its sequences do not move on.
+    const first = privateBatch(org0!, group, [['orders', 'other']], [[0, 0]])
+    const second = privateBatch(org0!, group, [['orders']], [[0]])
+    const [x, y] = [await member(), await member()]
+    try {
+      const pins = [pinLogOf({ payload: first }, { contexts: [pinLogOf({ payload: first }).contexts[0]!, 'ab'.repeat(32) as Hash] }), pinLogOf({ payload: second })]
+      for (const b of [second, first]) await x.deliver(peerOf(org0!), b)
+      for (const p of pins) await x.pin(p)
+      await y.deliver(peerOf(org0!), second)
+      for (const p of pins) await y.pin(p)
+      expect(state(y, second), 'the later pin waits for the first one’s batch').to.equal('pending')
+      await y.deliver(peerOf(org0!), first)
+      expect([state(x, first), state(x, second)]).to.deep.equal(['rejected', 'rejected'])
+      expect([state(y, first), state(y, second)]).to.deep.equal([state(x, first), state(x, second)])
+    } finally {
+      await x.close()
+      await y.close()
+    }
   })
 })

@@ -10,7 +10,7 @@ import { storeReceivedBatch } from '../../../../node/aggregator/store-batch.js'
 import { RecentBatches } from '../../../../node/aggregator/recent-batches.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
-import type { Hash } from '../../../../node/core/ids.js'
+import { newId, type DataId, type Hash } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 
@@ -201,5 +201,26 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect(r.data.getMany(row.data).map((d) => d.validator), 'what the pinned version carried').to.deep.equal(['none'])
     expect(r.messages.carried.ofBatch(twin.id, twin.hash).size, 'its row holds it now').to.equal(0)
     expect(dataRows(), 'the other message and the copy only the deleted version carried are gone').to.equal(before - 2)
+  })
+
+  it('never deletes this member\'s own item (nor its blob) for a reference without a digest in the batch it deletes', async () => {
+    const bytes = new TextEncoder().encode('a blob of this member')
+    const hash = createHash('sha256').update(bytes).digest('hex') as Hash
+    await store.write((async function* () { yield bytes })())
+    const own = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: 'd'.repeat(64) as Hash, created: now(), value: '{}', blob: { hash, size: bytes.length, name: '' } }
+    const lone = makeBatch('org0', 1)
+    await stored(lone)
+    await r.db.transaction((tx) => {
+      r.blobs.insert(tx, { hash, size: bytes.length, created: now() })
+      r.data.insert(tx, own, true)
+      // A reference without a digest names this member's own item of that id and hash, whatever batch lists it.
+      tx.run('UPDATE messages SET data = ? WHERE id = ?', [JSON.stringify([{ id: own.id, hash: own.hash }]), lone.messages[0]!.header.id])
+    })
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+    expect(r.data.byRef({ id: own.id, hash: own.hash }), 'its own item').not.to.equal(undefined)
+    expect(r.blobs.has(hash), 'its blob').to.equal(true)
+    expect((await readdir(dir)).filter((f) => f !== 'tmp').length, 'its file').to.equal(1)
   })
 })

@@ -16,9 +16,9 @@ forEachEngine('db: which pins are held', function (engine) {
   after(() => temp.cleanup())
 
   const hash = (c: string) => c.repeat(64) as Hash
-  async function batch(r: Repos, id: BatchId, state: BatchState): Promise<void> {
+  async function batch(r: Repos, id: BatchId, state: BatchState, key = '0xabc'): Promise<void> {
     await r.db.transaction((tx) =>
-      r.batches.insert(tx, { id, type: 'broadcast', namespace: 'default', author: 'did:firefly:org/org0', key: '0xabc', created: now(), hash: hash('a'), manifest: '{}', txId: newId<TxId>(), payloadRef: 'QmX', state, local: false }),
+      r.batches.insert(tx, { id, type: 'broadcast', namespace: 'default', author: 'did:firefly:org/org0', key, created: now(), hash: hash('a'), manifest: '{}', txId: newId<TxId>(), payloadRef: 'QmX', state, local: false }),
     )
   }
   async function pins(r: Repos, id: BatchId, n: number): Promise<void> {
@@ -76,6 +76,22 @@ forEachEngine('db: which pins are held', function (engine) {
       await batch(r, absent, 'received')
       expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'its batch come').to.equal(true)
       expect(r.pins.firstPrivate(hash('d'), '0xabc')).to.equal(undefined)
+    } finally {
+      await r.db.close()
+    }
+  })
+  it('counts only batches of the signer’s own key: passes over one held under another, not a refusal of another key’s pin', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
+    try {
+      const [others, planted, own] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+      await batch(r, others, 'received', '0xdef')
+      // Another key pinned (planted, its hash) with a bogus payload: the fetcher recorded that pin's refusal.
+      await batch(r, planted, 'refused', '0xdef')
+      await batch(r, own, 'received')
+      const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(planted), pin(own)]))
+      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
+      expect([first.pin.batchId, first.held]).to.deep.equal([planted, false])
     } finally {
       await r.db.close()
     }
