@@ -87,12 +87,6 @@ const NODE_V8_FLAGS = [
   '--wasm-num-compilation-tasks=1',
   // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
   '--expose-gc',
-  // The young generation at its smallest (two 1 MiB semi-spaces): V8 grows it to 8 MiB and more during a start or a
-  // burst and keeps it once quiet, even after the idle collection, which with the large objects a bigger young
-  // generation lets live on held an idle member at ~99 MiB of RSS on its own (1-member network) and up to 113 MiB in
-  // a 20-member one; with it, ~78 MiB. Collections are more frequent, which a cold sender under load pays for (its
-  // CPU per message in docs/benchmarks.md, "Start-up of a larger network").
-  '--max-semi-space-size=1',
 ] as const
 
 const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const
