@@ -234,6 +234,9 @@ const toPosix = (p: string): string => p.split(sep).join('/')
  */
 export const META_URL = ['import', 'meta', 'url'].join('.')
 
+/** The banner of an ESM bundle carrying CommonJS packages: they call `require` for Node's built-ins, so it gets one. */
+export const REQUIRE_BANNER = { js: `import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(${META_URL});` }
+
 /**
  * Loads the project's own files: records the hash of exactly the text compiled, and keeps `import.meta.url`
  * (and `dirname`, `filename`) meaning the source file, as under tsx, although the code runs from
@@ -301,7 +304,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   const withPackagesInline = {
     external: [...KEEP_EXTERNAL],
     inject: [join(projectRoot, MAPPED_STACKS)],
-    banner: { js: `import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(${META_URL});` },
+    banner: REQUIRE_BANNER,
   } satisfies import('esbuild').BuildOptions
   const esmEntries: Record<string, string> = Object.fromEntries(Object.entries(ENTRIES).filter(([n]) => !(CODE_CACHED as readonly string[]).includes(n)))
   esmEntries[CODE_CACHE_RUNNER.name] = CODE_CACHE_RUNNER.source

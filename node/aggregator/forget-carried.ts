@@ -3,7 +3,7 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { Carried } from '../db/repos/carried-messages.js'
-import type { BatchRecord, DataRef, Message } from '../model/index.js'
+import type { BatchRecord, Message } from '../model/index.js'
 import type { IndexedManifest } from './manifest.js'
 
 /**
@@ -28,7 +28,7 @@ export function forgetCarried(
   const records = deps.messages.carried.ofBatch(record.id, record.hash, tx)
   deps.messages.carried.deleteOfBatch(tx, record.id, record.hash)
   deps.batches.markCarried(tx, record.id, record.hash, false)
-  dropUnnamed(deps.data, tx, [...records.values()].flatMap((c) => c.carried.data))
+  deps.data.deleteUnnamed(tx, [...records.values()].flatMap((c) => c.carried.data))
 }
 
 /**
@@ -39,13 +39,5 @@ export function forgetCarried(
 export function takeCarried(deps: { messages: MessagesRepo; data: DataRepo }, tx: Tx, ref: { id: string; hash: string }, carried: Carried, batchId: string): void {
   const before = deps.messages.byRef(ref.id, ref.hash, tx)?.data ?? []
   deps.messages.takeCarried(tx, ref, carried, batchId)
-  dropUnnamed(deps.data, tx, before)
-}
-
-/** Deletes the received data rows `refs` name that no message names (nor a batch's record of what it carried). */
-function dropUnnamed(data: DataRepo, tx: Tx, refs: readonly DataRef[]): void {
-  for (const ref of refs) {
-    const d = ref.digest === undefined ? undefined : data.byRef(ref, tx)
-    if (d !== undefined && data.messageWith(d.namespace, ref, tx) === undefined) data.delete(tx, d)
-  }
+  deps.data.deleteUnnamed(tx, before)
 }

@@ -102,12 +102,8 @@ export class UnpinnedExpiry {
       }
       repo.deleteBatch(tx, b, deleted)
       messages.carried.deleteOfBatch(tx, b.id, b.hash)
-      for (const ref of [...deleted.flatMap((m) => m.data), ...orphans]) {
-        // Only a received row is this batch's to delete: a reference without a digest names this member's own item.
-        if (ref.digest === undefined) continue
-        const d = data.byRef(ref, tx)
-        if (!d || data.messageWith(d.namespace, ref, tx) !== undefined) continue
-        const { blobStillUsed } = data.delete(tx, d)
+      // Only received rows are this batch's to delete: a reference without a digest names this member's own item.
+      for (const { data: d, blobStillUsed } of data.deleteUnnamed(tx, [...deleted.flatMap((m) => m.data), ...orphans])) {
         if (d.blob && !blobStillUsed && blobs.has(d.blob.hash, tx)) {
           blobs.delete(tx, d.blob.hash)
           received.delete(tx, d.blob.hash)

@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs'
 import { basename, join, resolve } from 'node:path'
-import { KEEP_EXTERNAL, META_URL, projectFilesPlugin } from '../../network/build.js'
+import { KEEP_EXTERNAL, projectFilesPlugin, REQUIRE_BANNER } from '../../network/build.js'
 import { underCoverage } from '../../network/build-check.mjs'
 import { projectRoot } from '../../network/process.js'
 
@@ -63,8 +63,7 @@ async function compile(relativePath: string): Promise<string> {
       format: 'esm',
       sourcemap: true,
       external: [...KEEP_EXTERNAL],
-      // CommonJS packages inside an ESM bundle call `require` for Node's built-ins (as in build.ts).
-      banner: { js: `import { createRequire as __parleyCreateRequire } from 'node:module'; const require = __parleyCreateRequire(${META_URL});` },
+      banner: REQUIRE_BANNER,
       plugins: [projectFilesPlugin({})],
       logLevel: 'silent',
     })

@@ -1,5 +1,6 @@
 import type { Database, Tx } from '../database.js'
 import { alsoIn, IN_LIST, inList, insertRows } from '../in-list.js'
+import { refKey } from './ref-key.js'
 import type { DataRef, Message } from '../../model/index.js'
 
 /** What a batch carried with a message besides its header: its data references (with their digests) and its pins. */
@@ -78,7 +79,7 @@ export class CarriedMessages {
 
   /**
    * For each of `refs`, another batch than (batchId, batchHash) that carried that message, if any: the same one on
-   * every read (the first by batch id and hash). One read for them all, by `id/hash` (messages.ts refKey).
+   * every read (the first by batch id and hash). One read for them all, by refKey.
    */
   others(tx: Tx, refs: readonly { id: string; hash: string }[], batchId: string, batchHash: string): Map<string, CarriedMessage> {
     const out = new Map<string, CarriedMessage>()
@@ -87,9 +88,9 @@ export class CarriedMessages {
       `SELECT * FROM carried_messages WHERE message_id ${IN_LIST} AND ${alsoIn('message_hash')} AND NOT (batch_id = ? AND batch_hash = ?) ORDER BY batch_id, batch_hash`,
       [inList([...new Set(refs.map((r) => r.id))]), inList([...new Set(refs.map((r) => r.hash))]), batchId, batchHash],
     )
-    const wanted = new Set(refs.map((r) => `${r.id}/${r.hash}`))
+    const wanted = new Set(refs.map((r) => refKey({ id: r.id, hash: r.hash })))
     for (const r of rows) {
-      const key = `${r.message_id}/${r.message_hash}`
+      const key = refKey({ id: r.message_id, hash: r.message_hash })
       if (wanted.has(key) && !out.has(key)) out.set(key, fromRow(r))
     }
     return out

@@ -199,6 +199,20 @@ export class DataRepo {
     )
   }
 
+  /**
+   * Deletes the received rows `refs` name that no message names any more (nor a batch's record of what it carried):
+   * answers each deleted item, and whether another data item still refers to its blob. A reference without a digest
+   * names this member's own item, never deleted here.
+   */
+  deleteUnnamed(tx: Tx, refs: readonly DataRef[]): { data: Data; blobStillUsed: boolean }[] {
+    const deleted: { data: Data; blobStillUsed: boolean }[] = []
+    for (const ref of refs) {
+      const d = ref.digest === undefined ? undefined : this.byRef(ref, tx)
+      if (d !== undefined && this.messageWith(d.namespace, ref, tx) === undefined) deleted.push({ data: d, ...this.delete(tx, d) })
+    }
+    return deleted
+  }
+
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
   delete(tx: Tx, d: Data): { blobStillUsed: boolean } {
     if (d.digest === undefined) tx.run('DELETE FROM data WHERE id = ? AND hash = ? AND local = 1', [d.id, d.hash])

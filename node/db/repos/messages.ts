@@ -6,6 +6,7 @@ import { LruMap } from '../../core/lru.js'
 import type { BatchId, Hash, MessageId, TxId } from '../../core/ids.js'
 import { timestampSortKey, type Timestamp } from '../../core/time.js'
 import { CarriedMessages, type Carried } from './carried-messages.js'
+import { refKey } from './ref-key.js'
 import { type DataRef, type Header, type Message, type MessageQuery, type MessageState, type MessageType, type TxType } from '../../model/index.js'
 
 interface Row {
@@ -56,14 +57,7 @@ export interface MessageRef {
   hash: string
 }
 
-/**
- * The key of a message or data item by (id, hash) in maps: two rows may share an id (schema v18). A received data
- * item also by its digest (schema v19), as the references of a received message name it; this member's own by id and
- * hash alone, as its own messages name it.
- */
-export function refKey(r: { id: string; hash: string; digest?: string | undefined }): string {
-  return r.digest === undefined ? `${r.id}/${r.hash}` : `${r.id}/${r.hash}/${r.digest}`
-}
+export { refKey }
 
 /** A message the aggregator confirms, with the chain sequence of its first deciding pin (none for an unpinned one). */
 export interface PinnedRef extends MessageRef {
