@@ -79,6 +79,9 @@ export function carryingData(b: BatchPayload, d: Data): BatchPayload {
   return { ...b, messages, data: [d], hash: sealManifest({ ...b, messages, data: [d] }).hash }
 }
 
+/** `d` carried with a datatype nobody defines (a field its hash does not cover): a message naming it is rejected. */
+export const NOSUCH = (d: Data): Data => ({ ...d, datatype: { name: 'nosuch', version: '1' } })
+
 /**
  * `b` sent again by its author under a new batch id and transaction: the same messages (ids and hashes), their data
  * items changed by `change` in the fields their hashes do not cover, and their pins replaced by `pins` when given.

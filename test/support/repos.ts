@@ -76,6 +76,13 @@ export async function openTestDatabase(dir: string, ms: readonly Migration[], en
   return PgDatabase.open({ url: d.url, migrations: ms })
 }
 
+/** Opens the database of `dir` on `engine` with every migration before `version`: what a migration's test upgrades. */
+export async function openBeforeVersion(dir: string, version: number, engine: TestEngine): Promise<Database> {
+  const at = migrations.findIndex((m) => m.version === version)
+  if (at < 0) throw new Error(`no migration ${version}`)
+  return openTestDatabase(dir, migrations.slice(0, at), engine)
+}
+
 /**
  * Where a new sql.js database with the node's schema starts from: the run's template (node/db/fresh-template.ts, as a
  * network's members share their build's), written by the run's first database migrated and copied by every later one.

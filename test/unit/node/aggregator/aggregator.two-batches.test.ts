@@ -2,12 +2,10 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { serializeBatch } from '../../../../node/batch/payload.js'
 import { formatPin, privatePin } from '../../../../node/core/hashes.js'
-import { orgDid, type BatchPayload, type Data, type PinnedBatch } from '../../../../node/model/index.js'
+import { orgDid, type BatchPayload, type PinnedBatch } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { AggregatorMember, broadcastBatch, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent, type SealedBatch } from '../../../support/aggregator-member.js'
-
-const NOSUCH = (d: Data): Data => ({ ...d, datatype: { name: 'nosuch', version: '1' } })
+import { AggregatorMember, NOSUCH, broadcastBatch, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent, type SealedBatch } from '../../../support/aggregator-member.js'
 
 /**
  * The same message (id and hash) in two batches of its own author that carry its data item with different fields

@@ -1,11 +1,8 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
-import type { Data } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
-
-const NOSUCH = (d: Data): Data => ({ ...d, datatype: { name: 'nosuch', version: '1' } })
+import { AggregatorMember, NOSUCH, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
 
 /**
  * What a further batch carried with a message held from another batch is recorded until every message of that batch

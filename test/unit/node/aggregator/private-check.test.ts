@@ -1,12 +1,10 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import type { Hash } from '../../../../node/core/ids.js'
-import type { BatchPayload, Data } from '../../../../node/model/index.js'
+import type { BatchPayload } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
-
-const NOSUCH = (d: Data): Data => ({ ...d, datatype: { name: 'nosuch', version: '1' } })
+import { AggregatorMember, NOSUCH, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
 
 /**
  * A private pin on chain twice, for two batches of one author: the first pinned decides, on a member that held both

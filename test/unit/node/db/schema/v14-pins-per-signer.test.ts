@@ -7,7 +7,7 @@ import { newId, type BatchId, type Hash, type TxId } from '../../../../../node/c
 import { now } from '../../../../../node/core/time.js'
 import type { BatchRecord, BatchState } from '../../../../../node/model/index.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
-import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+import { forEachEngine, openBeforeVersion, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -26,8 +26,7 @@ forEachEngine('db: schema v14, pins per signer and batches by (id, hash)', (engi
 
   it('converts a version 13 database without loss, and then keeps squatters apart', async () => {
     const dir = join(await temp.make('parley-v14-'), 'db')
-    const v14 = migrations.findIndex((m) => m.version === 14)
-    const old = await openTestDatabase(dir, migrations.slice(0, v14), engine)
+    const old = await openBeforeVersion(dir, 14, engine)
     const [stored, refused, mine, absent] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
     await old.transaction((tx) => {
       const batches = new BatchesRepo(old)

@@ -5,7 +5,7 @@ import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { writeConfirmedBatches } from '../../../../support/db/confirmed-batches.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
 import { indexesOf } from '../../../../support/db/indexes.js'
-import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+import { forEachEngine, openBeforeVersion, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -21,8 +21,7 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
 
   it('converts an older database without loss, and then keeps rows of another hash apart', async () => {
     const dir = join(await temp.make('parley-v18-'), 'db')
-    const v18 = migrations.findIndex((m) => m.version === 18)
-    const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
+    const old = await openBeforeVersion(dir, 18, engine)
     const before = indexesOf(old, engine, ['messages', 'data', 'events'])
     expect(Object.keys(before)).to.include.members(['messages_natural', 'messages_topics', 'messages_cid', 'messages_group', 'events_reference'])
     const [mine, theirs, item, upload, batch, both, other] = [newId(), newId(), newId(), newId(), newId(), newId(), newId()]
@@ -91,8 +90,7 @@ forEachEngine('db: schema v18, messages and data by (id, hash)', (engine) => {
     it('gives 10,000 confirmed messages in batches of 200 their first pins within the test timeout', async function () {
       this.timeout(20_000)
       const dir = join(await temp.make('parley-v18-'), 'db')
-      const v18 = migrations.findIndex((m) => m.version === 18)
-      const old = await openTestDatabase(dir, migrations.slice(0, v18), engine)
+      const old = await openBeforeVersion(dir, 18, engine)
       await writeConfirmedBatches(old, 10_000, 200)
       // Another batch stored under b0's id, with another hash and a later pin: its message takes its own batch's pin.
       await old.transaction((tx) => {

@@ -5,7 +5,7 @@ import { dataDigest } from '../../../../../node/core/hashes.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
 import { indexesOf } from '../../../../support/db/indexes.js'
-import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+import { forEachEngine, openBeforeVersion, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -21,8 +21,7 @@ forEachEngine('db: schema v19, received data by (id, hash, digest)', (engine) =>
 
   it('converts an older database without loss, backfilling digests, and then keeps copies with other fields apart', async () => {
     const dir = join(await temp.make('parley-v19-'), 'db')
-    const v19 = migrations.findIndex((m) => m.version === 19)
-    const old = await openTestDatabase(dir, migrations.slice(0, v19), engine)
+    const old = await openBeforeVersion(dir, 19, engine)
     const before = indexesOf(old, engine, ['data'])
     expect(Object.keys(before)).to.include.members(['data_namespace', 'data_blob', 'data_local'])
     const [mine, theirs, received, blobbed, upload, both, sentOn] = [newId(), newId(), newId(), newId(), newId(), newId(), newId()]

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
-import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+import { forEachEngine, openBeforeVersion, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -19,8 +19,7 @@ forEachEngine('db: schema v20, messages as each batch carried them', (engine) =>
 
   it('deletes, by id and hash, the received broadcast batches to fetch again: of a message naming an own item, or carrying one pending from another', async () => {
     const dir = join(await temp.make('parley-v20-'), 'db')
-    const v20 = migrations.findIndex((m) => m.version === 20)
-    const old = await openTestDatabase(dir, migrations.slice(0, v20), engine)
+    const old = await openBeforeVersion(dir, 20, engine)
     const [own, received] = [newId(), newId()]
     const msgs = { ofOwn: newId(), ofReceived: newId(), privateOfOwn: newId(), settled: newId() }
     const batches = { ofOwn: newId(), ofReceived: newId(), privateOfOwn: newId(), settled: newId(), carrier: newId() }

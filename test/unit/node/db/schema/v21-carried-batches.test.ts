@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { newId, type Hash } from '../../../../../node/core/ids.js'
 import { TempDirs } from '../../../../support/db/helpers.js'
-import { forEachEngine, openTestDatabase } from '../../../../support/repos.js'
+import { forEachEngine, openBeforeVersion, openTestDatabase } from '../../../../support/repos.js'
 
 const hash = (c: string) => c.repeat(64) as Hash
 
@@ -14,8 +14,7 @@ forEachEngine('db: schema v21, batches that recorded what they carried', (engine
 
   it('marks a batch with carried records, not another under its id nor one without', async () => {
     const dir = join(await temp.make('parley-v21-'), 'db')
-    const v21 = migrations.findIndex((m) => m.version === 21)
-    const old = await openTestDatabase(dir, migrations.slice(0, v21), engine)
+    const old = await openBeforeVersion(dir, 21, engine)
     const [withRecords, without] = [newId(), newId()]
     const batch = (id: string, batchHash: Hash) =>
       `INSERT INTO batches (id, type, namespace, author, key, created, hash, manifest, tx_id, payload_ref, state, local)
