@@ -2,7 +2,7 @@ import { extend } from '../core/extend.js'
 import { ParleyError } from '../core/errors.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
-import { storedData, withDigest } from '../db/repos/data.js'
+import { receivedItem, storedData } from '../db/repos/data.js'
 import { refKey, storedMessage } from '../db/repos/messages.js'
 import type { BatchPayload, BatchRecord, Data, Message } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
@@ -44,7 +44,7 @@ export function receivedRows(b: BatchPayload): ReceivedRows {
   // A batch's data ids are unique (checkBatch): a reference finds its item by id.
   const byId = new Map<string, Data>()
   const data = b.data.map((d) => {
-    const stored = withDigest(d.namespace ? d : { ...d, namespace: b.namespace })
+    const stored = receivedItem(d, d.namespace || b.namespace)
     byId.set(stored.id, stored)
     return stored
   })
