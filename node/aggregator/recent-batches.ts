@@ -183,7 +183,8 @@ function ownTexts(m: Message): Message {
   if (h.tag) h.tag = own(h.tag)
   h.datahash = own(h.datahash)
   m.hash = own(m.hash)
-  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: own(r.digest) }))
+  // A digest is computed here (receivedRows), never cut from a payload: it is its own already.
+  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: r.digest }))
   if (m.pins) m.pins = m.pins.map((p) => own(p))
   if (m.batch) m.batch = own(m.batch)
   if (m.txid) m.txid = own(m.txid)
