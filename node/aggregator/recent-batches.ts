@@ -2,7 +2,7 @@ import { extend } from '../core/extend.js'
 import { ParleyError } from '../core/errors.js'
 import type { BatchId, Hash } from '../core/ids.js'
 import { LruMap } from '../core/lru.js'
-import { storedData, withDigest } from '../db/repos/data.js'
+import { receivedItem, storedData } from '../db/repos/data.js'
 import { refKey, storedMessage } from '../db/repos/messages.js'
 import type { BatchPayload, BatchRecord, Data, Message } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
@@ -44,7 +44,7 @@ export function receivedRows(b: BatchPayload): ReceivedRows {
   // A batch's data ids are unique (checkBatch): a reference finds its item by id.
   const byId = new Map<string, Data>()
   const data = b.data.map((d) => {
-    const stored = withDigest(d.namespace ? d : { ...d, namespace: b.namespace })
+    const stored = receivedItem(d, d.namespace || b.namespace)
     byId.set(stored.id, stored)
     return stored
   })
@@ -183,7 +183,8 @@ function ownTexts(m: Message): Message {
   if (h.tag) h.tag = own(h.tag)
   h.datahash = own(h.datahash)
   m.hash = own(m.hash)
-  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: own(r.digest) }))
+  // A digest is computed here (receivedRows), never cut from a payload: it is its own already.
+  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: r.digest }))
   if (m.pins) m.pins = m.pins.map((p) => own(p))
   if (m.batch) m.batch = own(m.batch)
   if (m.txid) m.txid = own(m.txid)

@@ -15,6 +15,8 @@ export interface Pin {
   eventId: string
   /** Confirmed or rejected: it no longer holds later pins of its context back. */
   dispatched: boolean
+  /** A private pin whose hash its signer pinned before (schema v22): an earlier copy may decide it. */
+  repeated: boolean
 }
 
 /** A broadcast batch as its pin announces it: what a member needs to fetch and check it. */

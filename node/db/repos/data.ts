@@ -64,7 +64,20 @@ function dataRow(d: Data, local: boolean): SqlValue[] {
 
 /** A data item as a batch carried it, with the digest (core/hashes.ts dataDigest) that names its received row. */
 export function withDigest(d: Data): Data {
-  return { ...d, digest: dataDigest(carriedFields(d)) }
+  return receivedItem(d, d.namespace)
+}
+
+/**
+ * withDigest of the item in `namespace` (a batch's item that names none is in the batch's). Copied field by field: a
+ * spread of the item that adds a key it lacks costs V8 more than the digest's sha256, once per data item received.
+ */
+export function receivedItem(d: Data, namespace: string): Data {
+  const s: Data = { id: d.id, validator: d.validator, namespace, hash: d.hash, created: d.created, value: d.value }
+  if (d.datatype !== undefined) s.datatype = d.datatype
+  if (d.public !== undefined) s.public = d.public
+  if (d.blob !== undefined) s.blob = d.blob
+  s.digest = dataDigest(carriedFields(s))
+  return s
 }
 
 /** This member's own copy of a data item (an own row has no digest). */

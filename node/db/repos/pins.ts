@@ -4,6 +4,9 @@ import type { BatchId, Hash, TxId } from '../../core/ids.js'
 import type { Pin, PinnedBatch } from '../../model/index.js'
 
 
+/** A pin as the chain gives it; the table numbers it and keeps its standing. */
+export type NewPin = Omit<Pin, 'seq' | 'dispatched' | 'repeated'>
+
 interface Row {
   seq: number
   batch_id: string
@@ -14,6 +17,7 @@ interface Row {
   signer: string
   event_id: string
   dispatched: number
+  repeated: number
   [k: string]: string | number
 }
 
@@ -26,16 +30,17 @@ export class PinsRepo {
    * one naming another hash, is stored beside it. A batch pinned twice by one signer (a retried submission) is ordered
    * once: its first pin stays.
    */
-  insert(tx: Tx, p: Omit<Pin, 'seq' | 'dispatched'>): void {
+  insert(tx: Tx, p: NewPin): void {
     this.insertMany(tx, [p])
   }
 
   /**
    * In the order given (their sequences follow it): the contexts of a pinned batch, with few statements. Each is
    * written `held` if the batch it names (id and hash) is stored here and not refused (see v11, v14); a batch stored
-   * later marks them itself.
+   * later marks them itself. A private pin is written `repeated` (v22) when its signer pinned its hash before, here or
+   * earlier in `pins`: pins come in chain order, so one read of the pins of their hashes tells, whatever their number.
    */
-  insertMany(tx: Tx, pins: readonly Omit<Pin, 'seq' | 'dispatched'>[]): void {
+  insertMany(tx: Tx, pins: readonly NewPin[]): void {
     const held = new Map<string, number>()
     const heldOf = (batchId: string, batchHash: string): number => {
       const key = `${batchId}/${batchHash}`
@@ -46,12 +51,27 @@ export class PinsRepo {
       }
       return h
     }
+    const seen = this.pinnedBefore(tx, pins)
+    const repeatedOf = (p: NewPin): number => {
+      if (!p.masked) return 0
+      const key = `${p.hash}/${p.signer}`
+      if (seen.has(key)) return 1
+      seen.add(key)
+      return 0
+    }
     writeRows(
       tx,
-      'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, held)',
+      'INSERT INTO pins (batch_id, batch_hash, idx, hash, masked, signer, event_id, held, repeated)',
       'ON CONFLICT (batch_id, batch_hash, signer, idx) DO NOTHING',
-      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId, heldOf(p.batchId, p.batchHash)]),
+      pins.map((p) => [p.batchId, p.batchHash, p.index, p.hash, p.masked ? 1 : 0, p.signer, p.eventId, heldOf(p.batchId, p.batchHash), repeatedOf(p)]),
     )
+  }
+
+  /** The (hash, signer) pairs, as `hash/signer`, of the pins held already with the hashes of `pins`' private ones. */
+  private pinnedBefore(tx: Tx, pins: readonly NewPin[]): Set<string> {
+    const hashes = [...new Set(pins.filter((p) => p.masked).map((p) => p.hash))]
+    if (hashes.length === 0) return new Set()
+    return new Set(tx.all<{ hash: string; signer: string }>(`SELECT hash, signer FROM pins WHERE hash ${IN_LIST}`, [inList(hashes)]).map((r) => `${r.hash}/${r.signer}`))
   }
 
   undispatchedAfter(seq: number, limit: number): Pin[] {
@@ -220,5 +240,6 @@ function fromRow(r: Row): Pin {
     signer: r.signer,
     eventId: r.event_id,
     dispatched: r.dispatched === 1,
+    repeated: r.repeated === 1,
   }
 }

@@ -80,6 +80,20 @@ forEachEngine('db: which pins are held', function (engine) {
       await r.db.close()
     }
   })
+  it('writes a private pin repeated when its signer pinned its hash before, in an earlier event or the same one; the same after replay', async function () {
+    const dir = join(await temp.make('parley-pins-repeated-'), 'db')
+    let r = await openRepos(dir, engine)
+    const pin = (batchId: BatchId, pinHash: Hash, masked: boolean, signer = '0xabc', index = 0) => ({ batchId, batchHash: hash('a'), index, hash: pinHash, masked, signer, eventId: newId() })
+    const [first, other, again, same, broadcast] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+    await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(first, hash('c'), true), pin(other, hash('c'), true, '0xdef'), pin(broadcast, hash('d'), false), pin(broadcast, hash('d'), false, '0xabc', 1)]))
+    await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(again, hash('c'), true), pin(same, hash('e'), true), pin(same, hash('e'), true, '0xabc', 1)]))
+    const repeated = (): string[] => r.pins.waiting().flatMap((w) => r.pins.bySeq(w.seq)!).filter((p) => p.repeated).map((p) => `${p.batchId === again ? 'again' : p.batchId === same ? 'same' : 'other'}/${p.index}`)
+    expect(repeated()).to.deep.equal(['again/0', 'same/1'])
+    await r.db.close()
+    r = await openRepos(dir, engine)
+    expect(repeated()).to.deep.equal(['again/0', 'same/1'])
+    await r.db.close()
+  })
   it('counts only batches of the signer’s own key: passes over one held under another, not a refusal of another key’s pin', async function () {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
