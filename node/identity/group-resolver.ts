@@ -70,6 +70,11 @@ export function sealGroup(namespace: string, name: string, members: readonly Gro
  */
 export class GroupResolver {
   private selfIds: { org: Identity; node: Identity } | undefined
+  /**
+   * Each org's first node once found: a node registered later comes later in the confirmation order, so the answer
+   * never changes, and a send names each member's org without reading it again.
+   */
+  private readonly firstNodes = new Map<IdentityId, Identity>()
 
   constructor(private readonly deps: { identities: IdentitiesRepo; groups: GroupsRepo; self: LocalIdentity }) {}
 
@@ -168,16 +173,18 @@ export class GroupResolver {
   /** The first registered node whose parent is the identity, else the nearest ancestor that has one. */
   private defaultNode(identity: Identity, where: string, tx?: Tx): Identity {
     for (const owner of ancestry(this.deps.identities, identity, tx)) {
-      const node = this.firstNodeOf(owner.id)
+      const node = this.firstNodeOf(owner.id, tx)
       if (node) return node
     }
     return bad(`${where}: ${identity.did} has no registered node to receive for it (a member's node registers after its org)`)
   }
 
-  /** Oldest first: the identities repository lists in confirmation order (it reads what a transaction wrote too). */
-  private firstNodeOf(parent: IdentityId): Identity | undefined {
-    const filter = [[{ field: 'parent', op: 'eq' as const, value: parent, not: false, caseInsensitive: false }]]
-    return this.deps.identities.list('node', { filter, limit: 1, skip: 0 })[0]
+  private firstNodeOf(parent: IdentityId, tx?: Tx): Identity | undefined {
+    const known = this.firstNodes.get(parent)
+    if (known) return known
+    const node = this.deps.identities.firstNodeOf(parent, tx)
+    if (node) this.firstNodes.set(parent, node)
+    return node
   }
 }
 

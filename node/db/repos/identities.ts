@@ -66,6 +66,12 @@ export class IdentitiesRepo {
     return (tx ?? this.db).all<VerifierRow>('SELECT identity_id, type, value, created FROM verifiers WHERE identity_id = ? ORDER BY seq', [identityId]).map(verifierFromRow)
   }
 
+  /** The first node confirmed whose parent is `parent` (an org's default node for private sends). */
+  firstNodeOf(parent: IdentityId, tx?: Tx): Identity | undefined {
+    const r = (tx ?? this.db).get<Row>("SELECT * FROM identities WHERE type = 'node' AND parent = ? ORDER BY seq LIMIT 1", [parent])
+    return r && fromRow(r)
+  }
+
   /** Oldest first: the order the network confirmed them in. Every type when `type` is undefined. */
   list(type: IdentityType | undefined, q: CollectionQuery): Identity[] {
     const conds = type === undefined ? ['1 = 1'] : ['type = ?']

@@ -180,6 +180,15 @@ describe('groups: resolving a send\'s group', () => {
       expect(refusal(() => resolve([{ identity: 'org3' }]))).to.match(/^group\.members\[0\]: did:firefly:org\/org3 has no registered node/)
     })
 
+    it('an org without a node yet is resolved once its first node registers, and keeps that node after a second', async () => {
+      await org('org7')
+      expect(refusal(() => resolve([{ identity: 'org7' }]))).to.match(/org7 has no registered node/)
+      await node('node7a', 'org7')
+      expect(resolve([{ identity: 'org7' }]).group.members).to.deep.equal([self(), member('org7', 'node7a')])
+      await node('node7b', 'org7')
+      expect(resolve([{ identity: 'org7' }]).group.members).to.deep.equal([self(), member('org7', 'node7a')])
+    })
+
     it('a node that published no https endpoint and certificate (deliveries to it could never succeed)', async () => {
       await org('org5')
       const bare: Identity = { id: newId<IdentityId>(), did: 'did:firefly:node/node5', type: 'node', parent: ids.org5!.id, namespace: 'svc_system', name: 'node5', messages: { claim: newId<MessageId>() }, created: now() }
