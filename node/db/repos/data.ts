@@ -38,6 +38,9 @@ const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, 
  */
 const DATA_CONFLICT = 'ON CONFLICT DO NOTHING'
 
+/** Digests looked for in one statement (deleteUnnamed): bounded, so that a statement's text and parameters stay small. */
+const NAMED_CHUNK = 200
+
 /**
  * `local`: uploaded or sent here, not received. A received item is stored with the digest of what its batch carried:
  * its own `digest` when the caller computed it already (recent-batches.ts receivedRows), which is that digest.
@@ -205,12 +208,45 @@ export class DataRepo {
    * names this member's own item, never deleted here.
    */
   deleteUnnamed(tx: Tx, refs: readonly DataRef[]): { data: Data; blobStillUsed: boolean }[] {
-    const deleted: { data: Data; blobStillUsed: boolean }[] = []
+    const held = new Map<string, Data>()
     for (const ref of refs) {
       const d = ref.digest === undefined ? undefined : this.byRef(ref, tx)
-      if (d !== undefined && this.messageWith(d.namespace, ref, tx) === undefined) deleted.push({ data: d, ...this.delete(tx, d) })
+      if (d !== undefined) held.set(refKey(d), d)
+    }
+    const byNamespace = new Map<string, Data[]>()
+    for (const d of held.values()) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d])
+    const deleted: { data: Data; blobStillUsed: boolean }[] = []
+    for (const [namespace, items] of byNamespace) {
+      const named = this.namedAmong(namespace, items, tx)
+      for (const d of items) if (!named.has(refKey(d))) deleted.push({ data: d, ...this.delete(tx, d) })
     }
     return deleted
+  }
+
+  /**
+   * Which of the received items `items` (of namespace `namespace`) a message of the namespace names, or a batch's
+   * record of what it carried with one (v20), by refKey: messages list their data in a JSON column, so each table is
+   * read once for them all (a batch's worth), narrowed by the digests, and each row's list checked exactly.
+   */
+  private namedAmong(namespace: string, items: readonly Data[], tx: Tx): Set<string> {
+    const wanted = new Set(items.map((d) => refKey(d)))
+    const named = new Set<string>()
+    for (let i = 0; i < items.length; i += NAMED_CHUNK) {
+      const digests = items.slice(i, i + NAMED_CHUNK).map((d) => `"${d.digest}"`)
+      const messages = digests.map(() => 'instr(data, ?) > 0').join(' OR ')
+      const carried = digests.map(() => 'instr(c.data, ?) > 0').join(' OR ')
+      const rows = [
+        ...tx.all<{ data: string }>(`SELECT data FROM messages WHERE namespace = ? AND (${messages})`, [namespace, ...digests]),
+        ...tx.all<{ data: string }>(`SELECT c.data FROM carried_messages c JOIN messages m ON m.id = c.message_id AND m.hash = c.message_hash WHERE m.namespace = ? AND (${carried})`, [namespace, ...digests]),
+      ]
+      for (const r of rows) {
+        for (const ref of JSON.parse(r.data) as DataRef[]) {
+          const key = refKey(ref)
+          if (wanted.has(key)) named.add(key)
+        }
+      }
+    }
+    return named
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
