@@ -104,19 +104,19 @@ export class PinsRepo {
    * The first private (masked) pin on chain of hash `hash` signed by `signer`, and whether its batch is held here: two
    * batches of one author may carry the same private pin (the same message sent twice, or two messages at one nonce),
    * and the first pinned decides it. A broadcast pin of that hash (one naming a payload reference) decides no private
-   * message (ordering.ts) and is left out. Only a batch of the signer's own key counts: a pin naming a batch held here
-   * under another key carries none of the signer's messages, and is left out. A refusal recorded for the pair (some pin
-   * of it named a payload that is no broadcast batch of it, whoever signed that pin) says nothing of a private batch:
-   * its pin counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
+   * message (ordering.ts) and is left out. Held means a batch of the signer's own key: one held under another key (the
+   * signer pinned another's pair) carries none of its messages and never will, as on a member without that batch (one
+   * outside its group), where the pin is counted as not held alike. A refusal recorded for the pair (some pin of it
+   * named a payload that is no broadcast batch of it, whoever signed that pin) says nothing of a private batch: its pin
+   * counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
    */
   firstPrivate(hash: Hash, signer: string, tx?: Tx): { pin: Pin; held: boolean } | undefined {
-    const r = (tx ?? this.db).get<Row & { state: string | null }>(
-      `SELECT p.*, b.state FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
-        WHERE p.hash = ? AND p.signer = ? AND p.masked = 1 AND (b.key IS NULL OR b.key = p.signer OR b.state = 'refused')
-          ORDER BY p.seq LIMIT 1`,
+    const r = (tx ?? this.db).get<Row & { state: string | null; batch_key: string | null }>(
+      `SELECT p.*, b.state, b.key AS batch_key FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
+        WHERE p.hash = ? AND p.signer = ? AND p.masked = 1 ORDER BY p.seq LIMIT 1`,
       [hash, signer],
     )
-    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' }
+    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' && r.batch_key === signer }
   }
 
   /**
