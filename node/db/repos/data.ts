@@ -38,8 +38,11 @@ const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, 
  */
 const DATA_CONFLICT = 'ON CONFLICT DO NOTHING'
 
-/** Digests looked for in one statement (deleteUnnamed): bounded, so that a statement's text and parameters stay small. */
-const NAMED_CHUNK = 200
+/**
+ * Up to this many digests, deleteUnnamed narrows the rows it reads by `instr` on each (a test per digest per row);
+ * past it, reading every row's list once against a bound list costs less.
+ */
+const INSTR_DIGESTS = 4
 
 /**
  * `local`: uploaded or sent here, not received. A received item is stored with the digest of what its batch carried:
@@ -225,28 +228,36 @@ export class DataRepo {
 
   /**
    * Which of the received items `items` (of namespace `namespace`) a message of the namespace names, or a batch's
-   * record of what it carried with one (v20), by refKey: messages list their data in a JSON column, so each table is
-   * read once for them all (a batch's worth), narrowed by the digests, and each row's list checked exactly.
+   * record of what it carried with one (v20), by refKey. Messages list their data in a JSON column, so each table is
+   * read once for them all (a pass's worth): a few digests narrow its rows by `instr` on each, more by reading every
+   * list's references against one bound list (what costs less either way); what is found is then checked exactly.
    */
   private namedAmong(namespace: string, items: readonly Data[], tx: Tx): Set<string> {
-    const wanted = new Set(items.map((d) => refKey(d)))
     const named = new Set<string>()
-    for (let i = 0; i < items.length; i += NAMED_CHUNK) {
-      const digests = items.slice(i, i + NAMED_CHUNK).map((d) => `"${d.digest}"`)
-      const messages = digests.map(() => 'instr(data, ?) > 0').join(' OR ')
-      const carried = digests.map(() => 'instr(c.data, ?) > 0').join(' OR ')
-      const rows = [
-        ...tx.all<{ data: string }>(`SELECT data FROM messages WHERE namespace = ? AND (${messages})`, [namespace, ...digests]),
-        ...tx.all<{ data: string }>(`SELECT c.data FROM carried_messages c JOIN messages m ON m.id = c.message_id AND m.hash = c.message_hash WHERE m.namespace = ? AND (${carried})`, [namespace, ...digests]),
-      ]
-      for (const r of rows) {
-        for (const ref of JSON.parse(r.data) as DataRef[]) {
-          const key = refKey(ref)
-          if (wanted.has(key)) named.add(key)
-        }
+    const note = (lists: readonly string[], wanted: ReadonlySet<string>) => {
+      for (const text of lists) {
+        for (const ref of JSON.parse(text) as DataRef[]) if (wanted.has(refKey(ref))) named.add(refKey(ref))
       }
     }
+    const messages = items.map((d) => refKey(d))
+    note(this.listsNaming(tx, 'messages', namespace, items), new Set(messages))
+    // A record of what a further batch carried matters only for what no message names.
+    const rest = items.filter((d) => !named.has(refKey(d)))
+    if (rest.length > 0) note(this.listsNaming(tx, 'carried', namespace, rest), new Set(rest.map((d) => refKey(d))))
     return named
+  }
+
+  /** The data lists (JSON arrays of references) of messages, or carried records, of `namespace` that may name `items`. */
+  private listsNaming(tx: Tx, table: 'messages' | 'carried', namespace: string, items: readonly Data[]): string[] {
+    const from = table === 'messages' ? 'messages m' : 'carried_messages c JOIN messages m ON m.id = c.message_id AND m.hash = c.message_hash'
+    const column = table === 'messages' ? 'm.data' : 'c.data'
+    if (items.length <= INSTR_DIGESTS) {
+      const quoted = items.map((d) => `"${d.digest!}"`)
+      const any = quoted.map(() => `instr(${column}, ?) > 0`).join(' OR ')
+      return tx.all<{ data: string }>(`SELECT ${column} AS data FROM ${from} WHERE m.namespace = ? AND (${any})`, [namespace, ...quoted]).map((r) => r.data)
+    }
+    const refs = `SELECT j.value AS ref FROM ${from}, json_each(${column}) j WHERE m.namespace = ? AND json_extract(j.value, '$.digest') ${IN_LIST}`
+    return tx.all<{ ref: string }>(refs, [namespace, inList(items.map((d) => d.digest!))]).map((r) => `[${r.ref}]`)
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */
