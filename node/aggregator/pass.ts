@@ -148,14 +148,17 @@ export class Pass {
 
   /**
    * Decides the message behind `pin`; answers its deciding pins and their index range when it was settled (now or
-   * before). A pin of a batch stored here that its key did not sign decides nothing: it no longer waits.
+   * before). A pin of a batch stored here that its key did not sign decides nothing: it no longer waits. A broadcast
+   * pin of a private batch decides nothing either, and waits for its own payload.
    */
   private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
     const view = this.viewOf(pin.batchId, pin.batchHash)
     if (!view) return undefined
-    // A foreign pin of a private batch stays for its own payload: members outside the group do not hold the batch,
-    // and must not decide such a pin differently from those inside it.
-    if (pin.signer !== view.record.key) return pin.masked || view.record.type === 'broadcast' ? this.leaveForeign(pin) : undefined
+    // A broadcast pin (it names a payload) of a private batch, whoever signed it, stays for its own payload: members
+    // outside the group do not hold the batch, and must not decide such a pin differently from those inside it, even
+    // when the message at its index was decided already (through another batch or pin).
+    if (!pin.masked && view.record.type === 'private') return undefined
+    if (pin.signer !== view.record.key) return this.leaveForeign(pin)
     const place = view.manifest.at(pin.index)
     if (!place) return undefined
     const { entry } = place
@@ -396,7 +399,8 @@ export class Pass {
   private leave(view: BatchView, range: { from: number; to: number }): void {
     for (let i = range.from; i <= range.to; i++) {
       const p = view.pins.get(i)
-      if (!p || p.dispatched) continue
+      // A broadcast pin of a private batch at the message's index waits for its own payload (process).
+      if (!p || p.dispatched || (!p.masked && view.record.type === 'private')) continue
       p.dispatched = true
       this.pendingPins.push(p.seq)
       // A signer's earlier pin decided may settle the standing of its later ones (standing.ts): what they held is free.
