@@ -74,18 +74,23 @@ export class PinsRepo {
     return r?.s ?? undefined
   }
 
-  /** Whether an earlier pin of the same context is still waiting (which holds this one back). */
+  /**
+   * Whether an earlier broadcast pin of context `hash` is still waiting (an identity claim's, which holds this one
+   * back). Private (masked) pins are left out: only their group's members ever use them, so one that equals the
+   * context would hold it on members outside the group alone.
+   */
   earlierUndispatched(tx: Tx, hash: Hash, beforeSeq: number): boolean {
-    return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
+    return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND masked = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
   }
 
   /**
-   * Whether `signer` signed a pin before `beforeSeq` that still waits: what a definition naming an identity that is
-   * not registered yet may wait for (its claim is signed by its own org's key, so either that pin precedes on chain
-   * or the identity cannot be registered in time).
+   * Whether `signer` signed a broadcast pin before `beforeSeq` that still waits: what a definition naming an identity
+   * that is not registered yet may wait for (its claim is a broadcast signed by its own org's key, so either that pin
+   * precedes on chain or the identity cannot be registered in time). Private (masked) pins are left out: only their
+   * group's members ever use them, and members outside the group would wait where those inside decide.
    */
   earlierUndispatchedBySigner(tx: Tx, signer: string, beforeSeq: number): boolean {
-    return tx.get('SELECT 1 AS x FROM pins WHERE dispatched = 0 AND seq < ? AND signer = ? LIMIT 1', [beforeSeq, signer]) !== undefined
+    return tx.get('SELECT 1 AS x FROM pins WHERE dispatched = 0 AND masked = 0 AND seq < ? AND signer = ? LIMIT 1', [beforeSeq, signer]) !== undefined
   }
 
   /** One pin by its sequence (a trace naming the pin that holds a context back). */

@@ -84,6 +84,22 @@ forEachEngine('db: which pins are held', function (engine) {
       await r.db.close()
     }
   })
+  it('counts only broadcast pins as earlier pins waiting for a context or a signer', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-earlier-'), 'db'), engine)
+    try {
+      const [masked, broadcast] = [newId<BatchId>(), newId<BatchId>()]
+      const pin = (batchId: BatchId, isMasked: boolean) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: isMasked, signer: '0xabc', eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(masked, true), pin(broadcast, false)]))
+      const [first, second] = r.pins.waiting().map((p) => p.seq)
+      // Only the private pin precedes `second`: only its group's members would ever use it.
+      const read = (seq: number) => r.db.transaction((tx) => [r.pins.earlierUndispatched(tx, hash('c'), seq), r.pins.earlierUndispatchedBySigner(tx, '0xabc', seq)])
+      expect(await read(second!)).to.deep.equal([false, false])
+      expect(await read(second! + 1)).to.deep.equal([true, true])
+      expect(first).to.be.below(second!)
+    } finally {
+      await r.db.close()
+    }
+  })
   it('holds only batches of the signer’s own key: one held under another counts, never held', async function () {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
