@@ -247,6 +247,18 @@ export class AggregatorMember {
     await this.agg.whenIdle()
   }
 
+  /**
+   * Reads the pins in order, fetching each payload they announce as it comes, except one naming `never` (a reference
+   * that resolves to nothing: its pins wait for it).
+   */
+  async chain(logs: readonly PinLog[], never?: string): Promise<void> {
+    for (const log of logs) {
+      const before = this.announced.length
+      await this.pin(log)
+      for (const p of this.announced.slice(before)) if (p.payloadRef !== never) await this.fetch(p)
+    }
+  }
+
   /** Downloads the payload a pin announced (stored or refused), then lets the aggregator walk what it allows. */
   async fetch(p: PinnedBatch): Promise<void> {
     const key = `${p.batchId}/${p.batchHash}`

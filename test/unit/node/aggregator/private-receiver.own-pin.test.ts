@@ -41,14 +41,6 @@ describe('private receiver: a private batch pinned again by its own author as a 
   async function publish(bytes: string): Promise<string> {
     return storage.upload(new TextEncoder().encode(bytes))
   }
-  /** Reads the pins in order, fetching each payload they announce as it comes. */
-  async function chain(m: AggregatorMember, logs: readonly PinLog[]): Promise<void> {
-    for (const log of logs) {
-      const before = m.announced.length
-      await m.pin(log)
-      for (const p of m.announced.slice(before)) await m.fetch(p)
-    }
-  }
   const deliver = async (m: AggregatorMember, ...bs: BatchPayload[]) => {
     for (const b of bs) expect(await m.deliver(peerOf(org0!), b), `batch ${b.id} taken`).to.equal(undefined)
   }
@@ -84,8 +76,8 @@ describe('private receiver: a private batch pinned again by its own author as a 
     const pins = [pinLogOf({ payload: p }), rogue(p, junk), pinLogOf({ payload: q }), pinLogOf({ payload: news, ref: await publish(serializeBatch(news)) })]
     const [x, y] = [await member(), await member()]
     await deliver(x, p, q)
-    await chain(x, pins)
-    await chain(y, pins)
+    await x.chain(pins)
+    await y.chain(pins)
     expect(y.r.batches.byIdHash(p.id, p.hash)?.state, 'the rogue payload refused on Y').to.equal('refused')
     await deliver(y, p, q)
     expect(stateOf(x, p, q, news).messages).to.deep.equal(['confirmed', 'confirmed', 'confirmed'])
@@ -97,9 +89,9 @@ describe('private receiver: a private batch pinned again by its own author as a 
     const pins = [pinLogOf({ payload: p }), rogue(p, await publish('{"not":"a batch"}')), pinLogOf({ payload: q }), pinLogOf({ payload: news, ref: await publish(serializeBatch(news)) })]
     const x = await member()
     await deliver(x, p, q)
-    await chain(x, pins)
+    await x.chain(pins)
     let y = await member()
-    await chain(y, pins)
+    await y.chain(pins)
     await y.close()
     open.splice(open.indexOf(y), 1)
     y = await member(dirs[dirs.length - 1])
@@ -117,8 +109,8 @@ describe('private receiver: a private batch pinned again by its own author as a 
       const pins = [pinLogOf({ payload: p }), rogue(p, copy), pinLogOf({ payload: q }), pinLogOf({ payload: news, ref: await publish(serializeBatch(news)) })]
       const [x, y] = [await member(), await member()]
       await deliver(x, p, q)
-      await chain(x, pins)
-      await chain(y, pins)
+      await x.chain(pins)
+      await y.chain(pins)
       expect(y.r.batches.byIdHash(p.id, p.hash)?.state, `a ${type} copy refused on Y`).to.equal('refused')
       await deliver(y, p, q)
       expect(stateOf(x, p, q, news).messages, type).to.deep.equal(['confirmed', 'confirmed', 'confirmed'])
@@ -137,7 +129,7 @@ describe('private receiver: a private batch pinned again by its own author as a 
     const held = x.announced.slice()
     expect(stateOf(x, p, q, news).messages, 'nothing decided while the rogue pin waits for its payload').to.deep.equal(['pending', 'pending', undefined])
     for (const a of held) await x.fetch(a)
-    await chain(y, pins)
+    await y.chain(pins)
     await deliver(y, p, q)
     const s = stateOf(x, p, q, news)
     expect(s.messages, 'its own pin was a second pin of the pair: the batch waits; the topic of news is free').to.deep.equal(['pending', 'pending', 'confirmed'])
