@@ -15,6 +15,7 @@ export type RogueAttack =
   | { attack: 'foreign-group'; org?: string; node?: string; namespace?: string }
   | { attack: 'claim-name'; name?: string }
   | { attack: 'flood-blobs'; to: string; bytes: number; count: number }
+  | { attack: 'repin-private'; first?: string[]; namespace?: string; timeoutMs: number }
 
 export interface RogueCommand {
   verb: 'rogue'
@@ -23,7 +24,7 @@ export interface RogueCommand {
   json: boolean
 }
 
-export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'reuse-id', 'foreign-group', 'claim-name', 'flood-blobs'] as const
+export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'reuse-id', 'foreign-group', 'claim-name', 'flood-blobs', 'repin-private'] as const
 
 /** Attacks a chain account can make alone; the others need a member's node certificate. */
 const CHAIN_ONLY = new Set(['garbage-pin', 'squat-pin', 'claim-name'])
@@ -48,6 +49,7 @@ const OPTIONS = {
   count: { type: 'string' },
   message: { type: 'string' },
   datatype: { type: 'string' },
+  first: { type: 'string' },
 } as const
 
 const ALLOWED: Record<(typeof ATTACKS)[number], readonly string[]> = {
@@ -58,6 +60,7 @@ const ALLOWED: Record<(typeof ATTACKS)[number], readonly string[]> = {
   'foreign-group': ['org', 'node', 'namespace'],
   'claim-name': ['name', 'account'],
   'flood-blobs': ['to', 'bytes', 'count'],
+  'repin-private': ['first', 'namespace', 'timeout'],
 }
 
 /** A mistake in the arguments (the CLI prints it with the usage and exits 2). */
@@ -127,8 +130,7 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
     case 'reuse-id': {
       const o: Record<string, string> = {}
       optional('namespace', o)
-      const to = v.to === undefined ? undefined : v.to.split(',').map((x) => x.trim()).filter((x) => x !== '')
-      if (to !== undefined && to.length === 0) throw new RogueUsageError('rogue reuse-id: --to names one or more orgs, comma-separated')
+      const to = orgList(v.to, 'reuse-id', 'to')
       const datatype = v.datatype === undefined ? undefined : /^([^/]+)\/([^/]+)$/.exec(v.datatype)
       if (datatype === null) throw new RogueUsageError('rogue reuse-id: --datatype is NAME/VERSION')
       run = { attack, message: need('message'), ...(to ? { to } : {}), ...o, ...(datatype ? { datatype: { name: datatype[1]!, version: datatype[2]! } } : {}) }
@@ -148,6 +150,13 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
       run = { attack, ...o }
       break
     }
+    case 'repin-private': {
+      const o: Record<string, string> = {}
+      optional('namespace', o)
+      const first = orgList(v.first, 'repin-private', 'first')
+      run = { attack, ...(first ? { first } : {}), ...o, timeoutMs: seconds(v.timeout, 30) }
+      break
+    }
     case 'flood-blobs': {
       const count = need('count')
       if (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > 1_000_000) throw new RogueUsageError(`--count is a number of blobs from 1 to 1000000 (got ${count})`)
@@ -156,6 +165,13 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
     }
   }
   return { dir, help: false, command: { verb: 'rogue', who, run, json: v.json ?? false } }
+}
+
+/** `--to org0,org2`: one or more orgs, comma-separated; undefined when the option is not given. */
+function orgList(text: string | undefined, attack: string, option: string): string[] | undefined {
+  const orgs = text === undefined ? undefined : text.split(',').map((x) => x.trim()).filter((x) => x !== '')
+  if (orgs !== undefined && orgs.length === 0) throw new RogueUsageError(`rogue ${attack}: --${option} names one or more orgs, comma-separated`)
+  return orgs
 }
 
 const UNITS: Record<string, number> = { '': 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 }

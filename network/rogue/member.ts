@@ -17,9 +17,10 @@ import { memberGet } from '../inspect.js'
 import { layout } from '../layout.js'
 import { broadcastBatch, broadcastContexts, garbageContexts, garbagePinArgs, junkHash, makeGroup, orgClaimBatch, privateBatch, privateContexts, type PinArgs } from './batches.js'
 import { rogueKey, sendPin, type KeySource } from './chain.js'
-import { RogueExchange } from './exchange.js'
+import { RogueExchange, type DeliveryOutcome } from './exchange.js'
+import { sleep } from '../process.js'
 import { nextPendingPin, pendingPins, type PendingPin } from './pool.js'
-import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, ReuseIdResult, SquatPinResult } from './results.js'
+import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, RepinPrivateResult, ReuseIdResult, SquatPinResult } from './results.js'
 
 /** What the attacks need of the network: its folder, its description and its members by name. */
 export interface RogueNetwork {
@@ -234,6 +235,50 @@ export class RogueMember {
   }
 
   /**
+   * Pins a private batch of the member's own twice, with its own key: as it is (its masked contexts, no reference),
+   * then as a broadcast of the same id and hash naming a payload in shared storage that is no batch. The batch holds a
+   * group of every member, each on its own node, its groupinit and one message on a topic of its own. It is delivered
+   * first (before the pins) to the members in `first`, which hold it when they meet the broadcast pin; the others are
+   * delivered it only once they have refused that pin's payload (within `timeoutMs`). Every member must confirm the
+   * message alike (docs/architecture.md, "A private batch's pair pinned as a broadcast").
+   */
+  async repinPrivate(opts: { first?: string[]; namespace?: string; timeoutMs?: number } = {}): Promise<RepinPrivateResult> {
+    const self = this.member('repin-private')
+    const namespace = opts.namespace ?? 'default'
+    const all = this.net.description.members
+    const first = (opts.first ?? []).map((org) => this.net.member(org))
+    const later = all.filter((m) => !first.includes(m))
+    const group = makeGroup(namespace, `rogue-${randomUUID().slice(0, 8)}`, await Promise.all(all.map(async (m) => ({ identity: m.did, node: await this.nodeId(m) }))))
+    const payload = privateBatch(self, group, [{ topic: `repin-${randomUUID().slice(0, 8)}`, value: { repinned: true }, nonce: 0 }], { withGroupinit: true })
+    const key = await this.key({ org: self.org })
+    const pair = { txId: payload.tx.id, batchId: payload.id, batchHash: payload.hash, contexts: privateContexts(payload) }
+    const exchange = new RogueExchange(layout(this.net.dir), self)
+    const deliveries: DeliveryOutcome[] = []
+    try {
+      for (const m of first) deliveries.push(await exchange.deliver(m, payload))
+      const privatePin = await this.pin(key, { ...pair, payloadRef: '' })
+      const broadcastPin = await this.pin(key, { ...pair, payloadRef: await this.upload('{"not":"a batch"}', 'junk.json') })
+      const deadline = Date.now() + (opts.timeoutMs ?? 30_000)
+      for (const m of later) await this.refusedOn(m, payload, namespace, deadline)
+      for (const m of later) deliveries.push(await exchange.deliver(m, payload))
+      return { attack: 'repin-private', batchId: payload.id, group: group.hash, namespace, message: payload.messages[1]!.header.id, heldFirst: first.map((m) => m.org), deliveries, privatePin, broadcastPin }
+    } finally {
+      await exchange.stop()
+    }
+  }
+
+  /** Waits until `m` has recorded the refusal of a payload pinned for the batch's (id, hash). */
+  private async refusedOn(m: MemberDescription, b: BatchPayload, namespace: string, deadline: number): Promise<void> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/batches/${b.id}?hash=${b.hash}`
+    for (;;) {
+      const held = await memberGet<{ state: string }>(m, path).catch(() => undefined)
+      if (held?.state === 'refused') return
+      if (Date.now() > deadline) throw new RogueError(`repin-private: ${m.org} did not refuse the broadcast pin's payload of batch ${b.id} in time (it holds ${held ? `it, ${held.state}` : 'nothing of it'})`)
+      await sleep(100)
+    }
+  }
+
+  /**
    * Claims an org name (default: the one the network's next member will take, `org<N>`) from a key that is no
    * member's: the chain account, or (for a member, whose own key is taken) a fresh key funded from Hardhat's account
    * #0, which needs the chain to mine.
@@ -282,10 +327,14 @@ export class RogueMember {
   }
 
   /** Uploads a broadcast batch to the network's shared storage; answers its reference. */
-  private async publish(payload: BatchPayload): Promise<string> {
+  private publish(payload: BatchPayload): Promise<string> {
+    return this.upload(serializeBatch(payload), 'batch.json')
+  }
+
+  private async upload(text: string, name: string): Promise<string> {
     const storage = createIpfsStorage({ ...this.net.description.ipfs, log: () => {} })
     try {
-      return await storage.upload(new TextEncoder().encode(serializeBatch(payload)), 'batch.json')
+      return await storage.upload(new TextEncoder().encode(text), name)
     } finally {
       await storage.stop()
     }

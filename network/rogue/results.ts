@@ -87,7 +87,22 @@ export interface FloodBlobsResult {
   hashes: string[]
 }
 
-export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ReuseIdResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult
+export interface RepinPrivateResult {
+  attack: 'repin-private'
+  batchId: string
+  group: string
+  namespace: string
+  /** The private message every member must confirm. */
+  message: string
+  /** The members delivered the batch before its pins. */
+  heldFirst: string[]
+  deliveries: DeliveryOutcome[]
+  privatePin: PinSent
+  /** The same id and hash pinned again, with a payload reference to something that is no batch. */
+  broadcastPin: PinSent
+}
+
+export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ReuseIdResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult | RepinPrivateResult
 
 const pinText = (p: PinSent): string => `tx ${p.txHash} from ${p.signer} (${p.signedWith})${p.block !== undefined ? ` in block ${p.block}` : ', waiting in the pool'}`
 const deliveryText = (d: DeliveryOutcome): string => (d.stored ? `${d.to} stored it` : `${d.to} refused it: ${d.refusal}`)
@@ -108,6 +123,8 @@ export function rogueLine(r: RogueResult): string {
       return `pinned group ${r.group} pairing ${r.paired.org} with ${r.paired.node} (groupinit ${r.groupinit}): ${r.deliveries.map(deliveryText).join('; ') || 'delivered to nobody'}; ${pinText(r.pin)}`
     case 'claim-name':
       return `claimed the org name ${r.name} (${r.did}, message ${r.claim}): ${pinText(r.pin)}`
+    case 'repin-private':
+      return `pinned private batch ${r.batchId} (group ${r.group}, message ${r.message}) as it is, ${pinText(r.privatePin)}, and again as a broadcast of a payload that is no batch, ${pinText(r.broadcastPin)}; delivered ${r.heldFirst.length > 0 ? `first to ${r.heldFirst.join(', ')}, the rest after their refusal` : 'after every member refused that payload'}: ${r.deliveries.map(deliveryText).join('; ')}`
     case 'flood-blobs':
       return `put ${r.blobs} blob(s) of ${r.bytesEach} bytes nothing refers to at ${r.to}: ${r.stored} stored, ${r.refused} refused${r.refusal ? ` (first: ${r.refusal})` : ''}`
   }

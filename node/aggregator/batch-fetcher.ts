@@ -15,7 +15,7 @@ import { checkBatch } from '../batch/verify.js'
 import { storeReceivedBatch } from './store-batch.js'
 import type { RecentBatches } from './recent-batches.js'
 
-import { MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
+import { batchTypeOf, MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
 
 const RETRY_MIN_MS = 250
 const RETRY_MAX_MS = 15_000
@@ -159,7 +159,9 @@ export class BatchFetcher {
         return { ok: false, reason: errorMessage(err) }
       }
       const checked = checkBatch(batch, p)
-      return checked.ok ? { ok: true, batch, manifest: checked.manifest } : { ok: false, reason: checked.reason }
+      if (!checked.ok) return { ok: false, reason: checked.reason }
+      const kind = notBroadcast(batch)
+      return kind === undefined ? { ok: true, batch, manifest: checked.manifest } : { ok: false, reason: kind }
     }
   }
 
@@ -223,6 +225,18 @@ export class BatchFetcher {
     this.deps.log(`batch ${p.batchId} pinned by ${p.signer} refused: ${reason}`)
     this.deps.refused(p)
   }
+}
+
+/**
+ * Why a payload read from shared storage is no broadcast batch. A batch's hash covers its messages, not its `type`: a
+ * private batch's author could publish it (as it is, or called a broadcast) and pin its pair with that reference. Stored
+ * from there, it would stand on members that fetched it first for the batch its group's members are delivered, and be
+ * decided by other pins or rules there: refused instead, on every member alike, whatever it holds.
+ */
+function notBroadcast(b: BatchPayload): string | undefined {
+  if (b.type !== 'broadcast') return `a ${b.type} batch cannot be published in shared storage`
+  const m = b.messages.find((x) => batchTypeOf(x) !== 'broadcast')
+  return m && `message ${m.header.id}: a ${m.header.type} message cannot travel in a broadcast batch`
 }
 
 function withoutListenerCap(a: AbortController): AbortController {

@@ -41,7 +41,7 @@ class Explainer {
   explain(wait: Wait, batch: BatchRecord | undefined, nested: boolean): Waiting {
     switch (wait.reason) {
       case 'pin':
-        return { reason: 'pin', topic: wait.topic, detail: `its batch is here, but its pin for topic ${wait.topic} has not been read from the chain here yet` }
+        return { reason: 'pin', topic: wait.topic, detail: wait.detail ? `topic ${wait.topic}: ${wait.detail}` : `its batch is here, but its pin for topic ${wait.topic} has not been read from the chain here yet` }
       case 'batch':
         return { reason: 'batch', detail: wait.detail }
       case 'blob': {
@@ -121,8 +121,10 @@ class Explainer {
 
   /** The batch and message a pin stands for, as far as this member holds them. */
   private atPin(pin: Pin): { batch?: BatchRecord; message?: Message } {
-    // The batch the pin names (id and hash); a pin its key did not sign stands for none of its messages.
+    // The batch the pin names (id and hash); a pin its key did not sign stands for none of its messages. A broadcast pin
+    // (it names a payload) of a private batch held here waits for its own payload, as on a member without the batch.
     const batch = this.deps.batches.byIdHash(pin.batchId, pin.batchHash)
+    if (batch && batch.type === 'private' && !pin.masked) return {}
     if (!batch || batch.state === 'refused' || batch.key !== pin.signer) return batch ? { batch } : {}
     const place = new IndexedManifest(batch.manifest).at(pin.index)
     const message = place ? this.deps.messages.byRef(place.entry.id, place.entry.hash) : undefined

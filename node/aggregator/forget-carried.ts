@@ -3,7 +3,7 @@ import type { BatchesRepo } from '../db/repos/batches.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { MessagesRepo } from '../db/repos/messages.js'
 import type { Carried } from '../db/repos/carried-messages.js'
-import type { BatchRecord, Message } from '../model/index.js'
+import type { BatchRecord, DataRef, Message } from '../model/index.js'
 import type { IndexedManifest } from './manifest.js'
 
 /**
@@ -32,12 +32,13 @@ export function forgetCarried(
 }
 
 /**
- * The message row takes what its deciding batch carried (a further batch of its author: carried_messages); the
- * received data rows it named before, which nothing names any more, go. Only a batch that carried such a message
- * decides by this: one read of the row more.
+ * The message row takes what its deciding batch carried (a further batch of its author: carried_messages). Answers the
+ * data references it named before: the caller deletes the received rows among them that nothing names any more
+ * (DataRepo.deleteUnnamed), once for every message it decided so, since that reads the namespace's messages. Only a
+ * batch that carried such a message decides by this: one read of the row more.
  */
-export function takeCarried(deps: { messages: MessagesRepo; data: DataRepo }, tx: Tx, ref: { id: string; hash: string }, carried: Carried, batchId: string): void {
+export function takeCarried(deps: { messages: MessagesRepo }, tx: Tx, ref: { id: string; hash: string }, carried: Carried, batchId: string): DataRef[] {
   const before = deps.messages.byRef(ref.id, ref.hash, tx)?.data ?? []
   deps.messages.takeCarried(tx, ref, carried, batchId)
-  deps.data.deleteUnnamed(tx, before)
+  return before
 }

@@ -40,14 +40,23 @@ export function orderingOf(
   const type = batchTypeOf(message)
   if (type !== batch.type) {
     // A private message published in a broadcast batch (anyone could read it, and plant a group on every member), or
-    // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on.
+    // a broadcast one delivered privately: refused alike everywhere; its pins are used and its topics move on. (The
+    // fetcher and the private receiver refuse such batches whole; this holds for any batch that reaches a pass.)
     return { kind: 'reject', reason: `a ${message.header.type} message cannot travel in a ${batch.type} batch` }
   }
   if (type === 'private') {
     // Masked pins: each is unique, so order comes from the next expected nonce per (context, author), not the queues.
     if (!checks) return { kind: 'unordered' }
     const chainPins: (Pin | undefined)[] = []
-    for (let i = range.from; i <= range.to; i++) chainPins.push(pins.get(i))
+    for (let i = range.from; i <= range.to; i++) {
+      const pin = pins.get(i)
+      // A pin naming a payload reference is a broadcast pin: it decides only what is fetched from there, which is never
+      // a private batch (batch-fetcher.ts). Came before the batch's own pin on chain, it took the index (a signer's second
+      // pin of a pair is not stored), and the message waits for good, on every member: whether it holds the batch or
+      // not, or that payload was refused (its pins used) before or after the batch came.
+      if (pin && !pin.masked) return { kind: 'wait', wait: { reason: 'pin', topic: message.header.topics[i - range.from]!, detail: `the pin at its place on chain is a broadcast pin of its batch (it names a payload reference), signed by the batch's key before its private pin; a broadcast pin decides no private message` } }
+      chainPins.push(pin)
+    }
     const pc = checks.check(tx, message, batch, chainPins)
     return pc.kind === 'ok' ? { kind: 'open', advance: pc.advance } : pc
   }

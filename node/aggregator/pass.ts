@@ -4,7 +4,7 @@ import { extend } from '../core/extend.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
+import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type DataRef, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import { refKey, type PinnedRef } from '../db/repos/messages.js'
 import { asCarried, type Carried } from '../db/repos/carried-messages.js'
@@ -106,6 +106,8 @@ export class Pass {
   private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
   private readonly pendingPins: number[] = []
+  /** What messages that took their deciding batch's carried data named before (takeCarried): deleted once unnamed. */
+  private readonly untaken: DataRef[] = []
   private readonly pendingEvents: NewEvent[] = []
   /** By batch id and hash: batches sharing an id are confirmed apart. Each message with its own first deciding pin. */
   private readonly pendingConfirms = new Map<string, { batchId: BatchId; txId: TxId; refs: PinnedRef[] }>()
@@ -138,6 +140,7 @@ export class Pass {
       if (settled) for (let i = settled.range.from; i <= settled.range.to; i++) done.add(settled.pins.get(i)?.seq ?? -1)
     }
     this.flush()
+    if (this.untaken.length > 0) this.deps.data.deleteUnnamed(this.tx, this.untaken.splice(0))
     const decided = (m: Message): boolean => m.state !== 'pending' || this.settled.has(refKey({ id: m.header.id, hash: m.hash }))
     for (const view of this.views.values()) if (view) forgetCarried(this.deps, this.tx, view, decided)
     return this.result
@@ -145,14 +148,17 @@ export class Pass {
 
   /**
    * Decides the message behind `pin`; answers its deciding pins and their index range when it was settled (now or
-   * before). A pin of a batch stored here that its key did not sign decides nothing: it no longer waits.
+   * before). A pin of a batch stored here that its key did not sign decides nothing: it no longer waits. A broadcast
+   * pin of a private batch decides nothing either, and waits for its own payload.
    */
   private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
     const view = this.viewOf(pin.batchId, pin.batchHash)
     if (!view) return undefined
-    // A foreign pin of a private batch stays for its own payload: members outside the group do not hold the batch,
-    // and must not decide such a pin differently from those inside it.
-    if (pin.signer !== view.record.key) return pin.masked || view.record.type === 'broadcast' ? this.leaveForeign(pin) : undefined
+    // A broadcast pin (it names a payload) of a private batch, whoever signed it, stays for its own payload: members
+    // outside the group do not hold the batch, and must not decide such a pin differently from those inside it, even
+    // when the message at its index was decided already (through another batch or pin).
+    if (!pin.masked && view.record.type === 'private') return undefined
+    if (pin.signer !== view.record.key) return this.leaveForeign(pin)
     const place = view.manifest.at(pin.index)
     if (!place) return undefined
     const { entry } = place
@@ -177,7 +183,7 @@ export class Pass {
     // Confirmed or rejected, a private message's pins are used: its sequences move on (a rejection does not hold them).
     advance?.(this.tx)
     const carried = view.carried.get(entry.id)
-    if (carried) takeCarried(this.deps, this.tx, { id: message.header.id, hash: message.hash }, carried, view.record.id)
+    if (carried) this.untaken.push(...takeCarried(this.deps, this.tx, { id: message.header.id, hash: message.hash }, carried, view.record.id))
     this.settled.add(key)
     this.result.waits.delete(key)
     this.leave(view, range)
@@ -393,7 +399,8 @@ export class Pass {
   private leave(view: BatchView, range: { from: number; to: number }): void {
     for (let i = range.from; i <= range.to; i++) {
       const p = view.pins.get(i)
-      if (!p || p.dispatched) continue
+      // A broadcast pin of a private batch at the message's index waits for its own payload (process).
+      if (!p || p.dispatched || (!p.masked && view.record.type === 'private')) continue
       p.dispatched = true
       this.pendingPins.push(p.seq)
       // A signer's earlier pin decided may settle the standing of its later ones (standing.ts): what they held is free.

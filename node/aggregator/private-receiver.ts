@@ -162,12 +162,10 @@ export class PrivateReceiver {
     // known by (id, hash): another batch under the same id (a broadcast's, another member's) is kept apart from it, so
     // a batch delivered under an id this member has not fetched yet cannot stand for the real one.
     const held = batches.byIdHash(b.id, b.hash, tx)
-    // A refusal recorded under another key was of that key's pin of the pair (anyone may pin it with a bogus payload):
-    // it says nothing of the batch, which replaces it (store), as a payload that verifies does in the fetcher.
-    if (held) {
-      if (held.state !== 'refused') return undefined
-      if (held.key === b.key) refuse(`batch ${b.id} was refused here before`)
-    }
+    // A refusal is the fetcher's verdict on one pin event's payload (whoever signed it, its author included: a broadcast
+    // pin of the pair naming a payload that is no broadcast batch of it). It says nothing of a private batch delivered
+    // with that pair, which replaces it (store): a member that fetched that payload first ends as one that held the batch.
+    if (held && held.state !== 'refused') return undefined
     const unpinned = b.tx.type === 'unpinned'
     if (unpinned && !this.deps.unpinned) refuse(`batch ${b.id} is unpinned, and this node takes no unpinned batches`)
     const manifest = verified ?? this.verify(b)
@@ -216,7 +214,6 @@ export class PrivateReceiver {
   /** Stores a checked batch; answers what storeReceivedBatch does. */
   private store(tx: Tx, b: BatchPayload, manifest: string): ReadonlyMap<string, Message> | undefined {
     try {
-      // check() let a refusal through only when another key's pin got it.
       this.deps.batches.dropRefused(tx, b.id, b.hash)
       return storeReceivedBatch(this.deps, tx, b, manifest, '')
     } catch (err) {

@@ -40,9 +40,9 @@ export interface UnpinnedExpiryDeps {
  * batches it never pins, and each would be kept for ever): the batch, its pending messages, their data items that no
  * other message carries, and those items' blobs that nothing else refers to. A pending message another batch of its
  * author carries too stays, as that batch carried it (carried-messages.ts). A pin arriving later for such a batch
- * finds it missing, as for a batch never delivered: its messages wait for it. A batch with a pin, or with a message
- * already decided (an unpinned batch's are, on arrival), is kept. Batches are looked at once, in the order they came,
- * from a cursor kept in the database.
+ * finds it missing, as for a batch never delivered: its messages wait for it. A batch with a private pin of its key,
+ * or with a message already decided (an unpinned batch's are, on arrival), is kept. Batches are looked at once, in
+ * the order they came, from a cursor kept in the database.
  */
 export class UnpinnedExpiry {
   private readonly now: () => number
@@ -75,8 +75,9 @@ export class UnpinnedExpiry {
     const gone = await db.transaction((tx) => {
       repo.setCursor(tx, b.seq)
       // Stored before arrival times were recorded: not known to be old, kept.
-      // Only its own key's pins make it pinned: a squatter pinning its id must not keep it for ever.
-      if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).length > 0 || repo.hasDecided(tx, b)) return false
+      // Only its own key's private (masked) pins make it pinned: a squatter pinning its id, or its author pinning it as
+      // a broadcast (which decides none of its messages), must not keep it for ever.
+      if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked) || repo.hasDecided(tx, b)) return false
       const { pending, shared } = repo.pendingOf(tx, b)
       // What it carried with messages held from other batches: data rows only it may name.
       const recorded = messages.carried.ofBatch(b.id, b.hash, tx)

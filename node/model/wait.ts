@@ -8,8 +8,11 @@ import type { DatatypeRef } from './data.js'
  * `detail`, where given, is the check's own words.
  */
 export type Wait =
-  /** A private message's pin for `topic` is not on chain here (its batch arrived first). */
-  | { reason: 'pin'; topic: string }
+  /**
+   * A private message's pin for `topic` is not on chain here (its batch arrived first), or (`detail`) what is on chain
+   * at its place is no private pin.
+   */
+  | { reason: 'pin'; topic: string; detail?: string }
   /** Part of its batch is not here (some of its data). */
   | { reason: 'batch'; detail: string }
   /** A blob of its data: not held here yet, or (with `cid`) the reference its batch announced is not checked yet. */

@@ -188,6 +188,14 @@ describe('a hostile member cannot block a topic, split the members or take a nam
     await verified()
   })
 
+  it('a private batch its author pins again as a broadcast of junk is confirmed alike where it was held and where the junk was refused first', async () => {
+    // org0 holds its batch before the pins; org1 and org2 fetch and refuse the junk first, and are delivered it only then.
+    const r = await t.net.rogue('org0').repinPrivate({ first: ['org0'], namespace: ns })
+    expect(r.deliveries.filter((d) => !d.stored), 'every member takes the batch').to.deep.equal([])
+    await confirmedEverywhere(r.message)
+    await verified()
+  })
+
   it("a group pairing an org with another org's node is refused by every member", async () => {
     const r = await t.net.rogue('org1').foreignGroup({ org: 'org2', node: 'node1', namespace: ns })
     expect(r.paired).to.deep.equal({ org: 'org2', node: 'node1' })

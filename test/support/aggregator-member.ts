@@ -12,6 +12,7 @@ import { now } from '../../node/core/time.js'
 import { DataValidatorImpl } from '../../node/data/validator.js'
 import { NextPinsRepo } from '../../node/db/repos/nextpins.js'
 import { claimValue, identityClaimHandler } from '../../node/definitions/identity-claim.js'
+import type { DefinitionHandler } from '../../node/definitions/types.js'
 import type { Peer } from '../../node/exchange/index.js'
 import { BATCH_PIN_ACTION, localIdentity, nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BatchPayload, type Data, type Group, type Header, type PinnedBatch } from '../../node/model/index.js'
 import { openRepos, type Repos } from './repos.js'
@@ -155,14 +156,24 @@ export class AggregatorMember {
     private readonly ingest: ReturnType<typeof pinIngest>,
   ) {}
 
-  static async open(dir: string, storage: MemoryStorage, self: { org: string; node: string; key: string }): Promise<AggregatorMember> {
+  /**
+   * `definitions`: handlers besides the identity claim's, built on this member's repos (a groupinit's, say).
+   * `unpinned`: the member takes unpinned private batches (confirmed on arrival).
+   */
+  static async open(
+    dir: string,
+    storage: MemoryStorage,
+    self: { org: string; node: string; key: string },
+    opts: { definitions?: (r: Repos) => DefinitionHandler[]; unpinned?: boolean } = {},
+  ): Promise<AggregatorMember> {
     const r = await openRepos(dir)
     let member: AggregatorMember | undefined
+    const validator = new DataValidatorImpl(() => undefined)
     const log = (l: string) => member?.logs.push(l)
     const agg = new Aggregator({
       ...r,
-      validator: new DataValidatorImpl(() => undefined),
-      definitions: [identityClaimHandler(r.identities, () => {}, (tx, seq) => r.pins.lastOfEvent(tx, seq))],
+      validator,
+      definitions: [identityClaimHandler(r.identities, () => {}, (tx, seq) => r.pins.lastOfEvent(tx, seq)), ...(opts.definitions?.(r) ?? [])],
       privateChecks: new PrivateChecks({ nextpins: new NextPinsRepo(r.db), pins: r.pins, groups: r.groups, identities: r.identities }),
       log,
       onOutcome: () => {},
@@ -185,7 +196,8 @@ export class AggregatorMember {
       },
       announced: () => {},
     })
-    const receiver = new PrivateReceiver({ ...r, self: localIdentity(self.org, self.node, self.key), arrived: (id, hash) => agg.batchArrived(id, hash) })
+    const unpinned = opts.unpinned ? { unpinned: { blobs: r.blobs, validator, events: r.events, published: () => {} } } : {}
+    const receiver = new PrivateReceiver({ ...r, self: localIdentity(self.org, self.node, self.key), arrived: (id, hash) => agg.batchArrived(id, hash), ...unpinned })
     const ingest = pinIngest({ ...r, published: () => {}, fetch: (p) => member?.announced.push(p), wake: () => agg.wake() })
     member = new AggregatorMember(r, agg, fetcher, receiver, ingest)
     agg.start()
@@ -233,6 +245,18 @@ export class AggregatorMember {
       b,
     )
     await this.agg.whenIdle()
+  }
+
+  /**
+   * Reads the pins in order, fetching each payload they announce as it comes, except one naming `never` (a reference
+   * that resolves to nothing: its pins wait for it).
+   */
+  async chain(logs: readonly PinLog[], never?: string): Promise<void> {
+    for (const log of logs) {
+      const before = this.announced.length
+      await this.pin(log)
+      for (const p of this.announced.slice(before)) if (p.payloadRef !== never) await this.fetch(p)
+    }
   }
 
   /** Downloads the payload a pin announced (stored or refused), then lets the aggregator walk what it allows. */

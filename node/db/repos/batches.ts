@@ -116,7 +116,8 @@ export class BatchesRepo {
 
   /**
    * A refusal recorded for (id, hash) gives way to the batch itself, once one of its pins brings a payload that
-   * verifies: the refusal concerned that pin's payload, not the pair (`held` is then marked by the insert's trigger).
+   * verifies or a peer delivers it as a private batch: the refusal concerned one pin event's payload, not the pair
+   * (`held` is then marked by the insert's trigger).
    */
   dropRefused(tx: Tx, id: string, hash: string): void {
     tx.run("DELETE FROM batches WHERE id = ? AND hash = ? AND state = 'refused'", [id, hash])

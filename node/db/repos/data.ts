@@ -39,6 +39,12 @@ const DATA_INSERT = 'INSERT INTO data (id, namespace, validator, datatype_name, 
 const DATA_CONFLICT = 'ON CONFLICT DO NOTHING'
 
 /**
+ * Up to this many digests, deleteUnnamed narrows the rows it reads by `instr` on each (a test per digest per row);
+ * past it, reading every row's list once against a bound list costs less.
+ */
+const INSTR_DIGESTS = 4
+
+/**
  * `local`: uploaded or sent here, not received. A received item is stored with the digest of what its batch carried:
  * its own `digest` when the caller computed it already (recent-batches.ts receivedRows), which is that digest.
  */
@@ -218,12 +224,53 @@ export class DataRepo {
    * names this member's own item, never deleted here.
    */
   deleteUnnamed(tx: Tx, refs: readonly DataRef[]): { data: Data; blobStillUsed: boolean }[] {
-    const deleted: { data: Data; blobStillUsed: boolean }[] = []
+    const held = new Map<string, Data>()
     for (const ref of refs) {
       const d = ref.digest === undefined ? undefined : this.byRef(ref, tx)
-      if (d !== undefined && this.messageWith(d.namespace, ref, tx) === undefined) deleted.push({ data: d, ...this.delete(tx, d) })
+      if (d !== undefined) held.set(refKey(d), d)
+    }
+    const byNamespace = new Map<string, Data[]>()
+    for (const d of held.values()) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d])
+    const deleted: { data: Data; blobStillUsed: boolean }[] = []
+    for (const [namespace, items] of byNamespace) {
+      const named = this.namedAmong(namespace, items, tx)
+      for (const d of items) if (!named.has(refKey(d))) deleted.push({ data: d, ...this.delete(tx, d) })
     }
     return deleted
+  }
+
+  /**
+   * Which of the received items `items` (of namespace `namespace`) a message of the namespace names, or a batch's
+   * record of what it carried with one (v20), by refKey. Messages list their data in a JSON column, so each table is
+   * read once for them all (a pass's worth): a few digests narrow its rows by `instr` on each, more by reading every
+   * list's references against one bound list (what costs less either way); what is found is then checked exactly.
+   */
+  private namedAmong(namespace: string, items: readonly Data[], tx: Tx): Set<string> {
+    const named = new Set<string>()
+    const note = (lists: readonly string[], wanted: ReadonlySet<string>) => {
+      for (const text of lists) {
+        for (const ref of JSON.parse(text) as DataRef[]) if (wanted.has(refKey(ref))) named.add(refKey(ref))
+      }
+    }
+    const messages = items.map((d) => refKey(d))
+    note(this.listsNaming(tx, 'messages', namespace, items), new Set(messages))
+    // A record of what a further batch carried matters only for what no message names.
+    const rest = items.filter((d) => !named.has(refKey(d)))
+    if (rest.length > 0) note(this.listsNaming(tx, 'carried', namespace, rest), new Set(rest.map((d) => refKey(d))))
+    return named
+  }
+
+  /** The data lists (JSON arrays of references) of messages, or carried records, of `namespace` that may name `items`. */
+  private listsNaming(tx: Tx, table: 'messages' | 'carried', namespace: string, items: readonly Data[]): string[] {
+    const from = table === 'messages' ? 'messages m' : 'carried_messages c JOIN messages m ON m.id = c.message_id AND m.hash = c.message_hash'
+    const column = table === 'messages' ? 'm.data' : 'c.data'
+    if (items.length <= INSTR_DIGESTS) {
+      const quoted = items.map((d) => `"${d.digest!}"`)
+      const any = quoted.map(() => `instr(${column}, ?) > 0`).join(' OR ')
+      return tx.all<{ data: string }>(`SELECT ${column} AS data FROM ${from} WHERE m.namespace = ? AND (${any})`, [namespace, ...quoted]).map((r) => r.data)
+    }
+    const refs = `SELECT j.value AS ref FROM ${from}, json_each(${column}) j WHERE m.namespace = ? AND json_extract(j.value, '$.digest') ${IN_LIST}`
+    return tx.all<{ ref: string }>(refs, [namespace, inList(items.map((d) => d.digest!))]).map((r) => `[${r.ref}]`)
   }
 
   /** Deletes the data item (that row alone); answers whether another data item still refers to its blob (when it had one). */

@@ -94,18 +94,23 @@ export class PinsRepo {
     return r?.s ?? undefined
   }
 
-  /** Whether an earlier pin of the same context is still waiting (which holds this one back). */
+  /**
+   * Whether an earlier broadcast pin of context `hash` is still waiting (an identity claim's, which holds this one
+   * back). Private (masked) pins are left out: only their group's members ever use them, so one that equals the
+   * context would hold it on members outside the group alone.
+   */
   earlierUndispatched(tx: Tx, hash: Hash, beforeSeq: number): boolean {
-    return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
+    return tx.get('SELECT 1 AS x FROM pins WHERE hash = ? AND dispatched = 0 AND masked = 0 AND seq < ? LIMIT 1', [hash, beforeSeq]) !== undefined
   }
 
   /**
-   * Whether `signer` signed a pin before `beforeSeq` that still waits: what a definition naming an identity that is
-   * not registered yet may wait for (its claim is signed by its own org's key, so either that pin precedes on chain
-   * or the identity cannot be registered in time).
+   * Whether `signer` signed a broadcast pin before `beforeSeq` that still waits: what a definition naming an identity
+   * that is not registered yet may wait for (its claim is a broadcast signed by its own org's key, so either that pin
+   * precedes on chain or the identity cannot be registered in time). Private (masked) pins are left out: only their
+   * group's members ever use them, and members outside the group would wait where those inside decide.
    */
   earlierUndispatchedBySigner(tx: Tx, signer: string, beforeSeq: number): boolean {
-    return tx.get('SELECT 1 AS x FROM pins WHERE dispatched = 0 AND seq < ? AND signer = ? LIMIT 1', [beforeSeq, signer]) !== undefined
+    return tx.get('SELECT 1 AS x FROM pins WHERE dispatched = 0 AND masked = 0 AND seq < ? AND signer = ? LIMIT 1', [beforeSeq, signer]) !== undefined
   }
 
   /** One pin by its sequence (a trace naming the pin that holds a context back). */
@@ -121,21 +126,22 @@ export class PinsRepo {
   }
 
   /**
-   * The first pin on chain of masked hash `hash` signed by `signer`, and whether its batch is held here: two batches of
-   * one author may carry the same private pin (the same message sent twice, or two messages at one nonce), and the
-   * first pinned decides it. Only a batch of the signer's own key counts: a pin naming a batch held here under another
-   * key carries none of the signer's messages, and is left out, as is one whose batch the signer's own pin got
-   * refused here. A refusal recorded under another key (anyone may pin the pair with a bogus payload) says nothing
-   * of the batch: its pin counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
+   * The first private (masked) pin on chain of hash `hash` signed by `signer`, and whether its batch is held here: two
+   * batches of one author may carry the same private pin (the same message sent twice, or two messages at one nonce),
+   * and the first pinned decides it. A broadcast pin of that hash (one naming a payload reference) decides no private
+   * message (ordering.ts) and is left out. Held means a batch of the signer's own key: one held under another key (the
+   * signer pinned another's pair) carries none of its messages and never will, as on a member without that batch (one
+   * outside its group), where the pin is counted as not held alike. A refusal recorded for the pair (some pin of it
+   * named a payload that is no broadcast batch of it, whoever signed that pin) says nothing of a private batch: its pin
+   * counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
    */
   firstPrivate(hash: Hash, signer: string, tx?: Tx): { pin: Pin; held: boolean } | undefined {
-    const r = (tx ?? this.db).get<Row & { state: string | null }>(
-      `SELECT p.*, b.state FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
-        WHERE p.hash = ? AND p.signer = ? AND (b.key IS NULL OR b.key = p.signer OR b.state = 'refused')
-          AND (b.state IS NULL OR b.state <> 'refused' OR b.key <> p.signer) ORDER BY p.seq LIMIT 1`,
+    const r = (tx ?? this.db).get<Row & { state: string | null; batch_key: string | null }>(
+      `SELECT p.*, b.state, b.key AS batch_key FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
+        WHERE p.hash = ? AND p.signer = ? AND p.masked = 1 ORDER BY p.seq LIMIT 1`,
       [hash, signer],
     )
-    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' }
+    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' && r.batch_key === signer }
   }
 
   /**

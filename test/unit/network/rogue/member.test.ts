@@ -27,6 +27,7 @@ describe('network/rogue/member: attacks asked of the wrong attacker or with impo
     await refuses(account.deliverUnder({ victim: 'org0', batch: 'b' }), /deliver-under is done by a member, with its node's certificate/)
     await refuses(account.foreignGroup(), /foreign-group is done by a member/)
     await refuses(new RogueMember(net, { fresh: true }).floodBlobs({ to: 'org0', bytes: 10, count: 1 }), /flood-blobs is done by a member/)
+    await refuses(account.repinPrivate(), /repin-private is done by a member/)
   })
 
   it('names the impossible: no victim but itself, a pairing with its own node, blobs of no bytes, no batch to squat', async () => {

@@ -77,6 +77,27 @@ describe('private checks: one pin in two batches of its author', function () {
     expect(v.y).to.deep.equal(v.x)
   })
 
+  it('an author’s private pin naming another key’s batch first holds its nonce alike where that batch is held and where not', async () => {
+    const a = privateBatch(org0!, group, [['orders']], [[0]])
+    const theirs = privateBatch(org2!, group, [['other']], [[0]])
+    const copied = pinLogOf({ payload: a }, { batchId: theirs.id, batchHash: theirs.hash })
+    const [x, y] = [await member(), await member()]
+    try {
+      // Only X holds org2's batch (Y is outside its group, say): the pin names a batch that can never be org0's.
+      await x.deliver(peerOf(org2!), theirs)
+      for (const m of [x, y]) {
+        await m.deliver(peerOf(org0!), a)
+        await m.pin(copied)
+        await m.pin(pinLogOf({ payload: a }))
+      }
+      expect(state(x, a)).to.equal('pending')
+      expect(state(y, a)).to.equal(state(x, a))
+    } finally {
+      await x.close()
+      await y.close()
+    }
+  })
+
   it('a first batch rejected by its pins, decided in the pass that walks the later pin again, takes the nonce there', async () => {
     // Its second topic's pin on chain is not its own: rejected by the masked check, so its sequences do not move on.
     const first = privateBatch(org0!, group, [['orders', 'other']], [[0, 0]])

@@ -126,6 +126,15 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect(r.messages.getMany(lone.messages.map((m) => m.header.id)).size).to.equal(0)
   })
 
+  it('counts only its private pins: its author pinning it as a broadcast (naming a payload) keeps nothing', async () => {
+    const lone = makeBatch('org0', 1)
+    await stored(lone)
+    await r.db.transaction((tx) => r.pins.insert(tx, { batchId: lone.id, batchHash: lone.hash, index: 0, hash: 'e'.repeat(64) as Hash, masked: false, signer: lone.key, eventId: 'event-broadcast' }))
+    clock += 25 * HOUR
+    expect(await expiry.sweep()).to.equal(1)
+    expect(held(lone)).to.equal(false)
+  })
+
   it('never deletes a batch whose messages are decided (an unpinned batch is, on arrival)', async () => {
     const b = makeBatch('org0', 2)
     await stored(b)

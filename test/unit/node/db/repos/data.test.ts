@@ -112,6 +112,31 @@ forEachEngine('data items sharing an id', (engine) => {
     expect(read(honest)!.value).to.equal(honest.value)
   })
 
+  for (const more of [0, 10]) {
+    it(`deletes at once the received items no message names nor a further batch carried, whatever else shares their strings (${more} more named)`, async () => {
+      const received = (n: number) => withDigest(item(newId<DataId>(), `{"n":${n}}`))
+      const [named, carried, unnamed, other] = [received(1), received(2), received(3), received(4)]
+      // Past a few digests, the rows are read another way (INSTR_DIGESTS): the same answer.
+      const extra = Array.from({ length: more }, (_, i) => received(10 + i))
+      const ref = (d: Data) => ({ id: d.id, hash: d.hash, digest: d.digest! })
+      const m = carrying(named)
+      // `unnamed`'s id, hash and digest all appear in this message's list, but in no one reference of it: it names no such item.
+      const mixed = { ...carrying(other), data: [ref(other), { id: unnamed.id, hash: other.hash, digest: other.digest! }, { id: other.id, hash: unnamed.hash, digest: unnamed.digest! }] }
+      await r.db.transaction((tx) => {
+        r.data.insertMany(tx, [named, carried, unnamed, other, ...extra], false)
+        r.messages.insert(tx, { ...m, data: [ref(named)] }, false)
+        r.messages.insert(tx, mixed, false)
+        // Half of them named by messages, half only by what further batches carried.
+        for (const d of extra.slice(0, more / 2)) r.messages.insert(tx, { ...carrying(d), data: [ref(d)] }, false)
+        const records = [carried, ...extra.slice(more / 2)].map((d) => ({ batchId: newId<BatchId>(), batchHash: named.hash, id: m.header.id, hash: m.hash, carried: { data: [ref(d)] } }))
+        r.messages.carried.insertMany(tx, records)
+      })
+      const deleted = await r.db.transaction((tx) => r.data.deleteUnnamed(tx, [ref(named), ref(carried), ref(unnamed), ref(unnamed), { id: other.id, hash: other.hash }, ...extra.map(ref)]))
+      expect(deleted.map((d) => d.data.id)).to.deep.equal([unnamed.id])
+      expect([named, carried, unnamed, other, ...extra].filter((d) => r.data.byRef(ref(d)) === undefined)).to.deep.equal([unnamed])
+    })
+  }
+
   it('lists this member’s own item once when a peer’s batch carries it back, one index probe per row', async () => {
     const own = item(newId<DataId>(), '{"mine":1}')
     const peers = item(newId<DataId>(), '{"theirs":1}')

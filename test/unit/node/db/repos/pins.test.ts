@@ -63,16 +63,20 @@ forEachEngine('db: which pins are held', function (engine) {
     expect(r.pins.waiting().length).to.equal(7)
     await r.db.close()
   })
-  it('answers the first private pin of a hash by its signer, passing over other signers and refused batches', async function () {
+  it('answers the first private pin of a hash by its signer, passing over other signers and broadcast pins', async function () {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
-      const [squat, refused, absent, stored] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
-      await batch(r, refused, 'refused')
+      const [squat, broadcast, absent, stored] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
       await batch(r, stored, 'received')
-      const pin = (batchId: BatchId, signer: string) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer, eventId: newId() })
-      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(squat, '0xdef'), pin(refused, '0xabc'), pin(absent, '0xabc'), pin(stored, '0xabc')]))
+      const pin = (batchId: BatchId, signer: string, masked = true) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked, signer, eventId: newId() })
+      // The signer's own broadcast pin of the hash (one naming a payload reference) decides no private message.
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(squat, '0xdef'), pin(broadcast, '0xabc', false), pin(absent, '0xabc'), pin(stored, '0xabc')]))
       const first = r.pins.firstPrivate(hash('c'), '0xabc')!
       expect([first.pin.batchId, first.held]).to.deep.equal([absent, false])
+      await batch(r, absent, 'refused')
+      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'a refusal of its pair stands for no private batch').to.equal(false)
+      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.pin.batchId).to.equal(absent)
+      await r.db.transaction((tx) => r.batches.dropRefused(tx, absent, hash('a')))
       await batch(r, absent, 'received')
       expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'its batch come').to.equal(true)
       expect(r.pins.firstPrivate(hash('d'), '0xabc')).to.equal(undefined)
@@ -94,7 +98,23 @@ forEachEngine('db: which pins are held', function (engine) {
     expect(repeated()).to.deep.equal(['again/0', 'same/1'])
     await r.db.close()
   })
-  it('counts only batches of the signer’s own key: passes over one held under another, not a refusal of another key’s pin', async function () {
+  it('counts only broadcast pins as earlier pins waiting for a context or a signer', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-earlier-'), 'db'), engine)
+    try {
+      const [masked, broadcast] = [newId<BatchId>(), newId<BatchId>()]
+      const pin = (batchId: BatchId, isMasked: boolean) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: isMasked, signer: '0xabc', eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(masked, true), pin(broadcast, false)]))
+      const [first, second] = r.pins.waiting().map((p) => p.seq)
+      // Only the private pin precedes `second`: only its group's members would ever use it.
+      const read = (seq: number) => r.db.transaction((tx) => [r.pins.earlierUndispatched(tx, hash('c'), seq), r.pins.earlierUndispatchedBySigner(tx, '0xabc', seq)])
+      expect(await read(second!)).to.deep.equal([false, false])
+      expect(await read(second! + 1)).to.deep.equal([true, true])
+      expect(first).to.be.below(second!)
+    } finally {
+      await r.db.close()
+    }
+  })
+  it('holds only batches of the signer’s own key: one held under another counts, never held', async function () {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
       const [others, planted, own] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
@@ -105,7 +125,7 @@ forEachEngine('db: which pins are held', function (engine) {
       const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
       await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(planted), pin(own)]))
       const first = r.pins.firstPrivate(hash('c'), '0xabc')!
-      expect([first.pin.batchId, first.held]).to.deep.equal([planted, false])
+      expect([first.pin.batchId, first.held], 'as on a member that does not hold the other key’s batch').to.deep.equal([others, false])
     } finally {
       await r.db.close()
     }
