@@ -76,8 +76,8 @@ try {
   const during = process.cpuUsage(beforeStart)
   cpu.orchestratorDuringStart = Number(((during.user + during.system) / 1e6).toFixed(2))
   cpu.orchestrator = Number((process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6).toFixed(2))
-  // At rest: a member collects its garbage once its loop has been quiet for a period after the start, and again 6 s
-  // later to shrink V8's young generation (node/core/idle-gc.ts), within ~10 s of ready.
+  // At rest: a member collects its garbage once its loop has been quiet for a 2 s period after the start
+  // (node/core/idle-gc.ts); in a 20-member network the last claims keep members busy for a few seconds after ready.
   await sleep(15_000)
   const rss = Object.fromEntries(net.processes.map((p) => [p.name, Math.round(processMemory(p.pid).rss / 1024 / 1024)]))
   console.log(`ready in ${net.startupSeconds.toFixed(1)} s with ${members} members (1-minute load average before the start: ${load.toFixed(2)})`)

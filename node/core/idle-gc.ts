@@ -4,15 +4,8 @@ import { performance } from 'node:perf_hooks'
 const CHECK_EVERY_MS = 2_000
 /** Busier than this over a period (share of the time the event loop ran): there was work, its garbage may be left. */
 const BUSY = 0.05
-/** Quieter than this over a whole period: at rest. */
+/** Quieter than this over a whole period: at rest (an idle member of a 20-member network runs 10-30 ms per 2 s). */
 const QUIET = 0.025
-/**
- * Quiet periods between the first collection at rest and a second one. V8 shrinks the young generation at a collection
- * only when little was allocated over the ~5 s before it (its allocation throughput), which the burst just over
- * still dominates at the first collection: the second, 6 s later, finds the rate low and takes the young generation
- * back to its initial 1 MiB (an idle member's V8 pages 24 → 13 MiB).
- */
-const SETTLE_PERIODS = 3
 
 /** What the idle collector reads and calls; the process's own unless a test passes its own. */
 export interface IdleGcDeps {
@@ -29,28 +22,24 @@ export interface IdleGcDeps {
  * it has grown; a process that goes quiet after a burst (a member's start: loading its code, its database, every
  * other member's registration) keeps the young generation at the size the burst grew it to and the old generation's
  * pages as the burst left them, since nothing more is allocated to trigger a collection. One full collection once
- * the event loop has been quiet for a whole period after a busy one frees the old generation's pages, and a second
- * once it has stayed quiet lets V8 shrink the young generation. Under load nothing is forced: the loop is busy, and
- * V8 collects as it does.
+ * the event loop has been quiet for a whole period after a busy one frees the old generation's pages. Under load
+ * nothing is forced: the loop is busy, and V8 collects as it does.
+ *
+ * The young generation is left at its size: V8 shrinks it only at a collection after ~5 s of low allocation, so a
+ * second collection 6 s after the first would take an idle member of a 20-member network from 93 to 79 MiB (median),
+ * but the next burst then grows it back: +10 % CPU per broadcast over the first 5,000 after a rest
+ * (docs/benchmarks.md, "What a start avoids").
  *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */
 export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
   if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
-  /** Quiet periods left before the second collection; undefined when none is due. */
-  let settleIn: number | undefined
   const stop = deps.every(CHECK_EVERY_MS, () => {
     const share = deps.busyShare()
-    if (share > BUSY) {
-      busySinceCollected = true
-      settleIn = undefined
-    } else if (share < QUIET && busySinceCollected) {
+    if (share > BUSY) busySinceCollected = true
+    else if (share < QUIET && busySinceCollected) {
       busySinceCollected = false
-      settleIn = SETTLE_PERIODS
-      deps.collect()
-    } else if (share < QUIET && settleIn !== undefined && --settleIn === 0) {
-      settleIn = undefined
       deps.collect()
     }
   })
