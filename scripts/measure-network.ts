@@ -76,7 +76,9 @@ try {
   const during = process.cpuUsage(beforeStart)
   cpu.orchestratorDuringStart = Number(((during.user + during.system) / 1e6).toFixed(2))
   cpu.orchestrator = Number((process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6).toFixed(2))
-  await sleep(5000)
+  // At rest: a member collects its garbage once its loop has been quiet for a 2 s period after the start
+  // (node/core/idle-gc.ts); in a 20-member network the last claims keep members busy for a few seconds after ready.
+  await sleep(15_000)
   const rss = Object.fromEntries(net.processes.map((p) => [p.name, Math.round(processMemory(p.pid).rss / 1024 / 1024)]))
   console.log(`ready in ${net.startupSeconds.toFixed(1)} s with ${members} members (1-minute load average before the start: ${load.toFixed(2)})`)
   for (const [name, mib] of Object.entries(rss)) {

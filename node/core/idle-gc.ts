@@ -4,34 +4,67 @@ import { performance } from 'node:perf_hooks'
 const CHECK_EVERY_MS = 2_000
 /** Busier than this over a period (share of the time the event loop ran): there was work, its garbage may be left. */
 const BUSY = 0.05
-/** Quieter than this over a whole period: at rest. */
-const QUIET = 0.01
+/** Quieter than this over a whole period: at rest (an idle member of a 20-member network runs 10-30 ms per 2 s). */
+const QUIET = 0.025
+
+/** What the idle collector reads and calls; the process's own unless a test passes its own. */
+export interface IdleGcDeps {
+  /** A full collection. */
+  collect: () => void
+  /** The share of the time the event loop ran since the previous call (0 to 1). */
+  busyShare: () => number
+  /** Calls `check` every period until the returned function is called. */
+  every: (ms: number, check: () => void) => () => void
+}
 
 /**
  * Gives memory back once a burst of work is over. V8 collects the young generation as it fills, and the old one when
  * it has grown; a process that goes quiet after a burst (a member's start: loading its code, its database, every
  * other member's registration) keeps the young generation at the size the burst grew it to and the old generation's
  * pages as the burst left them, since nothing more is allocated to trigger a collection. One full collection once
- * the event loop has been quiet for a whole period after a busy one takes an idle member's heap from 34 MiB to 17-25
- * MiB (its RSS down by 4-11 MiB). Under load nothing is forced: the loop is busy, and V8 collects as it does.
+ * the event loop has been quiet for a whole period after a busy one frees the old generation's pages. Under load
+ * nothing is forced: the loop is busy, and V8 collects as it does.
+ *
+ * The young generation is left at its size: V8 shrinks it only at a collection after ~5 s of low allocation, so a
+ * second collection 6 s after the first would take an idle member of a 20-member network from 93 to 79 MiB (median),
+ * but the next burst then grows it back: +10 % CPU per broadcast over the first 5,000 after a rest
+ * (docs/benchmarks.md, "What a start avoids").
  *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */
-export function collectWhenIdle(): { stop(): void } {
-  const gc = (globalThis as { gc?: (options?: { type: 'major'; execution: 'async' | 'sync' }) => void }).gc
-  if (typeof gc !== 'function') return { stop: () => {} }
-  let last = performance.eventLoopUtilization()
+export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
+  if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
-  const timer = setInterval(() => {
-    const now = performance.eventLoopUtilization()
-    const share = performance.eventLoopUtilization(now, last).utilization
-    last = now
+  const stop = deps.every(CHECK_EVERY_MS, () => {
+    const share = deps.busyShare()
     if (share > BUSY) busySinceCollected = true
     else if (share < QUIET && busySinceCollected) {
       busySinceCollected = false
-      gc({ type: 'major', execution: 'sync' })
+      deps.collect()
     }
-  }, CHECK_EVERY_MS)
-  timer.unref()
-  return { stop: () => clearInterval(timer) }
+  })
+  return { stop }
+}
+
+/** The process's own: undefined without `gc`. */
+export function processDeps(): IdleGcDeps | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (typeof gc !== 'function') return undefined
+  let last = performance.eventLoopUtilization()
+  return {
+    // Without arguments: on Node 20's V8, `gc({ type: 'major', execution: 'sync' })` runs a scavenge of the young
+    // generation only (`--trace-gc` prints "Scavenge ... testing"), leaving the old generation's pages as they were.
+    collect: () => gc(),
+    busyShare: () => {
+      const now = performance.eventLoopUtilization()
+      const share = performance.eventLoopUtilization(now, last).utilization
+      last = now
+      return share
+    },
+    every: (ms, check) => {
+      const timer = setInterval(check, ms)
+      timer.unref()
+      return () => clearInterval(timer)
+    },
+  }
 }

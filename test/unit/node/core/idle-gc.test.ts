@@ -1,0 +1,82 @@
+import { expect } from 'chai'
+import { PerformanceObserver, constants } from 'node:perf_hooks'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { collectWhenIdle, processDeps, type IdleGcDeps } from '../../../../node/core/idle-gc.js'
+
+/** Deps whose periods a test runs by hand, each with the busy share it gives. */
+function scripted(): { deps: IdleGcDeps; period: (share: number) => void; collections: () => number; stopped: () => boolean } {
+  let check: (() => void) | undefined
+  let share = 0
+  let collections = 0
+  let stopped = false
+  const deps: IdleGcDeps = {
+    collect: () => collections++,
+    busyShare: () => share,
+    every: (_ms, c) => {
+      check = c
+      return () => (stopped = true)
+    },
+  }
+  return {
+    deps,
+    period: (s) => {
+      share = s
+      check!()
+    },
+    collections: () => collections,
+    stopped: () => stopped,
+  }
+}
+
+describe('collectWhenIdle', () => {
+  it('collects once when the loop goes quiet after work, never while busy, and again only after more work', () => {
+    const s = scripted()
+    const idle = collectWhenIdle(s.deps)
+    s.period(0.6)
+    s.period(0.2)
+    expect(s.collections()).to.equal(0)
+    s.period(0.005)
+    expect(s.collections()).to.equal(1)
+    s.period(0.001)
+    s.period(0.04) // between quiet and busy: neither new work nor rest
+    s.period(0.001)
+    s.period(0.001)
+    expect(s.collections()).to.equal(1)
+    s.period(0.1)
+    s.period(0.002)
+    expect(s.collections()).to.equal(2)
+    idle.stop()
+    expect(s.stopped()).to.equal(true)
+  })
+
+  it('collects at the first quiet period of a process, whose start was the work', () => {
+    const s = scripted()
+    collectWhenIdle(s.deps)
+    s.period(0.002)
+    expect(s.collections()).to.equal(1)
+  })
+
+  it('does nothing without an exposed gc', () => {
+    expect(collectWhenIdle(undefined).stop()).to.equal(undefined)
+  })
+
+  it("the process's collection is a full one (mark-compact), not a scavenge", async () => {
+    const own = (globalThis as { gc?: unknown }).gc
+    setFlagsFromString('--expose-gc')
+    ;(globalThis as { gc?: unknown }).gc = runInNewContext('gc') as () => void
+    const kinds: number[] = []
+    const observer = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) kinds.push((e as unknown as { detail: { kind: number } }).detail.kind)
+    })
+    observer.observe({ entryTypes: ['gc'] })
+    try {
+      processDeps()!.collect()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect(kinds).to.include(constants.NODE_PERFORMANCE_GC_MAJOR)
+    } finally {
+      observer.disconnect()
+      ;(globalThis as { gc?: unknown }).gc = own
+    }
+  })
+})
