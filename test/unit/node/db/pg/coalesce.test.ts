@@ -1,12 +1,10 @@
 import { expect } from 'chai'
-import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
 import type { Step } from '../../../../../node/db/pg/bridge-protocol.js'
 import { coalesceGroups } from '../../../../../node/db/pg/coalesce.js'
 import { InsertRows } from '../../../../../node/db/pg/insert-rows.js'
-import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
 import { BEGIN, RELEASE, SAVEPOINT } from '../../../../../node/db/pg/pg-tick.js'
-import { testDatabase } from '../../../../support/postgres.js'
+import { itemsDatabase } from '../../../../support/db/pg-items.js'
 
 const A = 'INSERT INTO a (x) VALUES ($1)'
 const B = 'INSERT INTO b (y) VALUES ($1)'
@@ -41,46 +39,49 @@ describe('coalesceGroups: a turn\'s functions that wrote the same single-row ins
 
 /** On the server: one function's failing row fails it alone, as without merging, and the rest of the turn commits. */
 describe('PostgreSQL engine: queued inserts of a turn merged', () => {
-  const schema: Migration = { version: 1, name: 'a and b', up: 'CREATE TABLE a (x TEXT NOT NULL UNIQUE); CREATE TABLE b (y TEXT NOT NULL)' }
-  let db: PgDatabase
-  let drop: () => Promise<void>
-  let other: pg.Client
-  before(async () => {
-    const d = await testDatabase({ empty: true })
-    drop = d.drop
-    db = await PgDatabase.open({ url: d.url, migrations: [schema] })
-    other = new pg.Client({ connectionString: d.url })
-    await other.connect()
-  })
-  after(async () => {
-    await other?.end()
-    await db?.close()
-    await drop?.()
-  })
-  const committed = async (table: string, column: string): Promise<string[]> => (await other.query<{ v: string }>(`SELECT ${column} AS v FROM ${table} ORDER BY v`)).rows.map((r) => r.v)
-  const send = (x: string): Promise<void> =>
-    db.transaction((tx) => {
-      tx.write('INSERT INTO a (x) VALUES (?)', [x])
-      tx.write('INSERT INTO b (y) VALUES (?)', [x])
+  const schema: Migration = {
+    version: 1,
+    name: 'items, notes, and a table with a trigger',
+    up: `CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE);
+      CREATE TABLE notes (item TEXT NOT NULL);
+      CREATE TABLE watched (item TEXT NOT NULL);
+      CREATE TRIGGER watched_noted AFTER INSERT ON watched BEGIN INSERT INTO notes (item) VALUES (NEW.item); END;`,
+  }
+  const fixture = itemsDatabase(schema)
+  const notes = (): string[] => fixture.db.all<{ item: string }>('SELECT item FROM notes ORDER BY item').map((r) => r.item)
+  const send = (id: string): Promise<void> =>
+    fixture.db.transaction((tx) => {
+      tx.write('INSERT INTO items (id) VALUES (?)', [id])
+      tx.write('INSERT INTO notes (item) VALUES (?)', [id])
     })
+  beforeEach(() => fixture.db.transaction((tx) => tx.run('TRUNCATE notes')))
 
-  it('sends the turn\'s rows as one insert per table', async () => {
-    const before = db.stats().statements!
+  it("sends the turn's rows as one insert per table", async () => {
+    const before = fixture.db.stats().statements!
     await Promise.all(['1', '2', '3', '4'].map(send))
-    expect(await committed('a', 'x')).to.deep.equal(['1', '2', '3', '4'])
-    expect(await committed('b', 'y')).to.deep.equal(['1', '2', '3', '4'])
     // BEGIN and the savepoint, two inserts of four rows, RELEASE, COMMIT: without merging, 4 statements a function.
-    expect(db.stats().statements! - before).to.equal(6)
+    expect(fixture.db.stats().statements! - before).to.equal(6)
+    expect(await fixture.committed()).to.deep.equal(['1', '2', '3', '4'])
+    expect(notes()).to.deep.equal(['1', '2', '3', '4'])
   })
 
   it('fails only the function whose row fails; the others of its turn commit', async () => {
+    await send('1')
     const results = await Promise.allSettled(['5', '1', '6', '7'].map(send))
     expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
     const err = (results[1] as PromiseRejectedResult).reason as DatabaseError
     expect(err).to.be.instanceOf(DatabaseError)
     expect(err.code).to.equal('DB_CONSTRAINT')
-    expect(await committed('a', 'x')).to.deep.equal(['1', '2', '3', '4', '5', '6', '7'])
-    // The failed function's row in b went with its savepoint.
-    expect(await committed('b', 'y')).to.deep.equal(['1', '2', '3', '4', '5', '6', '7'])
+    expect(await fixture.committed()).to.deep.equal(['1', '5', '6', '7'])
+    // The failed function's note went with its savepoint.
+    expect(notes()).to.deep.equal(['1', '5', '6', '7'])
+  })
+
+  it('leaves alone the inserts into a table with a trigger, which could see the rows of later functions', async () => {
+    const before = fixture.db.stats().statements!
+    await Promise.all(['1', '2', '3'].map((id) => fixture.db.transaction((tx) => tx.write('INSERT INTO watched (item) VALUES (?)', [id]))))
+    // BEGIN, then a savepoint, the insert and RELEASE for each, COMMIT.
+    expect(fixture.db.stats().statements! - before).to.equal(11)
+    expect(notes()).to.deep.equal(['1', '2', '3'])
   })
 })
