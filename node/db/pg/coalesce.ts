@@ -16,9 +16,14 @@ interface GroupSpan {
  *
  * One function's failure must not undo the others: the merged group carries the original groups (`Step.fallback`,
  * on its first insert). If it fails, the worker rolls it back and runs them instead, each in its savepoint, so that a
- * failing row fails its own function alone, as without merging. Rows of one table keep their order; what changes is
- * that one function's rows in a table may be written before an earlier function's rows in another, which no
- * statement merged here can see (InsertRows takes no trigger, subquery or update on conflict).
+ * failing row fails its own function alone, as without merging.
+ *
+ * A group that writes one table more than once is never merged: statement p carries every function's p-th row, so a
+ * later function's row could reach the table before an earlier function's second one, and with ON CONFLICT DO NOTHING
+ * the turn would keep a mix no serial order gives. With one row per table and function, each table gets its rows in
+ * the functions' order; what changes is only that one function's row in a table may be written before an earlier
+ * function's row in another, which no statement merged here can see (InsertRows takes no trigger, foreign key,
+ * subquery or update on conflict).
  */
 export function coalesceGroups(steps: Step[], rows: InsertRows, nextGroup: () => number): Step[] {
   const out: Step[] = []
@@ -58,12 +63,16 @@ function runAt(steps: readonly Step[], i: number, rows: InsertRows): GroupSpan[]
   }
 }
 
+/** The group at `i` when each of its writes is a mergeable insert into a table it writes no other time. */
 function groupAt(steps: readonly Step[], i: number, rows: InsertRows): GroupSpan | undefined {
   const head = steps[i]
   if (head?.group === undefined || head.text !== SAVEPOINT.text) return undefined
+  const tables = new Set<string>()
   let j = i + 1
   while (steps[j]?.group === head.group) {
-    if (!rows.mergeable(steps[j]!)) return undefined
+    const table = rows.tableOf(steps[j]!)
+    if (table === undefined || tables.has(table)) return undefined
+    tables.add(table)
     j++
   }
   const end = steps[j]

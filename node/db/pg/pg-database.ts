@@ -87,7 +87,7 @@ export class PgDatabase implements Database, PgRunner {
       await applyMigrations(db, opts.migrations)
       db.migrating = false
       db.loadIdentityColumns()
-      db.loadTriggeredTables()
+      db.loadLinkedTables()
       return db
     } catch (err) {
       await db.close().catch(() => {})
@@ -396,9 +396,14 @@ export class PgDatabase implements Database, PgRunner {
     this.statements.identity = new Map(rows.map((r) => [r.t, r.c]))
   }
 
-  private loadTriggeredTables(): void {
-    const rows = this.all<{ t: string }>('SELECT DISTINCT event_object_table AS t FROM information_schema.triggers WHERE trigger_schema = current_schema()')
-    this.rows.setTriggered(rows.map((r) => r.t))
+  /** Tables whose inserts are never merged (insert-rows.ts): those with a trigger, and both sides of a foreign key. */
+  private loadLinkedTables(): void {
+    const rows = this.all<{ t: string }>(
+      `SELECT event_object_table AS t FROM information_schema.triggers WHERE trigger_schema = current_schema()
+       UNION SELECT c.relname AS t FROM pg_constraint k JOIN pg_class c ON c.oid IN (k.conrelid, k.confrelid)
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE k.contype = 'f' AND n.nspname = current_schema()`,
+    )
+    this.rows.setLinked(rows.map((r) => r.t))
   }
 
   private healthChanged(h: BridgeHealth): void {

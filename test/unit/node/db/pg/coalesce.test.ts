@@ -35,6 +35,14 @@ describe('coalesceGroups: a turn\'s functions that wrote the same single-row ins
     const steps = [BEGIN, ...fn(1, w(A, 1, 1), w(B, 1, 1)), ...other, ...update, w(A, 4, undefined as never)]
     expect(coalesceGroups(steps, new InsertRows(), () => 9)).to.deep.equal(steps)
   })
+
+  it('leaves alone groups that write one table twice, by one text or by two', () => {
+    const A2 = 'INSERT INTO a (x, z) VALUES ($1, 0)'
+    const twice = [BEGIN, ...fn(1, w(A, 1, 1), w(A, 2, 1)), ...fn(2, w(A, 3, 2), w(A, 4, 2))]
+    expect(coalesceGroups(twice, new InsertRows(), () => 9)).to.deep.equal(twice)
+    const two = [BEGIN, ...fn(1, w(A, 1, 1), { ...w(A, 2, 1), text: A2 }), ...fn(2, w(A, 3, 2), { ...w(A, 4, 2), text: A2 })]
+    expect(coalesceGroups(two, new InsertRows(), () => 9)).to.deep.equal(two)
+  })
 })
 
 /** On the server: one function's failing row fails it alone, as without merging, and the rest of the turn commits. */
@@ -45,7 +53,10 @@ describe('PostgreSQL engine: queued inserts of a turn merged', () => {
     up: `CREATE TABLE items (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE);
       CREATE TABLE notes (item TEXT NOT NULL);
       CREATE TABLE watched (item TEXT NOT NULL);
-      CREATE TRIGGER watched_noted AFTER INSERT ON watched BEGIN INSERT INTO notes (item) VALUES (NEW.item); END;`,
+      CREATE TRIGGER watched_noted AFTER INSERT ON watched BEGIN INSERT INTO notes (item) VALUES (NEW.item); END;
+      CREATE TABLE kv (seq INTEGER PRIMARY KEY AUTOINCREMENT, k TEXT NOT NULL UNIQUE, v TEXT NOT NULL);
+      CREATE TABLE parents (id TEXT PRIMARY KEY);
+      CREATE TABLE children (id TEXT NOT NULL, parent TEXT NOT NULL REFERENCES parents (id));`,
   }
   const fixture = itemsDatabase(schema)
   const notes = (): string[] => fixture.db.all<{ item: string }>('SELECT item FROM notes ORDER BY item').map((r) => r.item)
@@ -54,7 +65,9 @@ describe('PostgreSQL engine: queued inserts of a turn merged', () => {
       tx.write('INSERT INTO items (id) VALUES (?)', [id])
       tx.write('INSERT INTO notes (item) VALUES (?)', [id])
     })
-  beforeEach(() => fixture.db.transaction((tx) => tx.run('TRUNCATE notes')))
+  beforeEach(() => fixture.db.transaction((tx) => tx.run('TRUNCATE notes, kv, parents, children')))
+  const KV = 'INSERT INTO kv (k, v) VALUES (?, ?) ON CONFLICT DO NOTHING'
+  const kv = (): string[] => fixture.db.all<{ k: string; v: string }>('SELECT k, v FROM kv ORDER BY k').map((r) => `${r.k}=${r.v}`)
 
   it("sends the turn's rows as one insert per table", async () => {
     const before = fixture.db.stats().statements!
@@ -83,5 +96,46 @@ describe('PostgreSQL engine: queued inserts of a turn merged', () => {
     // BEGIN, then a savepoint, the insert and RELEASE for each, COMMIT.
     expect(fixture.db.stats().statements! - before).to.equal(11)
     expect(notes()).to.deep.equal(['1', '2', '3'])
+  })
+
+  it('keeps a serial order when each function writes one table twice: the first to write a key keeps it', async () => {
+    await Promise.all([
+      fixture.db.transaction((tx) => {
+        tx.write(KV, ['x', 'f1'])
+        tx.write(KV, ['y', 'f1'])
+      }),
+      fixture.db.transaction((tx) => {
+        tx.write(KV, ['y', 'f2'])
+        tx.write(KV, ['x', 'f2'])
+      }),
+    ])
+    expect(kv()).to.deep.equal(['x=f1', 'y=f1'])
+  })
+
+  it('leaves alone the inserts into tables on either side of a foreign key: a row finds only parents written before it', async () => {
+    const family = (parent: string, child: string): Promise<void> =>
+      fixture.db.transaction((tx) => {
+        tx.write('INSERT INTO parents (id) VALUES (?)', [parent])
+        tx.write('INSERT INTO children (id, parent) VALUES (?, ?)', [`${parent}-child`, child])
+      })
+    // In order, a's child misses b, not yet written, and b's child misses a, whose function failed.
+    const results = await Promise.allSettled([family('a', 'b'), family('b', 'a'), family('c', 'c')])
+    expect(results.map((r) => r.status)).to.deep.equal(['rejected', 'rejected', 'fulfilled'])
+    expect(((results[0] as PromiseRejectedResult).reason as DatabaseError).code).to.equal('DB_CONSTRAINT')
+    expect(fixture.db.all<{ id: string }>('SELECT id FROM parents ORDER BY id').map((r) => r.id)).to.deep.equal(['c'])
+  })
+
+  it('fails only the function whose row fails in the second table and in the last slice of rows', async () => {
+    await fixture.db.transaction((tx) => tx.write(KV, ['dup', 'x']))
+    const send2 = (id: string, k: string): Promise<void> =>
+      fixture.db.transaction((tx) => {
+        tx.write('INSERT INTO items (id) VALUES (?)', [id])
+        tx.write('INSERT INTO kv (k, v) VALUES (?, ?)', [k, id])
+      })
+    // Five rows per table go as slices of four and one; the failing row is the one.
+    const results = await Promise.allSettled([send2('a', 'ka'), send2('b', 'kb'), send2('c', 'kc'), send2('d', 'kd'), send2('e', 'dup')])
+    expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected'])
+    expect(await fixture.committed()).to.deep.equal(['a', 'b', 'c', 'd'])
+    expect(kv()).to.deep.equal(['dup=x', 'ka=a', 'kb=b', 'kc=c', 'kd=d'])
   })
 })
