@@ -15,6 +15,11 @@ export interface Step {
    * answered in `groupFailures`. A failure that costs the connection still fails the whole request.
    */
   group?: number
+  /**
+   * On the first insert of a group that merged other groups' inserts (coalesce.ts): those groups, as they were. When
+   * the merged group fails, the worker rolls it back and runs them in its place, each failing alone.
+   */
+  fallback?: Step[]
 }
 
 /** What a failing group runs: back to its savepoint, which the step after the group (its RELEASE) then ends. */

@@ -262,17 +262,14 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
         if (culprit.group === undefined || failure.unavailable) throw failed.error
         failure.statement = culprit.text
         await bounded(c, deadline - performance.now(), why, () => c.query(GROUP_ROLLBACK))
-        ;(groupFailures ??= []).push({ group: culprit.group, failure })
         // What followed it was refused by the aborted transaction, not run: it goes again after the group.
-        i += failed.index
-        while (steps[i + 1]?.group === culprit.group) i++
+        i = afterGroupFailure(steps, i + failed.index, culprit.group, failure, (groupFailures ??= []))
         continue
       }
       if (step.group !== undefined) {
         const failure = await runGroupStep(c, step, deadline, why)
         if (failure === undefined) continue
-        ;(groupFailures ??= []).push({ group: step.group, failure })
-        while (steps[i + 1]?.group === step.group) i++
+        i = afterGroupFailure(steps, i, step.group, failure, (groupFailures ??= []))
         continue
       }
       unsafeInteger = undefined
@@ -295,9 +292,27 @@ async function run(s: Session | undefined, req: BridgeRequest): Promise<BridgeRe
     if (failure.lost) lose(s, c, failure.message)
     // The request was to end the transaction and did not get there: it ends here, so the next one starts clean.
     else if (endsTx && s.inTransaction) await rollback(s, c)
-    return { id: req.id, ok: false, failure, ...(groupFailures ? { groupFailures } : {}) }
+    return { id: req.id, ok: false, failure, ...(groupFailures?.length ? { groupFailures } : {}) }
   }
-  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0, ...(groupFailures ? { groupFailures } : {}) }
+  return { id: req.id, ok: true, rows: (result?.rows ?? []) as Record<string, unknown>[], rowCount: result?.rowCount ?? 0, ...(groupFailures?.length ? { groupFailures } : {}) }
+}
+
+/**
+ * After a step of `group` at `i` failed and the group was rolled back to its savepoint: answers the index of the
+ * group's last step, so that its other steps are skipped. A group that merged others (coalesce.ts) has them run next,
+ * each in a savepoint of its own inside the merged group's, so that only a function whose own row fails is failed;
+ * any other group's failure is its own.
+ */
+function afterGroupFailure(steps: Step[], i: number, group: number, failure: StepFailure, failures: GroupFailure[]): number {
+  let start = i
+  while (steps[start - 1]?.group === group) start--
+  let end = i
+  while (steps[end + 1]?.group === group) end++
+  let fallback: Step[] | undefined
+  for (let k = start; k <= end && fallback === undefined; k++) fallback = steps[k]!.fallback
+  if (fallback) steps.splice(end + 1, 0, ...merge(fallback))
+  else failures.push({ group, failure })
+  return end
 }
 
 /**

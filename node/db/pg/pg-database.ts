@@ -9,6 +9,7 @@ import type { BridgeReply, BridgeTiming, Step } from './bridge-protocol.js'
 import { DEFAULT_TIMING, redact, SyncBridge, type BridgeHealth, type StatementTally } from './bridge.js'
 import { PgTransaction, type PgRunner } from './pg-transaction.js'
 import { DeferredSteps, type DeferredMark } from './pg-deferred.js'
+import { InsertRows } from './insert-rows.js'
 import { committed, noteGroups } from './pg-commit.js'
 import { serverVersionRefusal } from './server-version.js'
 import { BEGIN, COMMIT, READ_RELEASE, READ_ROLLBACK, READ_SAVEPOINT, RELEASE, ROLLBACK, ROLLBACK_TO, SAVEPOINT, type PgTick } from './pg-tick.js'
@@ -52,7 +53,9 @@ export class PgDatabase implements Database, PgRunner {
   readonly statements = new PgStatements()
   private readonly where: string
   private tick: PgTick | undefined
-  private readonly deferred = new DeferredSteps()
+  /** The turn's single-row inserts, merged into multi-row ones as they go to the server (coalesce.ts). */
+  private readonly rows = new InsertRows()
+  private readonly deferred = new DeferredSteps(this.rows)
   private inTransaction = false
   private closing: Promise<void> | undefined
   /** Resolves once every COMMIT posted so far has returned (never rejects). */
@@ -84,6 +87,7 @@ export class PgDatabase implements Database, PgRunner {
       await applyMigrations(db, opts.migrations)
       db.migrating = false
       db.loadIdentityColumns()
+      db.loadLinkedTables()
       return db
     } catch (err) {
       await db.close().catch(() => {})
@@ -390,6 +394,16 @@ export class PgDatabase implements Database, PgRunner {
   private loadIdentityColumns(): void {
     const rows = this.all<{ t: string; c: string }>("SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'")
     this.statements.identity = new Map(rows.map((r) => [r.t, r.c]))
+  }
+
+  /** Tables whose inserts are never merged (insert-rows.ts): those with a trigger, and both sides of a foreign key. */
+  private loadLinkedTables(): void {
+    const rows = this.all<{ t: string }>(
+      `SELECT event_object_table AS t FROM information_schema.triggers WHERE trigger_schema = current_schema()
+       UNION SELECT c.relname AS t FROM pg_constraint k JOIN pg_class c ON c.oid IN (k.conrelid, k.confrelid)
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE k.contype = 'f' AND n.nspname = current_schema()`,
+    )
+    this.rows.setLinked(rows.map((r) => r.t))
   }
 
   private healthChanged(h: BridgeHealth): void {

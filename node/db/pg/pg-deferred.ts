@@ -1,4 +1,6 @@
 import type { Step } from './bridge-protocol.js'
+import { coalesceGroups } from './coalesce.js'
+import type { InsertRows } from './insert-rows.js'
 import { RELEASE, SAVEPOINT } from './pg-tick.js'
 
 /** Where a transaction function began, in what was deferred: enough to drop what it left, or to group it. */
@@ -19,6 +21,11 @@ export class DeferredSteps {
   /** Times the steps were taken to be sent. */
   private taken = 0
   private groups = 0
+  /** Groups made since the steps were last taken: two or more may be merged (coalesce.ts). */
+  private fresh = 0
+
+  /** `rows`: merges the groups of a round trip's single-row inserts into multi-row ones; none, none are merged. */
+  constructor(private readonly rows?: InsertRows) {}
 
   get queued(): number {
     return this.queuedWrites
@@ -58,7 +65,9 @@ export class DeferredSteps {
     this.taken++
     this.queuedWrites = 0
     if (this.steps.length === 0) return steps
-    const all = [...this.steps, ...steps]
+    const deferred = this.rows && this.fresh >= 2 ? coalesceGroups(this.steps, this.rows, () => ++this.groups) : this.steps
+    this.fresh = 0
+    const all = [...deferred, ...steps]
     this.steps = []
     return all
   }
@@ -67,6 +76,7 @@ export class DeferredSteps {
   drop(steps: Step[] = []): void {
     this.steps = steps
     this.queuedWrites = 0
+    this.fresh = 0
   }
 
   /** Drops what was deferred since `m`, when nothing was sent since. */
@@ -81,6 +91,7 @@ export class DeferredSteps {
    */
   group(m: DeferredMark, savepoint: boolean): number {
     const group = ++this.groups
+    this.fresh++
     if (!savepoint) this.steps.splice(m.at, 0, SAVEPOINT)
     for (let i = m.at; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
     this.steps.push(RELEASE)
