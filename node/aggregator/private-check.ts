@@ -55,9 +55,10 @@ export class PrivateChecks {
       if (pin.nonce > next) return { kind: 'wait', wait: { reason: 'blocked', by: 'nonce', topic, group, author: h.author, nonce: next } }
       // The same pin may be on chain twice, for two batches of its author (the message sent again, or another message
       // at this nonce): the first pinned decides, whichever batch arrived first here. Its batch not here (or not
-      // decided yet) holds this one back, as a broadcast pin holds its topic; decided, it took the nonce. Only a pin
-      // its signer pinned before (`repeated`) can have such a first: the others cost no read.
-      const first = onChain.repeated ? this.deps.pins.firstPrivate(expected, onChain.signer, tx) : undefined
+      // decided yet) holds this one back, as a broadcast pin holds its topic; decided, it took the nonce. A batch of
+      // another key or another group counts as never here, on its holders too: only some members could hold it. Only
+      // a pin its signer pinned before (`repeated`) can have such a first: the others cost no read.
+      const first = onChain.repeated ? this.deps.pins.firstPrivate(expected, onChain.signer, group, tx) : undefined
       if (first !== undefined && first.pin.seq < onChain.seq) {
         if (!first.held || !first.pin.dispatched) return { kind: 'wait', wait: { reason: 'blocked', by: 'topic', topic, context: expected, blocker: first.pin.seq } }
         return { kind: 'reject', reason: `nonce ${pin.nonce} on topic ${topic} was taken by batch ${first.pin.batchId}, pinned before it with the same pin` }

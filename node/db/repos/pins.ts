@@ -126,22 +126,24 @@ export class PinsRepo {
   }
 
   /**
-   * The first private (masked) pin on chain of hash `hash` signed by `signer`, and whether its batch is held here: two
-   * batches of one author may carry the same private pin (the same message sent twice, or two messages at one nonce),
-   * and the first pinned decides it. A broadcast pin of that hash (one naming a payload reference) decides no private
-   * message (ordering.ts) and is left out. Held means a batch of the signer's own key: one held under another key (the
-   * signer pinned another's pair) carries none of its messages and never will, as on a member without that batch (one
-   * outside its group), where the pin is counted as not held alike. A refusal recorded for the pair (some pin of it
-   * named a payload that is no broadcast batch of it, whoever signed that pin) says nothing of a private batch: its pin
-   * counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
+   * The first private (masked) pin on chain of hash `hash` signed by `signer`, and whether its batch is held here as
+   * one that can carry a message of group `group`: two batches of one author may carry the same private pin (the same
+   * message sent twice, or two messages at one nonce), and the first pinned decides it. A broadcast pin of that hash
+   * (one naming a payload reference) decides no private message (ordering.ts) and is left out. Held means a batch of
+   * the signer's own key for group `group`. One held under another key (the signer pinned another's pair), or one for
+   * another group (the signer copied this context's pin onto a batch of another group), carries none of the checked
+   * message's group's messages and never will; only that batch's own group's members can hold it, so on every member
+   * the pin counts as not held, as on a member without the batch. A refusal recorded for the pair (some pin of it
+   * named a payload that is no broadcast batch of it, whoever signed that pin) says nothing of a private batch: its
+   * pin counts, not held, until the batch itself comes. One probe of `pins_hash`, plus the batch.
    */
-  firstPrivate(hash: Hash, signer: string, tx?: Tx): { pin: Pin; held: boolean } | undefined {
-    const r = (tx ?? this.db).get<Row & { state: string | null; batch_key: string | null }>(
-      `SELECT p.*, b.state, b.key AS batch_key FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
+  firstPrivate(hash: Hash, signer: string, group: Hash, tx?: Tx): { pin: Pin; held: boolean } | undefined {
+    const r = (tx ?? this.db).get<Row & { state: string | null; batch_key: string | null; batch_grp: string | null }>(
+      `SELECT p.*, b.state, b.key AS batch_key, b.grp AS batch_grp FROM pins p LEFT JOIN batches b ON b.id = p.batch_id AND b.hash = p.batch_hash
         WHERE p.hash = ? AND p.signer = ? AND p.masked = 1 ORDER BY p.seq LIMIT 1`,
       [hash, signer],
     )
-    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' && r.batch_key === signer }
+    return r && { pin: fromRow(r), held: r.state !== null && r.state !== undefined && r.state !== 'refused' && r.batch_key === signer && r.batch_grp === group }
   }
 
   /**

@@ -108,4 +108,24 @@ describe('pass: a broadcast pin of a private batch whose message is decided else
     expect([s.message, s.news]).to.deep.equal(['confirmed', 'pending'])
     expect(stateOf(y, [p, again], news)).to.deep.equal(s)
   })
+
+  it('holds the topic alike when the copy’s broadcast pin at index 0 precedes its own private pin at index 1', async () => {
+    // Two topics: the message's pin range covers both indexes, so settling it through p would reach the broadcast pin.
+    const p = privateBatch(org0!, group, [['orders', 'extra']], [[0, 0]])
+    const again = resent(p, (d) => d)
+    const news = broadcastBatch('org2', org2!.key, [['news']])
+    const newsPin = pinLogOf({ payload: news, ref: await publish(serializeBatch(news)) })
+    const [x, y] = [await member(), await member()]
+    await deliver(x, p, again)
+    await deliver(y, p)
+    const pins = [pinLogOf({ payload: p }), rogue(again, NEVER), pinLogOf({ payload: again }), newsPin]
+    for (const m of [x, y]) await m.chain(pins, NEVER)
+    // The copy's private pin is used only where the copy is held: a private pin holds no topic, so only that differs.
+    const seen = (m: AggregatorMember) => {
+      const s = stateOf(m, [p, again], news)
+      return { message: s.message, news: s.news, broadcastPinUsed: s.pins.filter((q) => !q.masked).map((q) => q.used) }
+    }
+    expect(seen(x)).to.deep.equal({ message: 'confirmed', news: 'pending', broadcastPinUsed: [false] })
+    expect(seen(y)).to.deep.equal(seen(x))
+  })
 })

@@ -15,11 +15,13 @@ describe('private checks: one pin in two batches of its author', function () {
   const temp = new TempDirs()
   const [org0, org1, org2] = registeredOrgs(3)
   const group = groupOf([org0!, org1!, org2!])
+  /** A group of org0 and org1 alone: a member outside it (Y, as if it were org2) never holds its batches. */
+  const pair = groupOf([org0!, org1!])
   after(() => temp.cleanup())
 
   async function member(): Promise<AggregatorMember> {
     const m = await AggregatorMember.open(join(await temp.make('parley-private-check-'), 'db'), new MemoryStorage(), org1!)
-    await m.register([org0!, org1!, org2!], [group])
+    await m.register([org0!, org1!, org2!], [group, pair])
     return m
   }
   const state = (m: AggregatorMember, b: BatchPayload): string => m.r.messages.byRef(b.messages[0]!.header.id, b.messages[0]!.hash)!.state
@@ -92,6 +94,32 @@ describe('private checks: one pin in two batches of its author', function () {
       }
       expect(state(x, a)).to.equal('pending')
       expect(state(y, a)).to.equal(state(x, a))
+    } finally {
+      await x.close()
+      await y.close()
+    }
+  })
+
+  it('an author’s private pin naming its own batch of another group first holds its nonce alike in and outside that group', async () => {
+    const a = privateBatch(org0!, group, [['orders']], [[0]])
+    const other = privateBatch(org0!, pair, [['x']], [[0]])
+    const later = privateBatch(org0!, group, [['orders']], [[1]])
+    const elsewhere = privateBatch(org0!, group, [['other']], [[0]])
+    // org0 pins a's private contexts naming its own batch for `pair`, then a's own pin and more of its messages.
+    const pins = [pinLogOf({ payload: a }, { batchId: other.id, batchHash: other.hash }), ...[a, later, elsewhere].map((b) => pinLogOf({ payload: b }))]
+    const [x, y] = [await member(), await member()]
+    try {
+      // X is in `pair` and holds `other`; Y never does.
+      await x.deliver(peerOf(org0!), other)
+      for (const m of [x, y]) {
+        for (const b of [a, later, elsewhere]) await m.deliver(peerOf(org0!), b)
+        for (const p of pins) await m.pin(p)
+      }
+      const verdicts = (m: AggregatorMember) => [a, later, elsewhere].map((b) => state(m, b))
+      expect(verdicts(x), 'a and its successor wait for good, the author’s own doing; its other topic goes on').to.deep.equal(['pending', 'pending', 'confirmed'])
+      expect(verdicts(y)).to.deep.equal(verdicts(x))
+      // The copied pin at `other`'s index is not its message's pin: X rejects it, which only `pair`'s members can see.
+      expect(state(x, other)).to.equal('rejected')
     } finally {
       await x.close()
       await y.close()

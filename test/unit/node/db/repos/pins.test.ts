@@ -16,9 +16,13 @@ forEachEngine('db: which pins are held', function (engine) {
   after(() => temp.cleanup())
 
   const hash = (c: string) => c.repeat(64) as Hash
-  async function batch(r: Repos, id: BatchId, state: BatchState, key = '0xabc'): Promise<void> {
+  /** The group of the private messages the firstPrivate reads check. */
+  const G = hash('9')
+  /** A broadcast batch, or a private one of `group` when given. */
+  async function batch(r: Repos, id: BatchId, state: BatchState, key = '0xabc', group?: Hash): Promise<void> {
+    const kind = group === undefined ? { type: 'broadcast' as const, payloadRef: 'QmX' } : { type: 'private' as const, group }
     await r.db.transaction((tx) =>
-      r.batches.insert(tx, { id, type: 'broadcast', namespace: 'default', author: 'did:firefly:org/org0', key, created: now(), hash: hash('a'), manifest: '{}', txId: newId<TxId>(), payloadRef: 'QmX', state, local: false }),
+      r.batches.insert(tx, { id, ...kind, namespace: 'default', author: 'did:firefly:org/org0', key, created: now(), hash: hash('a'), manifest: '{}', txId: newId<TxId>(), state, local: false }),
     )
   }
   async function pins(r: Repos, id: BatchId, n: number): Promise<void> {
@@ -67,19 +71,19 @@ forEachEngine('db: which pins are held', function (engine) {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
       const [squat, broadcast, absent, stored] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
-      await batch(r, stored, 'received')
+      await batch(r, stored, 'received', '0xabc', G)
       const pin = (batchId: BatchId, signer: string, masked = true) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked, signer, eventId: newId() })
       // The signer's own broadcast pin of the hash (one naming a payload reference) decides no private message.
       await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(squat, '0xdef'), pin(broadcast, '0xabc', false), pin(absent, '0xabc'), pin(stored, '0xabc')]))
-      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
+      const first = r.pins.firstPrivate(hash('c'), '0xabc', G)!
       expect([first.pin.batchId, first.held]).to.deep.equal([absent, false])
       await batch(r, absent, 'refused')
-      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'a refusal of its pair stands for no private batch').to.equal(false)
-      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.pin.batchId).to.equal(absent)
+      expect(r.pins.firstPrivate(hash('c'), '0xabc', G)!.held, 'a refusal of its pair stands for no private batch').to.equal(false)
+      expect(r.pins.firstPrivate(hash('c'), '0xabc', G)!.pin.batchId).to.equal(absent)
       await r.db.transaction((tx) => r.batches.dropRefused(tx, absent, hash('a')))
-      await batch(r, absent, 'received')
-      expect(r.pins.firstPrivate(hash('c'), '0xabc')!.held, 'its batch come').to.equal(true)
-      expect(r.pins.firstPrivate(hash('d'), '0xabc')).to.equal(undefined)
+      await batch(r, absent, 'received', '0xabc', G)
+      expect(r.pins.firstPrivate(hash('c'), '0xabc', G)!.held, 'its batch come').to.equal(true)
+      expect(r.pins.firstPrivate(hash('d'), '0xabc', G)).to.equal(undefined)
     } finally {
       await r.db.close()
     }
@@ -118,14 +122,31 @@ forEachEngine('db: which pins are held', function (engine) {
     const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
     try {
       const [others, planted, own] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
-      await batch(r, others, 'received', '0xdef')
+      await batch(r, others, 'received', '0xdef', G)
       // Another key pinned (planted, its hash) with a bogus payload: the fetcher recorded that pin's refusal.
       await batch(r, planted, 'refused', '0xdef')
-      await batch(r, own, 'received')
+      await batch(r, own, 'received', '0xabc', G)
       const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
       await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(others), pin(planted), pin(own)]))
-      const first = r.pins.firstPrivate(hash('c'), '0xabc')!
+      const first = r.pins.firstPrivate(hash('c'), '0xabc', G)!
       expect([first.pin.batchId, first.held], 'as on a member that does not hold the other key’s batch').to.deep.equal([others, false])
+    } finally {
+      await r.db.close()
+    }
+  })
+  it('holds only a batch of the checked message’s group: one of the signer’s for another group counts, never held', async function () {
+    const r = await openRepos(join(await temp.make('parley-pins-first-'), 'db'), engine)
+    try {
+      const [copied, broadcast, own] = [newId<BatchId>(), newId<BatchId>(), newId<BatchId>()]
+      // The signer pinned this context's hash naming its own batch of another group, then a broadcast batch of its own.
+      await batch(r, copied, 'received', '0xabc', hash('8'))
+      await batch(r, broadcast, 'received')
+      await batch(r, own, 'received', '0xabc', G)
+      const pin = (batchId: BatchId) => ({ batchId, batchHash: hash('a'), index: 0, hash: hash('c'), masked: true, signer: '0xabc', eventId: newId() })
+      await r.db.transaction((tx) => r.pins.insertMany(tx, [pin(copied), pin(broadcast), pin(own)]))
+      const first = r.pins.firstPrivate(hash('c'), '0xabc', G)!
+      expect([first.pin.batchId, first.held], 'as on a member outside the other group').to.deep.equal([copied, false])
+      expect(r.pins.firstPrivate(hash('c'), '0xabc', hash('8'))!.held, 'for a message of that group').to.equal(true)
     } finally {
       await r.db.close()
     }
