@@ -70,6 +70,12 @@ class Explainer {
   /** Broadcast: the first waiting pin of the topic's context, and the message (or batch) behind it. */
   private behindPin(topic: string, seq: number, nested: boolean): Waiting {
     const pin = this.deps.pins.bySeq(seq)
+    // A private pin held back by an earlier copy of itself (same signer and hash) whose batch counts as never here
+    // (another key's or another group's, private-check.ts): that copy being decided where its batch is held frees
+    // nothing, so the message waits for good, as on the members outside that batch's group.
+    if (pin?.dispatched && pin.masked) {
+      return { reason: 'blocked', topic, blockedBy: { author: this.didOfKey(pin.signer), topic, batch: pin.batchId }, detail: `an earlier copy of its pin on topic ${topic}, signed by ${pin.signer}, names batch ${pin.batchId}, which is not its author's batch of this group: it counts as never here on every member, so this message waits for good` }
+    }
     if (!pin || pin.dispatched) return { reason: 'blocked', topic, detail: `an earlier pin on topic ${topic} held it back; it has been decided since, so the aggregator decides this message at its next walk` }
     const { batch, message } = this.atPin(pin)
     const author = message?.header.author ?? this.didOfKey(pin.signer)

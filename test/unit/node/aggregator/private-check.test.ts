@@ -2,6 +2,7 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import type { Hash } from '../../../../node/core/ids.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
+import { explainWait } from '../../../../node/aggregator/explain.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { AggregatorMember, NOSUCH, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs, resent } from '../../../support/aggregator-member.js'
@@ -120,6 +121,13 @@ describe('private checks: one pin in two batches of its author', function () {
       expect(verdicts(y)).to.deep.equal(verdicts(x))
       // The copied pin at `other`'s index is not its message's pin: X rejects it, which only `pair`'s members can see.
       expect(state(x, other)).to.equal('rejected')
+      // X's trace says so, never that the earlier pin, decided there, lets the message be decided at the next walk.
+      const message = x.r.messages.byRef(a.messages[0]!.header.id, a.messages[0]!.hash)!
+      const batch = x.r.batches.byIdHash(a.id, a.hash)!
+      const wait = x.agg.explain(message, batch)!
+      const why = explainWait({ ...x.r, explain: (mm, bb) => x.agg.explain(mm, bb) } as Parameters<typeof explainWait>[0], wait.wait, batch)
+      expect(why.detail).to.match(/counts as never here on every member, so this message waits for good/)
+      expect(why.blockedBy?.batch).to.equal(other.id)
     } finally {
       await x.close()
       await y.close()
