@@ -32,6 +32,8 @@ const SHIPPED: ReadonlyMap<number, string> = new Map([
   [19, '0b3de3faf1d9d88136e05703259964587fa6e8f01c5867b75b93c2b99849031a'],
   [20, 'ed5d0a7272741cad74800acc98e62050e0e561dae6529ea7f9088f1b74adf1a9'],
   [21, 'c7e9c851277352fe720131968380d9ccf131795891b08beeeaff8fc3a5a0996c'],
+  [22, '42904edc2cc74552205ac6dfe88822024fdda769dfce048630fbfee011528fb6'],
+  [23, 'e0ddaec31a3eff8cb45394ff950d4bdedf217fefe79eae939d9085c4ad2953a5'],
 ])
 const NEWEST_SHIPPED = Math.max(...SHIPPED.keys())
 

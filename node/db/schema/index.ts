@@ -20,6 +20,7 @@ import { v19DataDigests } from './v19-data-digests.js'
 import { v20CarriedMessages } from './v20-carried-messages.js'
 import { v21CarriedBatches } from './v21-carried-batches.js'
 import { v22RepeatedPins } from './v22-repeated-pins.js'
+import { v23FetchedPrivateBatches } from './v23-fetched-private-batches.js'
 
 /** Every schema version in order; the database applies those it has not yet applied, once. */
-export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes, v11WaitingPins, v12MessageIndexes, v13Operations, v14PinsPerSigner, v15ReceivedBlobs, v16IdentityRegistration, v17MessageListIndexes, v18MessagesPerHash, v19DataDigests, v20CarriedMessages, v21CarriedBatches, v22RepeatedPins]
+export const migrations = [v1Foundation, v2Messaging, v3Data, v4Tidy, v5Groups, v6Private, v7HeldPins, v8DeliveryBlobs, v9Subscriptions, v10TraceTimes, v11WaitingPins, v12MessageIndexes, v13Operations, v14PinsPerSigner, v15ReceivedBlobs, v16IdentityRegistration, v17MessageListIndexes, v18MessagesPerHash, v19DataDigests, v20CarriedMessages, v21CarriedBatches, v22RepeatedPins, v23FetchedPrivateBatches]
