@@ -75,6 +75,7 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     kill: async () => {
       if (isAlive(pid)) process.kill(pid, 'SIGKILL')
       await waitExit(pid, 5_000)
+      await waitReaped(pid, 5_000)
       // Its backends notice the postmaster's death on their own; the next start waits until they are gone.
       await waitNoBackends(dir)
     },
@@ -99,6 +100,23 @@ async function waitReady(port: number, pid: number, dir: string): Promise<void> 
       }
       await new Promise((r) => setTimeout(r, 50))
     }
+  }
+}
+
+/**
+ * Until `pid` no longer exists even as a zombie: a new postmaster refuses to start while `kill(pid, 0)` succeeds for the
+ * pid in postmaster.pid ("lock file already exists"), and a killed child stays a zombie until this process reaps it
+ * (isAlive counts a zombie as gone).
+ */
+async function waitReaped(pid: number, ms: number): Promise<void> {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    try {
+      process.kill(pid, 0)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') return
+    }
+    await new Promise((r) => setTimeout(r, 20))
   }
 }
 
