@@ -7,7 +7,7 @@ import type { BlockchainEventsRepo } from '../db/repos/blockchain-events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { GroupsRepo } from '../db/repos/groups.js'
 import type { Timestamp } from '../core/time.js'
-import type { BatchRecord, Blocker, Message, Pin, Wait, Waiting } from '../model/index.js'
+import { broadcastPinOfPrivate, type BatchRecord, type Blocker, type Message, type Pin, type Wait, type Waiting } from '../model/index.js'
 import { IndexedManifest } from './manifest.js'
 
 export interface ExplainDeps {
@@ -130,7 +130,7 @@ class Explainer {
     // The batch the pin names (id and hash); a pin its key did not sign stands for none of its messages. A broadcast pin
     // (it names a payload) of a private batch held here waits for its own payload, as on a member without the batch.
     const batch = this.deps.batches.byIdHash(pin.batchId, pin.batchHash)
-    if (batch && batch.type === 'private' && !pin.masked) return {}
+    if (batch && broadcastPinOfPrivate(pin, batch.type)) return {}
     if (!batch || batch.state === 'refused' || batch.key !== pin.signer) return batch ? { batch } : {}
     const place = new IndexedManifest(batch.manifest).at(pin.index)
     const message = place ? this.deps.messages.byRef(place.entry.id, place.entry.hash) : undefined

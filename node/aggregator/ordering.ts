@@ -1,7 +1,7 @@
 import { broadcastContext } from '../core/hashes.js'
 import type { Hash } from '../core/ids.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, TAG_IDENTITY_CLAIM, type BatchRecord, type Message, type Pin, type Wait } from '../model/index.js'
+import { batchTypeOf, broadcastPinOfPrivate, TAG_IDENTITY_CLAIM, type BatchRecord, type Message, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import type { PrivateChecks } from './private-check.js'
 
@@ -54,7 +54,7 @@ export function orderingOf(
       // a private batch (batch-fetcher.ts). Came before the batch's own pin on chain, it took the index (a signer's second
       // pin of a pair is not stored), and the message waits for good, on every member: whether it holds the batch or
       // not, or that payload was refused (its pins used) before or after the batch came.
-      if (pin && !pin.masked) return { kind: 'wait', wait: { reason: 'pin', topic: message.header.topics[i - range.from]!, detail: `the pin at its place on chain is a broadcast pin of its batch (it names a payload reference), signed by the batch's key before its private pin; a broadcast pin decides no private message` } }
+      if (pin && broadcastPinOfPrivate(pin, type)) return { kind: 'wait', wait: { reason: 'pin', topic: message.header.topics[i - range.from]!, detail: `the pin at its place on chain is a broadcast pin of its batch (it names a payload reference), signed by the batch's key before its private pin; a broadcast pin decides no private message` } }
       chainPins.push(pin)
     }
     const pc = checks.check(tx, message, batch, chainPins)

@@ -4,9 +4,10 @@ import { extend } from '../core/extend.js'
 import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type DataRef, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
+import { batchTypeOf, broadcastPinOfPrivate, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type DataRef, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
-import { refKey, type PinnedRef } from '../db/repos/messages.js'
+import type { PinnedRef } from '../db/repos/messages.js'
+import { refKey } from '../db/repos/ref-key.js'
 import { asCarried, type Carried } from '../db/repos/carried-messages.js'
 import { orderingOf } from './ordering.js'
 import { forgetCarried, takeCarried } from './forget-carried.js'
@@ -154,10 +155,8 @@ export class Pass {
   private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
     const view = this.viewOf(pin.batchId, pin.batchHash)
     if (!view) return undefined
-    // A broadcast pin (it names a payload) of a private batch, whoever signed it, stays for its own payload: members
-    // outside the group do not hold the batch, and must not decide such a pin differently from those inside it, even
-    // when the message at its index was decided already (through another batch or pin).
-    if (!pin.masked && view.record.type === 'private') return undefined
+    // Even when the message at its index was decided already (through another batch or pin).
+    if (broadcastPinOfPrivate(pin, view.record.type)) return undefined
     if (pin.signer !== view.record.key) return this.leaveForeign(pin)
     const place = view.manifest.at(pin.index)
     if (!place) return undefined
@@ -399,8 +398,7 @@ export class Pass {
   private leave(view: BatchView, range: { from: number; to: number }): void {
     for (let i = range.from; i <= range.to; i++) {
       const p = view.pins.get(i)
-      // A broadcast pin of a private batch at the message's index waits for its own payload (process).
-      if (!p || p.dispatched || (!p.masked && view.record.type === 'private')) continue
+      if (!p || p.dispatched || broadcastPinOfPrivate(p, view.record.type)) continue
       p.dispatched = true
       this.pendingPins.push(p.seq)
       // A signer's earlier pin decided may settle the standing of its later ones (standing.ts): what they held is free.

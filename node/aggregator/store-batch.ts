@@ -1,6 +1,7 @@
 import type { Tx } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
-import { refKey, type MessagesRepo } from '../db/repos/messages.js'
+import type { MessagesRepo } from '../db/repos/messages.js'
+import { refKey } from '../db/repos/ref-key.js'
 import { sameCarried, type CarriedMessage } from '../db/repos/carried-messages.js'
 import type { DataRepo } from '../db/repos/data.js'
 import { now } from '../core/time.js'

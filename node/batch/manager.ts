@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Database } from '../db/database.js'
-import { refKey, type MessageRef, type MessagesRepo } from '../db/repos/messages.js'
+import type { MessageRef, MessagesRepo } from '../db/repos/messages.js'
+import { refKey } from '../db/repos/ref-key.js'
 import type { DataRepo } from '../db/repos/data.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { EventsRepo } from '../db/repos/events.js'

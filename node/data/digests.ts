@@ -1,6 +1,6 @@
 import { dataDigest } from '../core/hashes.js'
 import { batchTypeOf, carriedFields, type Data, type DataRef, type Message } from '../model/index.js'
-import { refKey } from '../db/repos/messages.js'
+import { refKey } from '../db/repos/ref-key.js'
 
 /** A message's data item as `?fetchdigests=true` lists it (Parley-only): its id and hash, and the digest of what it carried. */
 export interface DataDigest {

@@ -8,6 +8,8 @@ import { buildSnapshot } from '../../node/db/snapshot-build.js'
 import { migrations } from '../../node/db/schema/index.js'
 import type { BlobRefsRepo } from '../../node/db/repos/blob-refs.js'
 import type { IdentitiesRepo } from '../../node/db/repos/identities.js'
+import { receivedItem } from '../../node/db/repos/data.js'
+import type { Data } from '../../node/model/index.js'
 import { openRepositories, type Repositories } from '../../node/db/repos/index.js'
 import { newId, type IdentityId, type MessageId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
@@ -172,4 +174,9 @@ export async function registerMembers(r: Repos, n: number): Promise<{ orgs: Iden
     }
   })
   return { orgs, nodes }
+}
+
+/** A data item as a batch carries it in its own namespace, with the digest that names its received row. */
+export function withDigest(d: Data): Data {
+  return receivedItem(d, d.namespace)
 }

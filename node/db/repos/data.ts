@@ -4,7 +4,7 @@ import { andWhere, filterSql } from '../filter-sql.js'
 import { DATA_FIELDS } from '../query-fields.js'
 import { dataDigest } from '../../core/hashes.js'
 import type { DataId, Hash } from '../../core/ids.js'
-import { refKey } from './messages.js'
+import { refKey } from './ref-key.js'
 import type { Timestamp } from '../../core/time.js'
 import { carriedFields, type Data, type DataRef, type AnnouncedBlob, type CollectionQuery } from '../../model/index.js'
 
@@ -68,14 +68,10 @@ function dataRow(d: Data, local: boolean): SqlValue[] {
   ]
 }
 
-/** A data item as a batch carried it, with the digest (core/hashes.ts dataDigest) that names its received row. */
-export function withDigest(d: Data): Data {
-  return receivedItem(d, d.namespace)
-}
-
 /**
- * withDigest of the item in `namespace` (a batch's item that names none is in the batch's). Copied field by field: a
- * spread of the item that adds a key it lacks costs V8 more than the digest's sha256, once per data item received.
+ * A data item as a batch carried it, in `namespace` (a batch's item that names none is in the batch's), with the
+ * digest (core/hashes.ts dataDigest) that names its received row. Copied field by field: a spread of the item that
+ * adds a key it lacks costs V8 more than the digest's sha256, once per data item received.
  */
 export function receivedItem(d: Data, namespace: string): Data {
   const s: Data = { id: d.id, validator: d.validator, namespace, hash: d.hash, created: d.created, value: d.value }
@@ -230,7 +226,11 @@ export class DataRepo {
       if (d !== undefined) held.set(refKey(d), d)
     }
     const byNamespace = new Map<string, Data[]>()
-    for (const d of held.values()) byNamespace.set(d.namespace, [...(byNamespace.get(d.namespace) ?? []), d])
+    for (const d of held.values()) {
+      const items = byNamespace.get(d.namespace)
+      if (items) items.push(d)
+      else byNamespace.set(d.namespace, [d])
+    }
     const deleted: { data: Data; blobStillUsed: boolean }[] = []
     for (const [namespace, items] of byNamespace) {
       const named = this.namedAmong(namespace, items, tx)

@@ -1,7 +1,8 @@
 import type { Database, Tx } from '../database.js'
 import type { BatchId, Hash } from '../../core/ids.js'
 import { alsoIn, IN_LIST, inList } from '../in-list.js'
-import { refKey, type MessageRef } from './messages.js'
+import type { MessageRef } from './messages.js'
+import { refKey } from './ref-key.js'
 import type { DataRef } from '../../model/index.js'
 
 /** A private batch another member delivered, as the expiry of never-pinned batches reads it. */

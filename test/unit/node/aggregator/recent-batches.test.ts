@@ -13,10 +13,11 @@ import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../../
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
-import { storedData, withDigest } from '../../../../node/db/repos/data.js'
-import { refKey, storedMessage } from '../../../../node/db/repos/messages.js'
+import { storedData } from '../../../../node/db/repos/data.js'
+import { storedMessage } from '../../../../node/db/repos/messages.js'
+import { refKey } from '../../../../node/db/repos/ref-key.js'
 import type { BatchPayload, Data, Header, Message } from '../../../../node/model/index.js'
-import { openRepos, registerOrg, type Repos } from '../../../support/repos.js'
+import { openRepos, registerOrg, withDigest, type Repos } from '../../../support/repos.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
 const AUTHOR = 'did:firefly:org/orgA'

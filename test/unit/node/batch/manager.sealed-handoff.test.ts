@@ -20,7 +20,7 @@ import { sealGroup } from '../../../../node/identity/group-resolver.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { now } from '../../../../node/core/time.js'
 import { openRepos, registerMembers, type Repos } from '../../../support/repos.js'
-import { refKey } from '../../../../node/db/repos/messages.js'
+import { refKey } from '../../../../node/db/repos/ref-key.js'
 import { MemoryStorage } from '../../../support/storage.js'
 
 const KEY = '0x' + 'aa'.repeat(20)

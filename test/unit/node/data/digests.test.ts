@@ -3,8 +3,8 @@ import { dataDigest, dataHash, dataRefsHash, messageHash } from '../../../../nod
 import { newId, type DataId, type Hash, type MessageId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import { carriedFields, type Data, type DataRef, type Header, type Message } from '../../../../node/model/index.js'
-import { refKey } from '../../../../node/db/repos/messages.js'
-import { withDigest } from '../../../../node/db/repos/data.js'
+import { refKey } from '../../../../node/db/repos/ref-key.js'
+import { withDigest } from '../../../support/repos.js'
 import { dataDigests } from '../../../../node/data/digests.js'
 
 /** What `fetchdigests` answers for a message's data: the digest of what its batch carried, own items' computed alike. */

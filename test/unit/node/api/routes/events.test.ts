@@ -7,7 +7,7 @@ import { now } from '../../../../../node/core/time.js'
 import type { Data, Header, Message } from '../../../../../node/model/index.js'
 import { createEventEnricher } from '../../../../../node/events/index.js'
 import { dataDigests } from '../../../../../node/data/digests.js'
-import { withDigest } from '../../../../../node/db/repos/data.js'
+import { withDigest } from '../../../../support/repos.js'
 
 /** `GET events?fetchreferences=true&fetchdigests=true` (Parley-only): each message's data with its digests. */
 describe('events API: fetchdigests', () => {

@@ -2,9 +2,8 @@ import { expect } from 'chai'
 import { dataHash, dataRefsHash, messageHash } from '../../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../../node/core/ids.js'
 import { now } from '../../../../../node/core/time.js'
-import { withDigest } from '../../../../../node/db/repos/data.js'
 import type { Data, Header, Message } from '../../../../../node/model/index.js'
-import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
+import { forEachEngine, freshReposEachTest, withDigest, type Repos } from '../../../../support/repos.js'
 
 /**
  * Received data items are stored per (id, hash, digest) (schemas v18, v19): a peer may send one under an id held here
