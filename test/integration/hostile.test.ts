@@ -201,9 +201,12 @@ describe('a hostile member cannot block a topic, split the members or take a nam
     expect(r.paired).to.deep.equal({ org: 'org2', node: 'node1' })
     for (const m of t.members) {
       const delivery = r.deliveries.find((d) => d.to === m.org)!
+      // Refused on delivery or stored and then rejected: either way for the pairing, not for some other fault.
       if (delivery.stored) {
         const decided = await messageReaching(m, ns, r.groupinit, ['confirmed', 'rejected'], SETTLE_MS)
         expect(decided.state, `${m.org} decided the groupinit`).to.equal('rejected')
+      } else {
+        expect(delivery.refusal, `${m.org} refused the batch for its pairing`).to.contain('belongs to')
       }
       expect((await get(`${nsBase(m, ns)}/groups/${r.group}`)).status, `${m.org} holds no such group`).to.equal(404)
     }
