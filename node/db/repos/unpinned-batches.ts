@@ -90,8 +90,9 @@ export class UnpinnedBatchesRepo {
                   JOIN data d ON d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash')), 0) AS bytes
            FROM batches b
           WHERE b.seq > COALESCE((SELECT CAST(value AS INTEGER) FROM node_state WHERE key = ?), 0)
-            AND b.local = 0 AND b.type = 'private' AND b.state = 'received' AND json_extract(b.manifest, '$.tx.type') = 'batch_pin'
-            AND NOT EXISTS (SELECT 1 FROM pins p WHERE p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key AND p.masked = 1)`,
+            AND b.local = 0 AND b.type = 'private' AND b.state = 'received'
+            AND NOT EXISTS (SELECT 1 FROM pins p WHERE p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key AND p.masked = 1)
+            AND json_extract(b.manifest, '$.tx.type') = 'batch_pin'`,
         [CURSOR_KEY],
       )
       .map((r) => ({ id: r.id as BatchId, hash: r.hash as Hash, key: r.key, author: r.author, bytes: Number(r.bytes ?? 0) }))
