@@ -369,6 +369,8 @@ function runAttack(r: RogueMember, cmd: RogueCommand): Promise<RogueResult> {
       return r.claimName(run)
     case 'flood-blobs':
       return r.floodBlobs(run)
+    case 'flood-batches':
+      return r.floodBatches(run)
     case 'repin-private':
       return r.repinPrivate(run)
   }

@@ -76,6 +76,9 @@ verbs, on the running network in --dir (a member is named by org: org1, or org1/
     claim-name [--name NAME]              claim an org name (default: the next member's) from a key no member holds
     flood-blobs --to ORG --bytes N --count M
                                           put M blobs, N bytes in all (64MiB, 1GiB...), that nothing refers to
+    flood-batches --to ORG --bytes N --count M
+                                          deliver M private batches, N bytes of values in all, each in a new group
+                                          of the member and ORG, never pinned
     repin-private [--first ORG[,ORG]] [--namespace NS] [--timeout S]
                                           pin a private batch of its own, then its id and hash again as a broadcast
                                           of junk; deliver it to --first before the pins, to the rest once they

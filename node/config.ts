@@ -336,6 +336,11 @@ export interface PeerQuotas {
   inFlightBatchBytesPerOrg: number
   /** How long a private batch received but never pinned is kept (ms); then it goes, with its pending messages and data. */
   unpinnedBatchMs: number
+  /**
+   * Bytes (manifest and data values) of private batches from one org's nodes stored here that no pin of theirs names
+   * yet; past it a batch is refused 507 and its sender delivers it again later.
+   */
+  unpinnedBatchBytesPerOrg: number
   /** Open p2p connections from one client certificate; past it the connection's requests get 429 and it closes. */
   connectionsPerCertificate: number
   /** Open p2p connections from the registered nodes of one org together; the same refusal. */
@@ -363,6 +368,7 @@ export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
   inFlightRequestsPerOrg: X.inFlightRequestsPerOrg,
   inFlightBatchBytesPerOrg: X.inFlightBatchBytesPerOrg,
   unpinnedBatchMs: 24 * HOUR_MS,
+  unpinnedBatchBytesPerOrg: 256 * 1024 * 1024,
   connectionsPerCertificate: X.connectionsPerCertificate,
   connectionsPerOrg: X.connectionsPerOrg,
   unregisteredConnections: X.unregisteredConnections,
@@ -376,6 +382,7 @@ function parsePeerQuotas(v: unknown, fail: (problem: string) => never): PeerQuot
   const out = wholeNumbers(v, 'quotas', DEFAULT_PEER_QUOTAS, { noun: 'quota' }, fail)
   // A batch of the network's largest size must fit, or a peer's honest batch could never be taken.
   if (out.inFlightBatchBytesPerOrg < MAX_BATCH_PAYLOAD_BYTES) fail(`quotas.inFlightBatchBytesPerOrg (${out.inFlightBatchBytesPerOrg}) must be at least ${MAX_BATCH_PAYLOAD_BYTES}, the largest batch a member may send`)
+  if (out.unpinnedBatchBytesPerOrg < MAX_BATCH_PAYLOAD_BYTES) fail(`quotas.unpinnedBatchBytesPerOrg (${out.unpinnedBatchBytesPerOrg}) must be at least ${MAX_BATCH_PAYLOAD_BYTES}, the largest batch a member may send`)
   if (out.connectionsPerOrg < out.connectionsPerCertificate) fail(`quotas.connectionsPerOrg (${out.connectionsPerOrg}) must be at least quotas.connectionsPerCertificate (${out.connectionsPerCertificate})`)
   return out
 }

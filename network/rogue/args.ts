@@ -15,6 +15,7 @@ export type RogueAttack =
   | { attack: 'foreign-group'; org?: string; node?: string; namespace?: string }
   | { attack: 'claim-name'; name?: string }
   | { attack: 'flood-blobs'; to: string; bytes: number; count: number }
+  | { attack: 'flood-batches'; to: string; bytes: number; count: number }
   | { attack: 'repin-private'; first?: string[]; namespace?: string; timeoutMs: number }
 
 export interface RogueCommand {
@@ -24,7 +25,7 @@ export interface RogueCommand {
   json: boolean
 }
 
-export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'reuse-id', 'foreign-group', 'claim-name', 'flood-blobs', 'repin-private'] as const
+export const ATTACKS = ['garbage-pin', 'squat-pin', 'deliver-under', 'reuse-id', 'foreign-group', 'claim-name', 'flood-blobs', 'flood-batches', 'repin-private'] as const
 
 /** Attacks a chain account can make alone; the others need a member's node certificate. */
 const CHAIN_ONLY = new Set(['garbage-pin', 'squat-pin', 'claim-name'])
@@ -60,6 +61,7 @@ const ALLOWED: Record<(typeof ATTACKS)[number], readonly string[]> = {
   'foreign-group': ['org', 'node', 'namespace'],
   'claim-name': ['name', 'account'],
   'flood-blobs': ['to', 'bytes', 'count'],
+  'flood-batches': ['to', 'bytes', 'count'],
   'repin-private': ['first', 'namespace', 'timeout'],
 }
 
@@ -157,9 +159,11 @@ export function parseRogue(argv: string[], defaultDir: string): { dir: string; h
       run = { attack, ...(first ? { first } : {}), ...o, timeoutMs: seconds(v.timeout, 30) }
       break
     }
-    case 'flood-blobs': {
+    case 'flood-blobs':
+    case 'flood-batches': {
       const count = need('count')
-      if (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > 1_000_000) throw new RogueUsageError(`--count is a number of blobs from 1 to 1000000 (got ${count})`)
+      const what = attack === 'flood-blobs' ? 'blobs' : 'batches'
+      if (!/^\d+$/.test(count) || Number(count) < 1 || Number(count) > 1_000_000) throw new RogueUsageError(`--count is a number of ${what} from 1 to 1000000 (got ${count})`)
       run = { attack, to: need('to'), bytes: byteCount(need('bytes')), count: Number(count) }
       break
     }

@@ -9,7 +9,7 @@ import { broadcastContext, dataHash } from '../../node/core/hashes.js'
 import { compactJson } from '../../node/core/json.js'
 import { newId, type BatchId, type Hash, type IdentityId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import { orgDid, type BatchPayload, type DatatypeRef } from '../../node/model/index.js'
+import { orgDid, type BatchPayload, type DatatypeRef, type GroupMember } from '../../node/model/index.js'
 import { createIpfsStorage } from '../../node/storage/ipfs.js'
 import { serializeBatch } from '../../node/batch/payload.js'
 import type { MemberDescription, NetworkDescription } from '../description.js'
@@ -20,7 +20,7 @@ import { rogueKey, sendPin, type KeySource } from './chain.js'
 import { RogueExchange, type DeliveryOutcome } from './exchange.js'
 import { sleep } from '../process.js'
 import { nextPendingPin, pendingPins, type PendingPin } from './pool.js'
-import type { ClaimNameResult, DeliverUnderResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, RepinPrivateResult, ReuseIdResult, SquatPinResult } from './results.js'
+import type { ClaimNameResult, DeliverUnderResult, FloodBatchesResult, FloodBlobsResult, ForeignGroupResult, GarbagePinResult, PinSent, RepinPrivateResult, ReuseIdResult, SquatPinResult } from './results.js'
 
 /** What the attacks need of the network: its folder, its description and its members by name. */
 export interface RogueNetwork {
@@ -293,28 +293,54 @@ export class RogueMember {
 
   /** PUTs `count` blobs, `bytes` in all, that nothing refers to at `to`'s node, one after another. */
   async floodBlobs(opts: { to: string; bytes: number; count: number }): Promise<FloodBlobsResult> {
-    const self = this.member('flood-blobs')
+    const { to, bytesEach, sent } = await this.flood('flood-blobs', 'blobs', opts, async (exchange, to, size) => {
+      const { hash, outcome } = await exchange.putBlob(to, size)
+      return { id: hash, outcome }
+    })
+    return { attack: 'flood-blobs', to, blobs: opts.count, bytesEach, ...tally(sent), hashes: sent.map((x) => x.id) }
+  }
+
+  /**
+   * Delivers to `to`, one after another, `count` valid private batches carrying `bytes` of data values in all, each in a
+   * new group of the member and `to` (its groupinit and one message), and pins none: what only
+   * quotas.unpinnedBatchBytesPerOrg (and, after its time, quotas.unpinnedBatchMs) bounds.
+   */
+  async floodBatches(opts: { to: string; bytes: number; count: number }): Promise<FloodBatchesResult> {
+    let members: GroupMember[] | undefined
+    const { to, bytesEach, sent } = await this.flood('flood-batches', 'values', opts, async (exchange, to, size) => {
+      members ??= [
+        { identity: exchange.from.did, node: await this.nodeId(exchange.from) },
+        { identity: to.did, node: await this.nodeId(to) },
+      ]
+      const group = makeGroup('default', `flood-${randomUUID().slice(0, 8)}`, members)
+      // A JSON string of `size` bytes, its quotes included.
+      const payload = privateBatch(exchange.from, group, [{ topic: 'flood', value: 'x'.repeat(Math.max(0, size - 2)), nonce: 0 }], { withGroupinit: true })
+      return { id: payload.id, outcome: await exchange.deliver(to, payload) }
+    })
+    return { attack: 'flood-batches', to, batches: opts.count, bytesEach, ...tally(sent), ids: sent.map((x) => x.id) }
+  }
+
+  /** Sends `count` things of `bytes` in all to `to`'s node, one after another, with the member's own certificate. */
+  private async flood(
+    verb: string,
+    things: string,
+    opts: { to: string; bytes: number; count: number },
+    one: (exchange: RogueExchange, to: MemberDescription, bytes: number) => Promise<{ id: string; outcome: DeliveryOutcome }>,
+  ): Promise<{ to: string; bytesEach: number; sent: { id: string; outcome: DeliveryOutcome }[] }> {
+    const self = this.member(verb)
     const to = this.net.member(opts.to)
-    if (to.org === self.org) throw new RogueError(`flood-blobs: ${self.org} cannot flood itself`)
-    if (!Number.isSafeInteger(opts.count) || opts.count < 1) throw new RogueError(`flood-blobs: the count of blobs must be at least 1 (got ${opts.count})`)
-    if (!Number.isSafeInteger(opts.bytes) || opts.bytes < opts.count) throw new RogueError(`flood-blobs: ${opts.bytes} bytes cannot make ${opts.count} blobs of at least one byte`)
+    if (to.org === self.org) throw new RogueError(`${verb}: ${self.org} cannot flood itself`)
+    if (!Number.isSafeInteger(opts.count) || opts.count < 1) throw new RogueError(`${verb}: the count of ${things === 'blobs' ? 'blobs' : 'batches'} must be at least 1 (got ${opts.count})`)
+    if (!Number.isSafeInteger(opts.bytes) || opts.bytes < opts.count) throw new RogueError(`${verb}: ${opts.bytes} bytes cannot make ${opts.count} ${things} of at least one byte`)
     const bytesEach = Math.ceil(opts.bytes / opts.count)
     const exchange = new RogueExchange(layout(this.net.dir), self)
-    const result: FloodBlobsResult = { attack: 'flood-blobs', to: to.org, blobs: opts.count, bytesEach, stored: 0, refused: 0, hashes: [] }
+    const sent: { id: string; outcome: DeliveryOutcome }[] = []
     try {
-      for (let i = 0; i < opts.count; i++) {
-        const { hash, outcome } = await exchange.putBlob(to, bytesEach)
-        result.hashes.push(hash)
-        if (outcome.stored) result.stored++
-        else {
-          result.refused++
-          result.refusal ??= outcome.refusal
-        }
-      }
+      for (let i = 0; i < opts.count; i++) sent.push(await one(exchange, to, bytesEach))
     } finally {
       await exchange.stop()
     }
-    return result
+    return { to: to.org, bytesEach, sent }
   }
 
   private member(verb: string): MemberDescription {
@@ -352,4 +378,10 @@ export class RogueMember {
     const node = await memberGet<{ id: IdentityId }>(asked, `/api/v1/network/nodes/${encodeURIComponent(m.node)}`)
     return node.id
   }
+}
+
+/** How many of the things sent were stored and refused, and the first refusal's answer. */
+function tally(sent: readonly { outcome: DeliveryOutcome }[]): { stored: number; refused: number; refusal?: string } {
+  const refusals = sent.flatMap((x) => (x.outcome.stored ? [] : [x.outcome.refusal]))
+  return { stored: sent.length - refusals.length, refused: refusals.length, ...(refusals.length > 0 ? { refusal: refusals[0]! } : {}) }
 }

@@ -87,6 +87,19 @@ export interface FloodBlobsResult {
   hashes: string[]
 }
 
+export interface FloodBatchesResult {
+  attack: 'flood-batches'
+  to: string
+  batches: number
+  /** The bytes of the one data value each batch carries. */
+  bytesEach: number
+  stored: number
+  refused: number
+  /** The first refusal's answer, when any. */
+  refusal?: string
+  ids: string[]
+}
+
 export interface RepinPrivateResult {
   attack: 'repin-private'
   batchId: string
@@ -102,7 +115,7 @@ export interface RepinPrivateResult {
   broadcastPin: PinSent
 }
 
-export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ReuseIdResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult | RepinPrivateResult
+export type RogueResult = GarbagePinResult | SquatPinResult | DeliverUnderResult | ReuseIdResult | ForeignGroupResult | ClaimNameResult | FloodBlobsResult | FloodBatchesResult | RepinPrivateResult
 
 const pinText = (p: PinSent): string => `tx ${p.txHash} from ${p.signer} (${p.signedWith})${p.block !== undefined ? ` in block ${p.block}` : ', waiting in the pool'}`
 const deliveryText = (d: DeliveryOutcome): string => (d.stored ? `${d.to} stored it` : `${d.to} refused it: ${d.refusal}`)
@@ -127,5 +140,7 @@ export function rogueLine(r: RogueResult): string {
       return `pinned private batch ${r.batchId} (group ${r.group}, message ${r.message}) as it is, ${pinText(r.privatePin)}, and again as a broadcast of a payload that is no batch, ${pinText(r.broadcastPin)}; delivered ${r.heldFirst.length > 0 ? `first to ${r.heldFirst.join(', ')}, the rest after their refusal` : 'after every member refused that payload'}: ${r.deliveries.map(deliveryText).join('; ')}`
     case 'flood-blobs':
       return `put ${r.blobs} blob(s) of ${r.bytesEach} bytes nothing refers to at ${r.to}: ${r.stored} stored, ${r.refused} refused${r.refusal ? ` (first: ${r.refusal})` : ''}`
+    case 'flood-batches':
+      return `delivered ${r.batches} private batch(es) with a value of ${r.bytesEach} bytes, never pinned, to ${r.to}: ${r.stored} stored, ${r.refused} refused${r.refusal ? ` (first: ${r.refusal})` : ''}`
   }
 }

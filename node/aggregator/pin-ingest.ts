@@ -26,10 +26,13 @@ export function pinIngest(deps: {
   published: (events: readonly NodeEvent[]) => void
   fetch: (b: PinnedBatch) => void
   wake: () => void
+  /** Told, once durable, of each private pin event read (a batch it names stops counting against its org's quota). */
+  privatePinned?: (batchId: string, batchHash: string, signer: string) => void
 }) {
   return async (events: BatchPinEvent[], throughBlock: number): Promise<void> => {
     const received = now()
     const pinned: PinnedBatch[] = []
+    const privatePins: BatchPinEvent[] = []
     const written = await deps.db.transaction((tx) => {
       const fresh: NewEvent[] = []
       for (const ev of events) {
@@ -42,12 +45,14 @@ export function pinIngest(deps: {
           tx,
           ev.contexts.map((hash: Hash, index) => ({ batchId: ev.batchId, batchHash: ev.batchHash, index, hash, masked: ev.payloadRef === '', signer: ev.author, eventId })),
         )
-        if (ev.payloadRef !== '') pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author, eventId })
+        if (ev.payloadRef === '') privatePins.push(ev)
+        else pinned.push({ batchId: ev.batchId, batchHash: ev.batchHash, txId: ev.txId, payloadRef: ev.payloadRef, signer: ev.author, eventId })
       }
       deps.state.setChainCursor(tx, throughBlock + 1)
       return fresh.length > 0 ? deps.events.insertMany(tx, fresh, received) : []
     })
     if (written.length > 0) deps.published(written)
+    for (const ev of privatePins) deps.privatePinned?.(ev.batchId, ev.batchHash, ev.author)
     for (const p of pinned) deps.fetch(p)
     if (pinned.length > 0 || events.length > 0) deps.wake()
   }

@@ -18,6 +18,8 @@ import { parseGroupinit } from '../identity/groupinit.js'
 import { orgDid, TAG_DEFINE_GROUP, type BatchPayload, type Group, type LocalIdentity, type Message, type NewEvent, type NodeEvent } from '../model/index.js'
 import type { Peer } from '../exchange/index.js'
 import { isVerdict } from './pass.js'
+import { batchCharge, type BatchRelease, type UnpinnedBatchQuota } from './unpinned-quota.js'
+import type { PinsRepo } from '../db/repos/pins.js'
 
 export interface PrivateReceiverDeps {
   db: Database
@@ -37,6 +39,11 @@ export interface PrivateReceiverDeps {
    * unpinned batches are refused.
    */
   unpinned?: { blobs: BlobsRepo; validator: DataValidator; events: EventsRepo; published: (written: NodeEvent[]) => void }
+  /**
+   * The quota on batches to be pinned that no pin names yet (`quotas.unpinnedBatchBytesPerOrg`), and the pins that
+   * tell whether a batch's own pin came first. Without it, such batches are not counted.
+   */
+  quota?: { batches: UnpinnedBatchQuota; pins: PinsRepo }
 }
 
 /** The decision on each message of an unpinned batch, by message id: a rejection's reason, or undefined to confirm. */
@@ -60,8 +67,9 @@ const notYet = (msg: string): never => {
  * instead (all of these checks come before its data is validated), but for one decided already, which stays as it is.
  * The same batch again resolves. What cannot be known here yet (its group, defined by a groupinit in a batch still on
  * its way; this node's own registration) is UNAVAILABLE, which the peer retries: batches of one group travel
- * independently. Anything else is refused with BAD_PEER_DATA (the exchange answers 400 and logs it, and the peer gives
- * up) and nothing is stored.
+ * independently. A batch to be pinned that would take its org past its quota of batches no pin names yet is refused
+ * STORAGE_FULL (507; unpinned-quota.ts), which the peer also retries. Anything else is refused with BAD_PEER_DATA (the
+ * exchange answers 400 and logs it, and the peer gives up) and nothing is stored.
  */
 export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
@@ -78,17 +86,38 @@ export class PrivateReceiver {
       if (manifest !== undefined) verdicts = await this.checkData(b)
     }
     let written: NodeEvent[] = []
-    const stored = await this.deps.db.transaction((tx) => {
-      // Checked again here, reading what is held now: another delivery of it, or of its group, may have come meanwhile.
-      const checked = this.check(tx, from, b, manifest)
-      if (checked === undefined) return false
-      const held = this.store(tx, b, checked)
-      if (verdicts) written = this.decideUnpinned(tx, b, verdicts, held)
-      return true
-    })
+    let release: BatchRelease | undefined
+    let stored: boolean
+    try {
+      stored = await this.deps.db.transaction((tx) => {
+        // Checked again here, reading what is held now: another delivery of it, or of its group, may have come meanwhile.
+        const checked = this.check(tx, from, b, manifest)
+        if (checked === undefined) return false
+        if (!verdicts) release = this.charge(tx, from, b, checked)
+        const held = this.store(tx, b, checked)
+        if (verdicts) written = this.decideUnpinned(tx, b, verdicts, held)
+        return true
+      })
+    } catch (err) {
+      release?.()
+      throw err
+    }
     if (!stored) return
     if (verdicts) this.deps.unpinned!.published(written)
     else this.deps.arrived(b.id, b.hash)
+  }
+
+  /**
+   * Counts a batch to be pinned against its org's quota of batches no pin names yet, unless its own key's private pin
+   * is here already (read in `tx`: a pin read after it reaches the quota as `pinned`); throws STORAGE_FULL when over,
+   * before anything is stored. Answers what gives the share back if the transaction fails.
+   */
+  private charge(tx: Tx, from: Peer, b: BatchPayload, manifest: string): BatchRelease | undefined {
+    const quota = this.deps.quota
+    if (!quota) return undefined
+    const release = quota.batches.reserve(from.org, { id: b.id, hash: b.hash, key: b.key }, batchCharge(manifest, b.data))
+    if (quota.pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked)) release()
+    return release
   }
 
   /**

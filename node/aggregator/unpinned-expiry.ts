@@ -32,6 +32,11 @@ export interface UnpinnedExpiryDeps {
    */
   caughtUp: () => boolean
   log: (line: string) => void
+  /**
+   * Told of each batch the sweep has passed (deleted it, or kept it pinned or decided): it no longer counts against its
+   * org's quota of batches no pin names (unpinned-quota.ts), which counts only batches past the sweep's cursor.
+   */
+  passed?: (batchId: string, batchHash: string) => void
   /** Epoch ms; a test's own clock. */
   now?: () => number
 }
@@ -114,6 +119,7 @@ export class UnpinnedExpiry {
       }
       return true
     })
+    this.deps.passed?.(b.id, b.hash)
     if (!gone) return false
     this.deps.recent?.clear()
     for (const hash of freed) this.deps.blobStore.discard(hash)

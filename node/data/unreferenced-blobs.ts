@@ -5,6 +5,7 @@ import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { ReceivedBlobsRepo } from '../db/repos/received-blobs.js'
 import type { BlobStore } from './blob-store.js'
 import { addCount } from '../core/counts.js'
+import { readableDuration } from '../core/duration.js'
 
 /** What a blob counts against its org's quota at the least, whatever its size: it costs a file and a row. */
 export const MIN_BLOB_CHARGE_BYTES = 64 * 1024
@@ -64,10 +65,9 @@ export class UnreferencedBlobs {
       used = this.usedBy(org)
     }
     if (used + charge > limit) {
-      const hours = Math.round((this.deps.keepMs / 3_600_000) * 10) / 10
       throw new ParleyError(
         'STORAGE_FULL',
-        `org ${org} already has ${used} bytes here in blobs that no message refers to (received or being received); this one of ${size} bytes would pass ${limit} (quotas.unreferencedBlobBytesPerOrg). Such blobs count until a stored message refers to them, and are deleted after ${hours} h (quotas.unreferencedBlobMs)`,
+        `org ${org} already has ${used} bytes here in blobs that no message refers to (received or being received); this one of ${size} bytes would pass ${limit} (quotas.unreferencedBlobBytesPerOrg). Such blobs count until a stored message refers to them, and are deleted after ${readableDuration(this.deps.keepMs)} (quotas.unreferencedBlobMs)`,
       )
     }
     addCount(this.reserved, org, charge)

@@ -57,6 +57,12 @@ export function orgDid(org: string): string {
   return `did:firefly:org/${org}`
 }
 
+/** The org name an org DID names (orgDid's inverse); a DID of another form is answered as it is. */
+export function orgOfDid(did: string): string {
+  const prefix = orgDid('')
+  return did.startsWith(prefix) ? did.slice(prefix.length) : did
+}
+
 export function nodeDid(node: string): string {
   return `did:firefly:node/${node}`
 }

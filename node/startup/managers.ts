@@ -3,6 +3,8 @@ import { BlobReceiver } from '../data/blob-receiver.js'
 import { DeliveryQueue } from '../messaging/delivery-queue.js'
 import { PrivateReceiver } from '../aggregator/private-receiver.js'
 import { UnpinnedExpiry } from '../aggregator/unpinned-expiry.js'
+import { UnpinnedBatchQuota } from '../aggregator/unpinned-quota.js'
+import { orgOfDid } from '../model/index.js'
 import { PrivateDispatcher } from '../batch/private-dispatcher.js'
 import { BatchManager, rebuildSealed } from '../batch/manager.js'
 import { PrivateChecks } from '../aggregator/private-check.js'
@@ -105,7 +107,22 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     announced: (wanted) => wanted.forEach((b) => blobFetcher.want(b)),
     reads: gates.ipfsReads,
   })
-  const chainEvents = pinIngest({ db, state, blockchainEvents, pins, events, published: (written) => eventStreams.published(written), fetch: (b) => batchFetcher.fetch(b), wake: () => aggregator.wake() })
+  // Private batches peers delivered that no pin names yet, per org: counted from the database once, here.
+  const unpinnedQuota = new UnpinnedBatchQuota(
+    { limitBytes: cfg.quotas.unpinnedBatchBytesPerOrg, keepMs: cfg.quotas.unpinnedBatchMs },
+    repos.unpinnedBatches.charges().map((c) => ({ ...c, org: orgOfDid(c.author) })),
+  )
+  const chainEvents = pinIngest({
+    db,
+    state,
+    blockchainEvents,
+    pins,
+    events,
+    published: (written) => eventStreams.published(written),
+    fetch: (b) => batchFetcher.fetch(b),
+    wake: () => aggregator.wake(),
+    privatePinned: (id, hash, signer) => unpinnedQuota.pinned(id, hash, signer),
+  })
 
   const receiver = new PrivateReceiver({
     db,
@@ -118,6 +135,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     recent,
     arrived: (id, hash) => aggregator.batchArrived(id, hash),
     unpinned: { blobs, validator, events, published: (written) => eventStreams.published(written) },
+    quota: { batches: unpinnedQuota, pins },
   })
   exchange.onBatch(receiver.handle)
   // Private blobs, streamed here by a member before the batch that refers to them.
@@ -133,6 +151,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     blobStore,
     recent,
     keepMs: cfg.quotas.unpinnedBatchMs,
+    passed: (id, hash) => unpinnedQuota.forget(id, hash),
     caughtUp: () => {
       const s = chain.status()
       return s.connected && s.headBlock !== undefined && s.lastProcessedBlock >= s.headBlock

@@ -3,6 +3,7 @@ import { BatchFetcher } from '../../node/aggregator/batch-fetcher.js'
 import { pinIngest } from '../../node/aggregator/pin-ingest.js'
 import { PrivateChecks } from '../../node/aggregator/private-check.js'
 import { PrivateReceiver } from '../../node/aggregator/private-receiver.js'
+import { UnpinnedBatchQuota } from '../../node/aggregator/unpinned-quota.js'
 import { parseBatch, serializeBatch } from '../../node/batch/payload.js'
 import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, formatPin, identityTopic, messageHash, parsePin, privatePin } from '../../node/core/hashes.js'
@@ -14,8 +15,8 @@ import { NextPinsRepo } from '../../node/db/repos/nextpins.js'
 import { claimValue, identityClaimHandler } from '../../node/definitions/identity-claim.js'
 import type { DefinitionHandler } from '../../node/definitions/types.js'
 import type { Peer } from '../../node/exchange/index.js'
-import { BATCH_PIN_ACTION, localIdentity, nodeDid, orgDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BatchPayload, type Data, type Group, type Header, type PinnedBatch } from '../../node/model/index.js'
-import { openRepos, type Repos } from './repos.js'
+import { BATCH_PIN_ACTION, localIdentity, nodeDid, orgDid, orgOfDid, SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, type BatchPayload, type Data, type Group, type Header, type PinnedBatch } from '../../node/model/index.js'
+import { openRepos, type Repos, type TestEngine } from './repos.js'
 import type { MemoryStorage } from './storage.js'
 
 /** A batch as a sender seals it: its payload, and where it was published (broadcast). */
@@ -154,19 +155,27 @@ export class AggregatorMember {
     readonly fetcher: BatchFetcher,
     readonly receiver: PrivateReceiver,
     private readonly ingest: ReturnType<typeof pinIngest>,
+    /** The quota on batches no pin names yet, when opened with one. */
+    readonly quota?: UnpinnedBatchQuota,
   ) {}
 
   /**
    * `definitions`: handlers besides the identity claim's, built on this member's repos (a groupinit's, say).
-   * `unpinned`: the member takes unpinned private batches (confirmed on arrival).
+   * `unpinned`: the member takes unpinned private batches (confirmed on arrival). `unpinnedBatchBytes`: the member
+   * counts batches no pin names yet against this quota per org (`quota`), read from its database at open, as
+   * node/startup/managers.ts does. `engine`: its database's.
    */
   static async open(
     dir: string,
     storage: MemoryStorage,
     self: { org: string; node: string; key: string },
-    opts: { definitions?: (r: Repos) => DefinitionHandler[]; unpinned?: boolean } = {},
+    opts: { definitions?: (r: Repos) => DefinitionHandler[]; unpinned?: boolean; unpinnedBatchBytes?: number; engine?: TestEngine } = {},
   ): Promise<AggregatorMember> {
-    const r = await openRepos(dir)
+    const r = await openRepos(dir, opts.engine)
+    const quota =
+      opts.unpinnedBatchBytes === undefined
+        ? undefined
+        : new UnpinnedBatchQuota({ limitBytes: opts.unpinnedBatchBytes, keepMs: 24 * 3_600_000 }, r.unpinnedBatches.charges().map((c) => ({ ...c, org: orgOfDid(c.author) })))
     let member: AggregatorMember | undefined
     const validator = new DataValidatorImpl(() => undefined)
     const log = (l: string) => member?.logs.push(l)
@@ -197,9 +206,15 @@ export class AggregatorMember {
       announced: () => {},
     })
     const unpinned = opts.unpinned ? { unpinned: { blobs: r.blobs, validator, events: r.events, published: () => {} } } : {}
-    const receiver = new PrivateReceiver({ ...r, self: localIdentity(self.org, self.node, self.key), arrived: (id, hash) => agg.batchArrived(id, hash), ...unpinned })
-    const ingest = pinIngest({ ...r, published: () => {}, fetch: (p) => member?.announced.push(p), wake: () => agg.wake() })
-    member = new AggregatorMember(r, agg, fetcher, receiver, ingest)
+    const receiver = new PrivateReceiver({
+      ...r,
+      self: localIdentity(self.org, self.node, self.key),
+      arrived: (id, hash) => agg.batchArrived(id, hash),
+      ...unpinned,
+      ...(quota ? { quota: { batches: quota, pins: r.pins } } : {}),
+    })
+    const ingest = pinIngest({ ...r, published: () => {}, fetch: (p) => member?.announced.push(p), wake: () => agg.wake(), privatePinned: (id, hash, signer) => quota?.pinned(id, hash, signer) })
+    member = new AggregatorMember(r, agg, fetcher, receiver, ingest, quota)
     agg.start()
     return member
   }

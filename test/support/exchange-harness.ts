@@ -69,20 +69,25 @@ export async function startAll(nodes: TestNode[]): Promise<void> {
   }
 }
 
-/** A valid private batch authored by `org`, with `count` small data values. */
-export function makeBatch(org: string, count = 2): BatchPayload {
+/**
+ * A valid private batch authored by `org`, with `count` messages of one small data value each; `text` goes into every
+ * value, `unpinned` makes it a batch of unpinned (`txtype: none`) messages.
+ */
+export function makeBatch(org: string, count = 2, opts: { text?: string; unpinned?: boolean } = {}): BatchPayload {
   const author = `did:firefly:org/${org}`
   const key = '0x' + 'ab'.repeat(20)
   const group = 'c'.repeat(64) as Hash
   const data = Array.from({ length: count }, (_, i) => {
-    const valueRaw = JSON.stringify({ n: i, text: `value ${i}` })
+    const valueRaw = JSON.stringify({ n: i, text: opts.text ?? `value ${i}` })
     return { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw }), created: now(), value: valueRaw }
   })
+  const txtype = opts.unpinned ? 'none' : 'batch_pin'
   const messages = data.map((d) => {
-    const header: Header = { id: newId<MessageId>(), type: 'private', txtype: 'batch_pin', author, key, created: now(), namespace: 'default', group, topics: ['t1'], datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
+    const header: Header = { id: newId<MessageId>(), type: 'private', txtype, author, key, created: now(), namespace: 'default', group, topics: ['t1'], datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
     return { header, hash: messageHash(header), data: [{ id: d.id, hash: d.hash }] }
   })
-  const b = { id: newId<BatchId>(), type: 'private' as const, namespace: 'default', author, key, group, created: now(), hash: '' as Hash, tx: { type: 'batch_pin' as const, id: newId<TxId>() }, messages, data }
+  const tx = { type: opts.unpinned ? ('unpinned' as const) : ('batch_pin' as const), id: newId<TxId>() }
+  const b = { id: newId<BatchId>(), type: 'private' as const, namespace: 'default', author, key, group, created: now(), hash: '' as Hash, tx, messages, data }
   return { ...b, hash: sealManifest(b).hash }
 }
 

@@ -30,6 +30,17 @@ export interface PendingOfBatch {
 
 const CURSOR_KEY = 'quotas.unpinnedBatchCursor'
 
+/** A stored pinned-kind private batch of a peer that no private pin of its key names yet, with what storing it keeps. */
+export interface UnpinnedCharge {
+  id: BatchId
+  hash: Hash
+  key: string
+  /** The author's DID. */
+  author: string
+  /** Its manifest's and its data values' bytes (UTF-8) as stored: what aggregator/unpinned-quota.ts batchCharge counts. */
+  bytes: number
+}
+
 /**
  * What deleting a private batch that was never pinned reads and writes: received private batches in the order they
  * came, whether one has a message already decided, and its pending messages. Pending messages are never in the
@@ -63,6 +74,28 @@ export class UnpinnedBatchesRepo {
         messages: manifestRefs(r.manifest),
         ...(r.received ? { received: r.received } : {}),
       }))
+  }
+
+  /**
+   * Every private batch a peer delivered to be pinned (its manifest's transaction is `batch_pin`) that no private pin of
+   * its key names yet and that the expiry has not passed (it deletes those it passes but pinned or decided ones): what
+   * the quota on such batches counts at start. One query; the data values are those its manifest lists, as stored (a
+   * value held under several digests counts each time).
+   */
+  charges(): UnpinnedCharge[] {
+    return this.db
+      .all<{ id: string; hash: string; key: string; author: string; bytes: number | null }>(
+        `SELECT b.id, b.hash, b.key, b.author,
+                octet_length(b.manifest) + COALESCE((SELECT SUM(octet_length(d.value)) FROM json_each(json_extract(b.manifest, '$.data')) j
+                  JOIN data d ON d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash')), 0) AS bytes
+           FROM batches b
+          WHERE b.seq > COALESCE((SELECT CAST(value AS INTEGER) FROM node_state WHERE key = ?), 0)
+            AND b.local = 0 AND b.type = 'private' AND b.state = 'received'
+            AND NOT EXISTS (SELECT 1 FROM pins p WHERE p.batch_id = b.id AND p.batch_hash = b.hash AND p.signer = b.key AND p.masked = 1)
+            AND json_extract(b.manifest, '$.tx.type') = 'batch_pin'`,
+        [CURSOR_KEY],
+      )
+      .map((r) => ({ id: r.id as BatchId, hash: r.hash as Hash, key: r.key, author: r.author, bytes: Number(r.bytes ?? 0) }))
   }
 
   /** Whether a message of this batch is decided (an unpinned batch's are, on arrival). */

@@ -78,6 +78,7 @@ describe('member node config', () => {
     expect(() => loadNodeConfig(write({ ...good, quotas: { blobs: 1 } }))).to.throw(ConfigError, /quotas.blobs is not a quota; known: unreferencedBlobBytesPerOrg/)
     expect(() => loadNodeConfig(write({ ...good, quotas: { connections: 0 } }))).to.throw(ConfigError, /quotas.connections must be a whole number of at least 1/)
     expect(() => loadNodeConfig(write({ ...good, quotas: { inFlightBatchBytesPerOrg: 1024 } }))).to.throw(ConfigError, /quotas.inFlightBatchBytesPerOrg \(1024\) must be at least 67108864/)
+    expect(() => loadNodeConfig(write({ ...good, quotas: { unpinnedBatchBytesPerOrg: 1024 } }))).to.throw(ConfigError, /quotas.unpinnedBatchBytesPerOrg \(1024\) must be at least 67108864/)
   })
 
   it('serves no admin routes unless the file says admin: true', () => {

@@ -27,6 +27,7 @@ describe('network/rogue/member: attacks asked of the wrong attacker or with impo
     await refuses(account.deliverUnder({ victim: 'org0', batch: 'b' }), /deliver-under is done by a member, with its node's certificate/)
     await refuses(account.foreignGroup(), /foreign-group is done by a member/)
     await refuses(new RogueMember(net, { fresh: true }).floodBlobs({ to: 'org0', bytes: 10, count: 1 }), /flood-blobs is done by a member/)
+    await refuses(account.floodBatches({ to: 'org0', bytes: 10, count: 1 }), /flood-batches is done by a member/)
     await refuses(account.repinPrivate(), /repin-private is done by a member/)
   })
 
@@ -37,6 +38,9 @@ describe('network/rogue/member: attacks asked of the wrong attacker or with impo
     await refuses(org1.floodBlobs({ to: 'org1', bytes: 10, count: 1 }), /org1 cannot flood itself/)
     await refuses(org1.floodBlobs({ to: 'org0', bytes: 3, count: 4 }), /3 bytes cannot make 4 blobs/)
     await refuses(org1.floodBlobs({ to: 'org0', bytes: 3, count: 0 }), /at least 1 \(got 0\)/)
+    await refuses(org1.floodBatches({ to: 'org1', bytes: 10, count: 1 }), /flood-batches: org1 cannot flood itself/)
+    await refuses(org1.floodBatches({ to: 'org0', bytes: 3, count: 4 }), /3 bytes cannot make 4 values/)
+    await refuses(org1.floodBatches({ to: 'org0', bytes: 3, count: 0 }), /count of batches must be at least 1 \(got 0\)/)
     await refuses(org1.squatPin({}), /name a batch \(--batch ID\) or take the next one from the pool \(--next\)/)
     await refuses(org1.squatPin({ batch: 'b', next: true }), /one of the two/)
   })

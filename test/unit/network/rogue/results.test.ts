@@ -37,6 +37,9 @@ describe('network/rogue/results: each attack in one line', () => {
     expect(rogueLine({ attack: 'flood-blobs', to: 'org0', blobs: 3, bytesEach: 10, stored: 2, refused: 1, refusal: 'quota', hashes: [] })).to.equal(
       'put 3 blob(s) of 10 bytes nothing refers to at org0: 2 stored, 1 refused (first: quota)',
     )
+    expect(rogueLine({ attack: 'flood-batches', to: 'org0', batches: 8, bytesEach: 30, stored: 8, refused: 0, ids: [] })).to.equal(
+      'delivered 8 private batch(es) with a value of 30 bytes, never pinned, to org0: 8 stored, 0 refused',
+    )
     const repin = rogueLine({ attack: 'repin-private', batchId: 'b1', group: 'g1', namespace: 'ns', message: 'm1', heldFirst: ['org0'], deliveries: [{ to: 'org0', stored: true }, { to: 'org1', stored: true }], privatePin: pin, broadcastPin: pin })
     expect(repin).to.match(/^pinned private batch b1 \(group g1, message m1\) as it is, tx 0xtx.*again as a broadcast of a payload that is no batch, tx 0xtx.*delivered first to org0, the rest after their refusal: org0 stored it; org1 stored it$/)
   })

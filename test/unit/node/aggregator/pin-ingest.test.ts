@@ -36,13 +36,15 @@ describe('pin ingest', () => {
   let r: Repos
   let published: NodeEvent[][]
   let fetched: PinnedBatch[]
+  let privatePins: string[]
   let ingest: ReturnType<typeof pinIngest>
 
   beforeEach(async () => {
     r = await openRepos(join(await temp.make('parley-pin-ingest-'), 'db'))
     published = []
     fetched = []
-    ingest = pinIngest({ ...r, published: (e) => published.push([...e]), fetch: (b) => fetched.push(b), wake: () => {} })
+    privatePins = []
+    ingest = pinIngest({ ...r, published: (e) => published.push([...e]), fetch: (b) => fetched.push(b), wake: () => {}, privatePinned: (id, hash, signer) => privatePins.push(`${id}/${hash}/${signer}`) })
   })
   afterEach(() => r.db.close())
   after(() => temp.cleanup())
@@ -76,5 +78,13 @@ describe('pin ingest', () => {
     expect(events[1]!.tx).to.equal(again.txId)
     expect(published.map((p) => p.map((e) => e.tx))).to.deep.equal([[first.txId], [again.txId]])
     expect(r.state.chainCursor()).to.equal(block + 11)
+  })
+
+  it('tells of each private pin event once it is durable (the quota on batches no pin names yet), not of broadcasts or logs read again', async () => {
+    const [priv, broadcast] = [log({ payloadRef: '' }), log()]
+    await ingest([priv, broadcast], block)
+    await ingest([priv], block)
+    expect(privatePins).to.deep.equal([`${priv.batchId}/${priv.batchHash}/${priv.author}`])
+    expect(r.pins.ofBatch(priv.batchId), 'stored before it is told').to.have.length(1)
   })
 })

@@ -24,6 +24,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
   let clock: number
   let caughtUp: boolean
   let lines: string[]
+  let passed: string[]
   let expiry: UnpinnedExpiry
 
   beforeEach(async () => {
@@ -34,6 +35,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
     store = await BlobStore.open(dir, { now: () => clock })
     caughtUp = true
     lines = []
+    passed = []
     expiry = new UnpinnedExpiry({
       db: r.db,
       repo: r.unpinnedBatches,
@@ -47,6 +49,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
       keepMs: 24 * HOUR,
       caughtUp: () => caughtUp,
       log: (l) => lines.push(l),
+      passed: (id) => passed.push(id),
       now: () => clock,
     })
   })
@@ -75,6 +78,7 @@ describe('quotas: private batches delivered here and never pinned', () => {
     expect(r.data.getMany(lone.data)).to.deep.equal([])
     expect(held(pinned)).to.equal(true)
     expect(r.messages.get(pinned.messages[0]!.header.id)?.state).to.equal('pending')
+    expect(passed, 'both stop counting against the quota on such batches').to.have.members([lone.id, pinned.id])
     expect(lines.join('\n')).to.match(/deleted 1 batch\(es\) delivered here that no pin named .*\(quotas.unpinnedBatchMs\)/)
 
     // Delivered again later: taken as a batch never delivered; the cursor looks at it again in its turn.

@@ -68,6 +68,8 @@ describe('quotas: blobs peers sent that no message refers to', () => {
     })()
     expect(isParleyError(err, 'STORAGE_FULL'), String(err)).to.equal(true)
     expect((err as Error).message).to.match(/org org1 already has 196608 bytes here in blobs that no message refers to/).and.contain('quotas.unreferencedBlobBytesPerOrg').and.contain('24 h (quotas.unreferencedBlobMs)')
+    const brief = new UnreferencedBlobs({ db: r.db, blobs: r.blobs, received: r.receivedBlobs, blobStore: store, limitBytes: 1, keepMs: 120_000, log: () => {} })
+    expect(() => brief.reserve('org1', 10), 'its time, readably').to.throw(/deleted after 2 min \(quotas.unreferencedBlobMs\)/)
     expect(() => quota.reserve('org2', 3 * MIN_BLOB_CHARGE_BYTES).release(), 'another org').not.to.throw()
     held.release()
     expect(quota.usedBy('org1')).to.equal(2 * MIN_BLOB_CHARGE_BYTES)
