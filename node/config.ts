@@ -368,7 +368,7 @@ export const DEFAULT_PEER_QUOTAS: Readonly<PeerQuotas> = {
   inFlightRequestsPerOrg: X.inFlightRequestsPerOrg,
   inFlightBatchBytesPerOrg: X.inFlightBatchBytesPerOrg,
   unpinnedBatchMs: 24 * HOUR_MS,
-  unpinnedBatchBytesPerOrg: 256 * 1024 * 1024,
+  unpinnedBatchBytesPerOrg: MAX_BATCH_PAYLOAD_BYTES,
   connectionsPerCertificate: X.connectionsPerCertificate,
   connectionsPerOrg: X.connectionsPerOrg,
   unregisteredConnections: X.unregisteredConnections,
