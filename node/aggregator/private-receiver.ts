@@ -74,6 +74,11 @@ const notYet = (msg: string): never => {
 export class PrivateReceiver {
   constructor(private readonly deps: PrivateReceiverDeps) {}
 
+  /** Before a batch's body is read: refused STORAGE_FULL while its org has no room for any batch (unpinned-quota.ts). */
+  readonly admit = (from: Peer): void => {
+    this.deps.quota?.batches.admit(from.org)
+  }
+
   readonly handle = async (from: Peer, b: BatchPayload): Promise<void> => {
     let manifest: string | undefined
     let verdicts: Verdicts | undefined
@@ -115,9 +120,9 @@ export class PrivateReceiver {
   private charge(tx: Tx, from: Peer, b: BatchPayload, manifest: string): BatchRelease | undefined {
     const quota = this.deps.quota
     if (!quota) return undefined
-    const release = quota.batches.reserve(from.org, { id: b.id, hash: b.hash, key: b.key }, batchCharge(manifest, b.data))
-    if (quota.pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked)) release()
-    return release
+    // Read first: a batch whose pin is here already does not count, even when its org is at the quota.
+    if (quota.pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked)) return undefined
+    return quota.batches.reserve(from.org, { id: b.id, hash: b.hash, key: b.key }, batchCharge(manifest, b.data))
   }
 
   /**

@@ -80,6 +80,9 @@ export class UnpinnedExpiry {
     const freed: Hash[] = []
     const gone = await db.transaction((tx) => {
       repo.setCursor(tx, b.seq)
+      // Passed, kept or deleted, it stops counting; told before the commit, so that a copy delivered again once the
+      // deletion is durable is stored and counted anew.
+      this.deps.passed?.(b.id, b.hash)
       // Stored before arrival times were recorded: not known to be old, kept.
       // Only its own key's private (masked) pins make it pinned: a squatter pinning its id, or its author pinning it as
       // a broadcast (which decides none of its messages), must not keep it for ever.
@@ -119,7 +122,6 @@ export class UnpinnedExpiry {
       }
       return true
     })
-    this.deps.passed?.(b.id, b.hash)
     if (!gone) return false
     this.deps.recent?.clear()
     for (const hash of freed) this.deps.blobStore.discard(hash)

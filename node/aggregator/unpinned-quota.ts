@@ -77,18 +77,28 @@ export class UnpinnedBatchQuota {
     const key = keyOf(b.id, b.hash)
     if (this.batches.has(key)) return () => {}
     const used = this.usedBy(org)
-    const limit = this.deps.limitBytes
-    if (used + bytes > limit) {
-      throw new ParleyError(
-        'STORAGE_FULL',
-        `org ${org} already has ${used} bytes here in private batches that no pin names yet; batch ${b.id} of ${bytes} bytes would pass ${limit} (quotas.unpinnedBatchBytesPerOrg). A batch counts until its pin is read from the chain, and is deleted after ${readableDuration(this.deps.keepMs)} without one (quotas.unpinnedBatchMs)`,
-      )
-    }
+    if (used + bytes > this.deps.limitBytes) this.refuse(org, used, `batch ${b.id} of ${bytes} bytes`)
     const charge: BatchCharge = { ...b, org, bytes }
     this.add(key, charge)
     return () => {
       if (this.batches.get(key) === charge) this.remove(key)
     }
+  }
+
+  /**
+   * Throws STORAGE_FULL when `org` has no room for even the smallest batch: asked before a batch's body is read, so that
+   * a sender retrying while its pins are late costs no read, parse or hash of what would be refused anyway.
+   */
+  admit(org: string): void {
+    const used = this.usedBy(org)
+    if (used + MIN_BATCH_CHARGE_BYTES > this.deps.limitBytes) this.refuse(org, used, 'another batch')
+  }
+
+  private refuse(org: string, used: number, what: string): never {
+    throw new ParleyError(
+      'STORAGE_FULL',
+      `org ${org} already has ${used} bytes here in private batches that no pin names yet; ${what} would pass ${this.deps.limitBytes} (quotas.unpinnedBatchBytesPerOrg). A batch counts until its pin is read from the chain, and is deleted after ${readableDuration(this.deps.keepMs)} without one (quotas.unpinnedBatchMs)`,
+    )
   }
 
   /** A private pin was read from the chain: the batch it names stops counting if `signer` is its key. */

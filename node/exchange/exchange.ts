@@ -14,6 +14,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   MAX_SOCKETS_PER_PEER,
   BATCH_TIME_LIMIT_MS,
+  type BatchAdmission,
   type BatchHandler,
   type BlobHandler,
   type BlobRef,
@@ -29,6 +30,7 @@ export function createExchange(opts: ExchangeOptions): Exchange {
 
 class HttpsExchange implements Exchange {
   private batchHandler: BatchHandler | undefined
+  private batchAdmission: BatchAdmission | undefined
   private blobHandler: BlobHandler | undefined
   private server: P2pServer | undefined
   private started = false
@@ -52,9 +54,10 @@ class HttpsExchange implements Exchange {
     this.idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
   }
 
-  onBatch(handler: BatchHandler): void {
+  onBatch(handler: BatchHandler, admit?: BatchAdmission): void {
     if (this.started) throw new ParleyError('INTERNAL', 'the exchange takes its batch handler before it starts')
     this.batchHandler = handler
+    this.batchAdmission = admit
   }
 
   onBlob(handler: BlobHandler): void {
@@ -67,7 +70,7 @@ class HttpsExchange implements Exchange {
     if (this.stopped) throw new ParleyError('UNAVAILABLE', 'the exchange is stopped')
     if (!this.batchHandler || !this.blobHandler) throw new ParleyError('INTERNAL', `the exchange starts only once it has its ${this.batchHandler ? 'blob' : 'batch'} handler`)
     this.started = true
-    const { batchHandler, blobHandler } = this
+    const { batchHandler, blobHandler, batchAdmission } = this
     const q = { ...DEFAULT_EXCHANGE_QUOTAS, ...this.opts.quotas }
     // One bound on refusal lines for the endpoint and the routes: a flood of either is one count a minute.
     const refusals = new RefusalLog({ perMinute: q.refusalLinesPerMinute, log: this.opts.log })
@@ -86,6 +89,7 @@ class HttpsExchange implements Exchange {
         handler: exchangeRoutes({
           peerOf: (fingerprint) => this.peers.get(fingerprint),
           batchHandler: () => batchHandler,
+          ...(batchAdmission ? { batchAdmission } : {}),
           blobHandler: () => blobHandler,
           parseBatch: (text) => this.opts.codec.parse(text),
           maxBatchBytes: this.opts.maxBatchBytes ?? MAX_BATCH_PAYLOAD_BYTES,

@@ -10,7 +10,7 @@ import type { BatchPayload } from '../model/index.js'
 import { bodyPending, refuse, type P2pHandler } from './p2p-server.js'
 import type { InFlightTicket, PeerUsage } from './peer-usage.js'
 import type { RefusalLog } from './refusal-log.js'
-import type { BatchHandler, BlobHandler, BlobRef, Peer } from './types.js'
+import type { BatchAdmission, BatchHandler, BlobHandler, BlobRef, Peer } from './types.js'
 
 export const BATCHES_PATH = '/api/v1/batches'
 export const BLOBS_PREFIX = '/api/v1/blobs/'
@@ -21,6 +21,8 @@ export interface RouteDeps {
   /** The trusted peer whose certificate has this fingerprint, if any. */
   peerOf(fingerprint: string): Peer | undefined
   batchHandler(): BatchHandler
+  /** Asked before a batch's body is read (Exchange.onBatch). */
+  batchAdmission?: BatchAdmission
   blobHandler(): BlobHandler
   parseBatch(text: string): BatchPayload
   maxBatchBytes: number
@@ -89,6 +91,12 @@ async function receiveBatch(deps: RouteDeps, peer: Peer, ticket: InFlightTicket,
   if (announced !== undefined && announced > deps.maxBatchBytes) return refused(413, `PAYLOAD_TOO_LARGE: the batch is ${announced} bytes; at most ${deps.maxBatchBytes} are accepted`)
   const over = announced === undefined ? undefined : ticket.refusal(announced)
   if (over) return refused(429, over)
+  try {
+    deps.batchAdmission?.(peer)
+  } catch (err) {
+    const [status, error] = answerFor(err)
+    return refused(status, error)
+  }
   if (req.headers.expect !== undefined) res.writeContinue()
 
   let text: string

@@ -128,6 +128,12 @@ export interface BlobRef {
 export type BatchHandler = (from: Peer, payload: BatchPayload) => Promise<void>
 
 /**
+ * Asked before a batch's body is read: throws (a ParleyError answered as a handler's rejection is) when the peer has
+ * no room for any batch, so that a refusal the handler would make anyway costs no read, parse or hash.
+ */
+export type BatchAdmission = (from: Peer) => void
+
+/**
  * Stores a blob a peer sent. `content` is the request body, streamed: read it through once, hashing as it is
  * written, never into one buffer. The exchange counts and hashes the bytes too: a body longer than `blob.size`
  * is cut off and refused before it ends, and one whose length or hash differs at the end makes the iteration
@@ -142,7 +148,7 @@ export interface Exchange {
    * `INTERNAL` (a wiring mistake), as does `start()` without both handlers: fail loudly at startup rather than
    * refuse a peer's batch at run time.
    */
-  onBatch(handler: BatchHandler): void
+  onBatch(handler: BatchHandler, admit?: BatchAdmission): void
   /** Sets who receives incoming blobs; the same rules as `onBatch`. */
   onBlob(handler: BlobHandler): void
   /**

@@ -137,7 +137,7 @@ export function initManagers(cfg: NodeConfig, store: NodeStore, plugins: Plugins
     unpinned: { blobs, validator, events, published: (written) => eventStreams.published(written) },
     quota: { batches: unpinnedQuota, pins },
   })
-  exchange.onBatch(receiver.handle)
+  exchange.onBatch(receiver.handle, receiver.admit)
   // Private blobs, streamed here by a member before the batch that refers to them.
   exchange.onBlob(new BlobReceiver({ db, blobs, blobStore, quota: unreferencedBlobs, registered: (node) => peers.peerOf(node) !== undefined, stored: () => aggregator.blobSettled(), log }).handle)
   const unpinnedExpiry = new UnpinnedExpiry({

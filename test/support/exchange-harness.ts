@@ -7,7 +7,7 @@ import { dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
 import { createExchange } from '../../node/exchange/index.js'
-import type { BatchHandler, BlobHandler, Exchange, ExchangeOptions, Peer } from '../../node/exchange/types.js'
+import type { BatchAdmission, BatchHandler, BlobHandler, Exchange, ExchangeOptions, Peer } from '../../node/exchange/types.js'
 import type { BatchPayload, Header } from '../../node/model/index.js'
 
 /** Retries short enough for tests: 4 attempts, waits 50, 100, 200 ms. */
@@ -23,6 +23,8 @@ export interface TestNode {
   batches: Array<{ from: Peer; payload: BatchPayload }>
   /** Replaceable: what the node does with a batch (default: records it and resolves). */
   batchHandler: BatchHandler
+  /** Replaceable: asked before a batch's body is read (default: admits every batch). */
+  batchAdmission: BatchAdmission
   blobHandler: BlobHandler
   port: number
 }
@@ -43,6 +45,7 @@ export async function makeNode(org: string, opts: Partial<ExchangeOptions> = {},
     peer: { node: `did:firefly:node/${name}`, org, endpoint: `https://127.0.0.1:${port}`, cert: tls.cert },
   } as unknown as TestNode
   node.batchHandler = async (from, payload) => void node.batches.push({ from, payload })
+  node.batchAdmission = () => {}
   node.blobHandler = async (_from, _blob, content) => {
     for await (const chunk of content) void chunk
   }
@@ -56,7 +59,7 @@ export async function makeNode(org: string, opts: Partial<ExchangeOptions> = {},
     retry: FAST_RETRY,
     ...opts,
   })
-  node.exchange.onBatch((from, payload) => node.batchHandler(from, payload))
+  node.exchange.onBatch((from, payload) => node.batchHandler(from, payload), (from) => node.batchAdmission(from))
   node.exchange.onBlob((from, blob, content) => node.blobHandler(from, blob, content))
   return node
 }

@@ -79,15 +79,16 @@ export class UnpinnedBatchesRepo {
   /**
    * Every private batch a peer delivered to be pinned (its manifest's transaction is `batch_pin`) that no private pin of
    * its key names yet and that the expiry has not passed (it deletes those it passes but pinned or decided ones): what
-   * the quota on such batches counts at start. One query; the data values are those its manifest lists, as stored (a
-   * value held under several digests counts each time).
+   * the quota on such batches counts at start. One query; each data item its manifest lists counts its value once,
+   * however many digests it is stored under (its hash covers the value), as on delivery.
    */
   charges(): UnpinnedCharge[] {
     return this.db
       .all<{ id: string; hash: string; key: string; author: string; bytes: number | null }>(
         `SELECT b.id, b.hash, b.key, b.author,
-                octet_length(b.manifest) + COALESCE((SELECT SUM(octet_length(d.value)) FROM json_each(json_extract(b.manifest, '$.data')) j
-                  JOIN data d ON d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash')), 0) AS bytes
+                octet_length(b.manifest) + COALESCE((SELECT SUM((SELECT octet_length(d.value) FROM data d
+                  WHERE d.id = json_extract(j.value, '$.id') AND d.hash = json_extract(j.value, '$.hash') LIMIT 1))
+                  FROM json_each(json_extract(b.manifest, '$.data')) j), 0) AS bytes
            FROM batches b
           WHERE b.seq > COALESCE((SELECT CAST(value AS INTEGER) FROM node_state WHERE key = ?), 0)
             AND b.local = 0 AND b.type = 'private' AND b.state = 'received'

@@ -1,11 +1,17 @@
 import { expect } from 'chai'
+import { join } from 'node:path'
 import { decodeBase58 } from 'ethers'
 import { parseBatch, serializeBatch } from '../../../../node/batch/payload.js'
 import { checkBatch } from '../../../../node/batch/verify.js'
 import { broadcastContext, groupHash, identityTopic, parsePin, privatePin } from '../../../../node/core/hashes.js'
 import { newId, type BatchId, type IdentityId } from '../../../../node/core/ids.js'
 import { parseGroupinit } from '../../../../node/identity/groupinit.js'
-import { SYSTEM_NAMESPACE, TAG_DEFINE_GROUP, TAG_IDENTITY_CLAIM } from '../../../../node/model/index.js'
+import { MIN_BATCH_CHARGE_BYTES } from '../../../../node/aggregator/unpinned-quota.js'
+import { isParleyError } from '../../../../node/core/errors.js'
+import { orgDid, SYSTEM_NAMESPACE, TAG_DEFINE_GROUP, TAG_IDENTITY_CLAIM } from '../../../../node/model/index.js'
+import { AggregatorMember, groupOf, peerOf, registeredOrgs } from '../../../support/aggregator-member.js'
+import { TempDirs } from '../../../support/db/helpers.js'
+import { MemoryStorage } from '../../../support/storage.js'
 import {
   broadcastBatch,
   broadcastContexts,
@@ -87,5 +93,29 @@ describe('network/rogue/batches: what a hostile member builds', () => {
     expect(cid).to.match(/^Qm[1-9A-HJ-NP-Za-km-z]{44}$/)
     expect(decodeBase58(cid).toString(16).slice(0, 4)).to.equal('1220')
     expect(garbageContexts(3)).to.have.length(3)
+  })
+
+  it("flood-batches' batch (a new group's groupinit and one message) is taken by a receiver until its quota, then refused", async () => {
+    const temp = new TempDirs()
+    const [org0, org1] = registeredOrgs(2)
+    const m = await AggregatorMember.open(join(await temp.make('parley-rogue-flood-'), 'db'), new MemoryStorage(), org1!, { unpinnedBatchBytes: 64 * MIN_BATCH_CHARGE_BYTES })
+    try {
+      await m.register([org0!, org1!], [groupOf([org0!, org1!])])
+      const members = [org0!, org1!].map((o, i) => ({ identity: orgDid(`org${i}`), node: o.nodeId }))
+      const outcomes: string[] = []
+      for (let i = 0; i < 4; i++) {
+        const b = privateBatch({ org: 'org0', node: 'node0', key: org0!.key }, makeGroup('default', `flood-${i}`, members), [{ topic: 'flood', value: 'x'.repeat(100_000), nonce: 0 }], { withGroupinit: true })
+        try {
+          await m.receiver.handle(peerOf(org0!), parseBatch(serializeBatch(b)))
+          outcomes.push('stored')
+        } catch (err) {
+          outcomes.push(isParleyError(err, 'STORAGE_FULL') ? 'STORAGE_FULL' : String(err))
+        }
+      }
+      expect(outcomes).to.deep.equal(['stored', 'stored', 'STORAGE_FULL', 'STORAGE_FULL'])
+    } finally {
+      await m.close()
+      temp.cleanup()
+    }
   })
 })

@@ -1,13 +1,19 @@
 import { expect } from 'chai'
 import { join } from 'node:path'
 import { isParleyError } from '../../../../node/core/errors.js'
-import { MIN_BATCH_CHARGE_BYTES } from '../../../../node/aggregator/unpinned-quota.js'
+import { batchCharge, MIN_BATCH_CHARGE_BYTES } from '../../../../node/aggregator/unpinned-quota.js'
+import { UnpinnedExpiry } from '../../../../node/aggregator/unpinned-expiry.js'
+import { sealManifest } from '../../../../node/batch/verify.js'
+import { dataHash } from '../../../../node/core/hashes.js'
+import { newId, type DataId } from '../../../../node/core/ids.js'
+import { now } from '../../../../node/core/time.js'
+import type { Database } from '../../../../node/db/database.js'
 import { parseBatch, serializeBatch } from '../../../../node/batch/payload.js'
 import type { BatchPayload } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { forEachEngine } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { AggregatorMember, groupOf, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
+import { AggregatorMember, carryingData, groupOf, NOSUCH, peerOf, pinLogOf, privateBatch, registeredOrgs } from '../../../support/aggregator-member.js'
 
 /**
  * The receiver counts each private batch to be pinned against its author org's quota until a private pin of its key is
@@ -25,8 +31,8 @@ forEachEngine('private receiver: the quota on batches no pin names yet', (engine
   })
   after(() => temp.cleanup())
 
-  async function member(dir?: string): Promise<AggregatorMember> {
-    const m = await AggregatorMember.open(dir ?? join(await temp.make('parley-receiver-quota-'), 'db'), new MemoryStorage(), org1!, { unpinnedBatchBytes: LIMIT, engine })
+  async function member(dir?: string, limit = LIMIT): Promise<AggregatorMember> {
+    const m = await AggregatorMember.open(dir ?? join(await temp.make('parley-receiver-quota-'), 'db'), new MemoryStorage(), org1!, { unpinnedBatchBytes: limit, engine })
     open.push(m)
     if (!dir) await m.register([org0!, org1!, org2!], [group])
     return m
@@ -88,5 +94,75 @@ forEachEngine('private receiver: the quota on batches no pin names yet', (engine
     expect(m.quota!.usedBy('org0')).to.equal(MIN_BATCH_CHARGE_BYTES)
     await m.pin(pinLogOf({ payload: late }))
     expect(m.quota!.usedBy('org0')).to.equal(0)
+  })
+
+  /** A data item of `n` characters of JSON, so that a batch counts more than MIN_BATCH_CHARGE_BYTES. */
+  const bigData = (n: number) => {
+    const value = JSON.stringify('x'.repeat(n))
+    return { id: newId() as DataId, validator: 'json', namespace: group.namespace, hash: dataHash({ valueRaw: value }), created: now(), value }
+  }
+
+  it('a restart counts a value once when another org carries the same item under another digest', async () => {
+    const dir = join(await temp.make('parley-receiver-quota-'), 'db')
+    let m = await member(dir)
+    await m.register([org0!, org1!, org2!], [group])
+    await m.close()
+    open.splice(open.indexOf(m), 1)
+    m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES)
+    const d = bigData(40_000)
+    const a = carryingData(batchOf(org0, 0), d)
+    expect(await deliver(m, a)).to.equal(undefined)
+    const running = m.quota!.usedBy('org0')
+    expect(running).to.equal(batchCharge(sealManifest(a).manifest, a.data))
+    // org2, in the group, carries org0's item with another datatype, which its hash does not cover: a second row.
+    expect(await deliver(m, carryingData(batchOf(org2, 0), NOSUCH(d)))).to.equal(undefined)
+    expect(m.quota!.usedBy('org0'), 'org2 changes nothing of org0').to.equal(running)
+    await m.close()
+    open.splice(open.indexOf(m), 1)
+    m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES)
+    expect(m.quota!.usedBy('org0'), 'at start').to.equal(running)
+  })
+
+  it('a batch delivered again just after the expiry deleted it is stored and counted anew', async () => {
+    const dir = join(await temp.make('parley-receiver-quota-'), 'db')
+    let m = await member(dir)
+    await m.register([org0!, org1!, org2!], [group])
+    await m.close()
+    open.splice(open.indexOf(m), 1)
+    m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES)
+    const a = carryingData(batchOf(org0, 0), bigData(40_000))
+    expect(await deliver(m, a)).to.equal(undefined)
+    const r = m.r
+    // The copy comes as soon as the expiry's transaction is durable, before the sweep goes on.
+    let again: unknown = 'not delivered'
+    const db = {
+      transaction: async <T>(fn: Parameters<Database['transaction']>[0]) => {
+        const out = (await r.db.transaction(fn)) as T
+        if (again === 'not delivered') again = await deliver(m, a)
+        return out
+      },
+    } as unknown as Database
+    const expiry = new UnpinnedExpiry({
+      db, repo: r.unpinnedBatches, pins: r.pins, messages: r.messages, data: r.data, blobs: r.blobs, received: r.receivedBlobs,
+      blobStore: { discard() {}, async removeDiscarded() {} } as never, keepMs: 1, caughtUp: () => true, log: () => {},
+      now: () => Date.now() + 60_000, passed: (id, hash) => m.quota!.forget(id, hash),
+    })
+    expect(await expiry.sweep()).to.equal(1)
+    expect(again, 'the copy is taken').to.equal(undefined)
+    expect(r.batches.byIdHash(a.id, a.hash)?.state, 'stored again').to.equal('received')
+    const atStart = r.unpinnedBatches.charges().reduce((n, c) => n + Math.max(c.bytes, MIN_BATCH_CHARGE_BYTES), 0)
+    expect(atStart).to.be.greaterThan(MIN_BATCH_CHARGE_BYTES)
+    expect(m.quota!.usedBy('org0'), 'running as at start').to.equal(atStart)
+  })
+
+  it('a batch whose own pin was read first is taken even when its org is at the quota', async () => {
+    const m = await member()
+    const [x1, x2, y] = [batchOf(org0, 0), batchOf(org0, 1), batchOf(org0, 2)]
+    await m.pin(pinLogOf({ payload: y }))
+    expect(await deliver(m, x1)).to.equal(undefined)
+    expect(await deliver(m, x2)).to.equal(undefined)
+    expect(() => m.receiver.admit(peerOf(org0!)), 'no room for another').to.throw(/quotas.unpinnedBatchBytesPerOrg/)
+    expect(await deliver(m, y), 'y is pinned here already').to.equal(undefined)
+    expect(m.quota!.usedBy('org0')).to.equal(LIMIT)
   })
 })
