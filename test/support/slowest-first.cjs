@@ -3,7 +3,7 @@
 // keeps), so that a long file does not start last and run alone while the other workers wait. A file with no time
 // yet (new, or a fresh checkout) goes first: it is timed at once, and an unknown long file never ends the run.
 'use strict'
-const { mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs')
+const { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } = require('node:fs')
 const { dirname, join, relative, resolve } = require('node:path')
 
 const ROOT = resolve(__dirname, '..', '..')
@@ -30,9 +30,13 @@ function slowestFirst(folder) {
   return files.sort((a, b) => (last(a) === last(b) ? 0 : last(a) < last(b) ? 1 : -1)).map((f) => join(ROOT, f))
 }
 
-/** Merges a run's `[file, seconds]` into the file that slowestFirst reads: a run of a few files keeps the others'. */
+/**
+ * Merges a run's `[file, seconds]` into the file that slowestFirst reads: a run of a few files keeps the others', and
+ * files since removed are dropped.
+ */
 function recordSeconds(times) {
   const seconds = lastSeconds()
+  for (const file of Object.keys(seconds)) if (!existsSync(join(ROOT, file))) delete seconds[file]
   for (const [file, s] of times) seconds[relative(ROOT, file)] = s
   mkdirSync(dirname(SECONDS_FILE), { recursive: true })
   writeFileSync(SECONDS_FILE, `${JSON.stringify(seconds, Object.keys(seconds).sort(), 1)}\n`)
