@@ -5,7 +5,7 @@ import { loadNodeConfig, parseDatabaseConfig, type DatabaseConfig, type NodeConf
 import { catalogOf } from '../db/catalog.js'
 import type { Database, EngineName } from '../db/engine.js'
 import { DatabaseError } from '../db/errors.js'
-import { openDatabase } from '../db/open.js'
+import { openDatabase, type OpenDatabaseOptions } from '../db/open.js'
 import { migrations } from '../db/schema/index.js'
 import { copyDatabase, CopyRefused, type CopyOptions, type TableCopy } from '../db/move/copy.js'
 
@@ -19,6 +19,8 @@ export interface MoveRequest {
   /** Names the kept sql.js folder (`db.before-move-<time>`); the clock by default. */
   now?: () => Date
   pageRows?: CopyOptions['pageRows']
+  /** How a sql.js side is opened, beyond its folder (tests build its snapshots in-thread). */
+  sqljs?: OpenDatabaseOptions['sqljs']
 }
 
 export interface MoveResult {
@@ -51,13 +53,14 @@ export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> 
     throw new CopyRefused(`${sqljsDir} already exists: move it away (or remove it) first, so that the copy starts from an empty sql.js database`)
   }
 
+  const opening: OpenDatabaseOptions = { dataDir: cfg.dataDir, migrations, ...(req.sqljs ? { sqljs: req.sqljs } : {}) }
   log(`${cfg.org}: opening its ${engineLabel(from)} database`)
-  const source = await openSide(cfg.database, cfg.dataDir, cfg.org, 'source')
+  const source = await openSide(cfg.database, opening, cfg.org, 'source')
   let copied: TableCopy[]
   try {
     assertNoNode(source, cfg.org)
     log(`${cfg.org}: opening the ${engineLabel(req.to)} database to copy into`)
-    const into = await openSide(target, cfg.dataDir, cfg.org, 'target')
+    const into = await openSide(target, opening, cfg.org, 'target')
     try {
       copied = await copyDatabase(source, into, {
         ...(req.pageRows !== undefined ? { pageRows: req.pageRows } : {}),
@@ -94,9 +97,9 @@ function targetConfig(req: MoveRequest, org: string): DatabaseConfig {
   })
 }
 
-async function openSide(config: DatabaseConfig, dataDir: string, org: string, side: 'source' | 'target'): Promise<Database> {
+async function openSide(config: DatabaseConfig, opts: OpenDatabaseOptions, org: string, side: 'source' | 'target'): Promise<Database> {
   try {
-    return await openDatabase(config, { dataDir, migrations })
+    return await openDatabase(config, opts)
   } catch (err) {
     if (err instanceof DatabaseError && err.code === 'DB_LOCKED') throw new CopyRefused(`${org} is running (${err.message}): stop it before moving its state`)
     if (err instanceof DatabaseError && err.code === 'DB_MIGRATION') throw new CopyRefused(`the ${side} database's schema versions do not match this build's: ${err.message}`)

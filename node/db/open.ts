@@ -11,12 +11,14 @@ export interface OpenDatabaseOptions {
   log?: (line: string) => void
   /** sql.js only: where a new database starts from (see fresh-template.ts). */
   template?: string
+  /** sql.js only: the journal's wrapper and the snapshot builder, which tests replace (database.ts). */
+  sqljs?: Pick<DatabaseOptions, 'wrapJournal' | 'buildSnapshot'>
 }
 
 /** Opens the member's database on the engine its config names (`database.type`), migrated to `migrations`. */
 export async function openDatabase(config: DatabaseConfig, opts: OpenDatabaseOptions): Promise<Database> {
   const log = opts.log ?? (() => {})
   if (config.type === 'postgres') return PgDatabase.open({ url: config.url, migrations: opts.migrations, log })
-  const sqljs: DatabaseOptions = { dir: join(opts.dataDir, 'db'), migrations: opts.migrations, log, ...(opts.template !== undefined ? { template: opts.template } : {}) }
+  const sqljs: DatabaseOptions = { ...opts.sqljs, dir: join(opts.dataDir, 'db'), migrations: opts.migrations, log, ...(opts.template !== undefined ? { template: opts.template } : {}) }
   return Database.open(sqljs)
 }

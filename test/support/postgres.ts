@@ -44,7 +44,7 @@ export interface PgServer {
  * Makes a cluster in `dir` as a network does (network/postgres/cluster.ts: a copy of the account's template cluster
  * once initdb has made one, run as the postgres account under root) and starts it on a free port.
  */
-export async function startPostgres(dir: string): Promise<PgServer> {
+export async function startPostgres(dir: string, opts: { durable?: boolean } = {}): Promise<PgServer> {
   const port = await freePort()
   // The server runs as the postgres user when the tests run as root: it must reach its folder (mkdtemp makes it 0700).
   mkdirSync(dir, { recursive: true })
@@ -57,7 +57,7 @@ export async function startPostgres(dir: string): Promise<PgServer> {
   let pid = 0
   const start = async (): Promise<void> => {
     const log = openSync(join(dir, 'postgres.log'), 'a')
-    const child = spawn(bin, ['-D', join(dir, 'data'), '-p', String(port), '-h', '127.0.0.1', '-k', '', '-c', 'fsync=on'], { ...ids, detached: true, stdio: ['ignore', log, log] })
+    const child = spawn(bin, ['-D', join(dir, 'data'), '-p', String(port), '-h', '127.0.0.1', '-k', '', ...durability(opts.durable ?? true)], { ...ids, detached: true, stdio: ['ignore', log, log] })
     closeSync(log)
     child.unref()
     pid = child.pid ?? 0
@@ -82,6 +82,16 @@ export async function startPostgres(dir: string): Promise<PgServer> {
     restart: start,
   }
   return server
+}
+
+/**
+ * A server a test kills keeps every commit on disk (fsync on), as a member's does. The run's shared server is never
+ * killed and its data dies with the run: without fsync a commit (still synchronous, as the node's sessions ask) is a
+ * write to the page cache, not a wait for the disk, and what every connection reads back is the same. A repository
+ * suite's PostgreSQL half took twice as long with it, most of it waiting on the shared disk.
+ */
+function durability(durable: boolean): string[] {
+  return durable ? ['-c', 'fsync=on'] : ['-c', 'fsync=off', '-c', 'full_page_writes=off']
 }
 
 async function waitReady(port: number, pid: number, dir: string): Promise<void> {
@@ -180,7 +190,7 @@ async function findOrStart(): Promise<{ url(name: string): string }> {
     return { url: urlOn(s.port) }
   }
   // Its own folder in the temp dir: the server's user (postgres, when the tests run as root) cannot enter the run's.
-  const server = await startPostgres(mkdtempSync(join(tmpdir(), 'parley-test-pg-')))
+  const server = await startPostgres(mkdtempSync(join(tmpdir(), 'parley-test-pg-')), { durable: false })
   // Every test database is a copy of this one, migrated once per run: a copy takes milliseconds, migrating a second.
   await admin(server, (c) => c.query(`CREATE DATABASE ${TEMPLATE}`))
   const db = await PgDatabase.open({ url: server.url(TEMPLATE), migrations })

@@ -4,6 +4,7 @@
 const { mkdirSync, readFileSync, writeFileSync } = require('node:fs')
 const { join, relative } = require('node:path')
 const Mocha = require('mocha')
+const { recordSeconds } = require('./slowest-first.cjs')
 const { EVENT_RUN_END, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants
 
 const SLOWEST = 15
@@ -62,7 +63,8 @@ function workerTimes() {
 
 /**
  * Every file's time, and when it started (seconds into the run), in test-results/file-times.json (ignored by git):
- * what to look at when the run grows.
+ * what to look at when the run grows. Each file's time is also merged into test-results/file-seconds.json, from
+ * which the unit run orders its files (slowest-first.cjs).
  */
 function writeTimes(times, runStarted) {
   const files = [...times.entries()]
@@ -71,6 +73,7 @@ function writeTimes(times, runStarted) {
   try {
     mkdirSync('test-results', { recursive: true })
     writeFileSync(join('test-results', 'file-times.json'), `${JSON.stringify({ runSeconds: (Date.now() - runStarted) / 1000, files }, null, 1)}\n`)
+    recordSeconds([...times.entries()].map(([file, t]) => [file, t.ms / 1000]))
   } catch {
     // A read-only checkout: the summary printed below is what there is.
   }

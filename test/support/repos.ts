@@ -1,5 +1,6 @@
 import { join } from 'node:path'
-import { Database, type Migration } from '../../node/db/database.js'
+import { Database, type DatabaseOptions, type Migration } from '../../node/db/database.js'
+import type { JournalSink } from '../../node/db/journal-file.js'
 import { PgDatabase } from '../../node/db/pg/pg-database.js'
 import { catalogOf } from '../../node/db/catalog.js'
 import { testDatabase } from './postgres.js'
@@ -28,6 +29,12 @@ export const snapshotInThread: SnapshotBuilder = async (dir, started) => {
   started()
   return buildSnapshot(dir)
 }
+
+/**
+ * How the tests open a sql.js database, beyond its folder: snapshots built in-thread, and a journal without its
+ * fdatasync (journal-no-sync.ts).
+ */
+export const testSqljs = { buildSnapshot: snapshotInThread, wrapJournal: withoutJournalSync } satisfies Pick<DatabaseOptions, 'buildSnapshot' | 'wrapJournal'>
 
 /** The engines the db and repository tests run on (node/db/engine.ts). */
 export const ENGINES = ['sqljs', 'postgres'] as const
@@ -66,10 +73,15 @@ export async function openRepos(dir: string, engine: TestEngine = 'sqljs'): Prom
 
 /**
  * Opens the database of `dir` with `ms` on `engine`: sql.js in the folder, PostgreSQL in the run server's database
- * for that folder (created at the first open: migrated to the node's schema when `ms` is it, else empty).
+ * for that folder (created at the first open: migrated to the node's schema when `ms` is it, else empty). On sql.js,
+ * `sqljs.wrapJournal` (a fault) wraps the journal after its sync is taken out, and `sqljs.log` gets its lines.
  */
-export async function openTestDatabase(dir: string, ms: readonly Migration[], engine: TestEngine): Promise<Database> {
-  if (engine === 'sqljs') return Database.open({ dir, migrations: ms, buildSnapshot: snapshotInThread, wrapJournal: withoutJournalSync, ...(ms === migrations ? runTemplate() : {}) })
+export async function openTestDatabase(dir: string, ms: readonly Migration[], engine: TestEngine, sqljs: Pick<DatabaseOptions, 'wrapJournal' | 'log'> = {}): Promise<Database> {
+  if (engine === 'sqljs') {
+    const fault = sqljs.wrapJournal
+    const wrapJournal = fault ? (sink: JournalSink) => fault(testSqljs.wrapJournal(sink)) : testSqljs.wrapJournal
+    return Database.open({ dir, migrations: ms, ...testSqljs, wrapJournal, ...(sqljs.log ? { log: sqljs.log } : {}), ...(ms === migrations ? runTemplate() : {}) })
+  }
   let d = pgDatabases.get(dir)
   if (!d) {
     d = await testDatabase({ empty: ms !== migrations })

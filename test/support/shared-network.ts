@@ -18,7 +18,6 @@
  */
 import { expect } from 'chai'
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
 import type { RunningNetwork } from '../../network/network.js'
 import { stopNetwork } from '../../network/network.js'
 import { readPids, type MemberDescription } from '../../network/description.js'
@@ -26,10 +25,10 @@ import { layout } from '../../network/layout.js'
 import { isAlive } from '../../network/process.js'
 import { describeControls, NO_CONTROLS } from '../../network/controls.js'
 import { networkHandle, tempDir, testNetwork } from './network.js'
+import { sharedNetworksRegistry } from './shared-network-registry.js'
 
 type TestNetwork = Awaited<ReturnType<typeof testNetwork>>
 
-const REGISTRY = 'shared-networks'
 const current = Symbol.for('parley.test.sharedNetwork')
 const holder = globalThis as { [current]?: Promise<TestNetwork> }
 
@@ -76,7 +75,7 @@ async function start(): Promise<TestNetwork> {
   if (run === undefined) throw new Error('no test run folder: .mocharc.json must require test/support/run-hooks.ts')
   // Recorded before the start, so that the teardown stops whatever part of it started.
   const dir = tempDir('shared')
-  appendFileSync(join(run, REGISTRY), `${dir}\n`)
+  appendFileSync(sharedNetworksRegistry(run), `${dir}\n`)
   return testNetwork('shared', { dir, onPostgres: [POSTGRES_MEMBER] })
 }
 
@@ -100,7 +99,7 @@ async function unfitness(net: RunningNetwork): Promise<string[]> {
  * still alive afterwards (there should be none).
  */
 export async function stopSharedNetworks(runFolder: string): Promise<number[]> {
-  const registry = join(runFolder, REGISTRY)
+  const registry = sharedNetworksRegistry(runFolder)
   if (!existsSync(registry)) return []
   const alive: number[] = []
   for (const dir of readFileSync(registry, 'utf8').split('\n').filter((l) => l !== '')) {

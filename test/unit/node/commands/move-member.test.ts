@@ -9,6 +9,7 @@ import { moveMemberDatabase } from '../../../../node/commands/move-member.js'
 import { PgDatabase } from '../../../../node/db/pg/pg-database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
 import { testDatabase } from '../../../support/postgres.js'
+import { openTestDatabase, testSqljs } from '../../../support/repos.js'
 
 function memberConfig(dir: string, database?: NodeConfigFile['database']): string {
   const cfg: NodeConfigFile = {
@@ -29,7 +30,7 @@ function memberConfig(dir: string, database?: NodeConfigFile['database']): strin
 }
 
 async function sqljsMember(dir: string): Promise<string[]> {
-  const db = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
+  const db = await openTestDatabase(join(dir, 'data', 'db'), migrations, 'sqljs')
   await db.transaction((tx) => {
     for (let i = 0; i < 30; i++) tx.run('INSERT INTO node_state (key, value) VALUES (?, ?)', [`k${i}`, `välue ${i}`])
   })
@@ -59,7 +60,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     const d = await testDatabase({ prefix: 'move' })
     cleanup.push(d.drop)
 
-    const there = await moveMemberDatabase({ configFile: config, to: 'postgres', url: d.url, now: () => new Date('2026-11-29T10:00:00Z') })
+    const there = await moveMemberDatabase({ sqljs: testSqljs, configFile: config, to: 'postgres', url: d.url, now: () => new Date('2026-11-29T10:00:00Z') })
     assert.equal(there.kept, join(dir, 'data', 'db.before-move-20261129T100000Z'))
     assert.ok(existsSync(join(there.kept, 'snapshot.sqlite')) || existsSync(join(there.kept, 'journal')))
     assert.ok(!existsSync(join(dir, 'data', 'db')))
@@ -71,10 +72,10 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     assert.deepEqual(tableChecksums(pg).map((t) => `${t.table} ${t.rows} ${t.checksum}`), before)
     await pg.close()
 
-    const back = await moveMemberDatabase({ configFile: config, to: 'sqljs' })
+    const back = await moveMemberDatabase({ sqljs: testSqljs, configFile: config, to: 'sqljs' })
     assert.equal(back.kept, d.url.replace(/:[^:@/]*@/, '@'))
     assert.equal((JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile).database, undefined)
-    const db = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
+    const db = await openTestDatabase(join(dir, 'data', 'db'), migrations, 'sqljs')
     assert.deepEqual(tableChecksums(db).map((t) => `${t.table} ${t.rows} ${t.checksum}`), before)
     await db.close()
   })
@@ -84,8 +85,8 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     const config = memberConfig(dir)
     const d = await testDatabase({ prefix: 'move' })
     cleanup.push(d.drop)
-    const running = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations })
-    await assert.rejects(moveMemberDatabase({ configFile: config, to: 'postgres', url: d.url }), /org1 is running .*: stop it before moving its state/)
+    const running = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations, ...testSqljs })
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: config, to: 'postgres', url: d.url }), /org1 is running .*: stop it before moving its state/)
     await running.close()
     assert.equal((JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile).database, undefined)
     assert.deepEqual(readdirSync(join(dir, 'data')).sort(), ['blobs', 'db'])
@@ -94,14 +95,14 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     rmSync(join(dir, 'data', 'db'), { recursive: true })
     const node = await PgDatabase.open({ url: d.url, migrations })
     cleanup.push(() => node.close())
-    await assert.rejects(moveMemberDatabase({ configFile: onPg, to: 'sqljs' }), /org1 is running \(its database has 1 other Parley session\)/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: onPg, to: 'sqljs' }), /org1 is running \(its database has 1 other Parley session\)/)
     assert.ok(!existsSync(join(dir, 'data', 'db')))
   })
 
   it('refuses a move to the engine it is on, and to sql.js over an existing database folder', async () => {
     await sqljsMember(dir)
-    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
-    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
-    await assert.rejects(moveMemberDatabase({ configFile: memberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
   })
 })

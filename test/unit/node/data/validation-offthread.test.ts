@@ -33,10 +33,29 @@ const CASES: [string, string][] = [
 
 const datatype = { name: 'dt', version: '1' }
 
+/**
+ * A worker that records what it was asked. One for the whole file, since its thread's start (the worker's modules
+ * through tsx) is most of a test's time: a validator's stop leaves it running, `end` stops it after the last suite.
+ */
+class CountingWorker extends ValidationWorker {
+  jobs: VerdictJob[] = []
+  override run(jobs: VerdictJob[]): Promise<JobOutcome[]> {
+    this.jobs.push(...jobs)
+    return super.run(jobs)
+  }
+  override stop(): Promise<void> {
+    return Promise.resolve()
+  }
+  end(): Promise<void> {
+    return super.stop()
+  }
+}
+
+const worker = new CountingWorker()
+after(() => worker.end())
+
 describe('validation: in the worker thread, the same verdicts as inline', function () {
   this.timeout(60_000)
-  const worker = new ValidationWorker()
-  after(() => worker.stop())
 
   it('reaches the same verdict, with the same words and the same step count, for every kind of case', async () => {
     const inline = CASES.map(([schemaRaw, valueRaw]) => {
@@ -62,24 +81,6 @@ describe('validation: in the worker thread, the same verdicts as inline', functi
 describe('validation: where a check runs', function () {
   this.timeout(60_000)
 
-  /**
-   * A worker that records what it was asked. One for the whole suite, since its thread's start (the worker's modules
-   * through tsx) is most of a test's time: a validator's stop leaves it running, `end` stops it.
-   */
-  class CountingWorker extends ValidationWorker {
-    jobs: VerdictJob[] = []
-    override run(jobs: VerdictJob[]): Promise<JobOutcome[]> {
-      this.jobs.push(...jobs)
-      return super.run(jobs)
-    }
-    override stop(): Promise<void> {
-      return Promise.resolve()
-    }
-    end(): Promise<void> {
-      return super.stop()
-    }
-  }
-
   const schemaRaw = '{"type":"array","items":{"type":"integer","maximum":100}}'
   const compiled = compileDatatypeSchema(schemaRaw)
   const lookup = (): DatatypeCheck => ({ check: () => undefined, orderedAt: 0, schema: { compiled, raw: schemaRaw } })
@@ -95,10 +96,8 @@ describe('validation: where a check runs', function () {
   const small = JSON.stringify([1, 2, 300])
   const large = JSON.stringify([...Array.from({ length: 100_000 }, (_, i) => i % 100), 300])
 
-  const worker = new CountingWorker()
   let validator: DataValidatorImpl
   let settled: number
-  after(() => worker.end())
   beforeEach(() => {
     worker.jobs = []
     settled = 0

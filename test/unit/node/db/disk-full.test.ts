@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Database } from '../../../../node/db/database.js'
+import type { Database } from '../../../../node/db/database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
 import { Aggregator } from '../../../../node/aggregator/aggregator.js'
 import { BatchFetcher } from '../../../../node/aggregator/batch-fetcher.js'
@@ -21,7 +21,7 @@ import type { BatchId } from '../../../../node/core/ids.js'
 import { parseJsonRaw } from '../../../../node/core/json.js'
 import { localIdentity, type Message } from '../../../../node/model/index.js'
 import { waitFor } from '../../../../network/process.js'
-import { registerOrg, reposOver, type Repos } from '../../../support/repos.js'
+import { openTestDatabase, registerOrg, reposOver, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { DiskFullFault } from '../../../support/db/disk-faults.js'
 import { makePeerBatch, peerBatch, pinPeerBatch } from '../../../support/peer-batch.js'
@@ -80,7 +80,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
     dir = mkdtempSync(join(tmpdir(), 'parley-storage-loops-'))
     fault = new DiskFullFault()
     logs = []
-    db = await Database.open({ dir: join(dir, 'db'), migrations, wrapJournal: fault.wrap, log: (l) => logs.push(l) })
+    db = await openTestDatabase(join(dir, 'db'), migrations, 'sqljs', { wrapJournal: fault.wrap, log: (l) => logs.push(l) })
     repos = reposOver(db)
     await registerOrg(db, repos.identities, 'org0', KEY)
     await registerOrg(db, repos.identities, 'peer', PEER_KEY)

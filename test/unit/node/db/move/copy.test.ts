@@ -2,12 +2,12 @@ import { strict as assert } from 'node:assert'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Database as SqljsDatabase } from '../../../../../node/db/database.js'
 import type { Database } from '../../../../../node/db/engine.js'
 import { copyDatabase, CopyRefused, tableChecksums } from '../../../../../node/db/move/copy.js'
 import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
 import { migrations } from '../../../../../node/db/schema/index.js'
 import { testDatabase } from '../../../../support/postgres.js'
+import { openTestDatabase } from '../../../../support/repos.js'
 
 /** A member's state in miniature: every kind of key, a trigger's table, a sequence past its largest key, non-ASCII text. */
 async function fill(db: Database, messages: number): Promise<void> {
@@ -28,10 +28,6 @@ async function fill(db: Database, messages: number): Promise<void> {
   })
 }
 
-async function openSqljs(dir: string): Promise<SqljsDatabase> {
-  return SqljsDatabase.open({ dir, migrations })
-}
-
 describe('node/db/move/copy: a whole database from one engine to the other', function () {
   this.timeout(120_000)
   let tmp: string
@@ -45,8 +41,8 @@ describe('node/db/move/copy: a whole database from one engine to the other', fun
     open.push(db)
     return db
   }
-  const sqljs = async (name: string): Promise<SqljsDatabase> => {
-    const db = await openSqljs(join(tmp, name))
+  const sqljs = async (name: string): Promise<Database> => {
+    const db = await openTestDatabase(join(tmp, name), migrations, 'sqljs')
     open.push(db)
     return db
   }
