@@ -79,6 +79,8 @@ export interface P2pServerOptions {
    * one request at a time, and past this it is not read until they are (node/core/pipelining.ts).
    */
   queuedRequestsPerConnection?: number
+  /** Called before a connection is taken and before each request: the place for a lazy caller's `trust`. */
+  beforeUse?: () => void
 }
 
 /** The caps on open connections that `quotas` set (P2pServerOptions.connections). */
@@ -116,7 +118,17 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const active = new Set<ServerResponse>()
   let idle: (() => void) | undefined
 
+  /** The caller's lazy update of the peers; a failure leaves them as they were (thrown here it would end the process). */
+  const beforeUse = (): void => {
+    try {
+      opts.beforeUse?.()
+    } catch (err) {
+      log(`p2p: the peers could not be brought up to date: ${errorMessage(err)}`)
+    }
+  }
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    beforeUse()
     active.add(res)
     res.once('close', () => {
       active.delete(res)
@@ -190,6 +202,7 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   // (OpenSSL's context alone is ~2 ms here), so it is made once a connection comes, before the TLS server (whose
   // own 'connection' listener wraps the socket with the context it holds) takes that connection.
   server.prependListener('connection', () => {
+    beforeUse()
     if (!contextStale) return
     contextStale = false
     try {

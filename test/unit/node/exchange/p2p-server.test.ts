@@ -113,8 +113,8 @@ describe('p2p endpoint trust', () => {
   })
 
   /** Whether `peer` completes a handshake and is answered. */
-  async function admitted(peer: TlsMaterial): Promise<boolean> {
-    const url = new URL(server.url)
+  async function admitted(peer: TlsMaterial, to: P2pServer = server): Promise<boolean> {
+    const url = new URL(to.url)
     const s = connect({ host: url.hostname, port: Number(url.port), cert: peer.cert, key: peer.key, ca: own.cert, servername: 'localhost', checkServerIdentity: () => undefined })
     try {
       return await new Promise<boolean>((resolve) => {
@@ -137,6 +137,30 @@ describe('p2p endpoint trust', () => {
     expect(contexts).to.equal(1)
     expect(await admitted(peers[0]!), 'the first peer trusted').to.equal(true)
     expect(contexts, 'contexts made for a second connection with the peers unchanged').to.equal(1)
+  })
+
+  it('lets a lazy caller trust the peers as a connection comes, and again before each request', async () => {
+    let uses = 0
+    let pending: string[] | undefined = [peers[1]!.cert]
+    const lazy: P2pServer = await startP2pServer({
+      host: '127.0.0.1',
+      port: await freePort(),
+      cert: own.cert,
+      key: own.key,
+      handler: (_req, res) => res.writeHead(204).end(),
+      beforeUse: () => {
+        uses++
+        if (pending) lazy.trust(pending)
+        pending = undefined
+      },
+    })
+    try {
+      expect(await admitted(peers[1]!, lazy), 'a peer trusted only once it connects').to.equal(true)
+      // One connection and its one request.
+      expect(uses).to.equal(2)
+    } finally {
+      await lazy.close()
+    }
   })
 
   it('refuses at the handshake a peer no longer trusted', async () => {
