@@ -71,7 +71,10 @@ const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryNam
  * TurboFan optimise ~60 of them on helper threads (sql.js's `bind`, keccak, the row reader...), ~0.3 s of CPU per
  * member (`--trace-opt`, perf), for code that then ran a few dozen more times. At eight times the budget a start
  * optimises few of them (a 20-member start: 1.58–1.69 s of CPU per member to ready, 1.37–1.42 s with it); under load
- * the hot path is still optimised within the first few hundred messages.
+ * the hot path is still optimised within the first few hundred messages. Its price, in alternating runs of `bench --
+ * --only broadcast,private` at a load of 2–4: the sender's CPU per message in the warm burst 1.16–1.18 ms against
+ * 1.08–1.11 ms (all processes 2.20–2.23 against 2.22–2.25 ms; the first burst 2.64–2.94 against 2.81–3.18 ms). Four
+ * times the budget measured no better (1.21–1.25 against 1.02–1.13 ms).
  */
 const JS_TIERING_FLAGS = ['--interrupt-budget=540672'] as const
 
