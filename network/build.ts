@@ -66,6 +66,19 @@ const MAPPED_STACKS = 'network/mapped-stacks.ts'
  */
 const CODE_CACHED = ['cli', 'node', 'ipfs'] as const satisfies readonly EntryName[]
 /**
+ * V8 flags of the members and IPFS for their JavaScript. A start runs each function tens of times (a member takes in
+ * 38 identity claims in a 20-member network): at V8's default budget (67,584 bytes of bytecode a tick) that made
+ * TurboFan optimise ~60 of them on helper threads (sql.js's `bind`, keccak, the row reader...), ~0.3 s of CPU per
+ * member (`--trace-opt`, perf), for code that then ran a few dozen more times. At eight times the budget a start
+ * optimises few of them (a 20-member start: 1.58–1.69 s of CPU per member to ready, 1.37–1.42 s with it); under load
+ * the hot path is still optimised within the first few hundred messages. Its price, in alternating runs of `bench --
+ * --only broadcast,private` at a load of 2–4: the sender's CPU per message in the warm burst 1.16–1.18 ms against
+ * 1.08–1.11 ms (all processes 2.20–2.23 against 2.22–2.25 ms; the first burst 2.64–2.94 against 2.81–3.18 ms). Four
+ * times the budget measured no better (1.21–1.25 against 1.02–1.13 ms).
+ */
+const JS_TIERING_FLAGS = ['--interrupt-budget=540672'] as const
+
+/**
  * V8 flags of a member node. SQLite's WebAssembly functions are optimised once they have run enough (V8's dynamic
  * tiering): a function's budget is charged the size of the code each loop iteration or call ran. At the default
  * (1,800,000), opening and migrating a database already made hundreds of them hot. SQLite's bytecode interpreter
@@ -87,6 +100,7 @@ const NODE_V8_FLAGS = [
   '--wasm-num-compilation-tasks=1',
   // For node/core/idle-gc.ts: one full collection when a member goes quiet after a burst of work.
   '--expose-gc',
+  ...JS_TIERING_FLAGS,
 ] as const
 
 const CODE_CACHE_RUNNER = { name: 'code-cache', source: 'network/code-cache.ts' } as const
@@ -202,7 +216,7 @@ export async function ensureBuild(): Promise<Build> {
             ...(name === 'node' ? ['--ui-dir', join(dir, CONSOLE_DIR), '--db-template', dbTemplate(cacheDir)] : []),
           ]
         : [
-            ...(name === 'node' ? NODE_V8_FLAGS : []),
+            ...(name === 'node' ? NODE_V8_FLAGS : name === 'ipfs' ? JS_TIERING_FLAGS : []),
             join(dir, `${name}.js`),
             ...args,
             ...(name === 'chain' ? ['--hardhat-config', join(dir, HARDHAT_CONFIG_OUTPUT)] : []),

@@ -44,11 +44,14 @@ export function bytesUnder(dir: string): number {
 /**
  * Whether the member whose API is `api` lists every one of `members`' orgs and nodes as registered. A member
  * registers its node after its org, so the node list is the one still short while a start waits: the org list is
- * asked for only once that one is complete.
+ * asked for only once that one is complete. Until the member holds as many nodes as there are members, each poll
+ * asks for one node only, the last one it would need: a full list carries every certificate, and answering it read
+ * every identity's row, over and over as a start waits.
  */
 export async function seesEveryMember(api: string, members: readonly { did: string; node: string }[]): Promise<boolean> {
-  const list = async (k: 'organizations' | 'nodes'): Promise<Set<string>> =>
-    new Set((JSON.parse((await httpCall(`${api}/api/v1/network/${k}?limit=1000`, { timeoutMs: 5000 })).body) as { did: string }[]).map((i) => i.did))
+  const get = async (path: string): Promise<{ did: string }[]> => JSON.parse((await httpCall(`${api}/api/v1/network/${path}`, { timeoutMs: 5000 })).body) as { did: string }[]
+  if (members.length > 1 && (await get(`nodes?limit=1&skip=${members.length - 1}`)).length === 0) return false
+  const list = async (k: 'organizations' | 'nodes'): Promise<Set<string>> => new Set((await get(`${k}?limit=1000`)).map((i) => i.did))
   const nodes = await list('nodes')
   if (!members.every((o) => nodes.has(`did:firefly:node/${o.node}`))) return false
   const orgs = await list('organizations')

@@ -86,6 +86,7 @@ class HttpsExchange implements Exchange {
         connections: connectionLimits(q),
         orgOf: (fingerprint) => this.peers.get(fingerprint)?.org,
         idleTimeoutMs: this.idleMs,
+        ...(this.opts.beforeUse ? { beforeUse: this.opts.beforeUse } : {}),
         handler: exchangeRoutes({
           peerOf: (fingerprint) => this.peers.get(fingerprint),
           batchHandler: () => batchHandler,

@@ -79,6 +79,8 @@ export interface P2pServerOptions {
    * one request at a time, and past this it is not read until they are (node/core/pipelining.ts).
    */
   queuedRequestsPerConnection?: number
+  /** Called before a connection is taken and before each request: the place for a lazy caller's `trust`. */
+  beforeUse?: () => void
 }
 
 /** The caps on open connections that `quotas` set (P2pServerOptions.connections). */
@@ -100,6 +102,8 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const log = opts.log ?? (() => {})
   const own = new X509Certificate(opts.cert)
   let ca = [opts.cert]
+  /** Whether `ca` changed since the server's TLS context was made. */
+  let contextStale = false
   // TLS checks that a client certificate chains to a trusted one; a trusted member's certificate could sign another
   // that names any org. Only a certificate some node registered, byte for byte, identifies a sender.
   let registered = new Set([own.fingerprint256])
@@ -114,7 +118,17 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   const active = new Set<ServerResponse>()
   let idle: (() => void) | undefined
 
+  /** The caller's lazy update of the peers; a failure leaves them as they were (thrown here it would end the process). */
+  const beforeUse = (): void => {
+    try {
+      opts.beforeUse?.()
+    } catch (err) {
+      log(`p2p: the peers could not be brought up to date: ${errorMessage(err)}`)
+    }
+  }
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    beforeUse()
     active.add(res)
     res.once('close', () => {
       active.delete(res)
@@ -183,6 +197,22 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
   )
   // With a listener, Node no longer sends `100 Continue` on its own: the handler sends it when it wants the body.
   server.on('checkContinue', served)
+  // The certificates a handshake trusts change as nodes are confirmed: 19 times over in each member of a 20-member
+  // network's start, when nothing connects yet. A new TLS context parses the key and every certificate again
+  // (OpenSSL's context alone is ~2 ms here), so it is made once a connection comes, before the TLS server (whose
+  // own 'connection' listener wraps the socket with the context it holds) takes that connection.
+  server.prependListener('connection', () => {
+    beforeUse()
+    if (!contextStale) return
+    contextStale = false
+    try {
+      server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
+    } catch (err) {
+      // Each certificate parsed already; should OpenSSL still refuse one, the previous context stays (thrown here,
+      // in an event listener, it would end the process).
+      log(`p2p: kept the previous TLS context: ${errorMessage(err)}`)
+    }
+  })
   server.setTimeout(opts.idleTimeoutMs ?? 60_000)
   const open = new OpenConnections({ total: limits.total, unidentifiedPerAddress: limits.unidentifiedPerAddress ?? q.unidentifiedConnectionsPerAddress }, (line, key) => refusals.refused(line, key))
   server.on('connection', (socket: Socket) => open.accepted(socket))
@@ -216,10 +246,9 @@ export async function startP2pServer(opts: P2pServerOptions): Promise<P2pServer>
       registered = prints
       for (const pem of fingerprints.keys()) if (!prints.has(fingerprints.get(pem)!)) fingerprints.delete(pem)
       const next = [opts.cert, ...usable]
-      // A new TLS context parses the key and every certificate again: only when the certificates changed.
       if (next.length === ca.length && next.every((pem, i) => pem === ca[i])) return
       ca = next
-      server.setSecureContext({ cert: opts.cert, key: opts.key, ca })
+      contextStale = true
     },
     close: () => {
       refusals.close()

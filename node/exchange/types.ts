@@ -212,6 +212,11 @@ export interface ExchangeOptions {
   idleTimeoutMs?: number
   /** `DEFAULT_EXCHANGE_QUOTAS` for what is not given. */
   quotas?: Partial<ExchangeQuotas>
+  /**
+   * Called before a connection is taken and before each request is served, so that a caller that keeps the peers
+   * up to date lazily calls `trust` then with what changed (node/startup/plugins.ts).
+   */
+  beforeUse?: () => void
 }
 
 export interface BatchCodec {

@@ -30,7 +30,10 @@ export interface ControlGates {
 
 /** The other members' nodes as the exchange knows them. */
 export interface PeerDirectory {
-  /** Trusts every registered node: called at start and whenever a node identity is confirmed. */
+  /**
+   * Trusts every registered node: called at start and whenever a node identity is confirmed. The list is read and
+   * handed to the exchange when next needed (a connection, a request, a `peerOf`), not at each call.
+   */
   trust(): void
   peerOf(did: string): Peer | undefined
 }
@@ -66,20 +69,27 @@ export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: Plugin
   const gates: ControlGates = { deliveries: new DeliveryGate(), chainReads: new Gate(), ipfsReads: new Gate() }
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
+  // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org: read
+  // from the database once a node identity was confirmed since the last read, when a peer is next looked up or
+  // connects. Each member of a 20-member network confirms 20 nodes as it starts, while nothing uses the list.
+  let byNode = new Map<string, Peer>()
+  let stale = true
+  const current = (): Map<string, Peer> => {
+    if (stale) {
+      const list = registeredPeers(identities)
+      byNode = new Map(list.map((p) => [p.node, p]))
+      stale = false
+      exchange.trust(list)
+    }
+    return byNode
+  }
   // The p2p endpoint: private batches and blobs to and from the other members' nodes.
-  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry })
-  // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
-  const registered = (): Peer[] => registeredPeers(identities)
-  // Read from the database only when a node identity is confirmed (and at start), not on every delivery attempt.
-  let byNode: Map<string, Peer> | undefined
-  const index = (list: Peer[]): Map<string, Peer> => (byNode = new Map(list.map((p) => [p.node, p])))
+  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry, beforeUse: () => void current() })
   const peers: PeerDirectory = {
     trust() {
-      const list = registered()
-      index(list)
-      exchange.trust(list)
+      stale = true
     },
-    peerOf: (did) => (byNode ?? index(registered())).get(did),
+    peerOf: (did) => current().get(did),
   }
 
   const chain = createChain({

@@ -1,4 +1,6 @@
 import { expect } from 'chai'
+import { readdirSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
 import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import { FsBlockstore } from 'blockstore-fs'
@@ -87,5 +89,62 @@ describe('IPFS local blocks', () => {
     controller.abort()
     const err = await readFailure(blocks, cid, { signal: controller.signal })
     expect(err.message).to.match(/not found locally/)
+  })
+})
+
+describe('IPFS local blocks held in memory', () => {
+  const dirs = new TempDirs()
+  let blocks: LocalBlocks
+  let path: string
+
+  beforeEach(async () => {
+    path = await dirs.make('parley-blocks-')
+    blocks = await LocalBlocks.open(path)
+  })
+  afterEach(async () => {
+    await blocks.close()
+    await dirs.cleanup()
+  })
+
+  /** The block files under the store, by name. */
+  function blockFiles(): string[] {
+    return readdirSync(path, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name))
+  }
+
+  it('serves a block written lately from memory, and one past 256 KiB from its file', async () => {
+    const small = new Uint8Array(1_000).map((_, i) => i % 7)
+    const large = new Uint8Array(300_000).map((_, i) => i % 11)
+    const [smallCid, largeCid] = [await rawBlock(small), await rawBlock(large)]
+    await blocks.put(smallCid, small)
+    await blocks.put(largeCid, large)
+    // Gone from the disk: only what is held in memory can still be read.
+    for (const file of blockFiles()) rmSync(file)
+    expect(Buffer.concat(await piecesOf(blocks, smallCid)).equals(Buffer.from(small))).to.equal(true)
+    expect((await readFailure(blocks, largeCid)).message).to.match(/not found locally/)
+  })
+
+  it('keeps the 8 MiB used last, a block read from its file among them', async () => {
+    const first = new Uint8Array(200_000).fill(1)
+    const firstCid = await rawBlock(first)
+    await blocks.put(firstCid, first)
+    const reopened = await LocalBlocks.open(path)
+    try {
+      // Read from its file by a store that did not write it, then held.
+      expect(Buffer.concat(await piecesOf(reopened, firstCid)).equals(Buffer.from(first))).to.equal(true)
+      const later: CID[] = []
+      // 44 more blocks of 200,000 bytes: 9 MB in all, past what is held, the first read again halfway.
+      for (let i = 0; i < 44; i++) {
+        const bytes = new Uint8Array(200_000).fill(i + 2)
+        later.push(await rawBlock(bytes))
+        await reopened.put(later[i]!, bytes)
+        if (i === 22) await piecesOf(reopened, firstCid)
+      }
+      for (const file of blockFiles()) rmSync(file)
+      expect((await piecesOf(reopened, firstCid)).length, 'the block read again halfway').to.equal(1)
+      expect((await readFailure(reopened, later[0]!)).message, 'the oldest block not read since').to.match(/not found locally/)
+      expect((await piecesOf(reopened, later[43]!)).length, 'the last block written').to.equal(1)
+    } finally {
+      await reopened.close()
+    }
   })
 })

@@ -1,6 +1,6 @@
 import 'reflect-metadata' // before @peculiar/x509 (tsyringe needs the polyfill), as network/tls.ts does
 import { expect } from 'chai'
-import { connect, type TLSSocket } from 'node:tls'
+import { connect, Server as TlsServer, type SecureContextOptions, type TLSSocket } from 'node:tls'
 import { createNodeCertificate, type TlsMaterial } from '../../../../network/tls.js'
 import { freePort } from '../../../../network/process.js'
 import { PING_PATH, startP2pServer, type P2pServer } from '../../../../node/exchange/p2p-server.js'
@@ -85,5 +85,87 @@ describe('p2p endpoint connections', () => {
     open()
     expect(await floodAnswered).to.equal(total)
     expect(maxAtOnce).to.equal(1)
+  })
+})
+
+/** The certificates the endpoint trusts: a new TLS context once a connection comes, not at every change of the peers. */
+describe('p2p endpoint trust', () => {
+  let server: P2pServer
+  let own: TlsMaterial
+  const peers: TlsMaterial[] = []
+  let contexts = 0
+  const original = TlsServer.prototype.setSecureContext
+
+  before(async () => {
+    own = await createNodeCertificate('orgA', 'nodeA')
+    for (let i = 0; i < 3; i++) peers.push(await createNodeCertificate(`org${i}`, `node${i}`))
+    TlsServer.prototype.setSecureContext = function (this: TlsServer, options: SecureContextOptions) {
+      contexts++
+      original.call(this, options)
+    }
+    server = await startP2pServer({ host: '127.0.0.1', port: await freePort(), cert: own.cert, key: own.key, handler: (_req, res) => res.writeHead(204).end() })
+    // The server's own, made as it is created.
+    contexts = 0
+  })
+  after(async () => {
+    TlsServer.prototype.setSecureContext = original
+    await server?.close()
+  })
+
+  /** Whether `peer` completes a handshake and is answered. */
+  async function admitted(peer: TlsMaterial, to: P2pServer = server): Promise<boolean> {
+    const url = new URL(to.url)
+    const s = connect({ host: url.hostname, port: Number(url.port), cert: peer.cert, key: peer.key, ca: own.cert, servername: 'localhost', checkServerIdentity: () => undefined })
+    try {
+      return await new Promise<boolean>((resolve) => {
+        s.once('error', () => resolve(false))
+        s.once('close', () => resolve(false))
+        s.once('secureConnect', () => {
+          s.write(`GET ${PING_PATH} HTTP/1.1\r\nHost: nodeA\r\n\r\n`)
+          s.once('data', (c: Buffer) => resolve(c.toString().startsWith('HTTP/1.1 204')))
+        })
+      })
+    } finally {
+      s.destroy()
+    }
+  }
+
+  it('makes no TLS context while the peers change with nothing connecting, and one for the next connection', async () => {
+    for (let n = 1; n <= peers.length; n++) server.trust(peers.slice(0, n).map((p) => p.cert))
+    expect(contexts, 'contexts made by three changes of the peers').to.equal(0)
+    expect(await admitted(peers[2]!), 'the last peer trusted').to.equal(true)
+    expect(contexts).to.equal(1)
+    expect(await admitted(peers[0]!), 'the first peer trusted').to.equal(true)
+    expect(contexts, 'contexts made for a second connection with the peers unchanged').to.equal(1)
+  })
+
+  it('lets a lazy caller trust the peers as a connection comes, and again before each request', async () => {
+    let uses = 0
+    let pending: string[] | undefined = [peers[1]!.cert]
+    const lazy: P2pServer = await startP2pServer({
+      host: '127.0.0.1',
+      port: await freePort(),
+      cert: own.cert,
+      key: own.key,
+      handler: (_req, res) => res.writeHead(204).end(),
+      beforeUse: () => {
+        uses++
+        if (pending) lazy.trust(pending)
+        pending = undefined
+      },
+    })
+    try {
+      expect(await admitted(peers[1]!, lazy), 'a peer trusted only once it connects').to.equal(true)
+      // One connection and its one request.
+      expect(uses).to.equal(2)
+    } finally {
+      await lazy.close()
+    }
+  })
+
+  it('refuses at the handshake a peer no longer trusted', async () => {
+    server.trust([peers[0]!.cert])
+    expect(await admitted(peers[1]!)).to.equal(false)
+    expect(await admitted(peers[0]!)).to.equal(true)
   })
 })
