@@ -107,6 +107,8 @@ export class LocalBlocks implements Blocks {
   /** Keeps a block of at most RECENT_BLOCK_BYTES among the recent ones, dropping the oldest past RECENT_BYTES. */
   private remember(file: string, bytes: Uint8Array): void {
     if (bytes.byteLength > RECENT_BLOCK_BYTES || this.recent.has(file)) return
+    // A view into a larger buffer (a chunker's slice of a socket read) would keep all of it alive: keep a copy.
+    if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength) bytes = bytes.slice()
     this.recent.set(file, bytes)
     this.recentBytes += bytes.byteLength
     for (const [oldest, held] of this.recent) {

@@ -8,7 +8,7 @@ import { parseBatch, serializeBatch } from '../batch/payload.js'
 import { DeliveryGate } from '../messaging/delivery-gate.js'
 import { Gate } from '../core/gate.js'
 import { localIdentity, type LocalIdentity } from '../model/index.js'
-import { registeredPeers } from '../identity/peers.js'
+import { LazyPeers, registeredPeers } from '../identity/peers.js'
 import { addressOfKey } from '../chain/key-address.js'
 import type { NodeStore } from './store.js'
 
@@ -69,27 +69,13 @@ export function initPlugins(cfg: NodeConfig, store: NodeStore, callbacks: Plugin
   const gates: ControlGates = { deliveries: new DeliveryGate(), chainReads: new Gate(), ipfsReads: new Gate() }
   const storage = createIpfsStorage({ api: cfg.ipfs.api, gateway: cfg.ipfs.gateway, log })
 
-  // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org: read
-  // from the database once a node identity was confirmed since the last read, when a peer is next looked up or
-  // connects. Each member of a 20-member network confirms 20 nodes as it starts, while nothing uses the list.
-  let byNode = new Map<string, Peer>()
-  let stale = true
-  const current = (): Map<string, Peer> => {
-    if (stale) {
-      const list = registeredPeers(identities)
-      byNode = new Map(list.map((p) => [p.node, p]))
-      stale = false
-      exchange.trust(list)
-    }
-    return byNode
-  }
+  // Every registered node as a peer, by the endpoint and certificate its claim published, and its owning org.
+  const peerList = new LazyPeers(() => registeredPeers(identities), (list) => exchange.trust(list), log)
   // The p2p endpoint: private batches and blobs to and from the other members' nodes.
-  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry, beforeUse: () => void current() })
+  const exchange = createExchange({ host: cfg.p2p.host, port: cfg.p2p.port, cert: self.cert, key: readFileSync(cfg.p2p.key, 'utf8'), log, codec: { parse: parseBatch, serialize: serializeBatch }, quotas: cfg.quotas, retry: cfg.p2p.retry, beforeUse: () => void peerList.current() })
   const peers: PeerDirectory = {
-    trust() {
-      stale = true
-    },
-    peerOf: (did) => current().get(did),
+    trust: () => peerList.markStale(),
+    peerOf: (did) => peerList.current().get(did),
   }
 
   const chain = createChain({

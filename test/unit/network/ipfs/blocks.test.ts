@@ -147,4 +147,15 @@ describe('IPFS local blocks held in memory', () => {
       await reopened.close()
     }
   })
+
+  it('holds a copy of a block that is a view into a larger buffer, not the buffer (a chunker slices socket reads)', async () => {
+    const read = new Uint8Array(1024 * 1024).fill(5)
+    const view = read.subarray(0, 100)
+    const cid = await rawBlock(view)
+    await blocks.put(cid, view)
+    for (const file of blockFiles()) rmSync(file)
+    const [held] = await piecesOf(blocks, cid)
+    expect(Buffer.from(held!).equals(Buffer.from(view))).to.equal(true)
+    expect(held!.buffer.byteLength, 'the block alone is kept alive').to.equal(100)
+  })
 })

@@ -1,5 +1,6 @@
 import { expect } from 'chai'
-import { registeredPeers } from '../../../../node/identity/peers.js'
+import { LazyPeers, registeredPeers } from '../../../../node/identity/peers.js'
+import type { Peer } from '../../../../node/exchange/index.js'
 import type { Identity, IdentityType } from '../../../../node/model/index.js'
 
 describe('node/identity/peers: the other members found from what the chain registered', () => {
@@ -23,5 +24,53 @@ describe('node/identity/peers: the other members found from what the chain regis
     const orphan = identity({ id: 'n4', did: 'did:firefly:node/node4', type: 'node', name: 'node4', parent: 'nobody', profile })
     const parentless = identity({ id: 'n5', did: 'did:firefly:node/node5', type: 'node', name: 'node5', profile })
     expect(registeredPeers(repo([bare, halfProfile, orphan, parentless]))).to.deep.equal([])
+  })
+
+  describe('LazyPeers: read again only when used after a node was confirmed', () => {
+    const peer = (n: number): Peer => ({ node: `did:firefly:node/n${n}`, org: `org${n}`, endpoint: `https://127.0.0.1:${3000 + n}`, cert: 'pem' })
+
+    it('reads once until marked stale, and hands each new list to the exchange', () => {
+      let list = [peer(1)]
+      let reads = 0
+      const trusted: Peer[][] = []
+      const peers = new LazyPeers(() => (reads++, list), (l) => trusted.push(l), () => {})
+      expect(reads, 'nothing read before a use').to.equal(0)
+      expect(peers.current().get('did:firefly:node/n1')?.org).to.equal('org1')
+      peers.current()
+      expect(reads).to.equal(1)
+      list = [peer(1), peer(2)]
+      peers.markStale()
+      peers.markStale()
+      expect(reads, 'marking reads nothing').to.equal(1)
+      expect(peers.current().size).to.equal(2)
+      expect(reads).to.equal(2)
+      expect(trusted).to.deep.equal([[peer(1)], [peer(1), peer(2)]])
+    })
+
+    it('keeps the last list when a read fails (the database away), logs once, and reads again at the next use', () => {
+      let down = false
+      let list = [peer(1)]
+      const lines: string[] = []
+      const peers = new LazyPeers(
+        () => {
+          if (down) throw new Error('the database is unavailable')
+          return list
+        },
+        () => {},
+        (l) => lines.push(l),
+      )
+      peers.current()
+      down = true
+      list = [peer(1), peer(2)]
+      peers.markStale()
+      expect(() => peers.current(), 'a lookup never throws').not.to.throw()
+      expect([...peers.current().keys()]).to.deep.equal(['did:firefly:node/n1'])
+      expect(lines).to.have.length(1)
+      expect(lines[0]).to.contain('the database is unavailable')
+      down = false
+      expect(peers.current().size, 'read again once it is back').to.equal(2)
+      peers.current()
+      expect(lines).to.have.length(1)
+    })
   })
 })
