@@ -184,8 +184,12 @@ function ownTexts(m: Message): Message {
   if (h.tag) h.tag = own(h.tag)
   h.datahash = own(h.datahash)
   m.hash = own(m.hash)
-  // A digest is computed here (receivedRows), never cut from a payload: it is its own already.
-  m.data = m.data.map((r) => (r.digest === undefined ? { id: own(r.id), hash: own(r.hash) } : { id: own(r.id), hash: own(r.hash), digest: r.digest }))
+  // storedMessage made the references too. A digest is computed here (receivedRows), never cut from a payload: it is
+  // its own already.
+  for (const r of m.data) {
+    r.id = own(r.id)
+    r.hash = own(r.hash)
+  }
   if (m.pins) m.pins = m.pins.map((p) => own(p))
   if (m.batch) m.batch = own(m.batch)
   if (m.txid) m.txid = own(m.txid)

@@ -26,10 +26,10 @@ export function inList(values: readonly (string | number)[]): string {
  * `lastInsertRowid` only when `rowids` (0 otherwise: reading it is one more statement each).
  * `placeholders` gives each column's placeholder when it is not a plain `?` (see TEXT_FROM_BYTES).
  *
- * A text column holding the same string in every row of a slice (a batch's id, its author, a namespace) is bound once,
- * as a numbered parameter every row refers to: sql.js copies each bound string into SQLite's memory with an allocation
- * and a character-by-character encoding, and the journal records each value, so a received batch's messages, pins and
- * events bound and journaled thousands of copies of a few strings.
+ * A column holding the same string, number or null in every row of a slice (a batch's id, its author, a namespace, a
+ * `local` flag, the columns a received message leaves empty) is bound once, as a numbered parameter every row refers
+ * to: each bound value is a call into SQLite and a journal record, and a string a copy into SQLite's memory, so a
+ * received batch's messages, data, pins and events bound and journaled thousands of copies of a few values.
  */
 export function insertRows(
   tx: Tx,
@@ -107,8 +107,9 @@ const MAX_SHARED_COLUMN = 31
 const MAX_SHARED_SETS = 16
 
 /**
- * The columns whose value is the same string in every row of rows[from, from + count), as a bit mask (bit c for column
- * c); 0 for a single row. Other values (numbers, null, bytes) cost little to bind and are left in their rows.
+ * The columns whose value is the same string, number or null in every row of rows[from, from + count) (Object.is: a -0
+ * is never taken for 0, which a REAL column would keep apart), as a bit mask (bit c for column c); 0 for a single row. Bytes are left
+ * in their rows: a slice rarely repeats them, and comparing them costs more than binding them.
  */
 function sharedColumns(rows: readonly (readonly SqlValue[])[], from: number, count: number, columns: number): number {
   if (count < 2) return 0
@@ -116,9 +117,9 @@ function sharedColumns(rows: readonly (readonly SqlValue[])[], from: number, cou
   const first = rows[from]!
   for (let c = 0; c < columns && c < MAX_SHARED_COLUMN; c++) {
     const v = first[c]
-    if (typeof v !== 'string') continue
+    if (v !== null && typeof v !== 'string' && typeof v !== 'number') continue
     let same = true
-    for (let r = from + 1; r < from + count && same; r++) same = rows[r]![c] === v
+    for (let r = from + 1; r < from + count && same; r++) same = Object.is(rows[r]![c], v)
     if (same) mask |= 1 << c
   }
   return mask

@@ -386,17 +386,17 @@ function matchRefs<R extends RefRow, T>(refs: readonly DataRef[], rows: readonly
  * trip: held in memory for the aggregator, it must be indistinguishable from the read it saves, key order included.
  */
 export function storedData(d: Data): Data {
-  return {
-    id: d.id,
-    validator: d.validator,
-    namespace: d.namespace,
-    hash: d.hash,
-    created: d.created,
-    ...(d.datatype?.name ? { datatype: { name: d.datatype.name, version: d.datatype.version ?? '' } } : {}),
-    value: d.value ?? null,
-    ...(d.blob?.hash ? { blob: { hash: d.blob.hash, size: d.blob.size ?? 0, name: d.blob.name ?? '', ...(d.blob.public ? { public: d.blob.public } : {}) } } : {}),
-    ...(d.digest ? { digest: d.digest } : {}),
+  // Key by key in fromRow's order (see storedMessage): one per data item a received batch holds.
+  const s = { id: d.id, validator: d.validator, namespace: d.namespace, hash: d.hash, created: d.created } as Data
+  if (d.datatype?.name) s.datatype = { name: d.datatype.name, version: d.datatype.version ?? '' }
+  s.value = d.value ?? null
+  if (d.blob?.hash) {
+    const blob = { hash: d.blob.hash, size: d.blob.size ?? 0, name: d.blob.name ?? '' } as NonNullable<Data['blob']>
+    if (d.blob.public) blob.public = d.blob.public
+    s.blob = blob
   }
+  if (d.digest) s.digest = d.digest
+  return s
 }
 
 function fromRow(r: Row): Data {

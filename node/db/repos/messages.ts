@@ -342,33 +342,31 @@ function isSettled(m: Message): boolean {
  * trip: held in memory for the aggregator, it must be indistinguishable from the read it saves, key order included.
  */
 export function storedMessage(m: Message): Message {
+  // Set key by key in fromRow's order rather than spread from optional parts: each spread of a conditional object costs
+  // V8 more than the assignment, and this runs for every message a received batch holds.
   const h = m.header
-  const header: Header = {
-    id: h.id,
-    ...(h.cid ? { cid: h.cid } : {}),
-    type: h.type,
-    txtype: h.txtype,
-    author: h.author,
-    key: h.key,
-    created: h.created,
-    namespace: h.namespace,
-    ...(h.group ? { group: h.group } : {}),
-    topics: [...h.topics],
-    ...(h.tag ? { tag: h.tag } : {}),
-    datahash: h.datahash,
-  }
-  return {
-    header,
-    hash: m.hash,
-    ...(m.batch ? { batch: m.batch } : {}),
-    ...(m.txid ? { txid: m.txid } : {}),
-    state: m.state,
-    ...(m.confirmed ? { confirmed: m.confirmed } : {}),
-    // insertMany writes no reject reason: only reject() does.
-    data: m.data.map((r) => (r.digest === undefined ? { id: r.id, hash: r.hash } : { id: r.id, hash: r.hash, digest: r.digest })),
-    ...(m.pins ? { pins: [...m.pins] } : {}),
-    ...(m.idempotencyKey ? { idempotencyKey: m.idempotencyKey } : {}),
-  }
+  const header = { id: h.id } as Header
+  if (h.cid) header.cid = h.cid
+  header.type = h.type
+  header.txtype = h.txtype
+  header.author = h.author
+  header.key = h.key
+  header.created = h.created
+  header.namespace = h.namespace
+  if (h.group) header.group = h.group
+  header.topics = [...h.topics]
+  if (h.tag) header.tag = h.tag
+  header.datahash = h.datahash
+  const out = { header, hash: m.hash } as Message
+  if (m.batch) out.batch = m.batch
+  if (m.txid) out.txid = m.txid
+  out.state = m.state
+  if (m.confirmed) out.confirmed = m.confirmed
+  // insertMany writes no reject reason: only reject() does.
+  out.data = m.data.map((r) => (r.digest === undefined ? { id: r.id, hash: r.hash } : { id: r.id, hash: r.hash, digest: r.digest }))
+  if (m.pins) out.pins = [...m.pins]
+  if (m.idempotencyKey) out.idempotencyKey = m.idempotencyKey
+  return out
 }
 
 /**

@@ -96,15 +96,25 @@ describe('insertRows: a string every row of a slice shares', () => {
       ['s', 1, 'x', 2, 'y'],
       ['s', 3, 'z'],
     ])
-    // Its own placeholder keeps its shape; numbers, nulls and bytes the rows share are bound in each row still.
+    // Its own placeholder keeps its shape; a number or null the rows share is bound once too, bytes in each row still.
     const again = recordingTx()
     const bytes = new Uint8Array([1])
     insertRows(again.tx, 'INSERT INTO t (a, b, c, d)', '', [
       [7, 'p', null, bytes],
       [7, 'p', null, bytes],
     ], ['?', TEXT_FROM_BYTES, '?', '?'])
-    expect(again.runs[0]!.sql).to.equal('INSERT INTO t (a, b, c, d) VALUES (?2, CAST(?1 AS TEXT), ?3, ?4), (?5, CAST(?1 AS TEXT), ?6, ?7) ')
-    expect(again.runs[0]!.params).to.deep.equal(['p', 7, null, bytes, 7, null, bytes])
+    expect(again.runs[0]!.sql).to.equal('INSERT INTO t (a, b, c, d) VALUES (?1, CAST(?2 AS TEXT), ?3, ?4), (?1, CAST(?2 AS TEXT), ?3, ?5) ')
+    expect(again.runs[0]!.params).to.deep.equal([7, 'p', null, bytes, bytes])
+  })
+
+  it('takes no -0 for 0 (Object.is): such numbers stay in their rows', () => {
+    const { tx, runs } = recordingTx()
+    insertRows(tx, 'INSERT INTO z (a, b, c)', '', [
+      [0, NaN, 1],
+      [-0, NaN, 1],
+    ])
+    expect(runs[0]!.sql).to.equal('INSERT INTO z (a, b, c) VALUES (?3, ?1, ?2), (?4, ?1, ?2) ')
+    expect(runs[0]!.params).to.deep.equal([NaN, 1, 0, -0])
   })
 
   it('writes one shape with at most 16 sets of shared columns: rows that share others bind every value', () => {
@@ -125,8 +135,9 @@ describe('insertRows: a string every row of a slice shares', () => {
     const conn = await Connection.open()
     try {
       conn.script('CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d TEXT, e BLOB)')
-      // Slices of 64, 32, 4 and 1: a shared in all, c in the first 64 only, d shared nowhere, some long text as bytes.
-      const rows = Array.from({ length: 101 }, (_, i) => ['same', i, i < 64 ? 'first' : `c${i}`, i % 2 ? `d${i}` : null, new Uint8Array([i])])
+      // Slices of 64, 32, 4 and 1: a shared in all, b (a number) in the last 37, c in the first 64 only, d (a null) in
+      // the first 64, some long text as bytes.
+      const rows = Array.from({ length: 101 }, (_, i) => ['same', i < 64 ? i : 7, i < 64 ? 'first' : `c${i}`, i < 64 ? null : `d${i}`, new Uint8Array([i])])
       const tx: Tx = {
         run: (sql, params) => conn.execute(conn.prepare(sql), params),
         write: (sql, params) => void conn.execute(conn.prepare(sql), params),
@@ -149,9 +160,10 @@ describe('insertRows: a string every row of a slice shares', () => {
     const { PgDatabase } = await import('../../../../node/db/pg/pg-database.js')
     const { testDatabase } = await import('../../../support/postgres.js')
     const d = await testDatabase({ empty: true })
-    const db = await PgDatabase.open({ url: d.url, migrations: [{ version: 1, name: 't', up: 'CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d TEXT, e BLOB)' }] })
+    const db = await PgDatabase.open({ url: d.url, migrations: [{ version: 1, name: 't', up: 'CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d INTEGER, e BLOB)' }] })
     try {
-      const rows = Array.from({ length: 101 }, (_, i) => ['same', i, i < 64 ? 'first' : `c${i}`, i % 2 ? `d${i}` : null, new Uint8Array([i])])
+      // A number (b) and a null (d, an INTEGER column here) shared by a slice: typed by their column, as a row's own are.
+      const rows = Array.from({ length: 101 }, (_, i) => ['same', i < 64 ? i : 7, i < 64 ? 'first' : `c${i}`, i < 64 ? null : i, new Uint8Array([i])])
       const bytes: SqlValue[][] = rows.map(([a, b, c, dd, e]) => [a!, b!, Buffer.from(c as string, 'utf8'), dd!, e!])
       const out = await db.transaction((tx) => insertRows(tx, 'INSERT INTO t (a, b, c, d, e)', '', bytes, ['?', '?', TEXT_FROM_BYTES, '?', '?']))
       expect(out.map((o) => [o.rows, o.result.changes])).to.deep.equal([[64, 64], [32, 32], [4, 4], [1, 1]])
