@@ -31,10 +31,11 @@ forEachEngine('private receiver: the quota on batches no pin names yet', (engine
   })
   after(() => temp.cleanup())
 
-  async function member(dir?: string, limit = LIMIT): Promise<AggregatorMember> {
+  /** A member on `dir` (a new folder by default), registering the orgs and group when `register` (a new folder's default). */
+  async function member(dir?: string, limit = LIMIT, register = dir === undefined): Promise<AggregatorMember> {
     const m = await AggregatorMember.open(dir ?? join(await temp.make('parley-receiver-quota-'), 'db'), new MemoryStorage(), org1!, { unpinnedBatchBytes: limit, engine })
     open.push(m)
-    if (!dir) await m.register([org0!, org1!, org2!], [group])
+    if (register) await m.register([org0!, org1!, org2!], [group])
     return m
   }
   /** The receiver's refusal of `b` from its author's node, or undefined when it took it. */
@@ -104,11 +105,7 @@ forEachEngine('private receiver: the quota on batches no pin names yet', (engine
 
   it('a restart counts a value once when another org carries the same item under another digest', async () => {
     const dir = join(await temp.make('parley-receiver-quota-'), 'db')
-    let m = await member(dir)
-    await m.register([org0!, org1!, org2!], [group])
-    await m.close()
-    open.splice(open.indexOf(m), 1)
-    m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES)
+    let m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES, true)
     const d = bigData(40_000)
     const a = carryingData(batchOf(org0, 0), d)
     expect(await deliver(m, a)).to.equal(undefined)
@@ -125,11 +122,7 @@ forEachEngine('private receiver: the quota on batches no pin names yet', (engine
 
   it('a batch delivered again just after the expiry deleted it is stored and counted anew', async () => {
     const dir = join(await temp.make('parley-receiver-quota-'), 'db')
-    let m = await member(dir)
-    await m.register([org0!, org1!, org2!], [group])
-    await m.close()
-    open.splice(open.indexOf(m), 1)
-    m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES)
+    const m = await member(dir, 64 * MIN_BATCH_CHARGE_BYTES, true)
     const a = carryingData(batchOf(org0, 0), bigData(40_000))
     expect(await deliver(m, a)).to.equal(undefined)
     const r = m.r
