@@ -6,6 +6,12 @@ const CHECK_EVERY_MS = 2_000
 const BUSY = 0.05
 /** Quieter than this over a whole period: at rest (an idle member of a 20-member network runs 10-30 ms per 2 s). */
 const QUIET = 0.025
+/**
+ * Quiet periods in a row before any collection but the first (the start's): a member resting a few seconds between
+ * bursts keeps its heap, which the next burst would only grow back. Collecting after each such rest cost the sender
+ * ~10 % CPU per message in the benchmark's warm burst, which follows the first after a few seconds.
+ */
+const LATER_QUIET_PERIODS = 15
 
 /** What the idle collector reads and calls; the process's own unless a test passes its own. */
 export interface IdleGcDeps {
@@ -22,8 +28,9 @@ export interface IdleGcDeps {
  * it has grown; a process that goes quiet after a burst (a member's start: loading its code, its database, every
  * other member's registration) keeps the young generation at the size the burst grew it to and the old generation's
  * pages as the burst left them, since nothing more is allocated to trigger a collection. One full collection once
- * the event loop has been quiet for a whole period after a busy one frees the old generation's pages. Under load
- * nothing is forced: the loop is busy, and V8 collects as it does.
+ * the event loop has been quiet for a whole period after a busy one frees the old generation's pages; after later
+ * work, once it has been quiet for LATER_QUIET_PERIODS. Under load nothing is forced: the loop is busy, and V8
+ * collects as it does.
  *
  * The young generation is left at its size: V8 shrinks it only at a collection after ~5 s of low allocation, so a
  * second collection 6 s after the first would take an idle member of a 20-member network from 93 to 79 MiB (median),
@@ -35,11 +42,15 @@ export interface IdleGcDeps {
 export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
   if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
+  let collected = false
+  let quietPeriods = 0
   const stop = deps.every(CHECK_EVERY_MS, () => {
     const share = deps.busyShare()
     if (share > BUSY) busySinceCollected = true
-    else if (share < QUIET && busySinceCollected) {
+    quietPeriods = share < QUIET ? quietPeriods + 1 : 0
+    if (busySinceCollected && quietPeriods >= (collected ? LATER_QUIET_PERIODS : 1)) {
       busySinceCollected = false
+      collected = true
       deps.collect()
     }
   })
