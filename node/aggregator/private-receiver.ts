@@ -121,7 +121,7 @@ export class PrivateReceiver {
     const quota = this.deps.quota
     if (!quota) return undefined
     // Read first: a batch whose pin is here already does not count, even when its org is at the quota.
-    if (quota.pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked)) return undefined
+    if (quota.pins.pinnedPrivately(b.id, b.hash, b.key, tx)) return undefined
     return quota.batches.reserve(from.org, { id: b.id, hash: b.hash, key: b.key }, batchCharge(manifest, b.data))
   }
 

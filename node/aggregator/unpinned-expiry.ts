@@ -86,7 +86,7 @@ export class UnpinnedExpiry {
       // Stored before arrival times were recorded: not known to be old, kept.
       // Only its own key's private (masked) pins make it pinned: a squatter pinning its id, or its author pinning it as
       // a broadcast (which decides none of its messages), must not keep it for ever.
-      if (b.received === undefined || pins.deciding(b.id, b.hash, b.key, tx).some((p) => p.masked) || repo.hasDecided(tx, b)) return false
+      if (b.received === undefined || pins.pinnedPrivately(b.id, b.hash, b.key, tx) || repo.hasDecided(tx, b)) return false
       const { pending, shared } = repo.pendingOf(tx, b)
       // What it carried with messages held from other batches: data rows only it may name.
       const recorded = messages.carried.ofBatch(b.id, b.hash, tx)

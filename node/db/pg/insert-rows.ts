@@ -54,12 +54,10 @@ export class InsertRows {
     this.refused.clear()
   }
 
-  /** Whether `step` is a single-row INSERT that may share a statement with others of its text. */
-  mergeable(step: Step): boolean {
-    return this.tableOf(step) !== undefined
-  }
-
-  /** The table a mergeable `step` writes (lower case); nothing when it is not mergeable. */
+  /**
+   * The table `step` writes when it is a single-row INSERT that may share a statement with others of its text (lower
+   * case); nothing when it is not mergeable.
+   */
   tableOf(step: Step): string | undefined {
     if (step.values === undefined) return undefined
     const shape = this.shapeOf(step.text)

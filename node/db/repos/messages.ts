@@ -57,7 +57,6 @@ export interface MessageRef {
   hash: string
 }
 
-
 /** A message the aggregator confirms, with the chain sequence of its first deciding pin (none for an unpinned one). */
 export interface PinnedRef extends MessageRef {
   pinSeq?: number

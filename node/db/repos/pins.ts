@@ -154,6 +154,14 @@ export class PinsRepo {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? AND batch_hash = ? AND signer = ? ORDER BY idx', [batchId, batchHash, key]).map(fromRow)
   }
 
+  /**
+   * Whether batch (id, hash) has a private (masked) pin signed by its key `key`: what makes a delivered private batch
+   * pinned (a squatter's pin of its id, or its own pair pinned as a broadcast, does not). One probe, one row at most.
+   */
+  pinnedPrivately(batchId: string, batchHash: string, key: string, tx?: Tx): boolean {
+    return (tx ?? this.db).get('SELECT 1 AS x FROM pins WHERE batch_id = ? AND batch_hash = ? AND signer = ? AND masked = 1 LIMIT 1', [batchId, batchHash, key]) !== undefined
+  }
+
   /** Every pin naming batch id `batchId`, whoever signed it and whatever hash it names, by index (tests, diagnostics). */
   ofBatch(batchId: string, tx?: Tx): Pin[] {
     return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE batch_id = ? ORDER BY idx, seq', [batchId]).map(fromRow)

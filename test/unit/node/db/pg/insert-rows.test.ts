@@ -2,6 +2,8 @@ import { expect } from 'chai'
 import { InsertRows } from '../../../../../node/db/pg/insert-rows.js'
 
 const step = (text: string, values: unknown[]): { text: string; values: unknown[]; name: string } => ({ text, values, name: 'parley_1' })
+/** Whether `s` is a single-row INSERT the rows may merge: it names the table it writes. */
+const mergeable = (rows: InsertRows, s: Parameters<InsertRows['tableOf']>[0]): boolean => rows.tableOf(s) !== undefined
 
 describe('InsertRows: multi-row forms of single-row inserts', () => {
   it('writes n rows in one statement, each row numbering its own parameters, casts and conflict clause kept', () => {
@@ -31,7 +33,7 @@ describe('InsertRows: multi-row forms of single-row inserts', () => {
   it('takes only inserts whose rows cannot see one another', () => {
     const rows = new InsertRows()
     rows.setLinked(['Batches'])
-    const ok = (text: string, n = 1): boolean => rows.mergeable(step(text, Array.from({ length: n }, () => 1)))
+    const ok = (text: string, n = 1): boolean => mergeable(rows, step(text, Array.from({ length: n }, () => 1)))
     expect(ok('INSERT INTO messages (id, hash) VALUES ($1, $2) ON CONFLICT (id, hash) DO NOTHING', 2)).to.equal(true)
     expect(ok("INSERT INTO t (a, b) VALUES ($1, '$2')"), 'a literal is no parameter').to.equal(true)
     expect(ok('INSERT INTO batches (id) VALUES ($1)'), 'a table with a trigger or a foreign key').to.equal(false)
@@ -41,7 +43,7 @@ describe('InsertRows: multi-row forms of single-row inserts', () => {
     expect(ok('INSERT INTO t (a, b) VALUES ($1, $2)'), 'values of another width').to.equal(false)
     expect(ok('INSERT INTO t (a) VALUES ($1), ($2)', 2), 'already several rows').to.equal(false)
     expect(ok('UPDATE t SET a = $1')).to.equal(false)
-    expect(rows.mergeable({ text: 'INSERT INTO t (a) VALUES (1)' })).to.equal(false)
+    expect(mergeable(rows, { text: 'INSERT INTO t (a) VALUES (1)' })).to.equal(false)
   })
 
   it('answers the table a mergeable insert writes, and nothing for any other statement', () => {
@@ -58,18 +60,18 @@ describe('InsertRows: multi-row forms of single-row inserts', () => {
     // 59 rows would fit; the largest slice that does is 32.
     expect(merged.map((s) => (s.values as unknown[]).length)).to.deep.equal([32 * width, 32 * width])
     const widest = `INSERT INTO wide (a) VALUES (${Array.from({ length: 65_536 }, (_, k) => `$${k + 1}`).join(', ')})`
-    expect(rows.mergeable(step(widest, Array.from({ length: 65_536 }, () => 1)))).to.equal(false)
+    expect(mergeable(rows, step(widest, Array.from({ length: 65_536 }, () => 1)))).to.equal(false)
   })
 
   it('takes no new text once 256 shapes are kept, and texts it refuses do not count', () => {
     const rows = new InsertRows()
-    for (let i = 0; i < 300; i++) expect(rows.mergeable(step(`UPDATE t${i} SET a = $1`, [1]))).to.equal(false)
-    for (let i = 0; i < 256; i++) expect(rows.mergeable(step(`INSERT INTO t${i} (a) VALUES ($1)`, [1])), `shape ${i}`).to.equal(true)
+    for (let i = 0; i < 300; i++) expect(mergeable(rows, step(`UPDATE t${i} SET a = $1`, [1]))).to.equal(false)
+    for (let i = 0; i < 256; i++) expect(mergeable(rows, step(`INSERT INTO t${i} (a) VALUES ($1)`, [1])), `shape ${i}`).to.equal(true)
     const late = step('INSERT INTO late (a) VALUES ($1)', [1])
-    expect(rows.mergeable(late), 'a text past the cap').to.equal(false)
+    expect(mergeable(rows, late), 'a text past the cap').to.equal(false)
     // A kept shape merges as before, under the same prepared name each time.
     const kept = step('INSERT INTO t3 (a) VALUES ($1)', [1])
-    expect(rows.mergeable(kept)).to.equal(true)
+    expect(mergeable(rows, kept)).to.equal(true)
     expect(rows.merged([kept, kept], 1)[0]!.name).to.equal(rows.merged([kept, kept], 2)[0]!.name)
   })
 })
