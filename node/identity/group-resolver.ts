@@ -12,6 +12,7 @@ import {
   nodeDid,
   nodeProfileOf,
   orgDid,
+  orgOfDid,
   TAG_DEFINE_GROUP,
   type Data,
   type DataRef,
@@ -151,8 +152,8 @@ export class GroupResolver {
       if (!text.startsWith('did:firefly:')) bad(`${where}.identity: ${quote(text)} is not a FireFly DID (did:firefly:...), the only method resolved here`)
       found = identities.byDid(text, tx)
       // FireFly's alias: an org's identity id in place of its name.
-      const alias = text.slice('did:firefly:org/'.length)
-      if (!found && text.startsWith('did:firefly:org/') && isUuid(alias)) found = identities.byId(alias.toLowerCase(), tx)
+      const alias = orgOfDid(text)
+      if (!found && alias !== text && isUuid(alias)) found = identities.byId(alias.toLowerCase(), tx)
     } else if (NAME_RE.test(text)) {
       found = identities.byDid(orgDid(text), tx)
     }
