@@ -100,15 +100,12 @@ export class PgDatabase implements Database, PgRunner {
     if (refused) return Promise.reject(refused)
     const tick = this.tick ?? this.openTick()
     if (tick.broken) return Promise.reject(tick.broken)
-    // A savepoint protects the turn's earlier writes from this function's failure; with none yet, a failure rolls
-    // back the whole SQL transaction instead, which costs nothing when the function succeeds.
-    const savepoint = tick.wrote
-    // What the function leaves deferred starts here.
+    // Every function runs in its savepoint, the turn's first writer too: a failure, found while the function runs or
+    // in its writes sent after it returned, rolls back that function alone. Deferred: a function that runs nothing
+    // costs nothing, and the SAVEPOINT goes with its first statement.
     const mark = this.deferred.mark()
-    if (savepoint) {
-      this.deferred.push(SAVEPOINT)
-      tick.savepointPending = true
-    }
+    this.deferred.push(SAVEPOINT)
+    tick.savepointPending = true
     const tx = new PgTransaction(this)
     this.inTransaction = true
     let result: T
@@ -117,23 +114,21 @@ export class PgDatabase implements Database, PgRunner {
       result = fn(tx)
       refusePromise(result)
       if (tx.poisoned) throw tx.poisoned
-      // Only queued writes, nothing sent: they wait for the turn's next round trip, in a group of their own.
       if (this.deferred.onlyQueuedSince(mark)) {
-        group = this.deferred.group(mark, savepoint)
+        // Only queued writes, nothing sent: they wait for the turn's next round trip, in a group of their own.
+        group = this.deferred.group(mark)
         tick.savepointPending = false
-      }
-      else {
-        // Its queued writes go now, before its RELEASE: their failure is this function's.
-        if (this.deferred.queued > 0) tx.sendQueued()
-        if (tx.poisoned) throw tx.poisoned
-        if (savepoint) this.endSavepoint(tick, RELEASE)
-      }
+      } else if (this.deferred.queued > 0) {
+        // Writes queued after its last statement: a group too, inside the savepoint its statements opened on the
+        // server, so that nobody waits for them (a pass's confirmations and events, say). Should one fail, the worker
+        // rolls back to that savepoint, the whole function, whose promise then rejects at the COMMIT.
+        group = this.deferred.tail()
+      } else this.endSavepoint(tick, RELEASE)
     } catch (err) {
       const e = tx.poisoned instanceof DatabaseError && tx.poisoned.code === 'DB_UNAVAILABLE' ? tx.poisoned : asError(err)
       if (e.code === 'DB_UNAVAILABLE') this.breakTick(tick, e)
       else if (!this.deferred.sentSince(mark)) this.unsent(tick, mark)
-      else if (savepoint) this.endSavepoint(tick, ROLLBACK_TO)
-      else this.restartTick(tick)
+      else this.endSavepoint(tick, ROLLBACK_TO)
       return Promise.reject(err)
     } finally {
       tx.end()
@@ -350,18 +345,6 @@ export class PgDatabase implements Database, PgRunner {
       },
     )
     this.settled = this.settled.then(() => done)
-  }
-
-  /**
-   * The turn's first writing function failed before anything else of the turn was written: its SQL transaction is
-   * rolled back whole (reads of earlier functions lose nothing), and the next function begins it again.
-   */
-  private restartTick(tick: PgTick): void {
-    if (!tick.sent) return
-    // Posted now, ahead of anything later on the connection; what was deferred belonged to the rolled-back part.
-    void this.bridge.send([ROLLBACK]).catch(() => {})
-    this.deferred.drop([BEGIN])
-    tick.sent = false
   }
 
   /** The connection was lost inside the turn: its transaction is gone, every function of it fails. */

@@ -1,7 +1,7 @@
 import type { Step } from './bridge-protocol.js'
 import { coalesceGroups } from './coalesce.js'
 import type { InsertRows } from './insert-rows.js'
-import { RELEASE, SAVEPOINT } from './pg-tick.js'
+import { RELEASE } from './pg-tick.js'
 
 /** Where a transaction function began, in what was deferred: enough to drop what it left, or to group it. */
 export interface DeferredMark {
@@ -86,15 +86,35 @@ export class DeferredSteps {
   }
 
   /**
-   * Makes what was deferred since `m` (its SAVEPOINT, or one added when `savepoint` is false, and its queued writes)
-   * a group (bridge-protocol.ts), followed by its RELEASE; answers the group's number.
+   * Makes what was deferred since `m` (its SAVEPOINT and its queued writes) a group (bridge-protocol.ts), followed by
+   * its RELEASE; answers the group's number.
    */
-  group(m: DeferredMark, savepoint: boolean): number {
-    const group = ++this.groups
+  group(m: DeferredMark): number {
+    const group = this.nextGroup()
     this.fresh++
-    if (!savepoint) this.steps.splice(m.at, 0, SAVEPOINT)
-    for (let i = m.at; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
+    this.tag(m.at, group)
     this.steps.push(RELEASE)
     return group
+  }
+
+  /**
+   * Makes what was deferred since the steps were last taken a group without a SAVEPOINT of its own: the writes a
+   * function queued after its statements went, inside the savepoint those opened on the server. Followed by that
+   * savepoint's RELEASE; answers the group's number. Never merged with others (coalesce.ts merges groups that begin
+   * with their SAVEPOINT).
+   */
+  tail(): number {
+    const group = this.nextGroup()
+    this.tag(0, group)
+    this.steps.push(RELEASE)
+    return group
+  }
+
+  private nextGroup(): number {
+    return ++this.groups
+  }
+
+  private tag(from: number, group: number): void {
+    for (let i = from; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
   }
 }

@@ -42,8 +42,9 @@ export class PgTransaction extends GuardedTx {
   }
 
   /**
-   * Queued, not sent: it goes with the function's next statement that needs an answer, or as the function returns
-   * (sendQueued), so that a function of several writes costs one round trip.
+   * Queued, not sent: it goes with the function's next statement that needs an answer, or, once the function returned,
+   * as a group with the turn's next round trip or its COMMIT (pg-database.ts), so that a function of several writes
+   * costs one round trip, or none.
    */
   override write(sql: string, params?: SqlParams): void {
     this.guard(() => {
@@ -53,11 +54,6 @@ export class PgTransaction extends GuardedTx {
       this.wrote = true
       this.db.queue(stepOf(p, params))
     })
-  }
-
-  /** Sends what write() queued and waits for it; a failure poisons the transaction as the write's own would have. */
-  sendQueued(): void {
-    this.guard(() => this.db.roundTrip([], undefined, false))
   }
 
   /**

@@ -61,7 +61,7 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     expect(await committed()).to.deep.equal(['kept', 'after'])
   })
 
-  it("rolls back a turn's first writer that fails without a savepoint, and begins again for the next", async () => {
+  it("rolls back a turn's first writer that fails to its own savepoint; the rest of the turn commits", async () => {
     const before = db.stats().statements!
     const first = db
       .transaction((tx) => {
@@ -74,8 +74,32 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     expect(await first).to.equal('DB_CONSTRAINT')
     await Promise.all([second, third])
     expect(await committed()).to.deep.equal(['second', 'third'])
-    // BEGIN, two inserts, ROLLBACK, BEGIN, the second's insert, then the third's savepoint, insert, release, COMMIT.
-    expect(db.stats().statements! - before).to.equal(10)
+    // BEGIN, the first's savepoint, two inserts, ROLLBACK TO and RELEASE; then savepoint, insert and release for
+    // each of the others, and COMMIT.
+    expect(db.stats().statements! - before).to.equal(13)
+  })
+
+  it('sends the writes a function queued after its statements with the COMMIT, and rolls the function back whole when one fails', async () => {
+    const trips = db.stats().roundTrips!
+    const failed = db
+      .transaction((tx) => {
+        tx.run('INSERT INTO items (id) VALUES (?)', ['read-then-write'])
+        tx.write('INSERT INTO items (id) VALUES (?)', ['queued'])
+        tx.write('INSERT INTO items (id) VALUES (?)', ['read-then-write'])
+      })
+      .catch((e: DatabaseError) => e.code)
+    // The group goes ahead of the next function's read, which sees the failed function undone.
+    let seen: number | undefined
+    const kept = db.transaction((tx) => {
+      seen = tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM items')!.n
+      tx.write('INSERT INTO items (id) VALUES (?)', ['later'])
+    })
+    // One round trip each for the statements that answer: none for the queued writes.
+    expect(db.stats().roundTrips! - trips).to.equal(2)
+    expect(seen).to.equal(0)
+    expect(await failed).to.equal('DB_CONSTRAINT')
+    await kept
+    expect(await committed()).to.deep.equal(['later'])
   })
 
   it('keeps the turn when a read outside any transaction fails in it', async () => {

@@ -9,13 +9,14 @@ describe('DeferredSteps: what waits for the next round trip', () => {
     const d = new DeferredSteps()
     d.push(BEGIN)
     const first = d.mark()
+    d.push(SAVEPOINT)
     d.queue(write(1))
     expect(d.onlyQueuedSince(first)).to.equal(true)
-    const g1 = d.group(first, false)
+    const g1 = d.group(first)
     const second = d.mark()
     d.push(SAVEPOINT)
     d.queue(write(2))
-    const g2 = d.group(second, true)
+    const g2 = d.group(second)
     expect(g2).to.not.equal(g1)
     expect(d.queued).to.equal(2)
     expect(d.take([])).to.deep.equal([
@@ -28,6 +29,20 @@ describe('DeferredSteps: what waits for the next round trip', () => {
       RELEASE,
     ])
     expect(d.queued).to.equal(0)
+  })
+
+  it('makes the writes a function queued after its statements went a group inside the savepoint they opened', () => {
+    const d = new DeferredSteps()
+    d.push(BEGIN)
+    const m = d.mark()
+    d.push(SAVEPOINT)
+    expect(d.take([write(1)])).to.deep.equal([BEGIN, SAVEPOINT, write(1)])
+    d.queue(write(2))
+    d.queue(write(3))
+    expect(d.sentSince(m)).to.equal(true)
+    const g = d.tail()
+    // No SAVEPOINT of its own: a failing write rolls back to the function's, and the RELEASE after the group ends it.
+    expect(d.take([])).to.deep.equal([{ ...write(2), group: g }, { ...write(3), group: g }, RELEASE])
   })
 
   it('drops what a function deferred when nothing of it was sent, and keeps what came before', () => {
