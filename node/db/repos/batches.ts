@@ -40,7 +40,7 @@ export class BatchesRepo {
    */
   insert(tx: Tx, b: BatchRecord): void {
     const received = b.received !== undefined
-    tx.run(
+    tx.write(
       `INSERT INTO batches (id, type, namespace, author, key, node, grp, created, hash, manifest, tx_id, payload_ref, state, local, chain_tx, reason${received ? ', received' : ''})
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${received ? ', ?' : ''}) ON CONFLICT DO NOTHING`,
       [
@@ -70,7 +70,7 @@ export class BatchesRepo {
    * (carried_messages): set when it writes some, cleared when they are forgotten.
    */
   markCarried(tx: Tx, id: string, hash: string, carried = true): void {
-    tx.run('UPDATE batches SET carried = ? WHERE id = ? AND hash = ? AND local = 0', [carried ? 1 : 0, id, hash])
+    tx.write('UPDATE batches SET carried = ? WHERE id = ? AND hash = ? AND local = 0', [carried ? 1 : 0, id, hash])
   }
 
   /**
@@ -120,7 +120,7 @@ export class BatchesRepo {
    * (`held` is then marked by the insert's trigger).
    */
   dropRefused(tx: Tx, id: string, hash: string): void {
-    tx.run("DELETE FROM batches WHERE id = ? AND hash = ? AND state = 'refused'", [id, hash])
+    tx.write("DELETE FROM batches WHERE id = ? AND hash = ? AND state = 'refused'", [id, hash])
   }
 
   /** The batch that carries transaction `txId`: the one stored first, where a peer's forgery names it again. */
@@ -145,7 +145,7 @@ export class BatchesRepo {
 
   /** An unpinned batch's deliveries are queued: it is done here, and never pinned. */
   setSent(tx: Tx, id: BatchId): void {
-    tx.run("UPDATE batches SET state = 'sent' WHERE id = ? AND local = 1", [id])
+    tx.write("UPDATE batches SET state = 'sent' WHERE id = ? AND local = 1", [id])
   }
 
   /**
@@ -153,7 +153,7 @@ export class BatchesRepo {
    * made available and the chain took the pin, where known (for traces).
    */
   setPinned(tx: Tx, id: BatchId, chainTx: string, payloadRef: string, times: { uploaded?: Timestamp; pinSent?: Timestamp } = {}): void {
-    tx.run("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ?, uploaded = ?, pin_sent = ? WHERE id = ? AND local = 1", [chainTx, payloadRef, times.uploaded ?? null, times.pinSent ?? null, id])
+    tx.write("UPDATE batches SET state = 'pinned', chain_tx = ?, payload_ref = ?, uploaded = ?, pin_sent = ? WHERE id = ? AND local = 1", [chainTx, payloadRef, times.uploaded ?? null, times.pinSent ?? null, id])
   }
 
   /** Newest first. */

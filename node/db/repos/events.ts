@@ -1,7 +1,7 @@
 import type { Database, Tx } from '../database.js'
 import { andWhere, filterSql } from '../filter-sql.js'
 import { EVENT_FIELDS } from '../query-fields.js'
-import { insertRows } from '../in-list.js'
+import { writeRows } from '../in-list.js'
 import { extend } from '../../core/extend.js'
 import { newId, type EventId } from '../../core/ids.js'
 import type { Timestamp } from '../../core/time.js'
@@ -23,6 +23,9 @@ interface Row {
 
 /** The node's event log. `sequence` is insertion order: the order applications must process events in. */
 export class EventsRepo {
+  /** The next event's sequence (insertMany): read from the log at the first event written, then counted. */
+  private next: number | undefined
+
   constructor(private readonly db: Database) {}
 
   insert(tx: Tx, e: NewEvent, created: Timestamp): NodeEvent {
@@ -30,25 +33,25 @@ export class EventsRepo {
   }
 
   /**
-   * Appends events in the order given with few statements: their sequences are consecutive within each, since one
-   * statement's AUTOINCREMENT rowids are, and this is the only writer of the log.
+   * Appends events in the order given, their sequences numbered here: the member is the only writer of its log, and
+   * its transactions commit in the order they run (one connection, one turn after another), so numbering them as they
+   * are written is the log's insertion order. Given rather than read back, the rows are a write nobody waits for
+   * (Tx.write): on PostgreSQL they go with the transaction's next round trip or its COMMIT, where reading the generated
+   * sequences back made the pass that confirms a batch wait for everything queued before it. A transaction that rolls
+   * back leaves its numbers unused (a gap, as PostgreSQL's own sequences leave); a number is never given twice. So a
+   * database has one EventsRepo (openRepositories, once per open database), and nothing else writes its log.
    */
   insertMany(tx: Tx, list: readonly NewEvent[], created: Timestamp): NodeEvent[] {
-    // Made whole here, their sequence set once known: one object per event, its keys in the order they always had.
-    const rows: NodeEvent[] = list.map((e) => extend(e, { id: newId<EventId>(), created, sequence: 0 }))
-    const statements = insertRows(
+    let next = this.next ?? Number(tx.get<{ s: number | null }>('SELECT MAX(seq) AS s FROM events')?.s ?? 0) + 1
+    // Made whole here: one object per event, its keys in the order they always had.
+    const rows: NodeEvent[] = list.map((e) => extend(e, { id: newId<EventId>(), created, sequence: next++ }))
+    this.next = next
+    writeRows(
       tx,
-      'INSERT INTO events (id, type, namespace, reference, reference_hash, correlator, tx, topic, created)',
+      'INSERT INTO events (seq, id, type, namespace, reference, reference_hash, correlator, tx, topic, created)',
       '',
-      rows.map((e) => [e.id, e.type, e.namespace, e.reference, e.referenceHash ?? null, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
-      undefined,
-      true,
+      rows.map((e) => [e.sequence, e.id, e.type, e.namespace, e.reference, e.referenceHash ?? null, e.correlator ?? null, e.tx ?? null, e.topic ?? null, created]),
     )
-    let i = 0
-    for (const { rows: n, result } of statements) {
-      const first = result.lastInsertRowid - n + 1
-      for (let k = 0; k < n; k++) rows[i++]!.sequence = first + k
-    }
     return rows
   }
 

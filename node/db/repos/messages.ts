@@ -215,7 +215,7 @@ export class MessagesRepo {
   /** The messages a batch was sealed with (this member's own: one row per id), in one statement. */
   assignBatch(tx: Tx, refs: readonly MessageRef[], batchId: BatchId, txId: TxId): void {
     this.unsettle(refs)
-    tx.run(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE local = 1 AND id ${IN_LIST}`, [batchId, txId, inList(refs.map((r) => r.id))])
+    tx.write(`UPDATE messages SET batch_id = ?, tx_id = ? WHERE local = 1 AND id ${IN_LIST}`, [batchId, txId, inList(refs.map((r) => r.id))])
   }
 
   /** A groupinit of `group` stored here (pending or settled), if any. */

@@ -38,7 +38,7 @@ export class OperationsRepo {
 
   /** Records a step; one recorded under the same key already is kept as it is. */
   add(tx: Tx, key: string, op: Operation): void {
-    tx.run(
+    tx.write(
       `INSERT INTO operations (id, key, namespace, tx_id, type, plugin, status, input, output, error, created, updated)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
       [op.id, key, op.namespace, op.tx ?? null, op.type, op.plugin, op.status, JSON.stringify(op.input), op.output ? JSON.stringify(op.output) : null, op.error ?? null, op.created, op.updated],
@@ -47,7 +47,7 @@ export class OperationsRepo {
 
   /** Records the step's outcome (nothing happens for a key never added). */
   settle(tx: Tx, key: string, outcome: OperationOutcome, at: Timestamp): void {
-    tx.run(
+    tx.write(
       `UPDATE operations SET status = ?, output = COALESCE(?, output), error = ?, input = COALESCE(?, input), updated = ? WHERE key = ?`,
       [outcome.status, outcome.output ? JSON.stringify(outcome.output) : null, outcome.error ?? null, outcome.input ? JSON.stringify(outcome.input) : null, at, key],
     )
