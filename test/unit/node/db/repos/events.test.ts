@@ -1,12 +1,13 @@
 import { expect } from 'chai'
-import { forEachEngine, freshReposEachTest, type Repos } from '../../../../support/repos.js'
+import { forEachEngine, freshReposEachTest, reposOver, type Repos } from '../../../../support/repos.js'
 import { newId, type BatchId, type Hash, type MessageId } from '../../../../../node/core/ids.js'
 import { now } from '../../../../../node/core/time.js'
 import type { NewEvent, NodeEvent } from '../../../../../node/model/index.js'
 
 /**
- * An INSERT's rowid is read only when asked for (it costs a statement): events, whose sequences are their rowids, still
- * get exactly the rowids SQLite gave them, whatever other inserts (which do not read theirs) run around them.
+ * An INSERT's rowid is read only when asked for (it costs a statement). Events are numbered by their repository, which
+ * writes them without reading anything back: each gets the sequence it is stored under, in the order written, never one
+ * given before.
  */
 forEachEngine('insert rowids on demand', (engine) => {
   let r: Repos
@@ -53,5 +54,22 @@ forEachEngine('insert rowids on demand', (engine) => {
     // SQLite gives every table a rowid; PostgreSQL answers one only for a table with an identity column (node_state has none).
     const asked = engine === 'sqljs' ? r.db.get<{ rowid: number }>("SELECT rowid FROM node_state WHERE key = 'a'")!.rowid : 0
     expect(result).to.deep.equal({ first: 1, second: 2, asked, unasked: 0, changes: 1 })
+  })
+
+  it('never gives a sequence twice: a rolled back transaction leaves a gap, and a new repository goes on after the newest', async () => {
+    const first = await r.db.transaction((tx) => r.events.insertMany(tx, events(2), now()))
+    const undone = await r.db
+      .transaction((tx) => {
+        r.events.insertMany(tx, events(3), now())
+        throw new Error('changed its mind')
+      })
+      .catch((e: Error) => e.message)
+    expect(undone).to.equal('changed its mind')
+    const after = await r.db.transaction((tx) => r.events.insertMany(tx, events(1), now()))
+    expect([...first, ...after].map((e) => e.sequence)).to.deep.equal([1, 2, 6])
+    const reopened = reposOver(r.db)
+    const next = await r.db.transaction((tx) => reopened.events.insertMany(tx, events(1), now()))
+    expect(next.map((e) => e.sequence)).to.deep.equal([7])
+    expect(r.db.all<{ seq: number }>('SELECT seq FROM events ORDER BY seq').map((e) => e.seq)).to.deep.equal([1, 2, 6, 7])
   })
 })
