@@ -40,9 +40,9 @@ type Ok = Extract<BridgeReply, { ok: true }>
  * durable together (synchronous_commit on); each function's promise resolves only once that COMMIT returned. Reads see
  * the turn's writes (one connection). BEGIN, SAVEPOINT and RELEASE are deferred and go with the next statement, so a
  * function that runs no statement costs no round trip. Writes queued with tx.write go with the function's next
- * statement; a function that sent nothing leaves them deferred as a group in its own savepoint (pg-deferred.ts), sent
- * with the turn's next round trip or its COMMIT, where a failing group rolls back alone and fails its function's
- * promise. The COMMIT is posted without waiting: the event loop goes on, and the next statement runs after it.
+ * statement; those left when the function returns are deferred as a group (pg-deferred.ts), in a savepoint of its own
+ * when the function sent nothing, else in the one its statements opened, sent with the turn's next round trip or its
+ * COMMIT, where a failing group rolls back alone and fails its function's promise. The COMMIT is posted without waiting: the event loop goes on, and the next statement runs after it.
  *
  * A connection lost (PostgreSQL stopped or unreachable) fails what was in flight with DB_UNAVAILABLE, COMMITs whose
  * outcome is unknown included (never told durable); new transactions are refused at once until the worker has
