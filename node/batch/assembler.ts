@@ -206,7 +206,10 @@ export class Assembler {
     let written: NodeEvent[] = []
     // The transaction runs now, so batches are sealed (and their pins later submitted) in the order they were cut.
     const durable = db.transaction((tx) => {
-      // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one.
+      // Known at once, not when the promise settles: the next batch of this cut must not be sealed past this one. (On
+      // PostgreSQL a seal's writes go unwaited, so a failure of one of them is known at the COMMIT; a seal of the same
+      // turn after it may then commit. Their inserts skip conflicts: what fails them, a full disk or a lost server,
+      // fails the whole turn.)
       this.broken = true
       batches.insert(tx, record)
       this.deps.operationRecorder?.batchSealed(tx, record, txType === 'batch_pin')

@@ -118,9 +118,9 @@ export class PgDatabase implements Database, PgRunner {
         // Only queued writes, nothing sent: they wait for the turn's next round trip, in a group of their own.
         group = this.deferred.group(mark)
         tick.savepointPending = false
-      } else if (this.deferred.queued > 0) {
-        // Writes queued after its last statement: a group too, inside the savepoint its statements opened on the
-        // server, so that nobody waits for them (a pass's confirmations and events, say). Should one fail, the worker
+      } else if (this.deferred.sentSince(mark) && this.deferred.queued > 0) {
+        // Writes queued after its last statement (all deferred steps are its own, since its statements took the
+        // rest): a group too, inside the savepoint its statements opened on the server, so that nobody waits for them (a pass's confirmations and events, say). Should one fail, the worker
         // rolls back to that savepoint, the whole function, whose promise then rejects at the COMMIT.
         group = this.deferred.tail()
       } else this.endSavepoint(tick, RELEASE)

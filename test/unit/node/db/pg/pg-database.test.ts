@@ -102,6 +102,29 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     expect(await committed()).to.deep.equal(['later'])
   })
 
+  it('keeps the groups of queued writers to themselves when a function that ran nothing follows them', async () => {
+    await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['taken']))
+    const outcome = (p: Promise<unknown>): Promise<string> => p.then(
+      () => 'ok',
+      (e: DatabaseError) => e.code,
+    )
+    const insert = (id: string) => outcome(db.transaction((tx) => tx.write('INSERT INTO items (id) VALUES (?)', [id])))
+    const writers = [insert('w1'), insert('taken'), insert('w3')]
+    const nothing = outcome(db.transaction(() => 42))
+    // A function whose write queued after its statement fails: it alone rolls back, not the no-op after it.
+    const tail = outcome(
+      db.transaction((tx) => {
+        tx.run('INSERT INTO items (id) VALUES (?)', ['t1'])
+        tx.write('INSERT INTO items (id) VALUES (?)', ['taken'])
+      }),
+    )
+    const after = outcome(db.transaction(() => undefined))
+    const last = insert('w5')
+    expect(await Promise.all(writers)).to.deep.equal(['ok', 'DB_CONSTRAINT', 'ok'])
+    expect([await nothing, await tail, await after, await last]).to.deep.equal(['ok', 'DB_CONSTRAINT', 'ok', 'ok'])
+    expect(await committed()).to.deep.equal(['taken', 'w1', 'w3', 'w5'])
+  })
+
   it('keeps the turn when a read outside any transaction fails in it', async () => {
     const first = db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['one']))
     expect(() => db.all('SELECT no_such_column FROM items')).to.throw(DatabaseError, /DB_SQL: column "no_such_column" does not exist/)
