@@ -12,6 +12,11 @@ const QUIET = 0.025
  * ~10 % CPU per message in the benchmark's warm burst, which follows the first after a few seconds.
  */
 const LATER_QUIET_PERIODS = 15
+/**
+ * Quiet periods in a row after the start's collection before one more: the start's work is over for good, and
+ * nothing says the application's is coming, so a member resting after its start gives back what its start grew.
+ */
+const START_SETTLE_PERIODS = 3
 
 /** What the idle collector reads and calls; the process's own unless a test passes its own. */
 export interface IdleGcDeps {
@@ -32,25 +37,28 @@ export interface IdleGcDeps {
  * work, once it has been quiet for LATER_QUIET_PERIODS. Under load nothing is forced: the loop is busy, and V8
  * collects as it does.
  *
- * The young generation is left at its size: V8 shrinks it only at a collection after ~5 s of low allocation, so a
- * second collection 6 s after the first would take an idle member of a 20-member network from 93 to 79 MiB (median),
- * but the next burst then grows it back: +10 % CPU per broadcast over the first 5,000 after a rest
- * (docs/benchmarks.md, "What a start avoids").
+ * The start's collection comes too soon to shrink the young generation: V8 shrinks it only at a collection after ~5 s
+ * of low allocation. A member still at rest START_SETTLE_PERIODS later, with no work since, collects once more, which
+ * does: idle members of a 20-member network 78–92 MiB against 89–120. After later work the young generation keeps
+ * the size the burst grew it to until a long rest, since collecting after each short rest made the next burst grow
+ * it back (docs/benchmarks.md, "What a start avoids").
  *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */
 export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
   if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
-  let collected = false
+  let collections = 0
   let quietPeriods = 0
   const stop = deps.every(CHECK_EVERY_MS, () => {
     const share = deps.busyShare()
     if (share > BUSY) busySinceCollected = true
     quietPeriods = share < QUIET ? quietPeriods + 1 : 0
-    if (busySinceCollected && quietPeriods >= (collected ? LATER_QUIET_PERIODS : 1)) {
+    // The start's settling collection: still at rest since the start's, with no work in between.
+    const settling = collections === 1 && !busySinceCollected
+    if (settling ? quietPeriods >= 1 + START_SETTLE_PERIODS : busySinceCollected && quietPeriods >= (collections > 0 ? LATER_QUIET_PERIODS : 1)) {
       busySinceCollected = false
-      collected = true
+      collections++
       deps.collect()
     }
   })

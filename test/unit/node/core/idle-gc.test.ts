@@ -62,6 +62,30 @@ describe('collectWhenIdle', () => {
     expect(s.collections()).to.equal(1)
   })
 
+  it('collects once more while the rest after the start goes on (V8 then shrinks the young generation), not after work', () => {
+    const s = scripted()
+    collectWhenIdle(s.deps)
+    s.period(0.5)
+    s.period(0.002)
+    expect(s.collections()).to.equal(1)
+    s.period(0.002)
+    s.period(0.002)
+    expect(s.collections()).to.equal(1)
+    s.period(0.002)
+    expect(s.collections(), 'after 3 more quiet periods (6 s)').to.equal(2)
+    for (let i = 0; i < 20; i++) s.period(0.002)
+    expect(s.collections(), 'nothing more while nothing happens').to.equal(2)
+
+    const t = scripted()
+    collectWhenIdle(t.deps)
+    t.period(0.002)
+    t.period(0.3) // work after the start's collection: a later rest must be long
+    for (let i = 0; i < 14; i++) t.period(0.002)
+    expect(t.collections()).to.equal(1)
+    t.period(0.002)
+    expect(t.collections()).to.equal(2)
+  })
+
   it('does nothing without an exposed gc', () => {
     expect(collectWhenIdle(undefined).stop()).to.equal(undefined)
   })
