@@ -218,6 +218,18 @@ export function mainThreadCpuSeconds(pid: number): number {
   return cpuSecondsOfStat(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'))
 }
 
+/**
+ * CPU seconds of the children a process has reaped (waited for), as the kernel adds them to it: a server's short-lived
+ * workers (PostgreSQL's autovacuum workers) are counted there once gone, whereas reading each child misses one that
+ * comes and goes between two readings.
+ */
+export function reapedChildrenCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const after = fields.slice(fields.lastIndexOf(')') + 2).split(' ')
+  // cutime and cstime are fields 16 and 17.
+  return (Number(after[13]) + Number(after[14])) / CLOCK_TICKS_PER_SECOND
+}
+
 function cpuSecondsOfStat(stat: string): number {
   // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

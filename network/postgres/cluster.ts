@@ -19,9 +19,14 @@ const MAX_CONNECTIONS = 300
 
 /**
  * How often autovacuum visits each database, in seconds (PostgreSQL's default: 60). Each visit starts a worker
- * process, one per database in turn: ~3 a second for 15 members, a few milliseconds of CPU each.
+ * process, one per database in turn: one a second for 15 members, a few milliseconds of CPU each, more when a table
+ * has grown by a tenth since its last ANALYZE (autovacuum_analyze_scale_factor), which a member's tables do every few
+ * seconds under load. Every 5 s, the workers of a 3-member broadcast run took 2.5-2.9 s of CPU, ~10 % of a core while
+ * the sender accepted (`bench -- --database postgres --only broadcast`, three alternating pairs, load 2.7-4.2): at
+ * 15 s, 0.55-0.98 s, and messages confirmed on every member 558-645/s against 471-585/s in the same runs (0.85 of
+ * sql.js's rate in each, against 0.67-0.81).
  */
-const AUTOVACUUM_NAPTIME_SECONDS = 5
+const AUTOVACUUM_NAPTIME_SECONDS = 15
 
 /** A managed server's credentials and port, as the folder's database record keeps them. */
 export interface ManagedServer {
@@ -110,8 +115,8 @@ export function postgresArgs(data: string, port: number): string[] {
     // A member prepares its statements once; PostgreSQL plans each for the table sizes its statistics last said, and
     // keeps that plan until an ANALYZE of a table it reads. A member starts with empty tables, where a scan of the
     // whole table is cheapest: until autovacuum analyzes them again, a batch's confirmation scans every message held
-    // (10 ms a batch at 20,000 messages, against 2.5 ms by index). Checked every few seconds rather than every
-    // minute, a hot table is analyzed soon after each tenth it grows by (autovacuum_analyze_scale_factor).
+    // (10 ms a batch at 20,000 messages, against 2.5 ms by index). Checked every 15 s rather than every minute, a
+    // hot table is analyzed within seconds of each tenth it grows by (autovacuum_analyze_scale_factor).
     '-c', `autovacuum_naptime=${AUTOVACUUM_NAPTIME_SECONDS}`,
   ]
 }

@@ -1,7 +1,8 @@
 import { expect } from 'chai'
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { assertPortFree, freePort, PortBusyError } from '../../../network/process.js'
+import { assertPortFree, freePort, PortBusyError, processCpuSeconds, reapedChildrenCpuSeconds } from '../../../network/process.js'
 
 describe('process helpers', () => {
   it('names a busy port', async () => {
@@ -24,5 +25,18 @@ describe('process helpers', () => {
     const base = await freePort(110)
     expect(base + 110).to.be.below(ephemeralLow)
     await assertPortFree(base, 'the port it answered')
+  })
+
+  it("counts a process's children once it reaped them, and not its own time", async () => {
+    // A shell that runs a busy child to its end, waits for it, then sleeps: the child's CPU is then the shell's reaped.
+    const shell = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} -e "const t = Date.now(); while (Date.now() - t < 300);"; sleep 5`], { stdio: 'ignore' })
+    try {
+      const deadline = Date.now() + 10_000
+      while (reapedChildrenCpuSeconds(shell.pid!) < 0.2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      expect(reapedChildrenCpuSeconds(shell.pid!)).to.be.at.least(0.2)
+      expect(processCpuSeconds(shell.pid!)).to.be.below(0.1)
+    } finally {
+      shell.kill('SIGKILL')
+    }
   })
 })
