@@ -39,7 +39,7 @@ export function contractsSourceHash() {
   return h.digest('hex')
 }
 
-/** Whether the recorded hash matches and every source has its artifact directory. */
+/** Whether the recorded hash matches and every contract of every source has its artifact. */
 export function contractsUpToDate(hash = contractsSourceHash()) {
   let recorded
   try {
@@ -47,10 +47,20 @@ export function contractsUpToDate(hash = contractsSourceHash()) {
   } catch {
     return false
   }
-  if (recorded !== hash) return false
-  return readdirSync(SOURCES)
+  return recorded === hash && artifactsComplete(SOURCES, ARTIFACTS)
+}
+
+/**
+ * Whether each contract a `.sol` file of `sources` declares has its artifact (`<artifacts>/contracts/<file>/<Name>.json`,
+ * as Hardhat writes it): a folder left with only its debug file, say, is compiled again.
+ */
+export function artifactsComplete(sources, artifacts) {
+  return readdirSync(sources)
     .filter((f) => f.endsWith('.sol'))
-    .every((f) => existsSync(join(ARTIFACTS, 'contracts', f)))
+    .every((f) => {
+      const declared = [...readFileSync(join(sources, f), 'utf8').matchAll(/^\s*(?:abstract\s+)?contract\s+(\w+)/gm)].map((m) => m[1])
+      return declared.every((name) => existsSync(join(artifacts, 'contracts', f, `${name}.json`)))
+    })
 }
 
 /**
