@@ -71,8 +71,7 @@ export function isAlive(pid: number): boolean {
  */
 export function processState(pid: number): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+    return statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[0]
   } catch {
     return undefined
   }
@@ -224,16 +223,31 @@ export function mainThreadCpuSeconds(pid: number): number {
  * comes and goes between two readings.
  */
 export function reapedChildrenCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const after = fields.slice(fields.lastIndexOf(')') + 2).split(' ')
-  // cutime and cstime are fields 16 and 17.
-  return (Number(after[13]) + Number(after[14])) / CLOCK_TICKS_PER_SECOND
+  return reapedCpuSecondsOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+}
+
+/** A process's own CPU seconds and those of the children it reaped, from one reading of its stat. */
+export function processAndReapedCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return cpuSecondsOfStat(stat) + reapedCpuSecondsOfStat(stat)
+}
+
+/**
+ * The fields of a /proc stat line after the command name, which may hold spaces: [0] is the state (field 3), [1] the
+ * parent's pid (field 4), [11] and [12] utime and stime (14, 15), [13] and [14] cutime and cstime (16, 17).
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
 }
 
 function cpuSecondsOfStat(stat: string): number {
-  // Fields after the command name (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = statFields(stat)
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND
+}
+
+function reapedCpuSecondsOfStat(stat: string): number {
+  const fields = statFields(stat)
+  return (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND
 }
 /** USER_HZ: 100 on every Linux Node runs on. */
 export const CLOCK_TICKS_PER_SECOND = 100

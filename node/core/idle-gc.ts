@@ -54,15 +54,21 @@ export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): {
     const share = deps.busyShare()
     if (share > BUSY) busySinceCollected = true
     quietPeriods = share < QUIET ? quietPeriods + 1 : 0
-    // The start's settling collection: still at rest since the start's, with no work in between.
-    const settling = collections === 1 && !busySinceCollected
-    if (settling ? quietPeriods >= 1 + START_SETTLE_PERIODS : busySinceCollected && quietPeriods >= (collections > 0 ? LATER_QUIET_PERIODS : 1)) {
+    if (quietPeriods >= restNeeded(collections, busySinceCollected)) {
       busySinceCollected = false
       collections++
       deps.collect()
     }
   })
   return { stop }
+}
+
+/** Quiet periods in a row before the next collection, given how many ran and whether there was work since the last. */
+function restNeeded(collections: number, busySinceCollected: boolean): number {
+  if (collections === 0) return 1
+  // The start's settling collection: still at rest since the start's, with no work in between.
+  if (collections === 1 && !busySinceCollected) return 1 + START_SETTLE_PERIODS
+  return busySinceCollected ? LATER_QUIET_PERIODS : Infinity
 }
 
 /** The process's own: undefined without `gc`. */

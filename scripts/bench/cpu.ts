@@ -3,7 +3,7 @@
  * small machine the client competes with the nodes it measures; this says how much it took from them.
  */
 import { readdirSync, readFileSync } from 'node:fs'
-import { CLOCK_TICKS_PER_SECOND, mainThreadCpuSeconds, processCpuSeconds, processMemory, reapedChildrenCpuSeconds } from '../../network/process.js'
+import { CLOCK_TICKS_PER_SECOND, mainThreadCpuSeconds, processAndReapedCpuSeconds, processCpuSeconds, processMemory, statFields } from '../../network/process.js'
 
 export interface CpuFigure {
   /** User plus system CPU over wall time, percent of one core (above 100 when more than one thread ran). */
@@ -43,7 +43,7 @@ function unlessGone(read: (pid: number) => number): (pid: number) => number {
 /** CPU seconds a process (or only its main thread) has used so far; NaN once it is gone. */
 const ownCpuSecondsOf = unlessGone(processCpuSeconds)
 const mainCpuSecondsOf = unlessGone(mainThreadCpuSeconds)
-const reapedCpuSecondsOf = unlessGone(reapedChildrenCpuSeconds)
+const familyCpuSecondsOf = unlessGone(processAndReapedCpuSeconds)
 
 /**
  * A process's CPU so far; for PostgreSQL's postmaster, with that of the processes it forked (a backend per
@@ -52,9 +52,8 @@ const reapedCpuSecondsOf = unlessGone(reapedChildrenCpuSeconds)
  * autovacuum worker lives a fraction of a second: read one by one, most were missed, ~9 % of a core in a broadcast run).
  */
 function cpuSecondsOf(pid: number): number {
-  const own = ownCpuSecondsOf(pid)
-  if (commOf(pid) !== 'postgres') return own
-  let sum = own + reapedCpuSecondsOf(pid)
+  if (commOf(pid) !== 'postgres') return ownCpuSecondsOf(pid)
+  let sum = familyCpuSecondsOf(pid)
   for (const child of childrenOf(pid)) {
     const c = ownCpuSecondsOf(child)
     if (Number.isFinite(c)) sum += c
@@ -75,9 +74,7 @@ function childrenOf(pid: number): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      // Field 4 of stat is the parent; the name (field 2) may hold spaces, so count from its closing parenthesis.
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry))
+      if (Number(statFields(readFileSync(`/proc/${entry}/stat`, 'utf8'))[1]) === pid) out.push(Number(entry))
     } catch {
       // Gone since the listing.
     }

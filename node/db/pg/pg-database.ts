@@ -42,7 +42,8 @@ type Ok = Extract<BridgeReply, { ok: true }>
  * function that runs no statement costs no round trip. Writes queued with tx.write go with the function's next
  * statement; those left when the function returns are deferred as a group (pg-deferred.ts), in a savepoint of its own
  * when the function sent nothing, else in the one its statements opened, sent with the turn's next round trip or its
- * COMMIT, where a failing group rolls back alone and fails its function's promise. The COMMIT is posted without waiting: the event loop goes on, and the next statement runs after it.
+ * COMMIT, where a failing group rolls back alone and fails its function's promise. The COMMIT is posted without
+ * waiting: the event loop goes on, and the next statement runs after it.
  *
  * A connection lost (PostgreSQL stopped or unreachable) fails what was in flight with DB_UNAVAILABLE, COMMITs whose
  * outcome is unknown included (never told durable); new transactions are refused at once until the worker has
@@ -120,8 +121,9 @@ export class PgDatabase implements Database, PgRunner {
         tick.savepointPending = false
       } else if (this.deferred.sentSince(mark) && this.deferred.queued > 0) {
         // Writes queued after its last statement (all deferred steps are its own, since its statements took the
-        // rest): a group too, inside the savepoint its statements opened on the server, so that nobody waits for them (a pass's confirmations and events, say). Should one fail, the worker
-        // rolls back to that savepoint, the whole function, whose promise then rejects at the COMMIT.
+        // rest): a group too, inside the savepoint its statements opened on the server, so that nobody waits for them
+        // (a pass's confirmations and events, say). Should one fail, the worker rolls back to that savepoint, the
+        // whole function, whose promise then rejects at the COMMIT.
         group = this.deferred.tail()
       } else this.endSavepoint(tick, RELEASE)
     } catch (err) {

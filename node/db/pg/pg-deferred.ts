@@ -90,11 +90,8 @@ export class DeferredSteps {
    * its RELEASE; answers the group's number.
    */
   group(m: DeferredMark): number {
-    const group = this.nextGroup()
     this.fresh++
-    this.tag(m.at, group)
-    this.steps.push(RELEASE)
-    return group
+    return this.close(m.at)
   }
 
   /**
@@ -104,17 +101,14 @@ export class DeferredSteps {
    * with their SAVEPOINT).
    */
   tail(): number {
-    const group = this.nextGroup()
-    this.tag(0, group)
+    return this.close(0)
+  }
+
+  /** Tags the steps from `from` on as a new group, followed by its RELEASE; answers the group's number. */
+  private close(from: number): number {
+    const group = ++this.groups
+    for (let i = from; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
     this.steps.push(RELEASE)
     return group
-  }
-
-  private nextGroup(): number {
-    return ++this.groups
-  }
-
-  private tag(from: number, group: number): void {
-    for (let i = from; i < this.steps.length; i++) this.steps[i] = { ...this.steps[i]!, group }
   }
 }
