@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   }
   rmSync(bucketRoot, { recursive: true, force: true })
   const context = libReport.createContext({ dir: join(root, 'coverage'), coverageMap: merged })
-  for (const reporter of ['text', 'json-summary'] as const) reports.create(reporter, { maxCols: process.stdout.columns || 120 }).execute(context)
+  for (const reporter of ['text', 'json-summary', 'json'] as const) reports.create(reporter, { maxCols: process.stdout.columns || 120 }).execute(context)
   const total = merged.getCoverageSummary()
   console.log(`coverage of node/ and network/ (${buckets} compilation(s) per file at most, merged by source location): lines ${total.lines.pct} %, branches ${total.branches.pct} %, functions ${total.functions.pct} %`)
 }
