@@ -29,9 +29,10 @@ describe('process helpers', () => {
 
   it("counts a process's children once it reaped them, and not its own time", async () => {
     // A shell that runs a busy child to its end, waits for it, then sleeps: the child's CPU is then the shell's reaped.
-    const shell = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} -e "const t = Date.now(); while (Date.now() - t < 300);"; sleep 5`], { stdio: 'ignore' })
+    // The child spins until it has used 0.3 s of CPU, not of the clock, which a busy machine would give it less of.
+    const shell = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} -e "while (process.cpuUsage().user < 300000);"; sleep 60`], { stdio: 'ignore' })
     try {
-      const deadline = Date.now() + 10_000
+      const deadline = Date.now() + 50_000
       while (reapedChildrenCpuSeconds(shell.pid!) < 0.2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
       expect(reapedChildrenCpuSeconds(shell.pid!)).to.be.at.least(0.2)
       expect(processCpuSeconds(shell.pid!)).to.be.below(0.1)
