@@ -26,6 +26,11 @@ export interface ScriptCoverage {
   url: string
   functions: unknown[]
 }
+
+/** A function's coverage as V8 writes it: its first range spans the function (the script's first, the whole script). */
+interface FunctionCoverage {
+  ranges?: { startOffset: number; endOffset: number }[]
+}
 export interface RawCoverage {
   result: ScriptCoverage[]
   timestamp?: number
@@ -49,13 +54,17 @@ function compilationOf(raw: RawCoverage, url: string): string {
  * only: bucket k holds, for each URL, the scripts of the k-th compilation of it seen. Answers, per bucket, the part
  * of each process's coverage that falls in it (in the processes' order).
  */
-export function splitByCompilation(processes: readonly RawCoverage[]): RawCoverage[][] {
+export function splitByCompilation(processes: readonly RawCoverage[], dropped: string[] = []): RawCoverage[][] {
   const bucketOf = new Map<string, Map<string, number>>()
   const buckets: RawCoverage[][] = []
   for (const raw of processes) {
     const parts = new Map<number, RawCoverage>()
     for (const loaded of raw.result) {
       if (!loaded.url.startsWith('file://')) continue
+      if (!fitsItsMap(raw, loaded)) {
+        dropped.push(loaded.url)
+        continue
+      }
       // tsx's tsImport (the network command under c8) loads modules under a `?tsx-namespace=` query: the same file.
       const script = { ...loaded, url: withoutQuery(loaded.url) }
       const compilations = bucketOf.get(script.url) ?? new Map<string, number>()
@@ -81,6 +90,20 @@ export function splitByCompilation(processes: readonly RawCoverage[]): RawCovera
   return buckets
 }
 
+/**
+ * Whether a script is the compilation its URL's cached source map was made for. A process that compiled one URL
+ * twice (tsx's CommonJS hook, then an `import()` of the same file through its ESM loader) keeps the later map only:
+ * the other script's offsets, read through it, would credit the wrong lines, so it is left out, and counted.
+ */
+export function fitsItsMap(raw: RawCoverage, script: ScriptCoverage): boolean {
+  const lengths = raw['source-map-cache']?.[script.url]?.lineLengths
+  const whole = (script.functions[0] as FunctionCoverage | undefined)?.ranges?.[0]
+  if (lengths === undefined || whole === undefined || whole.startOffset !== 0) return true
+  // The line lengths leave out each line's terminator; the last line has none.
+  const length = lengths.reduce((sum, n) => sum + n, 0) + lengths.length - 1
+  return whole.endOffset === length
+}
+
 function withoutQuery(url: string): string {
   const q = url.indexOf('?')
   return q < 0 ? url : url.slice(0, q)
@@ -91,7 +114,12 @@ function writeBuckets(): number {
   rmSync(bucketRoot, { recursive: true, force: true })
   const names = readdirSync(rawDir).filter((f) => f.endsWith('.json'))
   const raws = names.map((name) => JSON.parse(readFileSync(join(rawDir, name), 'utf8')) as RawCoverage)
-  const buckets = splitByCompilation(raws)
+  const dropped: string[] = []
+  const buckets = splitByCompilation(raws, dropped)
+  if (dropped.length > 0) {
+    const files = [...new Set(dropped)]
+    console.warn(`coverage: ${dropped.length} script(s) of ${files.length} file(s) left out, compiled twice in one process under one URL (the source map fits the other compilation): ${files.slice(0, 5).join(', ')}${files.length > 5 ? ', ...' : ''}`)
+  }
   for (const [k, parts] of buckets.entries()) {
     const dir = join(bucketRoot, String(k))
     mkdirSync(dir, { recursive: true })
