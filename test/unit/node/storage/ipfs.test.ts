@@ -86,6 +86,21 @@ describe('storage: IPFS client', () => {
     expect(api.requests.length, 'probes once connected').to.equal(probes)
   })
 
+  it('neither logs nor probes again once stopped while its first probe was in flight, and never probes once stopped', async () => {
+    let answer: () => void = () => {}
+    api.handler = (_req, res) => (answer = () => res.writeHead(503).end('down'))
+    storage.start()
+    await waitUntil('the first probe', () => api.requests.length === 1, { intervalMs: 5 })
+    await storage.stop()
+    answer()
+    await new Promise((r) => setTimeout(r, 400))
+    expect(lines).to.deep.equal([])
+    expect(api.requests).to.have.length(1)
+    storage.start()
+    await new Promise((r) => setTimeout(r, 50))
+    expect(api.requests, 'probes after start() on a stopped storage').to.have.length(1)
+  })
+
   it('logs nothing when the API answers at the first probe', async () => {
     version('{"Version":"0.30.0"}')
     storage.start()
