@@ -114,6 +114,37 @@ describe('definitions: registering this member', () => {
     expect(lines).to.have.length(1)
   })
 
+  it('records the node claim sent as the node stops, without its log line', async () => {
+    await registerOrgHere()
+    const stop = new AbortController()
+    await register(sender(undefined, () => stop.abort()), stop.signal)
+    expect(sent).to.have.length(1)
+    expect(repos.state.get('identity.node.claimed')).to.equal(sent[0]!.header.id)
+    expect(lines).to.deep.equal([])
+  })
+
+  it('keeps the node\'s id but records no claim when its send is refused until the node stops', async () => {
+    await registerOrgHere()
+    const stop = new AbortController()
+    const done = register(sender(new StorageGate(repos.db, () => {}, 1)), stop.signal)
+    await waitUntil('the refusal is logged', () => lines.length === 1, { intervalMs: 5 })
+    stop.abort()
+    await done
+    expect(sent).to.deep.equal([])
+    expect(repos.state.get('identity.node.id')).to.be.a('string')
+    expect(repos.state.get('identity.node.claimed')).to.equal(undefined)
+  })
+
+  it('logs no failure for a step that fails because the node is stopping', async () => {
+    const stop = new AbortController()
+    // The gate's first reading crosses its ceiling: the node stops as the send is refused.
+    const gate = new StorageGate(repos.db, () => stop.abort(), 1)
+    await register(sender(gate), stop.signal)
+    expect(stop.signal.aborted).to.equal(true)
+    expect(sent).to.deep.equal([])
+    expect(lines).to.deep.equal([])
+  })
+
   it('stops between the claims when the node stops as the org claim is sent', async () => {
     const stop = new AbortController()
     await register(sender(undefined, () => stop.abort()), stop.signal)
