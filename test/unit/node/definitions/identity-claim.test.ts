@@ -117,6 +117,8 @@ describe('definitions: identity claims', () => {
     const value = (did: string, name: string) => claimValue({ id: newId<IdentityId>(), did, type: 'org', name })
     expect(reason(await handle(claim(ORG_A, value(ORG_A, 'orgB'))))).to.equal(`org claim: ${ORG_A} is not did:firefly:org/orgB`)
     expect(reason(await handle(claim('did:firefly:org/a b', value('did:firefly:org/a b', 'a b'))))).to.equal('org claim: did:firefly:org/a b is not did:firefly:org/a b')
+    expect(reason(await handle(claim(ORG_A, `{"identity":{"id":"${newId()}","type":"org","name":"orgA"}}`)))).to.equal('org claim:  is not did:firefly:org/orgA')
+    expect(reason(await handle(claim(ORG_A, `{"identity":{"id":"${newId()}","did":"${ORG_A}","type":"org"}}`)))).to.equal(`org claim: ${ORG_A} is not did:firefly:org/`)
     expect(reason(await handle(claim('did:firefly:org/orgB', value(ORG_A, 'orgA'))))).to.equal(`org claim for ${ORG_A} is authored by did:firefly:org/orgB`)
     await claimOrgA()
     expect(reason(await handle(claim('did:firefly:org/orgB', value('did:firefly:org/orgB', 'orgB'))))).to.equal(`key ${KEY_A} is already registered to ${ORG_A}`)
