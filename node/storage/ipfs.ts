@@ -17,7 +17,6 @@ const RETRY_MAX_MS = 5000
 export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
   // Batches and blobs are fetched one after another from the same gateway: its connections are kept open.
   const gatewayAgent = new (httpModule(new URL(opts.gateway)).Agent)({ keepAlive: true })
-  let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
@@ -28,12 +27,11 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
       const res = await httpCall(kuboApiUrl(opts.api, 'version').href, { method: 'POST', timeoutMs: PROBE_TIMEOUT_MS })
       if (res.status !== 200) throw new Error(`/api/v0/version answered ${res.status}: ${res.body.slice(0, 300)}`)
       const v = JSON.parse(res.body) as { Version?: unknown }
-      last = { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
+      return { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
     } catch (err) {
       const why = (err as Error).name === 'TimeoutError' ? `no answer within ${PROBE_TIMEOUT_MS} ms` : errorMessage(err)
-      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${why}` }
+      return { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${why}` }
     }
-    return last
   }
 
   // Until the endpoint first answers, retry with backoff; after that, failures surface on the calls themselves.
@@ -55,10 +53,8 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
     start() {
       void watch()
     },
-    async upload(content, name = 'file.bin') {
-      const cid = await kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })
-      last = { ...last, connected: true, error: undefined }
-      return cid
+    upload(content, name = 'file.bin') {
+      return kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })
     },
     async *download(ref, signal) {
       const cid = CID.parse(ref).toString()
