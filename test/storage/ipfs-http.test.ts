@@ -59,7 +59,7 @@ describe('storage: GETs from an IPFS gateway over node:http', function () {
     expect((await failure(read(`${base}/loop`))).message).to.match(/^more than 5 redirects/)
   })
 
-  it('follows a redirect to another origin without this origin\'s connection pool, and takes a 304 as a status, not a redirect', async function () {
+  it('follows a redirect to another origin without this origin\'s connection pool, and takes a 304 or one without a location as a status', async function () {
     const other = http.createServer((_req, res) => res.end('elsewhere'))
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
     const otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
@@ -77,6 +77,8 @@ describe('storage: GETs from an IPFS gateway over node:http', function () {
     }
     handler = (_req, res) => res.writeHead(304, { location: '/ipfs/elsewhere' }).end()
     expect(((await failure(read(`${base}/ipfs/abc`))) as HttpStatusError).status).to.equal(304)
+    handler = (_req, res) => res.writeHead(301).end()
+    expect(((await failure(read(`${base}/ipfs/abc`))) as HttpStatusError).status, 'a redirect to nowhere').to.equal(301)
   })
 
   it('rejects with the signal\'s reason when it aborts before the answer, or before the call', async function () {

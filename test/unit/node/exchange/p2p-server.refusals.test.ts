@@ -134,6 +134,16 @@ describe('p2p endpoint: refusals', () => {
     expect(handled).to.deep.equal([])
   })
 
+  it('answers 401 to a registered certificate naming two orgs, showing both in its refusal line', async () => {
+    const twoOrgs = await issueCertificate(own, 'orgB, O=orgC', 'nodeX')
+    const server = await serve()
+    server.trust([twoOrgs.cert])
+    expect(error(await ask(await opened(server, twoOrgs), post()))).to.equal('UNAUTHORIZED: client certificate names no organization')
+    const fingerprint = new X509Certificate(twoOrgs.cert).fingerprint256
+    expect(lines).to.deep.equal([`p2p: refused POST /api/v1/batches from certificate CN=nodeX, O=orgB+orgC sha256 ${fingerprint} at 127.0.0.1: client certificate names no organization`])
+    expect(handled).to.deep.equal([])
+  })
+
   it('hands a registered peer\'s request to the handler with its org, and answers 404 without a handler', async () => {
     const server = await serve()
     server.trust([member.cert])
