@@ -1,4 +1,7 @@
 import { expect } from 'chai'
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { createNodeCertificate } from '../../../../network/tls.js'
 import { createIpfsStorage } from '../../../../node/storage/ipfs.js'
 import type { SharedStorage } from '../../../../node/storage/shared-storage.js'
 import { bodyOf, ScriptedServer } from '../../../support/scripted-server.js'
@@ -125,6 +128,26 @@ describe('storage: IPFS client', () => {
     gateway.handler = (req, res) => (req.url === `/ipfs/${CID_V1}` ? res.end('the bytes') : res.writeHead(404).end('no link'))
     expect(await read(CID_V1)).to.equal('the bytes')
     expect((await failure(read(CID_V0))).message).to.equal(`ipfs gateway ${gateway.url} answered 404 for ${CID_V0}`)
+  })
+
+  it('speaks TLS to an https gateway, refusing one whose certificate it cannot verify', async () => {
+    const tls = await createNodeCertificate('ipfs', 'gateway')
+    const secure = https.createServer({ cert: tls.cert, key: tls.key }, (_req, res) => res.end('over TLS'))
+    await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r))
+    const url = `https://127.0.0.1:${(secure.address() as AddressInfo).port}`
+    const overTls = createIpfsStorage({ api: api.url, gateway: url, log: () => {} })
+    try {
+      const err = await failure(
+        (async () => {
+          for await (const _c of overTls.download(CID_V0));
+        })(),
+      )
+      expect(err.message).to.equal(`cannot reach IPFS gateway ${url}: self-signed certificate`)
+    } finally {
+      await overTls.stop()
+      secure.closeAllConnections()
+      await new Promise((r) => secure.close(r))
+    }
   })
 
   it('abandons a download when its signal aborts, rejecting with the signal\'s reason as it is', async () => {
