@@ -73,7 +73,12 @@ describe('storage: IPFS client', () => {
 
   it('reports an API that does not answer within the probe\'s time', async () => {
     api.handler = () => {}
-    expect((await storage.probe()).error).to.equal(`cannot reach IPFS API ${api.url}: no answer within 2000 ms`)
+    const patient = createIpfsStorage({ api: api.url, gateway: gateway.url, log: () => {}, probeTimeoutMs: 100 })
+    try {
+      expect((await patient.probe()).error).to.equal(`cannot reach IPFS API ${api.url}: no answer within 100 ms`)
+    } finally {
+      await patient.stop()
+    }
   })
 
   it('watches an API that fails: one line while it fails, one when it answers, and nothing more', async () => {
