@@ -111,6 +111,26 @@ describe('exchange client: one attempt', () => {
     }
   })
 
+  it('takes a drop before the answer as worth another try, at once when the connection was a kept-alive one', async () => {
+    const seen = new Set<unknown>()
+    handler = (req, res) => {
+      req.resume()
+      // The first request on a connection is answered and the connection kept; a later one is dropped unanswered.
+      if (seen.has(req.socket)) return void req.socket.destroy()
+      seen.add(req.socket)
+      req.on('end', () => res.writeHead(204).end())
+    }
+    expect(await send()).to.deep.equal({ kind: 'ok' })
+    expect(await send()).to.deep.equal({ kind: 'retry', problem: 'ECONNRESET: socket hang up', now: true })
+    agent.destroy()
+    agent = new https.Agent({ keepAlive: true, maxCachedSessions: 0 })
+    handler = (req) => {
+      req.resume()
+      req.socket.destroy()
+    }
+    expect(await send(), 'a fresh connection dropped').to.deep.equal({ kind: 'retry', problem: 'ECONNRESET: socket hang up' })
+  })
+
   it('gives up an attempt that makes no progress, or that passes its deadline, as worth another try', async () => {
     handler = () => {}
     expect(await send({ idleMs: 100 })).to.deep.equal({ kind: 'retry', problem: 'no progress for 100 ms' })
