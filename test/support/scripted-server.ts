@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net'
 import { closeServer } from '../../node/core/listen.js'
 
 /**
- * A plain HTTP server on 127.0.0.1 (a free port) that answers as the test says: an endpoint that a client under test
- * talks to (Kubo's RPC API, a gateway) playing its part, healthy or not. `handler` may be swapped between requests;
- * `stop` drops open connections and closes it.
+ * A plain HTTP server on 127.0.0.1, on a port the system picks, that answers as the test says: an endpoint that a
+ * client under test talks to (Kubo's RPC API, a gateway) playing its part, healthy or not. `handler` may be swapped
+ * between requests; `stop` drops open connections and closes it.
  */
 export class ScriptedServer {
   handler: http.RequestListener = (_req, res) => res.end()
