@@ -70,13 +70,14 @@ export async function registerSelf(deps: RegistrationDeps): Promise<void> {
 
 /**
  * Runs a step until it succeeds: its result, or undefined once the signal aborts (which the caller checks when the
- * step has no result). Between tries it waits until the database takes writes again while the disk is full, and a
- * backoff otherwise.
+ * step has no result). A step is tried at least once, though the signal aborted already: a claim sent as the node
+ * began to stop is still recorded as sent, so that the next start does not send it again. Between tries it waits
+ * until the database takes writes again while the disk is full, and a backoff otherwise.
  */
 function persistently(deps: RegistrationDeps) {
   const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
   return async <T>(run: () => Promise<T>): Promise<T | undefined> => {
-    while (!deps.signal.aborted) {
+    for (let first = true; first || !deps.signal.aborted; first = false) {
       try {
         const result = await run()
         if (backoff.retrying) deps.log('identity: registration goes on after retrying')

@@ -14,10 +14,16 @@ const RETRY_MAX_MS = 5000
  * Shared storage over IPFS: uploads through the Kubo RPC API (streamed) with Kubo's `add` defaults (so the CID any Kubo
  * would compute for the same bytes), downloads through the gateway, as FireFly does.
  */
-export function createIpfsStorage(opts: { api: string; gateway: string; log: (line: string) => void }): SharedStorage {
+export function createIpfsStorage(opts: {
+  api: string
+  gateway: string
+  log: (line: string) => void
+  /** How long a probe waits for the API's answer (default 2 s); a test passes milliseconds. */
+  probeTimeoutMs?: number
+}): SharedStorage {
+  const probeTimeoutMs = opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS
   // Batches and blobs are fetched one after another from the same gateway: its connections are kept open.
   const gatewayAgent = new (httpModule(new URL(opts.gateway)).Agent)({ keepAlive: true })
-  let last: SharedStorageStatus = { connected: false, api: opts.api, gateway: opts.gateway }
   let stopped = false
   let timer: NodeJS.Timeout | undefined
   const backoff = new Backoff(RETRY_MIN_MS, RETRY_MAX_MS)
@@ -25,15 +31,14 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
   async function probe(): Promise<SharedStorageStatus> {
     try {
       // A probe, like kubo-rpc-client's version() it replaces: one connection per call (node/core/http-call.ts).
-      const res = await httpCall(kuboApiUrl(opts.api, 'version').href, { method: 'POST', timeoutMs: PROBE_TIMEOUT_MS })
+      const res = await httpCall(kuboApiUrl(opts.api, 'version').href, { method: 'POST', timeoutMs: probeTimeoutMs })
       if (res.status !== 200) throw new Error(`/api/v0/version answered ${res.status}: ${res.body.slice(0, 300)}`)
       const v = JSON.parse(res.body) as { Version?: unknown }
-      last = { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
+      return { connected: true, api: opts.api, gateway: opts.gateway, ...(typeof v.Version === 'string' ? { version: v.Version } : {}) }
     } catch (err) {
-      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${PROBE_TIMEOUT_MS} ms` : errorMessage(err)
-      last = { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${why}` }
+      const why = (err as Error).name === 'TimeoutError' ? `no answer within ${probeTimeoutMs} ms` : errorMessage(err)
+      return { connected: false, api: opts.api, gateway: opts.gateway, error: `cannot reach IPFS API ${opts.api}: ${why}` }
     }
-    return last
   }
 
   // Until the endpoint first answers, retry with backoff; after that, failures surface on the calls themselves.
@@ -55,10 +60,8 @@ export function createIpfsStorage(opts: { api: string; gateway: string; log: (li
     start() {
       void watch()
     },
-    async upload(content, name = 'file.bin') {
-      const cid = await kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })
-      last = { ...last, connected: true, error: undefined }
-      return cid
+    upload(content, name = 'file.bin') {
+      return kuboAdd(opts.api, content, name, { 'cid-version': '0', 'raw-leaves': 'false', pin: 'true' })
     },
     async *download(ref, signal) {
       const cid = CID.parse(ref).toString()

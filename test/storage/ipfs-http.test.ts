@@ -1,7 +1,20 @@
 import { expect } from 'chai'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { streamGet, type HttpStatusError } from '../../node/storage/ipfs-http.js'
+
+/** A keep-alive agent that records the ports of the connections it makes. */
+class RecordingAgent extends http.Agent {
+  readonly ports: number[] = []
+  constructor() {
+    super({ keepAlive: true })
+  }
+  override createConnection(options: http.ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void): Duplex | null | undefined {
+    this.ports.push(Number(options.port))
+    return super.createConnection(options, callback)
+  }
+}
 
 /** The gateway side of the IPFS seam against a real node:http server: redirects, stalls, statuses. */
 describe('storage: GETs from an IPFS gateway over node:http', function () {
@@ -44,6 +57,42 @@ describe('storage: GETs from an IPFS gateway over node:http', function () {
     }
     expect(await read(`${base}/ipfs/abc`)).to.equal('the content')
     expect((await failure(read(`${base}/loop`))).message).to.match(/^more than 5 redirects/)
+  })
+
+  it('follows a redirect to another origin without this origin\'s connection pool, and takes a 304 or one without a location as a status', async function () {
+    const other = http.createServer((_req, res) => res.end('elsewhere'))
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve))
+    const otherBase = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
+    try {
+      const counting = new RecordingAgent()
+      handler = (_req, res) => res.writeHead(302, { location: `${otherBase}/ipfs/abc` }).end()
+      const chunks: Buffer[] = []
+      for await (const c of streamGet(`${base}/ipfs/abc`, { agent: counting })) chunks.push(Buffer.from(c))
+      expect(Buffer.concat(chunks).toString()).to.equal('elsewhere')
+      expect(counting.ports, 'ports connected to through the pool').to.deep.equal([Number(new URL(base).port)])
+      counting.destroy()
+    } finally {
+      other.closeAllConnections()
+      await new Promise((resolve) => other.close(resolve))
+    }
+    handler = (_req, res) => res.writeHead(304, { location: '/ipfs/elsewhere' }).end()
+    expect(((await failure(read(`${base}/ipfs/abc`))) as HttpStatusError).status).to.equal(304)
+    handler = (_req, res) => res.writeHead(301).end()
+    expect(((await failure(read(`${base}/ipfs/abc`))) as HttpStatusError).status, 'a redirect to nowhere').to.equal(301)
+  })
+
+  it('rejects with the signal\'s reason when it aborts before the answer, or before the call', async function () {
+    handler = () => {} // never answers
+    const abort = new AbortController()
+    const reason = new Error('no longer wanted')
+    const pending = failure((async () => {
+      for await (const _c of streamGet(`${base}/ipfs/slow`, { agent, signal: abort.signal }));
+    })())
+    setTimeout(() => abort.abort(reason), 20)
+    expect(await pending).to.equal(reason)
+    expect(await failure((async () => {
+      for await (const _c of streamGet(`${base}/ipfs/slow`, { agent, signal: abort.signal }));
+    })())).to.equal(reason)
   })
 
   it('rejects a status outside 2xx with the status, reading nothing of the body', async function () {

@@ -11,6 +11,7 @@
  * included. In serial mode they run once for the whole run, and the reporter times files from its own events.
  */
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Context } from 'mocha'
@@ -63,11 +64,14 @@ function fileOf(ctx: Context): string | undefined {
 
 /**
  * Stops the run's shared networks, if any process started one: the module that does, with the network's whole
- * start-up code, is loaded only then (each mocha process loads this one, ~1.5 s of CPU sooner for nothing).
+ * start-up code, is loaded only then (each mocha process loads this one, ~1.5 s of CPU sooner for nothing). It is
+ * required, not imported: mocha loads the tests through tsx's CommonJS hook, and an `import()` here would compile
+ * a second, ES-module copy of every module it reaches, whose source map replaces the tests' copy's in Node's cache,
+ * so that `npm run coverage` mapped what the tests ran of those modules through the wrong map.
  */
 async function stopSharedNetworks(folder: string): Promise<number[]> {
   if (!existsSync(sharedNetworksRegistry(folder))) return []
-  const shared = await import('./shared-network.js')
+  const shared = createRequire(import.meta.url)('./shared-network.js') as typeof import('./shared-network.js')
   return shared.stopSharedNetworks(folder)
 }
 

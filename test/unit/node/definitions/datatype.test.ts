@@ -8,7 +8,7 @@ import type { DatatypesRepo } from '../../../../node/db/repos/datatypes.js'
 import { Aggregator } from '../../../../node/aggregator/aggregator.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash, sha256Hex } from '../../../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
+import { newId, type BatchId, type DataId, type DatatypeId, type Hash, type IdentityId, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { compactJson, parseJsonRaw } from '../../../../node/core/json.js'
 import { ParleyError } from '../../../../node/core/errors.js'
 import { now } from '../../../../node/core/time.js'
@@ -105,7 +105,13 @@ describe('datatypes: rules', () => {
     const req = parseDatatypeRequest(parseJsonRaw(`{"name":"widget","version":"1.0","value": ${WIDGET.replace(/,/g, ', ')} }`))
     expect(req).to.deep.equal({ name: 'widget', version: '1.0', value: WIDGET })
     expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"1","value":{},"validator":"none"}')))).to.match(/^INVALID_FIELD: validator/)
+    expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('[{"name":"w"}]')))).to.equal('INVALID_FIELD: the request body must be a JSON object {name, version, value}')
+    expect(parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"1","value":{},"validator":""}')), 'an empty validator is json').to.deep.equal({ name: 'w', version: '1', value: '{}' })
     expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"version":"1","value":{}}')))).to.match(/^INVALID_FIELD: name is required/)
+    expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"","version":"1","value":{}}')))).to.equal('INVALID_FIELD: name is required')
+    expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","value":{}}')))).to.equal('INVALID_FIELD: version is required')
+    expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"","value":{}}')))).to.equal('INVALID_FIELD: version is required')
+    expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"1","value":null}')))).to.equal('INVALID_FIELD: value (the JSON Schema) is required')
     expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"latest","value":{}}')))).to.match(/^INVALID_FIELD: datatype version/)
     expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"1"}')))).to.match(/^INVALID_FIELD: value/)
     expect(problemOf(() => parseDatatypeRequest(parseJsonRaw('{"name":"w","version":"1","value":"x"}')))).to.match(/^INVALID_FIELD: value must be a JSON Schema object/)
@@ -241,6 +247,17 @@ describe('datatypes: definition, lookup and validation over a database', () => {
       [`{"id":"${newId()}","namespace":"default","name":"w","version":"1","value":[]}`, 'not an object'],
       [`{"id":"${newId()}","validator":"none","namespace":"default","name":"w","version":"1","value":{}}`, 'validator'],
       [`{"id":"${newId()}","namespace":"default","name":"w","version":"1","hash":"${'0'.repeat(64)}","value":{}}`, 'hash'],
+      ['{"id":', 'its data value is not JSON'],
+      ['{"namespace":"default","name":"w","version":"1","value":{}}', 'id null is not a lowercase UUID'],
+      [`{"id":"${newId().toUpperCase()}","namespace":"default","name":"w","version":"1","value":{}}`, 'is not a lowercase UUID'],
+      [`{"id":7,"namespace":"default","name":"w","version":"1","value":{}}`, 'id null is not a lowercase UUID'],
+      [`{"id":"${newId()}","namespace":"no spaces","name":"w","version":"1","value":{}}`, 'namespace "no spaces" is not a valid namespace name'],
+      [`{"id":"${newId()}","name":"w","version":"1","value":{}}`, 'namespace "" is not a valid namespace name'],
+      [`{"id":"${newId()}","namespace":"default","name":"w","value":{}}`, 'version'],
+      [`{"id":"${newId()}","namespace":"default","version":"1","value":{}}`, 'name'],
+      [`{"id":"${newId()}","namespace":"default","name":"w","version":"1"}`, 'its value (the JSON Schema) is not an object'],
+      [`{"id":"${newId()}","namespace":"default","name":"w","version":"1","hash":42,"value":{}}`, 'its hash is not a string'],
+      [`{"id":"${newId()}","validator":7,"namespace":"default","name":"w","version":"1","value":{}}`, 'validator 7 is not json'],
     ]
     for (const [raw, why] of cases) {
       const out = await handle(definition({ raw }))
@@ -248,6 +265,48 @@ describe('datatypes: definition, lookup and validation over a database', () => {
       expect((out as { reason: string }).reason, raw).to.contain(why)
     }
     expect(datatypes.list('default', { limit: 10, skip: 0 })).to.deep.equal([])
+  })
+
+  it('accepts a definition whose validator and hash are null, as an absent one', async () => {
+    const id = newId<DatatypeId>()
+    const out = await handle(definition({ raw: `{"id":"${id}","validator":null,"namespace":"default","name":"w","version":"1","hash":null,"value":{}}`, name: 'w' }))
+    expect(out.kind).to.equal('confirm')
+    expect(datatypes.byId(id)).to.deep.include({ name: 'w', version: '1', hash: sha256Hex('{}') })
+  })
+
+  it('rejects a definition that does not carry exactly one data value', async () => {
+    const def = definition()
+    for (const data of [[], [def.data[0]!, def.data[0]!], [{ ...def.data[0]!, value: null }]]) {
+      const out = await handle({ ...def, data })
+      expect(out, String(data.length)).to.deep.equal({ kind: 'reject', reason: 'datatype definition: it must carry exactly one data value' })
+    }
+    expect(datatypes.list('default', { limit: 10, skip: 0 })).to.deep.equal([])
+  })
+
+  it('rejects a definition sent in an application namespace: only the system namespace defines datatypes', async () => {
+    const def = definition()
+    const out = await handle({ ...def, message: { ...def.message, header: { ...def.message.header, namespace: 'default' } } })
+    expect(out).to.deep.equal({ kind: 'reject', reason: 'datatype definition: sent in namespace default, not svc_system' })
+  })
+
+  it('rejects a definition whose datatype id is the id of its own message or data item', async () => {
+    const def = definition()
+    for (const taken of [def.message.header.id, def.data[0]!.id]) {
+      const raw = datatypeDefinitionValue({ id: taken as unknown as DatatypeId, namespace: 'default', name: 'widget', version: '1.0', value: WIDGET })
+      const out = await handle({ ...definition({ raw }), message: { ...def.message } })
+      expect((out as { reason: string }).reason).to.contain('is the id of the message or its data')
+    }
+    expect(datatypes.list('default', { limit: 10, skip: 0 })).to.deep.equal([])
+  })
+
+  it('rejects a definition ordered before its signer\'s registration, whichever payload came first here', async () => {
+    await db.transaction((tx) => {
+      const id = newId<IdentityId>()
+      identities.insert(tx, { id, did: 'did:firefly:org/orgLate', type: 'org', namespace: SYSTEM_NAMESPACE, name: 'orgLate', messages: { claim: newId<MessageId>() }, created: now(), registeredAfter: pinSeq + 5 })
+      identities.insertVerifier(tx, { identity: id, type: 'ethereum_address', value: KEY_B, created: now() })
+    })
+    const out = await handle(definition({ author: 'did:firefly:org/orgLate', key: KEY_B }), KEY_B)
+    expect(out).to.deep.equal({ kind: 'reject', reason: `datatype definition: signer ${KEY_B} was registered to did:firefly:org/orgLate only after this definition, in the chain's order` })
   })
 
   it('looks datatypes up (cached) and validates data against them with readable errors', async () => {

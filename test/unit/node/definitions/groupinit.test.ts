@@ -94,6 +94,27 @@ describe('definitions: groupinit', () => {
     expect((await decide(members)).outcome.kind).to.equal('wait')
   })
 
+  it('refuses a message other than a groupinit, one without exactly one data item, and a value that is no group', async () => {
+    const sealed = sealGroup(NS, 'g', [{ identity: org(0), node: nodes[0]! }, { identity: org(1), node: nodes[1]! }])
+    const group: Group = { hash: sealed.hash, namespace: NS, name: 'g', members: sealed.members, created: now() }
+    const { message, data } = groupinitFor(group, localIdentity('org0', 'node0', KEY0))
+    const handle = (m: typeof message, d: (typeof data)[]) => repos.db.transaction((tx) => handler().handle(tx, m, d, KEY0, 10))
+    expect(await handle({ ...message, header: { ...message.header, type: 'private' } }, [data])).to.deep.equal({ kind: 'reject', reason: 'a private message cannot define a group' })
+    expect(await handle(message, [])).to.deep.equal({ kind: 'reject', reason: 'a groupinit carries one data item, not 0' })
+    expect(await handle(message, [data, data])).to.deep.equal({ kind: 'reject', reason: 'a groupinit carries one data item, not 2' })
+    expect(await handle(message, [{ ...data, value: '[]' }])).to.deep.equal({ kind: 'reject', reason: 'the groupinit value is not an object' })
+    expect(repos.groups.byHash(group.hash)).to.equal(undefined)
+  })
+
+  it('refuses a group its author is not a member of', async () => {
+    const sealed = sealGroup(NS, 'g', [{ identity: org(1), node: nodes[1]! }, { identity: org(2), node: nodes[2]! }])
+    const group: Group = { hash: sealed.hash, namespace: NS, name: 'g', members: sealed.members, created: now() }
+    const { message, data } = groupinitFor(group, localIdentity('org0', 'node0', KEY0))
+    const outcome = await repos.db.transaction((tx) => handler().handle(tx, message, [data], KEY0, 10))
+    expect(outcome).to.deep.equal({ kind: 'reject', reason: `its author ${org(0)} is not a member of the group it defines` })
+    expect(repos.groups.byHash(group.hash)).to.equal(undefined)
+  })
+
   it('waits for a node while its org\'s key has an earlier pin waiting; refuses an unknown node otherwise', async () => {
     const unknownNode = newId<IdentityId>()
     const members = [{ identity: org(0), node: unknownNode }, { identity: org(1), node: nodes[1]! }]

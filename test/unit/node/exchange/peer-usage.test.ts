@@ -40,4 +40,15 @@ describe('exchange: what each peer org has in flight', () => {
     b.release()
     expect(usage.of('org0')).to.deep.equal({ requests: 0, bytes: 0 })
   })
+
+  it('holds nothing for a ticket once released: a late take and a second release change no count', () => {
+    const usage = new PeerUsage({ requestsPerOrg: 10, batchBytesPerOrg: 100 })
+    const late = ticket(usage.admit('org0', 'node-a'))
+    const live = ticket(usage.admit('org0', 'node-b'))
+    live.take(30)
+    late.release()
+    late.take(500)
+    late.release()
+    expect(usage.of('org0')).to.deep.equal({ requests: 1, bytes: 30 })
+  })
 })
