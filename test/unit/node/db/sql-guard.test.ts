@@ -28,6 +28,8 @@ describe('db: SQL text guard', () => {
       // Nothing left but a comment, or a comment never closed: no keyword, so taken for a write.
       ['-- only a comment', 'write'],
       ['/* never closed SELECT 1', 'write'],
+      // SQLite reads `/*/` as a comment opened, not opened and closed: what follows its real end is the statement.
+      ['/*/ SELECT 1 */ DELETE FROM t', 'write'],
       ['', 'write'],
     ]
     expect(cases.map(([sql]) => [sql, classify(sql)])).to.deep.equal(cases)
