@@ -136,4 +136,18 @@ describe('batch manager: a pin lost after it was sent, a seal that fails', () =>
     await waitUntil('both sealed and pinned at the next start', () => pinned(first) && pinned(second), { intervalMs: 5 })
     expect(chain.pins.map((p) => p.batchId)).to.deep.equal([batchOf(first), batchOf(second)])
   })
+
+  it('seals nothing handed to it once stopped, and refuses a batch type it has no dispatcher for', async () => {
+    const m = await manager()
+    const send = sender(m)
+    const sent = await send(1)
+    const privately: Message = { ...sent, header: { ...sent.header, type: 'private', group: 'ab'.repeat(32) as never } }
+    expect(() => m.accepted(privately, [], 100)).to.throw('no dispatcher for private batches')
+    await m.stop()
+    const late = await send(3)
+    m.accepted(late, [], 100)
+    await new Promise((r) => setImmediate(r))
+    expect(batchOf(late)).to.equal(undefined)
+    expect(repos.messages.unbatched().map((x) => x.header.id)).to.deep.equal([late.header.id])
+  })
 })
