@@ -125,7 +125,7 @@ describe('batch fetcher: what it stores, refuses and retries', () => {
     expect(logs).to.deep.equal([`batch ${p.batchId}: cannot download ${p.payloadRef} yet: storage unreachable; retrying`])
   })
 
-  it('fetches a payload once for two pin events naming it at once, and not at all once it is held', async () => {
+  it('fetches a payload once for three pin events naming it at once, and not at all once it is held', async () => {
     const p = await published()
     const downloads: string[] = []
     const download = storage.download.bind(storage)
@@ -135,6 +135,7 @@ describe('batch fetcher: what it stores, refuses and retries', () => {
     }
     fetcher.fetch(p)
     fetcher.fetch({ ...p, eventId: 'a second event' })
+    fetcher.fetch({ ...p, eventId: 'a third event' })
     await waitUntil('the batch stored', () => arrived.length === 1, { intervalMs: 5 })
     fetcher.fetch(p)
     await fetcher.stop()
