@@ -55,4 +55,30 @@ describe('PostgreSQL dialect: statement translation', () => {
     expect(() => translateStatement('SELECT * FROM t WHERE a = ? AND b = :b')).to.throw(/mixes \? and :name/)
     expect(() => translateStatement("SELECT json_extract(v, '$.a[#-1]') FROM t")).to.throw(/DB_SQL: json_extract path/)
   })
+
+  it('keeps a call it has no form for at that argument count as written, translating the calls in its arguments', () => {
+    const cases: [string, string][] = [
+      ["SELECT json_extract(v) FROM t", 'SELECT json_extract(v) FROM t'],
+      ['SELECT json_each(a, b) FROM t', 'SELECT json_each(a, b) FROM t'],
+      ['SELECT instr(a) FROM t', 'SELECT instr(a) FROM t'],
+      ['SELECT group_concat() FROM t', 'SELECT group_concat() FROM t'],
+      ['SELECT group_concat(h) FROM t', "SELECT string_agg(h, ',') FROM t"],
+      ['SELECT json_group_array(a, b), ifnull(a) FROM t', 'SELECT json_group_array(a, b), ifnull(a) FROM t'],
+      ['SELECT MIN(ifnull(a, 0)) FROM t', 'SELECT MIN(COALESCE(a, 0)) FROM t'],
+      // An unbalanced call is left as it is for the server to refuse.
+      ['SELECT ifnull(a, 0 FROM t', 'SELECT ifnull(a, 0 FROM t'],
+    ]
+    for (const [sqlite, pg] of cases) expect(translateStatement(sqlite).text, sqlite).to.equal(pg)
+  })
+
+  it("qualifies only an upsert's columns, not its keywords, literals, types or excluded's", () => {
+    const sql = "INSERT INTO t (k, n, s) VALUES (?, ?, ?) ON CONFLICT (k) DO UPDATE SET n = CASE WHEN n IS NULL THEN excluded.n ELSE CAST(n AS INTEGER) END, s = 'n'"
+    expect(translateStatement(sql).text).to.equal("INSERT INTO t (k, n, s) VALUES ($1, $2, $3) ON CONFLICT (k) DO UPDATE SET n = CASE WHEN t.n IS NULL THEN excluded.n ELSE CAST(t.n AS INTEGER) END, s = 'n'")
+    // DO NOTHING, or no table: nothing to qualify.
+    expect(translateStatement('INSERT INTO t (k) VALUES (?) ON CONFLICT DO NOTHING').text).to.equal('INSERT INTO t (k) VALUES ($1) ON CONFLICT DO NOTHING')
+  })
+
+  it('answers a statement with no parameters, named or positional', () => {
+    expect(translateStatement('SELECT 1')).to.deep.include({ text: 'SELECT 1', count: 0, names: undefined })
+  })
 })
