@@ -130,5 +130,9 @@ describe('PostgreSQL bridge: closed, and the database it names', () => {
     expect(redact('postgres://member:s3cret@db.example:5432/org1')).to.equal('postgres://member:***@db.example:5432/org1')
     expect(redact('postgres://db.example/org1')).to.equal('postgres://db.example/org1')
     expect(redact('postgres://member:s3cret@db example/org1')).to.equal('(an unparsable URL)')
+    // pg reads a password from the query string as well, and a URL without its scheme still holds one before its @.
+    expect(redact('postgres://member@db.example/org1?sslmode=require&password=s3cret')).to.equal('postgres://member@db.example/org1?sslmode=require&password=***')
+    expect(redact('member:s3cret@db.example/org1')).to.equal('(an unparsable URL)')
+    expect(redact('postgres:///org1?host=/var/run/postgresql')).to.equal('postgres:///org1?host=/var/run/postgresql')
   })
 })
