@@ -17,7 +17,7 @@ describe('PostgreSQL dialect: statement translation', () => {
       "UPDATE m SET pins = ((p.value)::jsonb #>> '{1}') FROM (SELECT value FROM jsonb_array_elements(($1)::jsonb)) AS p WHERE m.id = ((p.value)::jsonb #>> '{0}')",
     ],
     ['instr, nested in other calls', 'SELECT SUBSTR(c, CASE WHEN INSTR(c, ?) > 0 THEN 1 ELSE 2 END) FROM t', 'SELECT SUBSTR(c, CASE WHEN strpos(c, $1) > 0 THEN 1 ELSE 2 END) FROM t'],
-    ['group_concat and json_group_array', "SELECT group_concat(h, ','), json_group_array(h) FROM t", "SELECT string_agg(h, ','), (json_agg(h)::text) FROM t"],
+    ['group_concat and json_group_array', "SELECT group_concat(h, ','), json_group_array(h) FROM t", "SELECT string_agg(h, ','), COALESCE(json_agg(h)::text, '[]') FROM t"],
     ['scalar MAX and MIN, but not the aggregates', 'SELECT MAX(a, b), MIN(a, ?), MAX(seq) FROM t', 'SELECT GREATEST(a, b), LEAST(a, $1), MAX(seq) FROM t'],
     ["LIKE as SQLite's (ASCII case ignored)", "SELECT 1 FROM t WHERE a LIKE ? ESCAPE '\\' AND b = 'LIKE'", "SELECT 1 FROM t WHERE a ILIKE $1 ESCAPE '\\' AND b = 'LIKE'"],
     ["a planner hint PostgreSQL has no use for", 'SELECT * FROM pins INDEXED BY pins_waiting WHERE seq > ?', 'SELECT * FROM pins WHERE seq > $1'],
