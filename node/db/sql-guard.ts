@@ -76,7 +76,8 @@ function stripLeadingComments(sql: string): string {
       const nl = s.indexOf('\n')
       s = nl < 0 ? '' : s.slice(nl + 1)
     } else if (s.startsWith('/*')) {
-      const end = s.indexOf('*/')
+      // Searched past the opening `/*`: in `/*/` the star opens the comment and cannot also close it.
+      const end = s.indexOf('*/', 2)
       s = end < 0 ? '' : s.slice(end + 2)
     } else {
       return s

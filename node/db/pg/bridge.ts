@@ -378,7 +378,11 @@ export class SyncBridge {
 export function redact(url: string): string {
   try {
     const u = new URL(url)
+    // No authority (its scheme left out: `user:secret@host`): whatever precedes an `@` may be a password.
+    if (u.host === '' && url.includes('@')) return '(an unparsable URL)'
     if (u.password) u.password = '***'
+    // pg takes a password from the query string too.
+    if (u.searchParams.has('password')) u.searchParams.set('password', '***')
     return u.toString()
   } catch {
     return '(an unparsable URL)'

@@ -32,8 +32,8 @@ const FUNCTIONS: Readonly<Record<string, (args: string[]) => string | undefined>
   json_each: (a) => (a.length === 1 ? `jsonb_array_elements((${a[0]})::jsonb)` : undefined),
   instr: (a) => (a.length === 2 ? `strpos(${a[0]}, ${a[1]})` : undefined),
   group_concat: (a) => (a.length === 2 ? `string_agg(${a[0]}, ${a[1]})` : a.length === 1 ? `string_agg(${a[0]}, ',')` : undefined),
-  // As text, as SQLite returns it: callers parse it.
-  json_group_array: (a) => (a.length === 1 ? `(json_agg(${a[0]})::text)` : undefined),
+  // As text, as SQLite returns it: callers parse it. Over no rows SQLite answers '[]', json_agg NULL.
+  json_group_array: (a) => (a.length === 1 ? `COALESCE(json_agg(${a[0]})::text, '[]')` : undefined),
   ifnull: (a) => (a.length === 2 ? `COALESCE(${a[0]}, ${a[1]})` : undefined),
   max: (a) => (a.length >= 2 ? `GREATEST(${a.join(', ')})` : undefined),
   min: (a) => (a.length >= 2 ? `LEAST(${a.join(', ')})` : undefined),

@@ -98,4 +98,38 @@ describe('aggregator: standing of pins', () => {
     expect(queues.leave(pin(9, MEMBER))).to.equal(false)
     expect(queues.size).to.equal(1)
   })
+
+  it('keeps strangers’ pins of a context in chain order, also one that turns a stranger’s after later ones joined', () => {
+    const other = '0xother'
+    queues.add(pin(1, NEWCOMER, CLAIM))
+    queues.add(pin(2, NEWCOMER))
+    queues.add(pin(3, STRANGER))
+    queues.add(pin(4, other))
+    expect([queues.first(ORDERS), queues.first(ORDERS, true)]).to.deep.equal([2, 2])
+    // Its claim decided without registering it: pin 2 joins the strangers' of its context ahead of 3 and 4.
+    expect(queues.leave(pin(1, NEWCOMER, CLAIM))).to.equal(true)
+    expect([queues.first(ORDERS), queues.first(ORDERS, true)]).to.deep.equal([undefined, 2])
+    expect([queues.earlierWaiting(ORDERS, 2, true), queues.earlierWaiting(ORDERS, 3, true), queues.earlierWaiting(ORDERS, 9)]).to.deep.equal([false, true, false])
+    queues.leave(pin(3, STRANGER))
+    expect(queues.first(ORDERS, true)).to.equal(2)
+    queues.leave(pin(2, NEWCOMER))
+    expect(queues.first(ORDERS, true)).to.equal(4)
+    queues.leave(pin(4, other))
+    expect([queues.first(ORDERS, true), queues.size]).to.deep.equal([undefined, 0])
+    // A pin that left already leaves nothing again.
+    expect(queues.leave(pin(3, STRANGER))).to.equal(false)
+  })
+
+  it('lets a later undetermined pin of a signer leave before its earlier ones, which stay undetermined', () => {
+    queues.add(pin(1, NEWCOMER, CLAIM))
+    queues.add(pin(2, NEWCOMER))
+    queues.add(pin(3, NEWCOMER))
+    expect(queues.leave(pin(3, NEWCOMER)), 'its claim is still undecided').to.equal(false)
+    expect([queues.standingOf(2), queues.standingOf(3), queues.first(ORDERS)]).to.deep.equal(['undetermined', undefined, 2])
+    expect(queues.leave(pin(1, NEWCOMER, CLAIM))).to.equal(true)
+    expect(queues.standingOf(2)).to.equal('stranger')
+    // Pin 3 left for good: nothing brings it back once the signer's last pin leaves.
+    queues.leave(pin(2, NEWCOMER))
+    expect([queues.size, queues.standingOf(3), queues.first(ORDERS, true)]).to.deep.equal([0, undefined, undefined])
+  })
 })

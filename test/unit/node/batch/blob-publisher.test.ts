@@ -8,7 +8,7 @@ import { BlobPublisher } from '../../../../node/batch/blob-publisher.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
 import { OperationRecorder } from '../../../../node/operations/recorder.js'
 import { dataHash } from '../../../../node/core/hashes.js'
-import { newId, type DataId, type TxId } from '../../../../node/core/ids.js'
+import { newId, type DataId, type Hash, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { Data } from '../../../../node/model/index.js'
 
@@ -60,5 +60,17 @@ describe('batch: blob publisher', () => {
     await publisher.publishAll([again], { namespace: 'default', txId: newId<TxId>() })
     expect(storage.uploaded).to.have.length(1)
     expect(r.operations.list('default', { limit: 10, skip: 0 })).to.have.length(1)
+  })
+
+  it('refuses to publish a blob this node does not hold, uploading nothing and announcing no reference', async () => {
+    const held = await withBlob(Buffer.from('held here'))
+    const missing = 'c'.repeat(64) as Hash
+    const absent: Data = { ...held, id: newId<DataId>(), hash: dataHash({ blobHash: missing }), blob: { hash: missing, size: 4, name: 'g' } }
+    await r.db.transaction((tx) => r.data.insert(tx, absent, true))
+    const err = await publisher.publishAll([absent], { namespace: 'default', txId: newId<TxId>() }).then(() => undefined, (e: unknown) => e)
+    expect((err as Error).message).to.equal(`blob ${missing} of data ${absent.id} is not held by this node, so it cannot be published`)
+    expect(storage.uploaded).to.deep.equal([])
+    expect(r.data.get(absent.id)!.blob!.public).to.equal(undefined)
+    expect(r.operations.list('default', { limit: 10, skip: 0 })).to.deep.equal([])
   })
 })

@@ -49,6 +49,54 @@ describe('batch parsing: what a malformed batch is refused with', () => {
     expect(refusal((p) => (p.data[0]!.created = 3))).to.equal('BAD_PEER_DATA: malformed batch: payload.data[0].created must be a string')
   })
 
+  it('names what is wrong at the batch level and in the types of a header', () => {
+    /** What parseBatch throws for the whole batch after `edit`, with its code. */
+    const batchRefusal = (edit: (json: Record<string, unknown>) => void): string => {
+      const { json } = text()
+      edit(json)
+      try {
+        parseBatch(JSON.stringify(json))
+      } catch (err) {
+        return `${(err as ParleyError).code}: ${(err as Error).message}`
+      }
+      return 'parsed'
+    }
+    const payload = (json: Record<string, unknown>) => json.payload as { tx: Record<string, unknown>; messages: Record<string, unknown>[] }
+    expect(batchRefusal((j) => (payload(j).tx.type = 'contract_invoke'))).to.equal('BAD_PEER_DATA: malformed batch: payload.tx.type must be batch_pin or unpinned, not contract_invoke')
+    expect(batchRefusal((j) => (j.type = 'definition'))).to.equal('BAD_PEER_DATA: malformed batch: type must be broadcast or private, not definition')
+    expect(batchRefusal((j) => (j.payload = []))).to.equal('BAD_PEER_DATA: malformed batch: payload must be an object')
+    expect(batchRefusal((j) => (j.group = 'g'))).to.equal('INVALID_FIELD: group is not a 32-byte hex hash: "g"')
+    expect(batchRefusal((j) => (j.node = 5))).to.equal('BAD_PEER_DATA: malformed batch: node must be a string')
+    expect(batchRefusal((j) => (header(payload(j)).type = 'gossip'))).to.equal('BAD_PEER_DATA: malformed batch: payload.messages[0].header.type gossip is not a message type')
+    expect(batchRefusal((j) => (header(payload(j)).txtype = 'unpinned'))).to.equal('BAD_PEER_DATA: malformed batch: payload.messages[0].header.txtype unpinned is not batch_pin or none')
+  })
+
+  it('reads the optional fields of a private batch and of its data, and their defaults', () => {
+    const { b, json } = text()
+    const group = 'ab'.repeat(32)
+    const cid = newId<MessageId>()
+    json.type = 'private'
+    json.group = group
+    json.node = 'did:firefly:node/node0'
+    const payload = json.payload as { messages: Record<string, unknown>[]; data: Record<string, unknown>[] }
+    Object.assign(header(payload), { type: 'private', group, cid })
+    payload.messages[0]!.pins = ['cd'.repeat(32)]
+    const d = payload.data[0]!
+    delete d.validator
+    delete d.namespace
+    d.datatype = { name: 'widget' }
+    d.blob = { hash: 'ef'.repeat(32), size: 12, name: 'w.bin', public: 'Qmw' }
+    const back = parseBatch(JSON.stringify(json))
+    expect({ type: back.type, group: back.group, node: back.node }).to.deep.equal({ type: 'private', group, node: 'did:firefly:node/node0' })
+    expect(back.messages[0]!.header).to.include({ type: 'private', group, cid })
+    expect(back.messages[0]!.pins).to.deep.equal(['cd'.repeat(32)])
+    expect(back.data[0]).to.deep.include({ validator: 'json', namespace: '', datatype: { name: 'widget', version: '' }, blob: { hash: 'ef'.repeat(32), size: 12, name: 'w.bin', public: 'Qmw' }, value: b.data[0]!.value })
+    // A blob without a name reads as the empty name, and a null value as null.
+    d.blob = { hash: 'ef'.repeat(32), size: 0 }
+    d.value = null
+    expect(parseBatch(JSON.stringify(json)).data[0]).to.deep.include({ blob: { hash: 'ef'.repeat(32), size: 0, name: '' }, value: null })
+  })
+
   it('reads ids and hashes in any case as their lowercase form, and strings with escapes decoded', () => {
     const { b, json } = text()
     const payload = json.payload as { messages: Record<string, unknown>[]; data: Record<string, unknown>[] }

@@ -128,4 +128,30 @@ describe('database folder lock', function () {
     await lock.release()
     expect(await readFile(join(dir, LOCK_FILE), 'utf8')).to.equal(other)
   })
+
+  it('refuses a folder whose lock a live process holds, naming it, and leaves its lock as it was', async () => {
+    const dir = await tempDir()
+    // This process's parent is alive for as long as this test runs.
+    const held = `${process.ppid} 00112233445566778899aabb\n`
+    await writeFile(join(dir, LOCK_FILE), held)
+    const err = await acquireLock(dir).catch((e: unknown) => e)
+    expect(err).to.be.instanceOf(DatabaseError).with.property('code', 'DB_LOCKED')
+    expect((err as Error).message).to.equal(`DB_LOCKED: the database in ${dir} is in use by process ${process.ppid} (lock file ${join(dir, LOCK_FILE)})`)
+    expect(await readFile(join(dir, LOCK_FILE), 'utf8')).to.equal(held)
+    expect(await readdir(dir)).to.deep.equal([LOCK_FILE])
+    // The refusal holds nothing here: once the lock is gone, this process takes the folder.
+    await rm(join(dir, LOCK_FILE))
+    await (await acquireLock(dir)).release()
+  })
+
+  it('takes over a lock this process left behind, or one whose text names no process', async () => {
+    for (const stale of [`${process.pid} 0123456789abcdef01234567\n`, 'not a lock file']) {
+      const dir = await tempDir()
+      await writeFile(join(dir, LOCK_FILE), stale)
+      const lock = await acquireLock(dir)
+      expect(Number.parseInt(await readFile(join(dir, LOCK_FILE), 'utf8'), 10), stale).to.equal(process.pid)
+      await lock.release()
+      expect(await readdir(dir), stale).to.deep.equal([])
+    }
+  })
 })

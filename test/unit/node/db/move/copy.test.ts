@@ -101,4 +101,37 @@ describe('node/db/move/copy: a whole database from one engine to the other', fun
     open.push(older)
     await assert.rejects(copyDatabase(a, older), (err: Error) => err instanceof CopyRefused && new RegExp(`schema versions differ: source 1,.*,${last}, target 1,.*,${last - 1};`).test(err.message))
   })
+
+  it('refuses tables that differ, have no primary key or a name it would have to quote, before writing anything', async () => {
+    const refusal = async (source: (tx: Parameters<Parameters<Database['transaction']>[0]>[0]) => void, target: typeof source): Promise<string> => {
+      const a = await sqljs(`a-${open.length}`)
+      const b = await sqljs(`b-${open.length}`)
+      await a.transaction(source)
+      await b.transaction(target)
+      const err = await copyDatabase(a, b).then(() => undefined, (e: unknown) => e)
+      assert.ok(err instanceof CopyRefused, String(err))
+      assert.equal(b.get<{ n: number }>('SELECT count(*) AS n FROM messages')?.n, 0)
+      return err.message
+    }
+    const none = () => {}
+    assert.equal(await refusal(none, (tx) => tx.run('CREATE TABLE extra (id TEXT PRIMARY KEY)')), 'the two databases have different tables (only in the source: none; only in the target: extra)')
+    assert.equal(await refusal((tx) => tx.run('CREATE TABLE extra (id TEXT PRIMARY KEY)'), none), 'the two databases have different tables (only in the source: extra; only in the target: none)')
+    assert.equal(
+      await refusal(none, (tx) => tx.run('ALTER TABLE node_state ADD COLUMN note TEXT')),
+      'table node_state has columns (key, value) in the source but (key, value, note) in the target',
+    )
+    const both = (sql: string) => (tx: Parameters<Parameters<Database['transaction']>[0]>[0]) => tx.run(sql)
+    assert.equal(await refusal(both('CREATE TABLE loose (a TEXT)'), both('CREATE TABLE loose (a TEXT)')), 'table loose has no primary key: it cannot be copied in key order')
+    const odd = 'CREATE TABLE "odd name" (id TEXT PRIMARY KEY)'
+    assert.equal(await refusal(both(odd), both(odd)), 'the name "odd name" in table odd name is not a plain identifier')
+  })
+
+  it('answers the same row counts and checksums for a database as for its copy', async () => {
+    const a = await sqljs('a')
+    await fill(a, 7)
+    const b = await sqljs('b')
+    const copies = await copyDatabase(a, b, { pageRows: 2 })
+    assert.deepEqual(tableChecksums(b, 3), copies.map(({ sequence: _, ...c }) => c))
+    assert.equal(copies.find((c) => c.table === 'messages')?.rows, 4)
+  })
 })

@@ -2,7 +2,8 @@ import type { Worker } from 'node:worker_threads'
 import { expect } from 'chai'
 import pg from 'pg'
 import type { BridgeReply, Step } from '../../../../../node/db/pg/bridge-protocol.js'
-import { SyncBridge, type BridgeHealth } from '../../../../../node/db/pg/bridge.js'
+import { redact, SyncBridge, type BridgeHealth } from '../../../../../node/db/pg/bridge.js'
+import { DatabaseError } from '../../../../../node/db/errors.js'
 import { testDatabase } from '../../../../support/postgres.js'
 
 /**
@@ -106,5 +107,32 @@ describe('PostgreSQL bridge: transaction state on the worker, and a worker that 
     expect(health.slice(seen).map((h) => h.up)).to.deep.equal([false, true])
     expect(health[seen]!.detail).to.match(/worker thread exited/)
     expect(backend()).to.not.equal(pid)
+  })
+})
+
+/** A bridge once closed refuses at once, and the URL it names never shows a password. */
+describe('PostgreSQL bridge: closed, and the database it names', () => {
+  it('refuses calls and sends once closed, as unavailable, naming the database without its password', async () => {
+    const d = await testDatabase({ empty: true })
+    try {
+      const bridge = await SyncBridge.start(d.url, () => {})
+      await bridge.close()
+      const closed = `DB_UNAVAILABLE: the database ${redact(d.url)} is unavailable: the database is closed`
+      expect(() => bridge.call([{ text: 'SELECT 1' }])).to.throw(DatabaseError, closed)
+      expect(await bridge.send([{ text: 'SELECT 1' }]).then(() => 'sent', (e: Error) => e.message)).to.equal(closed)
+      expect(closed).to.not.contain(new URL(d.url).password || 'no password')
+    } finally {
+      await d.drop()
+    }
+  })
+
+  it('masks a password, keeps a URL without one, and names no part of a URL it cannot parse', () => {
+    expect(redact('postgres://member:s3cret@db.example:5432/org1')).to.equal('postgres://member:***@db.example:5432/org1')
+    expect(redact('postgres://db.example/org1')).to.equal('postgres://db.example/org1')
+    expect(redact('postgres://member:s3cret@db example/org1')).to.equal('(an unparsable URL)')
+    // pg reads a password from the query string as well, and a URL without its scheme still holds one before its @.
+    expect(redact('postgres://member@db.example/org1?sslmode=require&password=s3cret')).to.equal('postgres://member@db.example/org1?sslmode=require&password=***')
+    expect(redact('member:s3cret@db.example/org1')).to.equal('(an unparsable URL)')
+    expect(redact('postgres:///org1?host=/var/run/postgresql')).to.equal('postgres:///org1?host=/var/run/postgresql')
   })
 })

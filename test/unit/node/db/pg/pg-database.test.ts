@@ -162,10 +162,46 @@ describe('PostgreSQL engine: turns, savepoints and commits through the bridge', 
     expect(() => db.get("SELECT n FROM items WHERE id = 'past'")).to.throw(DatabaseError, /is past 2\^53/)
   })
 
+  it('answers the first row of many to get, and counts statements by text once asked (the costliest first)', async () => {
+    await db.transaction((tx) => {
+      for (const id of ['p', 'q', 'r']) tx.run('INSERT INTO items (id) VALUES (?)', [id])
+    })
+    expect(db.get<{ id: string }>('SELECT id FROM items ORDER BY seq')).to.deep.equal({ id: 'p' })
+    db.statementTally()
+    for (let i = 0; i < 3; i++) db.get('SELECT id FROM items WHERE id = ?', ['p'])
+    await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['s']))
+    const tally = db.statementTally()
+    expect(tally[0]).to.deep.equal({ sql: 'SELECT id FROM items WHERE id = $1', statements: 3, roundTrips: 3 })
+    expect(tally.find((t) => t.sql.startsWith('INSERT INTO items'))).to.deep.include({ sql: 'INSERT INTO items (id) VALUES ($1) RETURNING seq AS parley_rowid', statements: 1 })
+    expect(tally.map((t) => t.statements)).to.deep.equal([...tally.map((t) => t.statements)].sort((a, b) => b - a))
+  })
+
   it('shows its engine, health and size', () => {
     const s = db.status()
     expect(s).to.include({ engine: 'postgres', healthy: true })
     expect(s.sizeBytes).to.be.greaterThan(0)
+  })
+})
+
+/** A closed PostgreSQL engine refuses what a closed sql.js one does, with DB_CLOSED, and says it is not healthy. */
+describe('PostgreSQL engine: once closed', () => {
+  it('refuses transactions, reads and checkpoints, and closes once', async () => {
+    const d = await testDatabase({ empty: true })
+    try {
+      const db = await PgDatabase.open({ url: d.url, migrations: [items] })
+      await db.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['kept']))
+      const closing = db.close()
+      expect(db.close()).to.equal(closing)
+      expect(db.status()).to.include({ engine: 'postgres', healthy: false })
+      await closing
+      const code = (e: unknown) => (e as DatabaseError).code
+      expect(await db.transaction(() => 1).catch(code)).to.equal('DB_CLOSED')
+      expect(await db.checkpoint().catch(code)).to.equal('DB_CLOSED')
+      expect(() => db.all('SELECT 1')).to.throw(DatabaseError, 'DB_CLOSED: the database is closed')
+      expect(db.writesPaused).to.equal(false)
+    } finally {
+      await d.drop()
+    }
   })
 })
 

@@ -17,7 +17,7 @@ describe('PostgreSQL dialect: statement translation', () => {
       "UPDATE m SET pins = ((p.value)::jsonb #>> '{1}') FROM (SELECT value FROM jsonb_array_elements(($1)::jsonb)) AS p WHERE m.id = ((p.value)::jsonb #>> '{0}')",
     ],
     ['instr, nested in other calls', 'SELECT SUBSTR(c, CASE WHEN INSTR(c, ?) > 0 THEN 1 ELSE 2 END) FROM t', 'SELECT SUBSTR(c, CASE WHEN strpos(c, $1) > 0 THEN 1 ELSE 2 END) FROM t'],
-    ['group_concat and json_group_array', "SELECT group_concat(h, ','), json_group_array(h) FROM t", "SELECT string_agg(h, ','), (json_agg(h)::text) FROM t"],
+    ['group_concat and json_group_array', "SELECT group_concat(h, ','), json_group_array(h) FROM t", "SELECT string_agg(h, ','), COALESCE(json_agg(h)::text, '[]') FROM t"],
     ['scalar MAX and MIN, but not the aggregates', 'SELECT MAX(a, b), MIN(a, ?), MAX(seq) FROM t', 'SELECT GREATEST(a, b), LEAST(a, $1), MAX(seq) FROM t'],
     ["LIKE as SQLite's (ASCII case ignored)", "SELECT 1 FROM t WHERE a LIKE ? ESCAPE '\\' AND b = 'LIKE'", "SELECT 1 FROM t WHERE a ILIKE $1 ESCAPE '\\' AND b = 'LIKE'"],
     ["a planner hint PostgreSQL has no use for", 'SELECT * FROM pins INDEXED BY pins_waiting WHERE seq > ?', 'SELECT * FROM pins WHERE seq > $1'],
@@ -54,5 +54,31 @@ describe('PostgreSQL dialect: statement translation', () => {
   it('refuses what it cannot translate rather than guess', () => {
     expect(() => translateStatement('SELECT * FROM t WHERE a = ? AND b = :b')).to.throw(/mixes \? and :name/)
     expect(() => translateStatement("SELECT json_extract(v, '$.a[#-1]') FROM t")).to.throw(/DB_SQL: json_extract path/)
+  })
+
+  it('keeps a call it has no form for at that argument count as written, translating the calls in its arguments', () => {
+    const cases: [string, string][] = [
+      ["SELECT json_extract(v) FROM t", 'SELECT json_extract(v) FROM t'],
+      ['SELECT json_each(a, b) FROM t', 'SELECT json_each(a, b) FROM t'],
+      ['SELECT instr(a) FROM t', 'SELECT instr(a) FROM t'],
+      ['SELECT group_concat() FROM t', 'SELECT group_concat() FROM t'],
+      ['SELECT group_concat(h) FROM t', "SELECT string_agg(h, ',') FROM t"],
+      ['SELECT json_group_array(a, b), ifnull(a) FROM t', 'SELECT json_group_array(a, b), ifnull(a) FROM t'],
+      ['SELECT MIN(ifnull(a, 0)) FROM t', 'SELECT MIN(COALESCE(a, 0)) FROM t'],
+      // An unbalanced call is left as it is for the server to refuse.
+      ['SELECT ifnull(a, 0 FROM t', 'SELECT ifnull(a, 0 FROM t'],
+    ]
+    for (const [sqlite, pg] of cases) expect(translateStatement(sqlite).text, sqlite).to.equal(pg)
+  })
+
+  it("qualifies only an upsert's columns, not its keywords, literals, types or excluded's", () => {
+    const sql = "INSERT INTO t (k, n, s) VALUES (?, ?, ?) ON CONFLICT (k) DO UPDATE SET n = CASE WHEN n IS NULL THEN excluded.n ELSE CAST(n AS INTEGER) END, s = 'n'"
+    expect(translateStatement(sql).text).to.equal("INSERT INTO t (k, n, s) VALUES ($1, $2, $3) ON CONFLICT (k) DO UPDATE SET n = CASE WHEN t.n IS NULL THEN excluded.n ELSE CAST(t.n AS INTEGER) END, s = 'n'")
+    // DO NOTHING, or no table: nothing to qualify.
+    expect(translateStatement('INSERT INTO t (k) VALUES (?) ON CONFLICT DO NOTHING').text).to.equal('INSERT INTO t (k) VALUES ($1) ON CONFLICT DO NOTHING')
+  })
+
+  it('answers a statement with no parameters, named or positional', () => {
+    expect(translateStatement('SELECT 1')).to.deep.include({ text: 'SELECT 1', count: 0, names: undefined })
   })
 })
