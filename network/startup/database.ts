@@ -95,7 +95,8 @@ function serverUrl(raw: string): string {
   try {
     u = new URL(raw)
   } catch {
-    throw new Error(`--database-url must be a URL like postgres://user:password@host:port/ (got ${JSON.stringify(raw)})`)
+    // Not echoed: what does not parse may still hold a password.
+    throw new Error('--database-url must be a URL like postgres://user:password@host:port/ (what was given does not parse as one)')
   }
   if (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:') throw new Error(`--database-url must start with postgres:// (got ${u.protocol}//)`)
   if (u.hostname === '') throw new Error('--database-url must name the server\'s host: postgres://user:password@host:port/')

@@ -45,9 +45,10 @@ export async function registerSelf(deps: RegistrationDeps): Promise<void> {
     if (signal.aborted) return
     const msg = await step(() => sender.definition(SYSTEM_NAMESPACE, TAG_IDENTITY_CLAIM, [identityTopic(self.orgDid)], claimValue({ id: orgId, did: self.orgDid, type: 'org', name: self.org })))
     if (!msg) return
+    // Logged even while stopping: the claim went out.
+    deps.log(`identity: claimed ${self.orgDid} (message ${msg.header.id})`)
     await record('identity.org.claimed', msg.header.id)
     if (signal.aborted) return
-    deps.log(`identity: claimed ${self.orgDid} (message ${msg.header.id})`)
   }
   if (!identities.byDid(self.nodeDid) && !state.get('identity.node.claimed')) {
     const nodeId = (state.get('identity.node.id') ?? newId<IdentityId>()) as IdentityId
@@ -62,9 +63,10 @@ export async function registerSelf(deps: RegistrationDeps): Promise<void> {
       ),
     )
     if (!msg) return
+    // Logged even while stopping: the claim went out.
+    deps.log(`identity: claimed ${self.nodeDid} (message ${msg.header.id})`)
     await record('identity.node.claimed', msg.header.id)
     if (signal.aborted) return
-    deps.log(`identity: claimed ${self.nodeDid} (message ${msg.header.id})`)
   }
 }
 

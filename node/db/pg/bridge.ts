@@ -380,9 +380,11 @@ export function redact(url: string): string {
     const u = new URL(url)
     // No authority (its scheme left out: `user:secret@host`): whatever precedes an `@` may be a password.
     if (u.host === '' && url.includes('@')) return '(an unparsable URL)'
+    // An `@` the parse did not take as the credentials' end (`u:12/ss@host`: host u, port 12): part of a password.
+    if (u.username === '' && u.password === '' && url.includes('@')) return '(an unparsable URL)'
     if (u.password) u.password = '***'
-    // pg takes a password from the query string too.
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***')
+    // pg takes a password from the query string too; the rest of the query is kept as written.
+    u.search = u.search.replace(/([?&]password=)[^&]*/g, '$1***')
     return u.toString()
   } catch {
     return '(an unparsable URL)'

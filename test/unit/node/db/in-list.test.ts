@@ -1,6 +1,9 @@
 import { expect } from 'chai'
+import { Connection } from '../../../../node/db/connection.js'
 import { insertRows, TEXT_FROM_BYTES, writeRows } from '../../../../node/db/in-list.js'
+import { PgDatabase } from '../../../../node/db/pg/pg-database.js'
 import type { SqlParams, SqlValue, Tx } from '../../../../node/db/types.js'
+import { testDatabase } from '../../../support/postgres.js'
 
 /** A transaction that only records what it is asked to run. */
 function recordingTx(): { tx: Tx; runs: { sql: string; params: SqlParams | undefined }[]; writes: { sql: string; params: SqlParams | undefined }[] } {
@@ -131,7 +134,6 @@ describe('insertRows: a string every row of a slice shares', () => {
   })
 
   it('stores exactly the rows given, in SQLite, whichever columns their slices share', async () => {
-    const { Connection } = await import('../../../../node/db/connection.js')
     const conn = await Connection.open()
     try {
       conn.script('CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d TEXT, e BLOB)')
@@ -157,8 +159,6 @@ describe('insertRows: a string every row of a slice shares', () => {
   })
 
   it('stores exactly the rows given in PostgreSQL too: shared numbered parameters, text bound as bytes', async () => {
-    const { PgDatabase } = await import('../../../../node/db/pg/pg-database.js')
-    const { testDatabase } = await import('../../../support/postgres.js')
     const d = await testDatabase({ empty: true })
     const db = await PgDatabase.open({ url: d.url, migrations: [{ version: 1, name: 't', up: 'CREATE TABLE t (seq INTEGER PRIMARY KEY, a TEXT, b INTEGER, c TEXT, d INTEGER, e BLOB)' }] })
     try {

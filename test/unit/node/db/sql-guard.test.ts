@@ -30,6 +30,7 @@ describe('db: SQL text guard', () => {
       ['/* never closed SELECT 1', 'write'],
       // SQLite reads `/*/` as a comment opened, not opened and closed: what follows its real end is the statement.
       ['/*/ SELECT 1 */ DELETE FROM t', 'write'],
+      ['/**/ SELECT 1', 'read'],
       ['', 'write'],
     ]
     expect(cases.map(([sql]) => [sql, classify(sql)])).to.deep.equal(cases)

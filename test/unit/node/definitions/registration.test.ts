@@ -114,13 +114,13 @@ describe('definitions: registering this member', () => {
     expect(lines).to.have.length(1)
   })
 
-  it('records the node claim sent as the node stops, without its log line', async () => {
+  it('records and logs the node claim sent as the node stops', async () => {
     await registerOrgHere()
     const stop = new AbortController()
     await register(sender(undefined, () => stop.abort()), stop.signal)
     expect(sent).to.have.length(1)
     expect(repos.state.get('identity.node.claimed')).to.equal(sent[0]!.header.id)
-    expect(lines).to.deep.equal([])
+    expect(lines).to.deep.equal([`identity: claimed did:firefly:node/node1 (message ${sent[0]!.header.id})`])
   })
 
   it('keeps the node\'s id but records no claim when its send is refused until the node stops', async () => {
@@ -151,6 +151,6 @@ describe('definitions: registering this member', () => {
     expect(sent).to.have.length(1)
     expect(repos.state.get('identity.org.claimed'), 'the claim sent is recorded').to.equal(sent[0]!.header.id)
     expect(repos.state.get('identity.node.id')).to.equal(undefined)
-    expect(lines).to.deep.equal([])
+    expect(lines).to.deep.equal([`identity: claimed did:firefly:org/org1 (message ${sent[0]!.header.id})`])
   })
 })

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
 import { kuboAdd, kuboApiUrl } from '../../../../node/storage/kubo-add.js'
 import { bodyOf, ScriptedServer } from '../../../support/scripted-server.js'
+import { waitUntil } from '../../../support/wait.js'
 
 /** Kubo's `add` as the node calls it, against a loopback server playing the daemon: what is sent, and each bad answer. */
 describe('storage: Kubo add', () => {
@@ -74,8 +75,7 @@ describe('storage: Kubo add', () => {
     const { content, state } = chunks(100_000)
     const err = await failure(kuboAdd(kubo.url, content, 'f', {}))
     expect(err.message).to.equal('ipfs add answered 500: {"Message":"no space left on device"}')
-    await new Promise((r) => setTimeout(r, 50))
-    expect(state.closed, 'the content is closed').to.equal(true)
+    await waitUntil('the content is closed', () => state.closed, { intervalMs: 5 })
     expect(state.taken, 'chunks taken of 100,000').to.be.below(1000)
   })
 
@@ -91,8 +91,7 @@ describe('storage: Kubo add', () => {
     const { content, state } = chunks(100_000)
     const err = await failure(kuboAdd(kubo.url, content, 'f', {}))
     expect(err.message).to.match(/ECONNRESET|EPIPE|socket hang up|the connection closed while sending|the request was abandoned/)
-    await new Promise((r) => setTimeout(r, 50))
-    expect(state.closed).to.equal(true)
+    await waitUntil('the content is closed', () => state.closed, { intervalMs: 5 })
     expect(state.taken).to.be.below(100_000)
   })
 

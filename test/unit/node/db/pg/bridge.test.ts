@@ -134,5 +134,8 @@ describe('PostgreSQL bridge: closed, and the database it names', () => {
     expect(redact('postgres://member@db.example/org1?sslmode=require&password=s3cret')).to.equal('postgres://member@db.example/org1?sslmode=require&password=***')
     expect(redact('member:s3cret@db.example/org1')).to.equal('(an unparsable URL)')
     expect(redact('postgres:///org1?host=/var/run/postgresql')).to.equal('postgres:///org1?host=/var/run/postgresql')
+    // The rest of a query kept as written beside a password; an '@' past what parses as a port: part of a password.
+    expect(redact('postgres:///org1?host=/var/run/postgresql&password=s3cret')).to.equal('postgres:///org1?host=/var/run/postgresql&password=***')
+    expect(redact('postgres://member:12/s3cret@db.example/org1')).to.equal('(an unparsable URL)')
   })
 })
