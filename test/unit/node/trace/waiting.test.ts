@@ -31,7 +31,9 @@ describe('why a message waits: its way to the chain, then the aggregator', () =>
       reason: 'pin', sealed: true, sent: true, chainTx: '0xabc',
       detail: `its batch ${BATCH} is sealed and its pin transaction 0xabc was mined, but this member has not read it from the chain yet`,
     })
-    expect(waitingOf(deps(), { message, batch: batch({ state: 'pinned' }) })).to.not.have.property('chainTx')
+    const unknownTx = waitingOf(deps(), { message, batch: batch({ state: 'pinned' }) })
+    expect(unknownTx).to.not.have.property('chainTx')
+    expect(unknownTx!.detail).to.equal(`its batch ${BATCH} is sealed and its pin transaction was mined, but this member has not read it from the chain yet`)
   })
 
   it('lists each private delivery with its org and state, a test control in place of pending, while the pin is on its way', () => {
