@@ -20,7 +20,7 @@ function deps(over: { deliveries?: Partial<Delivery>[]; progress?: BatchProgress
     deliveries: { ofBatch: () => (over.deliveries ?? []).map((d) => ({ batchId: BATCH, peer: PEER, state: 'pending', attempts: 0, nextAt: 0, created: '', ...d })) } as unknown as DeliveriesRepo,
     progress: () => over.progress,
     deliveryControl: over.control ? () => over.control : undefined,
-    orgOfNode: (did) => (did === PEER ? 'org1' : 'org2'),
+    orgOfNode: (did: string) => (did === PEER ? 'org1' : 'org2'),
     explain: over.explain ?? (() => undefined),
   } as unknown as WaitingDeps
 }
