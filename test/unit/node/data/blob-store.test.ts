@@ -10,6 +10,7 @@ import { BlobStore } from '../../../../node/data/blob-store.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { BlobPublisher } from '../../../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../../../node/data/blob-fetcher.js'
+import { Gate } from '../../../../node/core/gate.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
@@ -192,6 +193,60 @@ describe('blobs', () => {
       expect(blobs.has(liar.blob!.hash)).to.equal(false)
       expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
       f.stop()
+    })
+
+    it('logs a blob it cannot fetch yet once per reason, and says when it was fetched after retrying', async () => {
+      const bytes = randomBytes(100)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      storage.failDownloads = 3
+      const settled: Hash[] = []
+      const lines: string[] = []
+      const f = new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: (l) => lines.push(l), settled: (h) => settled.push(h) })
+      const announced = { hash: d.blob!.hash, size: bytes.length, public: ref }
+      f.want(announced)
+      f.want(announced) // wanted already: one fetch
+      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 20_000, intervalMs: 20 })
+      expect(lines).to.deep.equal([`blob ${d.blob!.hash}: cannot fetch ${ref} yet: storage unreachable; retrying`, `blob ${d.blob!.hash}: fetched from ${ref} after retrying`])
+      expect(settled).to.deep.equal([d.blob!.hash])
+      // Its verdict recorded: wanted again (a restart, another message), it is not fetched again.
+      f.want(announced)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(settled).to.have.length(1)
+      await f.stop()
+    })
+
+    it('downloads nothing while the IPFS read gate is held, and fetches the queue at once on release', async () => {
+      const bytes = randomBytes(100)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      const reads = new Gate()
+      reads.hold()
+      const settled: Hash[] = []
+      const f = new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h), reads })
+      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
+      storage.failDownloads = 1 // a download attempted while held would fail, and be retried after a backoff
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(settled).to.deep.equal([])
+      expect(storage.failDownloads).to.equal(1)
+      storage.failDownloads = 0
+      reads.release()
+      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 5_000, intervalMs: 10 })
+      expect(blobs.has(d.blob!.hash)).to.equal(true)
+      await f.stop()
+    })
+
+    it('stops retrying at stop, and wants nothing more', async () => {
+      const d = await blobData(randomBytes(10), { public: 'ref-nobody' })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.want({ hash: d.blob!.hash, size: 10, public: 'ref-nobody' })
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      await f.stop()
+      const ref = await storage.upload(randomBytes(10))
+      f.want({ hash: d.blob!.hash, size: 10, public: ref })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(settled).to.deep.equal([])
     })
 
     it('after a restart wants only blobs of pending messages whose key is a registered member\'s', async () => {
