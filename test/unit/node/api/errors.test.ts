@@ -175,6 +175,18 @@ describe('api server: what the HTTP parser refuses', () => {
     expect(answer).to.match(/^HTTP\/1\.1 404 /)
   })
 
+  it('a request target that is not a valid URL is a 400 saying how to encode it', async () => {
+    const answer = await raw(`GET /api/v1/\u007fstatus HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+    expect(answer).to.match(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.equal('BAD_REQUEST: the request target is not a valid URL: percent-encode spaces, non-ASCII characters and other bytes a URL cannot carry')
+  })
+
+  it('refuses to start with the admin routes on and no admin token', async () => {
+    let err: unknown
+    await startApiServer({ host: '127.0.0.1', port, services: { config: { limits: DEFAULT_REQUEST_LIMITS, admin: true } } as unknown as NodeServices, log: () => {} }).catch((e: unknown) => (err = e))
+    expect(err).to.be.instanceOf(ParleyError).and.include({ code: 'INTERNAL', message: 'the admin routes are on (admin: true) but the server was given no admin token' })
+  })
+
   it('a request line that is not HTTP is a 400 with the JSON error body', async () => {
     const answer = await raw('NOT HTTP AT ALL\r\n\r\n')
     expect(answer).to.match(/^HTTP\/1\.1 400 /)
