@@ -15,6 +15,8 @@ export class ScriptedChain {
   readonly calls: string[] = []
   answer: (method: string, params: unknown[]) => ChainAnswer = (method) => ({ error: { code: -32601, message: `${method} not scripted` } })
   subscriptions = false
+  /** The result a subscription is answered with (a string id, as a chain answers; anything else to test a bad answer). */
+  subscriptionId: unknown = '0xfeed'
   private server: Server | undefined
   private wss: WebSocketServer | undefined
   private readonly sockets = new Set<Socket>()
@@ -43,7 +45,7 @@ export class ScriptedChain {
         if (!this.subscriptions) return void ws.send(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'subscriptions are off' } }))
         this.subscribers.add(ws)
         ws.on('close', () => this.subscribers.delete(ws))
-        ws.send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: '0xfeed' }))
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: this.subscriptionId }))
       })
     })
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
@@ -55,6 +57,16 @@ export class ScriptedChain {
     const result = { number: '0x' + number.toString(16), ...(baseFee === undefined ? {} : { baseFeePerGas: '0x' + baseFee.toString(16) }) }
     for (const ws of this.subscribers) ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'eth_subscription', params: { subscription: '0xfeed', result } }))
     return this.subscribers.size
+  }
+
+  /** Sends `text` as it is to every subscriber (a malformed notification). */
+  sendRaw(text: string): void {
+    for (const ws of this.subscribers) ws.send(text)
+  }
+
+  /** Drops every subscriber's connection, as a chain restarting does. */
+  dropSubscribers(): void {
+    for (const ws of this.subscribers) ws.terminate()
   }
 
   get subscriberCount(): number {
