@@ -22,7 +22,8 @@ const consumer = (): Consumer => ({}) as Consumer
 
 /**
  * The durable dispatchers over a directory and dispatchers of the test's own (their seams): which dispatcher runs for
- * which consumers as subscriptions come and go, and how the offsets they reach are stored.
+ * which consumers as subscriptions come and go, and how the offsets they reach are stored. A failed start and a
+ * restart during an offset write are in dispatcher.test.ts, over real dispatchers.
  */
 describe('durable dispatchers: subscriptions coming and going, offsets stored through failures', () => {
   let subs: Map<string, Subscription>
@@ -32,7 +33,6 @@ describe('durable dispatchers: subscriptions coming and going, offsets stored th
   let reconfigured: Subscription[]
   let lines: string[]
   let save: (id: SubscriptionId, offset: number) => Promise<boolean>
-  let refuseStart: boolean
   let durable: DurableDispatchers
 
   const directory: SubscriptionDirectory = {
@@ -55,7 +55,6 @@ describe('durable dispatchers: subscriptions coming and going, offsets stored th
     started = []
     reconfigured = []
     lines = []
-    refuseStart = false
     save = async (id, offset) => {
       stored.set(id, offset)
       return true
@@ -63,7 +62,6 @@ describe('durable dispatchers: subscriptions coming and going, offsets stored th
     durable = new DurableDispatchers({
       directory,
       start: (s, from, move, fail) => {
-        if (refuseStart) throw new Error('the filter no longer compiles')
         const d: FakeDispatcher = { sub: s, from, consumers: new Set(), stopped: false, move, fail }
         started.push(d)
         return {
@@ -126,15 +124,6 @@ describe('durable dispatchers: subscriptions coming and going, offsets stored th
     expect(attachment.dispatcher()).to.equal(undefined)
   })
 
-  it('keeps no consumer of a start that failed, so a later definition does not deliver to it', () => {
-    change('upsert', sub('app'))
-    refuseStart = true
-    expect(() => durable.attach('default', 'app', consumer())).to.throw('the filter no longer compiles')
-    refuseStart = false
-    change('upsert', sub('app', '00000000-0000-4000-8000-0000000000bb'))
-    expect(started).to.deep.equal([])
-  })
-
   it('stores offsets as they move, retries a failed write, says once that it fails and once that it works again', async () => {
     change('upsert', sub('app'))
     durable.attach('default', 'app', consumer())
@@ -180,23 +169,5 @@ describe('durable dispatchers: subscriptions coming and going, offsets stored th
     // Stopped: later changes are ignored.
     change('upsert', sub('app', '00000000-0000-4000-8000-0000000000cc'))
     expect(started).to.have.length(1)
-  })
-
-  it('resumes a subscription restarted while its offset is being written from that offset, not the stored one', async () => {
-    change('upsert', sub('app'))
-    const first = durable.attach('default', 'app', consumer())
-    let release!: () => void
-    save = (sid, offset) =>
-      new Promise((resolve) => {
-        release = () => {
-          stored.set(sid, offset)
-          resolve(true)
-        }
-      })
-    started[0]!.move(12)
-    first.detach()
-    durable.attach('default', 'app', consumer())
-    expect(started[1]!.from).to.equal(12)
-    release()
   })
 })
