@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Database } from '../../../../node/db/database.js'
 import { asOwn, type DataRepo } from '../../../../node/db/repos/data.js'
@@ -107,6 +107,48 @@ describe('blobs', () => {
       expect(await store.sweep((h) => blobs.has(h))).to.equal(1)
       expect(await store.read(orphan.hash)).to.equal(undefined)
       expect(await store.read(kept.hash)).not.to.equal(undefined)
+    })
+  })
+
+  describe('store: bounds, leftovers and discarded files', () => {
+    it('clears what an interrupted write left in its temporary folder when it opens', async () => {
+      writeFileSync(join(storeDir, 'tmp', 'interrupted'), 'half a blob')
+      await BlobStore.open(storeDir)
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+    })
+
+    it('refuses a blob over the size it is given, keeping nothing of it', async () => {
+      let err: unknown
+      await store.write(chunksOf(randomBytes(5000)), { maxBytes: 4096 }).catch((e: unknown) => (err = e))
+      expect(err).to.include({ code: 'PAYLOAD_TOO_LARGE', message: 'blob is larger than 4096 bytes' })
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+      expect(await store.write(chunksOf(randomBytes(4096)), { maxBytes: 4096 })).to.include({ size: 4096 })
+    })
+
+    it('removes a discarded file once nothing holds it and no write landed it just now', async () => {
+      let clock = 1_000_000
+      const timed = await BlobStore.open(storeDir, { now: () => clock })
+      const landed = await timed.write(chunksOf(randomBytes(100)))
+      const heldAgain = await timed.write(chunksOf(randomBytes(100)))
+      timed.discard(landed.hash)
+      timed.discard(heldAgain.hash)
+      // Landed just now: kept for a later call; held again: kept and no longer discarded.
+      expect(await timed.removeDiscarded((h) => h === heldAgain.hash)).to.equal(0)
+      clock += 24 * 3_600_000
+      expect(await timed.removeDiscarded(() => false)).to.equal(1)
+      expect(await timed.read(landed.hash)).to.equal(undefined)
+      expect(await timed.read(heldAgain.hash)).to.not.equal(undefined)
+    })
+
+    it('names no file for what is not a blob hash, and fails the iteration of a blob it does not hold', async () => {
+      expect(() => store.path('../etc/passwd' as Hash)).to.throw('not a blob hash: ../etc/passwd')
+      let err: unknown
+      try {
+        for await (const chunk of store.content('ab'.repeat(32) as Hash)) void chunk
+      } catch (e) {
+        err = e
+      }
+      expect(err).to.include({ code: 'NOT_FOUND', message: `blob ${'ab'.repeat(32)} is not in the blob store` })
     })
   })
 
