@@ -270,6 +270,30 @@ describe('event socket (WebSocket transport over a real server)', () => {
     expect([offsets.get(x.id), offsets.get(y.id)]).to.deep.equal([2, 3])
   })
 
+  it('takes an ack naming its subscription by name, or giving only the event id, among several started', async () => {
+    const x = define('x', {}, { events: 'confirmed' })
+    const y = define('y', {}, { events: 'rejected' })
+    const c = await open('/ws')
+    c.send({ type: 'start', namespace: 'default', name: 'x' })
+    c.send({ type: 'start', namespace: 'default', name: 'y' })
+    await c.quiet(50)
+    publish(1, 'message_confirmed')
+    await c.next()
+    // By name alone: the oldest frame of that subscription.
+    c.send({ type: 'ack', subscription: { name: 'x' } })
+    publish(1, 'message_rejected')
+    const [f] = await c.next()
+    // By event id alone: whichever subscription sent it.
+    c.send({ type: 'ack', id: f!.id })
+    // Naming the subscription by an id it no longer has (deleted and made again): void, not an error.
+    c.send({ type: 'ack', subscription: { id: '0f0e0d0c-0b0a-4908-8706-050403020100', name: 'x' } })
+    await new Promise((r) => setTimeout(r, 50))
+    expect([offsets.get(x.id), offsets.get(y.id)]).to.deep.equal([2, 2])
+    // By name in another namespace: not a subscription this connection started.
+    c.send({ type: 'ack', subscription: { namespace: 'other', name: 'x' } })
+    expect((await c.next())[0]).to.deep.equal({ type: 'protocol_error', error: 'BAD_REQUEST: invalid ack: this connection has not started subscription {"namespace":"other","name":"x"}' })
+  })
+
   it('a durable subscription deleted while a client is connected delivers nothing more to it', async () => {
     const sub = define('gone', {}, {})
     const c = await open('/ws?namespace=default&name=gone')
