@@ -10,7 +10,6 @@ import { BlobStore } from '../../../../node/data/blob-store.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { BlobPublisher } from '../../../../node/batch/blob-publisher.js'
 import { BlobFetcher } from '../../../../node/data/blob-fetcher.js'
-import { Gate } from '../../../../node/core/gate.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
@@ -255,26 +254,6 @@ describe('blobs', () => {
       f.want(announced)
       await new Promise((resolve) => setTimeout(resolve, 50))
       expect(settled).to.have.length(1)
-      await f.stop()
-    })
-
-    it('downloads nothing while the IPFS read gate is held, and fetches the queue at once on release', async () => {
-      const bytes = randomBytes(100)
-      const ref = await storage.upload(bytes)
-      const d = await blobData(bytes, { public: ref })
-      const reads = new Gate()
-      reads.hold()
-      const settled: Hash[] = []
-      const f = new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: () => {}, settled: (h) => settled.push(h), reads })
-      f.want({ hash: d.blob!.hash, size: bytes.length, public: ref })
-      storage.failDownloads = 1 // a download attempted while held would fail, and be retried after a backoff
-      await new Promise((resolve) => setTimeout(resolve, 50))
-      expect(settled).to.deep.equal([])
-      expect(storage.failDownloads).to.equal(1)
-      storage.failDownloads = 0
-      reads.release()
-      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 5_000, intervalMs: 10 })
-      expect(blobs.has(d.blob!.hash)).to.equal(true)
       await f.stop()
     })
 
