@@ -10,8 +10,6 @@ import { DEFAULT_REQUEST_LIMITS, overLimit, type RequestLimits } from '../core/l
 /** What parsing a send checks against this member's limits (config `limits`). */
 export type MessageInputLimits = Pick<RequestLimits, 'dataPerMessage' | 'topicsPerMessage' | 'valueBytes' | 'idempotencyKeyChars'>
 
-const MAX_TOPICS_CHARS = 1024
-
 export type DataInput =
   | { kind: 'ref'; id: DataId }
   /** `valueRaw` is the compacted JSON text of the value exactly as the caller sent it. */
@@ -96,7 +94,6 @@ export function parseTopics(node: JsonNode, maxTopics: number): string[] {
   if (list.length === 0) return []
   for (const t of list) if (!NAME_RE.test(t)) bad(`topic must be 1-64 letters, digits, '.', '_' or '-', starting and ending alphanumeric: ${JSON.stringify(t)}`)
   if (new Set(list).size !== list.length) bad('header.topics holds the same topic twice')
-  if (list.join('').length > MAX_TOPICS_CHARS) bad(`header.topics is longer than ${MAX_TOPICS_CHARS} characters in all`)
   return list
 }
 

@@ -34,7 +34,7 @@ export function waitingOf(deps: WaitingDeps, place: MessagePlace): Waiting | und
 function senderWaiting(deps: WaitingDeps, batch: BatchRecord): Waiting {
   const sealed = `its batch ${batch.id} is sealed`
   if (batch.state === 'pinned') {
-    return { reason: 'pin', sealed: true, sent: true, ...(batch.chainTx ? { chainTx: batch.chainTx } : {}), detail: `${sealed} and its pin transaction ${batch.chainTx ?? ''} was mined, but this member has not read it from the chain yet` }
+    return { reason: 'pin', sealed: true, sent: true, ...(batch.chainTx ? { chainTx: batch.chainTx } : {}), detail: `${sealed} and its pin transaction${batch.chainTx ? ` ${batch.chainTx}` : ''} was mined, but this member has not read it from the chain yet` }
   }
   const noted = deps.progress(batch.id)
   const deliveries = batch.type === 'private' ? deps.deliveries.ofBatch(batch.id) : []

@@ -103,7 +103,47 @@ describe('member node config', () => {
     expect(loadNodeConfig(write({ ...good, database: { type: 'postgres', url } })).database).to.deep.equal({ type: 'postgres', url })
   })
 
+  it('takes absolute paths as written, a start block of 0 by default, and the API host and console folder the file names', () => {
+    const abs = join(dir, 'signing.key')
+    const cfg = loadNodeConfig(write({ ...good, signingKeyFile: abs, chain: { ...good.chain, firstBlock: undefined }, api: { host: '0.0.0.0', port: 5000 }, uiDir: '/srv/ui', dataDir: '/var/parley' }))
+    expect(cfg.signingKey).to.equal(key)
+    expect(cfg.chain.firstBlock).to.equal(0)
+    expect(cfg.api.host).to.equal('0.0.0.0')
+    expect(cfg.uiDir).to.equal('/srv/ui')
+    expect(cfg.dataDir).to.equal('/var/parley')
+    expect(loadNodeConfig(write({ ...good, uiDir: 'ui' })).uiDir).to.equal(join(dir, 'ui'))
+    expect(loadNodeConfig(write({ ...good, uiDir: null }))).to.not.have.property('uiDir')
+  })
+
+  it('refuses a signing key file that holds something other than one private key, naming the file', () => {
+    writeFileSync(join(dir, 'short.key'), '0x' + 'ab'.repeat(31))
+    expect(() => loadNodeConfig(write({ ...good, signingKeyFile: 'short.key' }))).to.throw(ConfigError, new RegExp(`signingKeyFile ${join(dir, 'short.key')} must hold a 0x-prefixed 32-byte hex private key`))
+  })
+
   const bad: [string, unknown, RegExp][] = [
+    ['a config that is not an object', [good], /config.json: config must be an object/],
+    ['a bad node name', { ...good, node: 'node/0' }, /node "node\/0" must be 1-64 letters/],
+    ['an empty org', { ...good, org: '' }, /org must be a non-empty string/],
+    ['a negative start block', { ...good, chain: { ...good.chain, firstBlock: -1 } }, /chain.firstBlock must be a block number/],
+    ['a start block that is not a whole number', { ...good, chain: { ...good.chain, firstBlock: '7' } }, /chain.firstBlock must be a block number/],
+    ['an IPFS gateway of another scheme', { ...good, ipfs: { ...good.ipfs, gateway: 'ftp://127.0.0.1' } }, /ipfs.gateway must use http: or https:: ftp:\/\/127.0.0.1/],
+    ['an empty API host', { ...good, api: { host: '', port: 5000 } }, /api.host must be a non-empty string/],
+    ['a console folder that is not a string', { ...good, uiDir: 7 }, /uiDir must be a non-empty string/],
+    ['a database section that is not an object', { ...good, database: 'postgres' }, /database must be an object \{"type": "sqljs"\} or \{"type": "postgres", "url": "postgres:\/\/\.\.\."\}/],
+    ['a database list', { ...good, database: [] }, /database must be an object/],
+    ['a URL for sql.js', { ...good, database: { url: 'postgres://h/d' } }, /database.url is only for database.type "postgres"/],
+    ['a database URL that is not a URL', { ...good, database: { type: 'postgres', url: 'not a url' } }, /database.url must use postgres: or postgresql:/],
+    ['a database URL naming no host', { ...good, database: { type: 'postgres', url: 'postgres:///org0' } }, /database.url must name a host/],
+    ['a database URL with a path under the database', { ...good, database: { type: 'postgres', url: 'postgresql://h:5432/org0/x' } }, /database.url must name the member's database/],
+    ['an allowed origin that is not a URL', { ...good, api: { port: 5000, allowedOrigins: ['app.example'] } }, /api.allowedOrigins\[0\] must be an origin such as/],
+    ['an allowed host that is empty', { ...good, api: { port: 5000, allowedHosts: [''] } }, /api.allowedHosts must be a list of non-empty strings/],
+    ['a URL limit longer than the request head', { ...good, limits: { urlBytes: 4096, headerBytes: 2048 } }, /limits.urlBytes \(4096\) must be at most limits.headerBytes \(2048\): the URL is part of the request head/],
+    ['limits that are a list', { ...good, limits: [1] }, /limits must be an object/],
+    ['quotas that are a number', { ...good, quotas: 5 }, /quotas must be an object/],
+    ['fewer connections per org than per certificate', { ...good, quotas: { connectionsPerOrg: 2, connectionsPerCertificate: 3 } }, /quotas.connectionsPerOrg \(2\) must be at least quotas.connectionsPerCertificate \(3\)/],
+    ['a batch section that is a list', { ...good, batch: [10] }, /batch must be an object \{size, timeoutMs, payloadLimit\}/],
+    ['a negative batch timeout', { ...good, batch: { timeoutMs: -1 } }, /batch.timeoutMs must be a whole number$/],
+    ['a fractional payload limit', { ...good, batch: { payloadLimit: 1.5 } }, /batch.payloadLimit must be a whole number of at least 1/],
     ['an unknown database engine', { ...good, database: { type: 'mysql' } }, /database.type must be "sqljs" or "postgres": "mysql"/],
     ['a postgres database without a URL', { ...good, database: { type: 'postgres' } }, /database.url must be a postgres:\/\/ URL/],
     ['a database URL of another scheme', { ...good, database: { type: 'postgres', url: 'http://127.0.0.1/x' } }, /database.url must use postgres: or postgresql:/],

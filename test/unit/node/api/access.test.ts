@@ -1,8 +1,8 @@
 import { expect } from 'chai'
-import http from 'node:http'
+import http, { type IncomingMessage } from 'node:http'
 import WebSocket, { WebSocketServer } from 'ws'
 import { startApiServer, type ApiServer } from '../../../../node/api/server.js'
-import { accessPolicy, hostAllowed, isLoopbackName, originAllowed } from '../../../../node/api/access.js'
+import { accessPolicy, hostAllowed, isLoopbackName, originAllowed, upgradeRefusal } from '../../../../node/api/access.js'
 import { ParleyError } from '../../../../node/core/errors.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../node/core/limits.js'
 import type { NodeServices } from '../../../../node/services.js'
@@ -169,7 +169,33 @@ describe('API access: host names, origins, WebSocket upgrades', () => {
       for (const n of ['localhost.example', '127.0.0.256', '127.1', 'localtest.me', '[::2]']) expect(isLoopbackName(n), n).to.equal(false)
     })
 
+    it('name the bind address among the host names a refusal lists, unless it is a loopback one', () => {
+      const refused = upgradeRefusal({ headers: { host: 'evil.example' } } as IncomingMessage, policy)!
+      expect(refused).to.include({ status: 421, reason: 'Misdirected Request' })
+      expect(refused.error.message).to.contain('(localhost, *.localhost, 127.x.x.x, [::1], 10.1.2.3 on port 5000, and api.allowedHosts)')
+      const loopback = accessPolicy({ host: '127.0.0.1', port: 5000, allowedHosts: [], allowedOrigins: [] })
+      expect(upgradeRefusal({ headers: { host: 'evil.example' } } as IncomingMessage, loopback)!.error.message).to.contain('(localhost, *.localhost, 127.x.x.x, [::1] on port 5000, and api.allowedHosts)')
+    })
+
+    it('word a foreign origin\'s refusal by what it asked: a WebSocket, a method, or a request without one', () => {
+      const ws = upgradeRefusal({ headers: { origin: 'http://evil.example', upgrade: 'websocket' } } as unknown as IncomingMessage, policy)!
+      expect(ws).to.include({ status: 403, reason: 'Forbidden' })
+      expect(ws.error.message).to.match(/^a page of origin "http:\/\/evil\.example" may not open a WebSocket:/)
+      const noMethod = upgradeRefusal({ headers: { origin: 'http://evil.example' } } as unknown as IncomingMessage, policy)!
+      expect(noMethod.error.message).to.match(/^a page of origin "http:\/\/evil\.example" may not send here:/)
+      expect(upgradeRefusal({ headers: { origin: 'http://10.1.2.3:5000', host: '10.1.2.3:5000' } } as unknown as IncomingMessage, policy)).to.equal(undefined)
+    })
+
+    it('take the scheme\'s default port for an origin without one', () => {
+      const named = accessPolicy({ host: '127.0.0.1', port: 5000, allowedHosts: ['api.example:443', 'plain.example:80'], allowedOrigins: [] })
+      expect(originAllowed('https://api.example', named)).to.equal(true)
+      expect(originAllowed('http://api.example', named)).to.equal(false)
+      expect(originAllowed('http://plain.example', named)).to.equal(true)
+      expect(originAllowed('https://plain.example', named)).to.equal(false)
+    })
+
     it('treat an origin that is not a URL, or not http(s), as foreign', () => {
+      expect(originAllowed('ws://localhost:5000', policy)).to.equal(false)
       for (const o of ['null', '', 'file://', 'chrome-extension://abc', 'http://localhost:5000/x y']) expect(originAllowed(o, policy), o).to.equal(false)
       expect(originAllowed('http://localhost:5000', policy)).to.equal(true)
     })

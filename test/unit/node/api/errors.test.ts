@@ -15,6 +15,7 @@ import { filterSql } from '../../../../node/db/filter-sql.js'
 import type { MessageQuery } from '../../../../node/model/index.js'
 import { DEFAULT_REQUEST_LIMITS } from '../../../../node/core/limits.js'
 import { DatabaseError } from '../../../../node/db/errors.js'
+import { ParleyError } from '../../../../node/core/errors.js'
 
 /** The API's error mapping over real HTTP: whatever layer refuses a request, the caller gets a 4xx and a JSON body. */
 describe('api error mapping', () => {
@@ -174,6 +175,18 @@ describe('api server: what the HTTP parser refuses', () => {
     expect(answer).to.match(/^HTTP\/1\.1 404 /)
   })
 
+  it('a request target that is not a valid URL is a 400 saying how to encode it', async () => {
+    const answer = await raw(`GET /api/v1/\u007fstatus HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)
+    expect(answer).to.match(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).to.equal('BAD_REQUEST: the request target is not a valid URL: percent-encode spaces, non-ASCII characters and other bytes a URL cannot carry')
+  })
+
+  it('refuses to start with the admin routes on and no admin token', async () => {
+    let err: unknown
+    await startApiServer({ host: '127.0.0.1', port, services: { config: { limits: DEFAULT_REQUEST_LIMITS, admin: true } } as unknown as NodeServices, log: () => {} }).catch((e: unknown) => (err = e))
+    expect(err).to.be.instanceOf(ParleyError).and.include({ code: 'INTERNAL', message: 'the admin routes are on (admin: true) but the server was given no admin token' })
+  })
+
   it('a request line that is not HTTP is a 400 with the JSON error body', async () => {
     const answer = await raw('NOT HTTP AT ALL\r\n\r\n')
     expect(answer).to.match(/^HTTP\/1\.1 400 /)
@@ -201,5 +214,53 @@ describe('api error mapping: a database that went away', () => {
     } finally {
       await closeServer(server)
     }
+  })
+})
+
+describe('api error mapping: what other layers throw', () => {
+  const logs: string[] = []
+  let server: http.Server
+  let port: number
+  /** What the next request's handler throws. */
+  let thrown: unknown
+
+  before(async () => {
+    const app = new Koa()
+    app.silent = true
+    app.use(errorMiddleware((l) => logs.push(l)))
+    app.use(() => {
+      throw thrown
+    })
+    server = http.createServer(app.callback())
+    await listen(server, 0, '127.0.0.1')
+    port = (server.address() as AddressInfo).port
+  })
+  after(() => closeServer(server))
+  beforeEach(() => (logs.length = 0))
+
+  async function answer(err: unknown): Promise<{ status: number; error: string }> {
+    thrown = err
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/x`, { method: 'POST' })
+    return { status: res.status, error: ((await res.json()) as { error: string }).error }
+  }
+  const withStatus = (message: string, over: Record<string, unknown>): Error => Object.assign(new Error(message), over)
+
+  it("maps a 4xx of Koa or its body parser to our code, by status, whichever property carries it", async () => {
+    expect(await answer(withStatus('request entity too large', { status: 413 }))).to.deep.equal({ status: 413, error: 'PAYLOAD_TOO_LARGE: request entity too large' })
+    expect(await answer(withStatus('unsupported charset "UTF-7"', { statusCode: 415 }))).to.deep.equal({ status: 415, error: 'UNSUPPORTED_MEDIA_TYPE: unsupported charset "UTF-7"' })
+    expect(await answer(withStatus('Not Found', { status: 404 }))).to.deep.equal({ status: 404, error: 'NOT_FOUND: Not Found' })
+    expect(await answer(withStatus('Method Not Allowed', { status: 405 }))).to.deep.equal({ status: 405, error: 'METHOD_NOT_ALLOWED: Method Not Allowed' })
+    expect(await answer(withStatus('invalid JSON, only supports object and array', { status: 400 }))).to.deep.equal({ status: 400, error: 'INVALID_JSON: invalid JSON, only supports object and array' })
+    expect(await answer(withStatus('request aborted', { status: 400 }))).to.deep.equal({ status: 400, error: 'BAD_REQUEST: request aborted' })
+    expect(logs).to.deep.equal([])
+  })
+
+  it('answers anything else 500 with one line, logged; a full store 507, logged by whoever found it', async () => {
+    expect(await answer(withStatus('upstream failed', { status: 502 }))).to.deep.equal({ status: 500, error: 'INTERNAL: upstream failed' })
+    expect(await answer('a string')).to.deep.equal({ status: 500, error: 'INTERNAL: a string' })
+    expect(logs).to.deep.equal(['api: POST /api/v1/x failed: upstream failed', 'api: POST /api/v1/x failed: a string'])
+    logs.length = 0
+    expect(await answer(new ParleyError('STORAGE_FULL', 'the blob store is full'))).to.deep.equal({ status: 507, error: 'STORAGE_FULL: the blob store is full' })
+    expect(logs).to.deep.equal([])
   })
 })

@@ -58,6 +58,8 @@ describe('web console serving (/ui) and the API page (/api)', () => {
     writeFileSync(join(dir, 'assets', 'main-ABC123.js'), JS)
     writeFileSync(join(dir, 'assets', 'style-DEF456.css'), 'body{}')
     writeFileSync(join(dir, 'assets', 'main-ABC123.js.map'), '{}')
+    writeFileSync(join(dir, 'assets', 'font-GHI789.ttf'), 'font')
+    writeFileSync(join(dir, 'assets', 'LICENSE'), 'MIT')
     writeFileSync(join(dir, 'secret.txt'), 'not an asset')
     // Links inside the build directory, to a file outside the assets and to one outside the build.
     const outside = await temp.make('parley-outside-')
@@ -111,6 +113,11 @@ describe('web console serving (/ui) and the API page (/api)', () => {
     expect(js.text).to.equal(JS)
     expect((await call(built.port, 'GET', '/ui/assets/style-DEF456.css')).headers['content-type']).to.equal('text/css; charset=utf-8')
     expect((await call(built.port, 'GET', '/ui/assets/main-ABC123.js.map')).headers['content-type']).to.equal('application/json; charset=utf-8')
+    // A type it does not know, or a name without one, is sent as bytes.
+    expect((await call(built.port, 'GET', '/ui/assets/font-GHI789.ttf')).headers['content-type']).to.equal('application/octet-stream')
+    const plain = await call(built.port, 'GET', '/ui/assets/LICENSE')
+    expect(plain.headers['content-type']).to.equal('application/octet-stream')
+    expect(plain.text).to.equal('MIT')
   })
 
   it('answers HEAD with the headers and no body', async () => {
@@ -192,9 +199,11 @@ describe('web console serving (/ui) and the API page (/api)', () => {
       expect(error).not.to.match(/(^|[\s(])\/(tmp|home|work|usr|var)\//)
     }
     expect(logged.filter((l) => l.includes(missingDir))).to.have.length(1)
-    const none = await serverWith(undefined)
+    const noneLogged: string[] = []
+    const none = await serverWith(undefined, (line) => noneLogged.push(line))
     try {
       expect((await call(none.port, 'GET', '/ui/')).status).to.equal(503)
+      expect(noneLogged.filter((l) => l.startsWith('web console:'))).to.deep.equal(['web console: no uiDir configured; /ui and /api answer 503'])
     } finally {
       await none.api.close()
     }

@@ -3,24 +3,13 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { Transaction, Wallet } from 'ethers'
 import { LogFollower } from '../../../../node/chain/follower.js'
 import { ProblemLog } from '../../../../node/chain/problems.js'
-import { JsonRpcClient, RpcError } from '../../../../node/chain/rpc.js'
+import { RpcError } from '../../../../node/chain/rpc.js'
 import { PinSubmitter } from '../../../../node/chain/submitter.js'
 import type { Head } from '../../../../node/chain/heads.js'
 import type { BatchId, Hash, TxId } from '../../../../node/core/ids.js'
+import { countCalls, ScriptedRpc } from '../../../support/scripted-rpc.js'
 
-/** A JSON-RPC endpoint answered from a table, recording every call: what a block costs the chain is the calls made. */
-class ScriptedRpc extends JsonRpcClient {
-  readonly calls: string[] = []
-  constructor(private readonly answer: (method: string, params: unknown[]) => unknown) {
-    super('http://127.0.0.1:1')
-  }
-  override async call<T>(method: string, params: unknown[] = []): Promise<T> {
-    this.calls.push(method)
-    return this.answer(method, params) as T
-  }
-}
-
-const count = (calls: string[], method: string): number => calls.filter((m) => m === method).length
+const count = countCalls
 
 describe('chain calls per block', () => {
   describe('log follower', () => {

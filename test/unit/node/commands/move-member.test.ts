@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { NodeConfigFile } from '../../../../node/config.js'
 import { Database as SqljsDatabase } from '../../../../node/db/database.js'
-import { tableChecksums } from '../../../../node/db/move/copy.js'
+import { CopyRefused, tableChecksums } from '../../../../node/db/move/copy.js'
 import { moveMemberDatabase } from '../../../../node/commands/move-member.js'
 import { PgDatabase } from '../../../../node/db/pg/pg-database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
@@ -104,5 +104,25 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
     await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
     await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
+    // The URL is checked as the member's config would check it.
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: 'mysql://u:p@127.0.0.1/org1' }), (err: Error) => err instanceof CopyRefused && /^database.url must use postgres: or postgresql:/.test(err.message))
+    assert.equal((JSON.parse(readFileSync(memberConfig(dir), 'utf8')) as NodeConfigFile).database, undefined)
+  })
+
+  it('refuses a sql.js member that has no database yet: nothing to move', async () => {
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), /org1 has no sql\.js database at .*data\/db: nothing to move/)
+  })
+
+  it('copies in pages of the size asked, says what it does, and names the kept folder by the time of the move', async () => {
+    await sqljsMember(dir)
+    const d = await testDatabase({ prefix: 'move' })
+    cleanup.push(d.drop)
+    const lines: string[] = []
+    const moved = await moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: d.url, pageRows: 7, log: (l) => lines.push(l) })
+    assert.match(moved.kept, /data\/db\.before-move-\d{8}T\d{6}Z$/)
+    assert.deepEqual(moved.previous, { type: 'sqljs' })
+    assert.equal(moved.tables.find((t) => t.table === 'node_state')?.rows, 30)
+    assert.deepEqual(lines.slice(0, 2), ['org1: opening its sql.js database', 'org1: opening the PostgreSQL database to copy into'])
+    assert.match(lines.at(-1)!, /^org1: \d+ tables copied and checked \(\d+ rows\)$/)
   })
 })

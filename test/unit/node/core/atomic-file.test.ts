@@ -104,6 +104,26 @@ describe('atomic file writes', () => {
         // What was there and not ours is left alone.
         expect(statSync(`${file}.tmp`).isDirectory()).to.equal(true)
       })
+
+      it('fails when the rename cannot replace the target, removing its temporary file', async () => {
+        const dir = await temp.make('parley-atomic-')
+        const target = join(dir, 'state')
+        // A non-empty directory cannot be replaced by a file.
+        mkdirSync(join(target, 'inside'), { recursive: true })
+        const err = await rejection(write(target, 'new'))
+        expect(err.code).to.be.oneOf(['EISDIR', 'ENOTEMPTY', 'EEXIST'])
+        expect(readdirSync(dir)).to.deep.equal(['state'])
+        expect(readdirSync(target)).to.deep.equal(['inside'])
+      })
+
+      it('refuses a temporary file that is the target itself', async () => {
+        const dir = await temp.make('parley-atomic-')
+        const file = join(dir, 'a')
+        writeFileSync(file, 'old')
+        const err = await rejection(write(file, 'new', { tmp: file }))
+        expect(err.message).to.equal(`the temporary file must not be ${file} itself`)
+        expect(readFileSync(file, 'utf8')).to.equal('old')
+      })
     })
   }
 

@@ -4,6 +4,7 @@ import { dataRefsJson, genericHeaderJson, messageHeaderJson, type MessageHeader 
 import { goJson, goJsonString, goStruct } from '../../../../node/core/go-json.js'
 import { formatTimestamp } from '../../../../node/core/time.js'
 import { parseHash, parseUuid, type DataId, type Hash, type MessageId } from '../../../../node/core/ids.js'
+import { ParleyError } from '../../../../node/core/errors.js'
 
 const hex = (n: number): string => Array.from({ length: n }, () => '0123456789abcdef'[Math.floor(Math.random() * 16)]).join('')
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!
@@ -70,6 +71,22 @@ describe('message header JSON: the direct writer equals the goJson definition', 
     ] as unknown as MessageHeader[]) {
       expect(outcome(() => messageHeaderJson(h))).to.equal(outcome(() => genericHeaderJson(h)))
     }
+  })
+
+  it('for the edge headers: no fields at all, topics that are not a list', () => {
+    expect(messageHeaderJson({} as MessageHeader)).to.equal('{}')
+    expect(genericHeaderJson({} as MessageHeader)).to.equal('{}')
+    const stringTopics = { id: randomUUID(), type: 'broadcast', topics: 'orders' } as unknown as MessageHeader
+    expect(messageHeaderJson(stringTopics)).to.equal(genericHeaderJson(stringTopics))
+    expect(messageHeaderJson(stringTopics)).to.contain('"topics":"orders"')
+  })
+
+  it('refuses a created time that falls before year 0 once its offset is applied, as the long way does', () => {
+    const h = { id: randomUUID(), type: 'broadcast', created: '0000-01-01T00:00:00+01:00' } as unknown as MessageHeader
+    expect(() => messageHeaderJson(h)).to.throw(ParleyError, /header.created is not an RFC3339 timestamp: "0000-01-01T00:00:00\+01:00"/)
+    expect(outcome(() => genericHeaderJson(h))).to.equal(outcome(() => messageHeaderJson(h)))
+    // The same instant an hour later is year 0, which Go writes.
+    expect(messageHeaderJson({ ...h, created: '0000-01-01T01:00:00+01:00' } as MessageHeader)).to.contain('"created":"0000-01-01T00:00:00Z"')
   })
 
   it('writes a canonical created as given, as the long way does (checked through an offset form, which goes the long way)', () => {

@@ -414,6 +414,8 @@ describe("hash and pin formulas: FireFly's vectors, and derived ones checked aga
         '{"name":"","members":[{"identity":"did:firefly:org/a","node":"11111111-925f-4579-9c60-54f3e846ab99"},{"identity":"did:firefly:org/b","node":"8b5c0d39-925f-4579-9c60-54f3e846ab99"}]}',
       )
       expect(groupHash({ namespace: 'ns', name: 'g', members: [a, b] })).to.equal(groupHash({ namespace: 'ns', name: 'g', members: [b, a] }))
+      // A member without a node (an org's own entry) is written without one.
+      expect(groupJson({ name: 'g', members: [{ identity: 'did:firefly:org/a' }] })).to.equal('{"name":"g","members":[{"identity":"did:firefly:org/a"}]}')
       // UTF-16 order would put U+FFFF after U+10000; Go's byte order puts it before.
       expect(sortGroupMembers([{ identity: '\u{10000}' }, { identity: '\uFFFF' }]).map((m) => m.identity)).to.deep.equal(['\uFFFF', '\u{10000}'])
     })
@@ -520,6 +522,14 @@ describe("hash and pin formulas: FireFly's vectors, and derived ones checked aga
       expect(ffGo.broadcastContext('topicA')).to.equal('19b76a907de50cf4472aeca0745bcdb7ab7b98e88b66e457351029178e3bb8f6')
       const msg = { header: { id: knownHeader.id, topics: ['topicA'], author: 'did:firefly:org/org_0' }, hash: MESSAGE_HASH }
       expect(ffGo.maskContext(msg, 'topicA', 0n)).to.deep.equal({ msgPinString: '', contextOrPin: broadcastContext('topicA') })
+    })
+
+    it('broadcast context stays sha256(topic) past the 4096 topics it remembers', () => {
+      for (let i = 0; i < 5000; i++) {
+        const topic = `bounded-${i}`
+        expect(broadcastContext(topic)).to.equal(createHash('sha256').update(topic).digest('hex'))
+      }
+      expect(broadcastContext('topic1')).to.equal('9e065a7cbddfc57be742bc32956674c3c389521ac2bbb1dce0500d5131fede75')
     })
 
     it('private pin = sha256(topic ‖ group ‖ author ‖ nonce big-endian): the bytes FireFly batch_manager_test.go TestE2EDispatchPrivateUnpinned hashes', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { isUuid, parseHash, parseUuid } from '../../../../node/core/ids.js'
+import { isUuid, parseAddress, parseHash, parseUuid } from '../../../../node/core/ids.js'
 
 const UUID = '4a1c8a3e-0b5f-4c1e-9d2a-7f3e5b6c8d9e'
 const HASH = '19b76a907de50cf4472aeca0745bcdb7ab7b98e88b66e457351029178e3bb8f6'
@@ -22,6 +22,13 @@ describe('ids and hashes from callers', () => {
     }
     for (const bad of [undefined, 7, '', HASH.slice(1), `${HASH}0`, `0x${HASH}0`, `00${HASH.slice(2)}g`, `0x0x${HASH}`, `${HASH.slice(0, 63)}\n`]) {
       expect(() => parseHash(bad, 'header.datahash'), String(bad)).to.throw(/^header\.datahash is not a 32-byte hex hash/).with.property('code', 'INVALID_FIELD')
+    }
+  })
+
+  it('takes an Ethereum address in any case, lowercased, and refuses anything else naming the field', () => {
+    expect(parseAddress('0x5FbDB2315678afecb367f032d93F642f64180aa3')).to.equal('0x5fbdb2315678afecb367f032d93f642f64180aa3')
+    for (const bad of [undefined, 0x12, '', '5fbdb2315678afecb367f032d93f642f64180aa3', '0x5fbdb2315678afecb367f032d93f642f64180aa']) {
+      expect(() => parseAddress(bad, 'key'), String(bad)).to.throw(/^key is not an Ethereum address/).with.property('code', 'INVALID_FIELD')
     }
   })
 })

@@ -329,6 +329,15 @@ describe('Go-compatible JSON', () => {
       expect(() => goJson({ when: new Date(0) })).to.throw(ParleyError, /Date/)
       expect(() => goJson(new Map())).to.throw(ParleyError, /Map/)
       expect(() => goJson(() => 1)).to.throw(ParleyError, /function/)
+      expect(() => goJson([Symbol('s')])).to.throw(ParleyError, /cannot encode symbol as JSON/)
+      expect(() => goJson({ v: Object.create(Object.create(null) as object) as object })).to.throw(ParleyError, /cannot encode object as JSON/)
+      expect(goJson(Object.create(null) as object)).to.equal('{}')
+    })
+
+    it('names a cycle rather than overflowing the stack', () => {
+      const cycle: unknown[] = []
+      cycle.push({ again: cycle })
+      expect(() => goJson(cycle)).to.throw(ParleyError, /value nests too deeply to encode as JSON \(a cycle\?\)/).with.property('code', 'INTERNAL')
     })
 
     it('escapes keys and strings like Go', () => {

@@ -106,4 +106,45 @@ describe('JSON node tree: reading what is asked for', () => {
     expect(parseJsonRaw('{"a":1}').count()).to.equal(1)
     expect(parseJsonRaw('"s"').count()).to.equal(0)
   })
+
+  it('counts, visits and finds through the children once they are read, with the same answers and bounds', () => {
+    const list = parseJsonRaw('[10,20,30,40]')
+    expect(list.items.map((n) => n.value)).to.deep.equal([10, 20, 30, 40])
+    let before = jsonNodesBuilt()
+    expect(list.count()).to.equal(4)
+    expect(list.count(2)).to.equal(3)
+    const seen: JsonValue[] = []
+    expect(list.eachItem((item) => seen.push(item.value), 2)).to.equal(3)
+    expect(seen).to.deep.equal([10, 20])
+    expect(list.eachItem(() => {})).to.equal(4)
+    expect(jsonNodesBuilt() - before).to.equal(0)
+
+    const small = parseJsonRaw('{"a":1,"b":2,"a":3}')
+    expect(small.members.map((m) => m.key)).to.deep.equal(['a', 'b', 'a'])
+    expect(small.get('a')?.value).to.equal(3)
+    expect(small.get('z')).to.equal(undefined)
+    expect(small.has('b')).to.equal(true)
+    const many = parseJsonRaw(`{${Array.from({ length: 20 }, (_, i) => `"k${i % 18}":${i}`).join(',')}}`)
+    expect(many.members).to.have.length(20)
+    expect(many.get('k1')?.value).to.equal(19)
+    expect(many.get('k17')?.value).to.equal(17)
+    expect(many.get('missing')).to.equal(undefined)
+    before = jsonNodesBuilt()
+    expect(many.pick(['k0', 'k5', 'none']).map((n) => n?.value)).to.deep.equal([18, 5, undefined])
+    expect(jsonNodesBuilt() - before).to.equal(0)
+  })
+
+  it('answers no members, items or keys for a node of another kind, and its value once computed', () => {
+    const list = parseJsonRaw('[{"a":[1]}]')
+    expect(list.members).to.deep.equal([])
+    expect(list.get('a')).to.equal(undefined)
+    expect(list.eachItem(() => {})).to.equal(1)
+    const obj = list.items[0]!
+    expect(obj.items).to.deep.equal([])
+    expect(obj.eachItem(() => {})).to.equal(0)
+    expect(parseJsonRaw('"s"').members).to.deep.equal([])
+    const value = obj.value
+    expect(value).to.deep.equal({ a: [1] })
+    expect(obj.value).to.equal(value)
+  })
 })

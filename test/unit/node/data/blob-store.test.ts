@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { createHash, randomBytes } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Database } from '../../../../node/db/database.js'
 import { asOwn, type DataRepo } from '../../../../node/db/repos/data.js'
@@ -109,6 +109,48 @@ describe('blobs', () => {
     })
   })
 
+  describe('store: bounds, leftovers and discarded files', () => {
+    it('clears what an interrupted write left in its temporary folder when it opens', async () => {
+      writeFileSync(join(storeDir, 'tmp', 'interrupted'), 'half a blob')
+      await BlobStore.open(storeDir)
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+    })
+
+    it('refuses a blob over the size it is given, keeping nothing of it', async () => {
+      let err: unknown
+      await store.write(chunksOf(randomBytes(5000)), { maxBytes: 4096 }).catch((e: unknown) => (err = e))
+      expect(err).to.include({ code: 'PAYLOAD_TOO_LARGE', message: 'blob is larger than 4096 bytes' })
+      expect(readdirSync(join(storeDir, 'tmp'))).to.deep.equal([])
+      expect(await store.write(chunksOf(randomBytes(4096)), { maxBytes: 4096 })).to.include({ size: 4096 })
+    })
+
+    it('removes a discarded file once nothing holds it and no write landed it just now', async () => {
+      let clock = 1_000_000
+      const timed = await BlobStore.open(storeDir, { now: () => clock })
+      const landed = await timed.write(chunksOf(randomBytes(100)))
+      const heldAgain = await timed.write(chunksOf(randomBytes(100)))
+      timed.discard(landed.hash)
+      timed.discard(heldAgain.hash)
+      // Landed just now: kept for a later call; held again: kept and no longer discarded.
+      expect(await timed.removeDiscarded((h) => h === heldAgain.hash)).to.equal(0)
+      clock += 24 * 3_600_000
+      expect(await timed.removeDiscarded(() => false)).to.equal(1)
+      expect(await timed.read(landed.hash)).to.equal(undefined)
+      expect(await timed.read(heldAgain.hash)).to.not.equal(undefined)
+    })
+
+    it('names no file for what is not a blob hash, and fails the iteration of a blob it does not hold', async () => {
+      expect(() => store.path('../etc/passwd' as Hash)).to.throw('not a blob hash: ../etc/passwd')
+      let err: unknown
+      try {
+        for await (const chunk of store.content('ab'.repeat(32) as Hash)) void chunk
+      } catch (e) {
+        err = e
+      }
+      expect(err).to.include({ code: 'NOT_FOUND', message: `blob ${'ab'.repeat(32)} is not in the blob store` })
+    })
+  })
+
   describe('publisher', () => {
     it('publishes each unpublished blob once, records the reference, and leaves published ones alone', async () => {
       const bytes = randomBytes(200_000)
@@ -192,6 +234,40 @@ describe('blobs', () => {
       expect(blobs.has(liar.blob!.hash)).to.equal(false)
       expect(data.blobsToFetch(), 'nothing left to fetch after a restart').to.deep.equal([])
       f.stop()
+    })
+
+    it('logs a blob it cannot fetch yet once per reason, and says when it was fetched after retrying', async () => {
+      const bytes = randomBytes(100)
+      const ref = await storage.upload(bytes)
+      const d = await blobData(bytes, { public: ref })
+      storage.failDownloads = 3
+      const settled: Hash[] = []
+      const lines: string[] = []
+      const f = new BlobFetcher({ db, data, blobs, refs, blobStore: store, storage, log: (l) => lines.push(l), settled: (h) => settled.push(h) })
+      const announced = { hash: d.blob!.hash, size: bytes.length, public: ref }
+      f.want(announced)
+      f.want(announced) // wanted already: one fetch
+      await waitFor('the blob to settle', async () => settled.length > 0, { timeoutMs: 20_000, intervalMs: 20 })
+      expect(lines).to.deep.equal([`blob ${d.blob!.hash}: cannot fetch ${ref} yet: storage unreachable; retrying`, `blob ${d.blob!.hash}: fetched from ${ref} after retrying`])
+      expect(settled).to.deep.equal([d.blob!.hash])
+      // Its verdict recorded: wanted again (a restart, another message), it is not fetched again.
+      f.want(announced)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(settled).to.have.length(1)
+      await f.stop()
+    })
+
+    it('stops retrying at stop, and wants nothing more', async () => {
+      const d = await blobData(randomBytes(10), { public: 'ref-nobody' })
+      const settled: Hash[] = []
+      const f = fetcher(settled)
+      f.want({ hash: d.blob!.hash, size: 10, public: 'ref-nobody' })
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      await f.stop()
+      const ref = await storage.upload(randomBytes(10))
+      f.want({ hash: d.blob!.hash, size: 10, public: ref })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(settled).to.deep.equal([])
     })
 
     it('after a restart wants only blobs of pending messages whose key is a registered member\'s', async () => {

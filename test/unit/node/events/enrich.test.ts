@@ -163,6 +163,9 @@ describe('event references', () => {
       expect(chainEvent!.blockchainEvent!.txHash).to.equal(pinned.txHashes[1])
       expect(unknownTx).to.deep.equal({})
       expect(enrich([])).to.deep.equal([])
+      // A type this build does not know (read back from a newer build's log) refers to nothing it reads.
+      const future = { ...list[0]!, type: 'token_transfer_confirmed' } as unknown as NodeEvent
+      expect(enrich([future, list[0]!]).map((e) => e.refs)).to.deep.equal([{}, { message: m }])
     })
 
     it('answers a message event with the message its verdict was about, when another message shares its id', async () => {

@@ -309,3 +309,10 @@ describe('subscriptions: input', () => {
     })
   })
 })
+
+describe('subscription input: how a refused value is quoted', () => {
+  it('names a long value cut at 100 characters, and one JSON cannot write as itself', () => {
+    expect(invalid(() => parseSubscriptionOptions({ readAhead: 'x'.repeat(300) }))).to.equal(`options.readAhead must be a whole number from 0 to 65535, not "${'x'.repeat(99)}…`)
+    expect(invalid(() => parseSubscriptionOptions({ batch: Symbol('s') }))).to.equal('options.batch must be true or false, not Symbol(s)')
+  })
+})

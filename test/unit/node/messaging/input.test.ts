@@ -57,3 +57,70 @@ describe('message input limits', () => {
     expect(refusal(() => parse({ data: [{ value: '<' }] }, limits({ valueBytes: 7 }))).message).to.match(/^data\[0\].value is 8 bytes as stored/)
   })
 })
+
+describe('message input fields', () => {
+  const parse = (body: unknown, allowGroup = true) => parseMessageInput(parseJsonRaw(JSON.stringify(body)), { allowGroup })
+  const refused = (body: unknown, allowGroup = true): string => {
+    const err = refusal(() => parse(body, allowGroup))
+    expect(err.code).to.equal('INVALID_FIELD')
+    return err.message
+  }
+  const data = [{ value: 1 }]
+  const GROUP = 'ab'.repeat(32)
+
+  it('takes the header fields a client may give, leaving out empty ones, and the type the route implies', () => {
+    const cid = '4a1c8a3e-0b5f-4c1e-9d2a-7f3e5b6c8d9e'
+    const input = parse({ header: { tag: 'order', topic: 'orders', txtype: 'unpinned', author: 'did:firefly:org/org0', key: '0xab', cid: cid.toUpperCase(), type: 'private', group: GROUP }, data })
+    expect(input.header).to.deep.equal({ tag: 'order', topics: ['orders'], txtype: 'none', author: 'did:firefly:org/org0', key: '0xab', cid, group: GROUP })
+    expect(parse({ header: { tag: '', txtype: '', author: '', key: '', cid: '', topics: null, id: '', namespace: null }, data }).header).to.deep.equal({})
+    expect(parse({ header: null, data }).header).to.deep.equal({})
+    expect(parse({ header: { topics: [] }, data }).header).to.deep.equal({ topics: [] })
+  })
+
+  it('refuses what the node sets, a group on a broadcast, and a group that is not a hash string', () => {
+    expect(refused({ header: { id: '4a1c8a3e-0b5f-4c1e-9d2a-7f3e5b6c8d9e' }, data })).to.equal('header.id is set by the node and cannot be given')
+    expect(refused({ header: { type: 'definition' }, data })).to.equal('header.type is set by the node and cannot be given')
+    expect(refused({ header: { group: GROUP }, data }, false)).to.equal('header.group is set by the node and cannot be given')
+    expect(refused({ header: { group: 7 }, data })).to.equal('header.group must be a group hash (64 hex characters)')
+    expect(refused({ header: [], data })).to.equal('header must be an object')
+    expect(refused({ header: { txtype: 'token_pool' }, data })).to.equal('header.txtype must be batch_pin or none (unpinned): "token_pool"')
+    expect(refused({ header: { tag: '-x' }, data })).to.match(/^header.tag must be 1-64 letters/)
+  })
+
+  it('refuses topics that are not names or repeated', () => {
+    expect(refused({ header: { topics: 5 }, data })).to.equal('header.topics must be an array of strings')
+    expect(refused({ header: { topics: ['a', 'a'] }, data })).to.equal('header.topics holds the same topic twice')
+    expect(refused({ header: { topics: ['a b'] }, data })).to.equal('topic must be 1-64 letters, digits, \'.\', \'_\' or \'-\', starting and ending alphanumeric: "a b"')
+    // The most topics a member may take (config ceiling 10), each of the longest name (64), are 640 characters.
+    expect(parse({ header: { topics: Array.from({ length: 10 }, (_, i) => `${i}${'t'.repeat(63)}`) }, data }).header.topics).to.have.length(10)
+  })
+
+  it('reads a group of members by identity and node, with its name', () => {
+    const input = parse({ group: { name: 'deal', members: [{ identity: 'org1', node: 'node1' }, { identity: 'org2' }] }, data })
+    expect(input.group).to.deep.equal({ name: 'deal', members: [{ identity: 'org1', node: 'node1' }, { identity: 'org2' }] })
+    expect(parse({ group: { members: [{ identity: 'org1', node: '' }] }, data }).group).to.deep.equal({ members: [{ identity: 'org1' }] })
+    expect(parse({ group: null, data }, false)).to.not.have.property('group')
+  })
+
+  it('refuses a group that is not one, with no members, a member that is not an object or has no identity', () => {
+    expect(refused({ group: { members: [{ identity: 'org1' }] }, data }, false)).to.equal('a broadcast has no group; use messages/private for a private send')
+    expect(refused({ group: ['org1'], data })).to.equal('group must be an object {members: [{identity}]}')
+    expect(refused({ group: {}, data })).to.equal('group.members must hold at least one member')
+    expect(refused({ group: { members: 'org1' }, data })).to.equal('group.members must hold at least one member')
+    expect(refused({ group: { members: [] }, data })).to.equal('group.members must hold at least one member')
+    expect(refused({ group: { members: [{ identity: 'org1' }, 'org2'] }, data })).to.equal('group.members[1] must be {identity}')
+    expect(refused({ group: { members: [{ node: 'node1' }] }, data })).to.equal('group.members[0].identity is required')
+  })
+
+  it('refuses a body without data items, or with items of the wrong shape', () => {
+    expect(refused([])).to.equal('the request body must be a JSON object')
+    expect(refused({})).to.equal('data is required: an array of {value} or {id} items')
+    expect(refused({ data: {} })).to.equal('data must be an array')
+    expect(refused({ data: [] })).to.equal('data must hold at least one item')
+    expect(refused({ data: [5] })).to.equal('data[0] must be an object: {value} or {id}')
+    expect(refused({ data: [{ id: '4a1c8a3e-0b5f-4c1e-9d2a-7f3e5b6c8d9e', value: 1 }] })).to.equal('data[0] has both id and value; give one')
+    expect(refused({ data: [{ value: null }] })).to.equal('data[0] needs a value (or the id of uploaded data)')
+    const id = '4a1c8a3e-0b5f-4c1e-9d2a-7f3e5b6c8d9e'
+    expect(refused({ data: [{ id }, { id }] })).to.equal('data refers to the same id more than once')
+  })
+})

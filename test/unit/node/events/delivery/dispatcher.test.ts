@@ -417,6 +417,77 @@ describe('event delivery', () => {
       d.stop()
     })
 
+    it('answers unknown to an ack without an id from a consumer it sent nothing, and ignores a consumer never attached leaving', async () => {
+      const a = new Recorder()
+      const b = new Recorder()
+      const d = dispatcher({ readAhead: 5 })
+      d.attach(a)
+      publish(1)
+      await settle()
+      expect(d.ack(b)).to.equal('unknown')
+      d.detach(b)
+      expect(d.ack(a)).to.equal('acked')
+      expect(d.offset).to.equal(1)
+    })
+
+    it('passes over an event its filter throws on, as one filtered out', async () => {
+      const c = new Recorder()
+      const moved: number[] = []
+      const d = dispatcher({
+        moved,
+        matcher: (e) => {
+          if (e.event.type === 'message_rejected') throw new Error('no such field')
+          return true
+        },
+      })
+      d.attach(c)
+      publish(1, 'message_rejected')
+      publish(1)
+      await settle()
+      expect(c.seqs()).to.deep.equal([2])
+      d.ack(c)
+      expect(moved.at(-1)).to.equal(2)
+    })
+
+    it('sends an event without its object when rendering it fails, and says so', async () => {
+      const c = new Recorder(true)
+      const lines: string[] = []
+      const d = new Dispatcher({
+        ref,
+        after: 0,
+        readAhead: 0,
+        matcher: () => true,
+        streams,
+        enrich: (page) => page.map((event): EnrichedEvent => ({ event, refs: { message: { id: 'm' } } as unknown as EnrichedEvent['refs'] })),
+        render: (e) => {
+          if (Object.keys(e.refs).length > 0) throw new Error('the message row is malformed')
+          return { id: e.event.id, sequence: e.event.sequence }
+        },
+        log: (l) => lines.push(l),
+      })
+      dispatchers.push(d)
+      d.attach(c)
+      const [e] = publish(1)
+      await settle()
+      expect(c.frames).to.deep.equal([{ id: e!.id, sequence: 1, subscription: ref }])
+      expect(lines).to.deep.equal([`events: event ${e!.id} (sequence 1) is delivered without its message: the message row is malformed`])
+    })
+
+    it('stops and aborts its consumers when a frame cannot be sent, saying why', async () => {
+      const c = new Recorder()
+      c.send = () => {
+        throw new Error('the socket is gone')
+      }
+      const lines: string[] = []
+      const d = new Dispatcher({ ref, after: 0, readAhead: 0, matcher: () => true, streams, enrich: (p) => p.map((event) => ({ event, refs: {} })), render: (e) => ({ id: e.event.id }), log: (l) => lines.push(l) })
+      dispatchers.push(d)
+      d.attach(c)
+      publish(1)
+      await settle()
+      expect(c.aborted).to.equal('delivery stopped: an event could not be sent')
+      expect(lines).to.deep.equal([`events: subscription ${NS}/sub stopped: an event could not be sent: the socket is gone`])
+    })
+
     it('aborts its consumers when the log cannot be read', async () => {
       const c = new Recorder()
       const failing = createEventStreams(() => {

@@ -270,6 +270,30 @@ describe('event socket (WebSocket transport over a real server)', () => {
     expect([offsets.get(x.id), offsets.get(y.id)]).to.deep.equal([2, 3])
   })
 
+  it('takes an ack naming its subscription by name, or giving only the event id, among several started', async () => {
+    const x = define('x', {}, { events: 'confirmed' })
+    const y = define('y', {}, { events: 'rejected' })
+    const c = await open('/ws')
+    c.send({ type: 'start', namespace: 'default', name: 'x' })
+    c.send({ type: 'start', namespace: 'default', name: 'y' })
+    await c.quiet(50)
+    publish(1, 'message_confirmed')
+    await c.next()
+    // By name alone: the oldest frame of that subscription.
+    c.send({ type: 'ack', subscription: { name: 'x' } })
+    publish(1, 'message_rejected')
+    const [f] = await c.next()
+    // By event id alone: whichever subscription sent it.
+    c.send({ type: 'ack', id: f!.id })
+    // Naming the subscription by an id it no longer has (deleted and made again): void, not an error.
+    c.send({ type: 'ack', subscription: { id: '0f0e0d0c-0b0a-4908-8706-050403020100', name: 'x' } })
+    await new Promise((r) => setTimeout(r, 50))
+    expect([offsets.get(x.id), offsets.get(y.id)]).to.deep.equal([2, 2])
+    // By name in another namespace: not a subscription this connection started.
+    c.send({ type: 'ack', subscription: { namespace: 'other', name: 'x' } })
+    expect((await c.next())[0]).to.deep.equal({ type: 'protocol_error', error: 'BAD_REQUEST: invalid ack: this connection has not started subscription {"namespace":"other","name":"x"}' })
+  })
+
   it('a durable subscription deleted while a client is connected delivers nothing more to it', async () => {
     const sub = define('gone', {}, {})
     const c = await open('/ws?namespace=default&name=gone')
@@ -296,6 +320,16 @@ describe('event socket (WebSocket transport over a real server)', () => {
     ['a start whose namespace is not a name', '/ws', { type: 'start', namespace: 'n'.repeat(60_000), ephemeral: true }, /^INVALID_FIELD: namespace must be 1-64 letters/],
     ['a durable start whose name is not a name', '/ws', { type: 'start', namespace: 'default', name: 'x'.repeat(60_000) }, /^INVALID_FIELD: name must be 1-64 letters/],
     ['a durable start named by a UUID', '/ws', { type: 'start', namespace: 'default', name: '0f0e0d0c-0b0a-4908-8706-050403020100' }, /^INVALID_FIELD: name must not be a UUID/],
+    // Frames out of shape, field by field.
+    ['a frame that is not an object', '/ws', '[1]', /^BAD_REQUEST: invalid frame: expected a JSON object with a "type"$/],
+    ['a frame whose type is not a string', '/ws', { type: 1 }, /^BAD_REQUEST: invalid frame: "type" must be a string \("start" or "ack"\)$/],
+    ['a start whose name is not a string', '/ws', { type: 'start', namespace: 'default', name: 5 }, /^BAD_REQUEST: invalid frame: "name" must be a string$/],
+    ['a start whose autoack is not a boolean', '/ws', { type: 'start', namespace: 'default', ephemeral: true, autoack: 'yes' }, /^BAD_REQUEST: invalid frame: "autoack" must be true or false$/],
+    ['an ack whose subscription is not an object', '/ws?namespace=default&ephemeral', { type: 'ack', subscription: 'app' }, /^BAD_REQUEST: invalid ack: "subscription" must be an object \{id\?, namespace, name\}$/],
+    // What a connection asks against what it started.
+    ['a start changing autoack', '/ws?namespace=default&ephemeral&autoack', { type: 'start', namespace: 'default', ephemeral: true, autoack: false }, /^BAD_REQUEST: invalid start: autoack must be the same for every start on a connection \(it is true\)$/],
+    ['an ack naming a subscription not started here', '/ws?namespace=default&ephemeral', { type: 'ack', subscription: { name: 'other' } }, /^BAD_REQUEST: invalid ack: this connection has not started subscription \{"name":"other"\}$/],
+    ['an ack with nothing awaiting acknowledgement', '/ws?namespace=default&ephemeral', { type: 'ACK' }, /^BAD_REQUEST: invalid ack: nothing is awaiting acknowledgement on this connection$/],
   ]
   for (const [what, path, frame, error] of refusals) {
     it(`answers ${what} with protocol_error and closes the socket`, async () => {
@@ -327,6 +361,22 @@ describe('event socket (WebSocket transport over a real server)', () => {
     const d = await open('/ws?namespace=default&ephemeral&autoack')
     publish(1)
     expect((await d.next())[0]!.sequence).to.equal(1)
+  })
+
+  it('answers a binary frame, and an ack that names no subscription among several, with protocol_error', async () => {
+    const binary = await open('/ws?namespace=default&ephemeral')
+    binary.ws.send(Buffer.from('{"type":"ack"}'), { binary: true })
+    expect((await binary.next())[0]).to.deep.equal({ type: 'protocol_error', error: 'BAD_REQUEST: invalid frame: binary frames are not understood; send JSON text' })
+    expect(await binary.closed).to.equal(1008)
+
+    const several = await open('/ws?namespace=default&ephemeral')
+    several.send({ type: 'start', namespace: 'default', ephemeral: true })
+    several.send({ type: 'ack' })
+    expect((await several.next())[0]).to.deep.equal({
+      type: 'protocol_error',
+      error: 'BAD_REQUEST: invalid ack: this connection has several subscriptions started; name one in "subscription" or give the event "id"',
+    })
+    expect(await several.closed).to.equal(1008)
   })
 
   it('answers a bad expression in the query with protocol_error', async () => {
