@@ -134,6 +134,23 @@ describe('network/controls: a network\'s controls from its state folder', () => 
       expect(() => c.rogue('org1')).to.throw(ControlError, /is not running/)
     })
 
+    it('refuses as a rejected promise, never a throw, so that a caller\'s .catch sees every refusal', async () => {
+      const c = new NetworkControls(dir)
+      const calls: (() => Promise<unknown>)[] = [
+        () => c.hold({ from: 'org1', to: 'org1' }),
+        () => c.release({ from: 'org9', to: 'org1' }),
+        () => c.drop({ from: 'org1', to: 'org2', message: 'm', batch: 'b' }),
+        () => c.holdReading('org1', 'disk' as 'chain'),
+        () => c.releaseReading('org9', 'chain'),
+        () => c.controlsOf('org9'),
+      ]
+      const outcomes = await Promise.allSettled(calls.map((call) => call()))
+      writePids({ node2: pids.node2 })
+      outcomes.push(...(await Promise.allSettled([c.trace('m1'), c.verify()])))
+      expect(outcomes.map((o) => o.status === 'rejected' && o.reason instanceof ControlError)).to.deep.equal(new Array(8).fill(true))
+      expect(member.requests).to.have.length(0)
+    })
+
     it('kills with SIGKILL by default, and ends a paused process with SIGTERM by letting it run', async () => {
       const c = new NetworkControls(dir)
       await c.kill('org1')
