@@ -103,6 +103,9 @@ describe('network/verify: reading a network of scripted members', () => {
     expect([...org1.messages.keys()]).to.deep.equal([messageKey('m1', 'h1'), messageKey('m3', 'h3')])
     expect(input.members[2]!.unreachable).to.equal('org2: GET /api/v1/namespaces/default/batches?limit=1000&skip=0 answered 500 database is closed')
     expect(input.members[3]!.unreachable).to.equal('org3 is paused')
+    // Neither the paused member nor the one that failed is asked for the batch sealed later.
+    expect(net.asked('org3')).to.deep.equal([])
+    expect(net.asked('org2')).to.deep.equal([`${NS}/default/batches`])
 
     const report = await verifyNetwork(net.description, { unavailable: { org3: 'org3 is paused' } })
     expect(report.ok).to.equal(false)
