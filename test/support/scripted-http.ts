@@ -44,7 +44,8 @@ export async function scriptedServer(script: (req: ScriptedRequest) => ScriptedR
       const reply = current(r)
       if (reply === 'hang') return
       const payload = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body)
-      res.writeHead(reply.status, typeof reply.body === 'string' ? { 'content-type': 'text/plain' } : { 'content-type': 'application/json' })
+      // A connection per request: a client's kept-alive socket to a server a test closed would fail otherwise than refused.
+      res.writeHead(reply.status, { 'content-type': typeof reply.body === 'string' ? 'text/plain' : 'application/json', connection: 'close' })
       res.end(payload)
     })
   })
