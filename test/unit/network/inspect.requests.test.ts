@@ -49,12 +49,15 @@ describe('network/inspect: requests to a member', () => {
     server.answer(() => ({ status: 409, body: { error: 'conflict' } }))
     const e = await failure(memberGet({ org: 'org1', api: server.url }, '/x'))
     expect([e.status, e.member, e.message]).to.deep.equal([409, 'org1', 'org1: GET /x answered 409 conflict'])
+    server.answer(() => ({ status: 502 }))
+    expect((await failure(memberGet({ org: 'org1', api: server.url }, '/x'))).message).to.equal('org1: GET /x answered 502 (no body)')
   })
 
   it('words any body: its error, a string cut at 300 characters, anything else as JSON', () => {
     expect(errorText({ error: 42 })).to.equal('42')
     expect(errorText('x'.repeat(400))).to.have.length(300)
     expect(errorText({ message: 'm' })).to.equal('{"message":"m"}')
+    expect(errorText(undefined)).to.equal('(no body)')
   })
 
   it('follows pages of a thousand until a short one: events by sequence, messages and batches by skip', async () => {
