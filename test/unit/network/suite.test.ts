@@ -190,7 +190,7 @@ describe('network/suite: waiting on a network', () => {
       net.routes('org1', { [`${NS}/default/events`]: () => ({ status: 500, body: { error: 'closed' } }) })
       expect((await failure(confirmedOnTopic(ref, 'org1', 'T'), ControlError)).message).to.match(/^org1: GET \/api\/v1\/namespaces\/default\/events\?.* answered 500 closed$/)
       net.routes('org1', { [`${NS}/default/events`]: [event(1, 'm1')] })
-      expect((await failure(confirmedOnTopic(ref, 'org1', 'T'), ControlError)).message).to.equal('org1: org1: GET /api/v1/namespaces/default/messages/m1 answered 404 No route for GET /api/v1/namespaces/default/messages/m1')
+      expect((await failure(confirmedOnTopic(ref, 'org1', 'T'), ControlError)).message).to.equal('org1: GET /api/v1/namespaces/default/messages/m1 answered 404 No route for GET /api/v1/namespaces/default/messages/m1')
     })
   })
 })
