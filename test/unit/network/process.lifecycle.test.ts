@@ -30,6 +30,12 @@ describe('network/process: a process\'s life', () => {
     expect(readFileSync(logFile, 'utf8')).to.equal(`hello from ${dir}\nagain\n`)
   })
 
+  it('refuses a command that cannot be run, and lives on', async () => {
+    expect(() => spawnLogged({ name: 'ghost', command: join(dir, 'no-such-program'), args: [], logFile: join(dir, 'ghost.log') })).to.throw(`could not start ghost (${join(dir, 'no-such-program')})`)
+    // The child's error event comes a tick later: unhandled, it would end this process.
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  })
+
   it('stops a process that ignores SIGTERM with SIGKILL once the grace has passed', async () => {
     const child = spawn(process.execPath, ['-e', "process.on('SIGTERM', () => {}); console.log('ready'); setInterval(() => {}, 1000)"], { stdio: ['ignore', 'pipe', 'ignore'] })
     started.push(child.pid!)
