@@ -29,7 +29,9 @@ describe('process helpers', () => {
 
   it("counts a process's children once it reaped them, and not its own time", async () => {
     // A shell that runs a busy child to its end, waits for it, then sleeps: the child's CPU is then the shell's reaped.
-    const shell = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} -e "const t = Date.now(); while (Date.now() - t < 300);"; sleep 5`], { stdio: 'ignore' })
+    // The child spins until it has used 300 ms of CPU, not of the clock: on a loaded machine 300 ms of the clock gave
+    // it less than the 200 ms asserted.
+    const shell = spawn('sh', ['-c', `${JSON.stringify(process.execPath)} -e "const t = process.cpuUsage(); while (process.cpuUsage(t).user < 300000);"; sleep 5`], { stdio: 'ignore' })
     try {
       const deadline = Date.now() + 10_000
       while (reapedChildrenCpuSeconds(shell.pid!) < 0.2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
