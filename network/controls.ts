@@ -239,31 +239,31 @@ export class NetworkControls implements NetworkControlMethods {
 
   // --- a member's deliveries and reading ---
 
-  hold(sel: DeliverySelector): Promise<MemberControls> {
+  async hold(sel: DeliverySelector): Promise<MemberControls> {
     return this.exchange('hold', sel)
   }
 
-  release(sel: DeliverySelector): Promise<MemberControls> {
+  async release(sel: DeliverySelector): Promise<MemberControls> {
     return this.exchange('release', sel)
   }
 
-  drop(sel: DeliverySelector): Promise<{ dropped: DeliveryRule[] }> {
+  async drop(sel: DeliverySelector): Promise<{ dropped: DeliveryRule[] }> {
     return this.exchange('drop', sel)
   }
 
-  holdReading(member: string, source: ReadingSource): Promise<MemberControls> {
+  async holdReading(member: string, source: ReadingSource): Promise<MemberControls> {
     return this.admin(this.member(member), 'POST', `${readingSource(source)}/hold`, {})
   }
 
-  releaseReading(member: string, source: ReadingSource): Promise<MemberControls> {
+  async releaseReading(member: string, source: ReadingSource): Promise<MemberControls> {
     return this.admin(this.member(member), 'POST', `${readingSource(source)}/release`, {})
   }
 
-  controlsOf(member: string): Promise<MemberControls> {
+  async controlsOf(member: string): Promise<MemberControls> {
     return this.admin(this.member(member), 'GET', 'controls')
   }
 
-  private exchange<T>(verb: 'hold' | 'release' | 'drop', sel: DeliverySelector): Promise<T> {
+  private async exchange<T>(verb: 'hold' | 'release' | 'drop', sel: DeliverySelector): Promise<T> {
     const from = this.member(sel.from)
     const to = this.member(sel.to)
     if (from.org === to.org) throw new ControlError(`${verb}: from and to are the same member (${from.org})`)
@@ -331,12 +331,12 @@ export class NetworkControls implements NetworkControlMethods {
 
   // --- reading ---
 
-  trace(messageId: string, opts: { namespace?: string } = {}): Promise<NetworkTrace> {
+  async trace(messageId: string, opts: { namespace?: string } = {}): Promise<NetworkTrace> {
     this.assertRunning()
     return traceMessage(this.description, messageId, { ...opts, unavailable: this.unavailableMembers() })
   }
 
-  verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
+  async verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
     this.assertRunning()
     return verifyNetwork(this.description, { ...opts, unavailable: { ...this.unavailableMembers(), ...opts.unavailable } })
   }

@@ -66,6 +66,8 @@ export async function memberGet<T>(m: Pick<MemberDescription, 'org' | 'api'>, pa
 
 export function errorText(body: unknown): string {
   if (body && typeof body === 'object' && 'error' in body) return String((body as { error: unknown }).error)
+  // An empty body (parsed as undefined) is no words at all: JSON.stringify would answer undefined, not a string.
+  if (body === undefined) return '(no body)'
   return typeof body === 'string' ? body.slice(0, 300) : JSON.stringify(body)
 }
 

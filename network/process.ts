@@ -46,6 +46,9 @@ export function spawnLogged(opts: {
     ...(opts.account ?? {}),
   })
   closeSync(fd)
+  // A command that cannot be run (missing, not executable) is reported by the throw below; its 'error' event, which
+  // comes a tick later, would otherwise end this process as an unhandled one.
+  child.once('error', () => {})
   if (child.pid === undefined) throw new Error(`could not start ${opts.name} (${opts.command})`)
   const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)))
   child.unref()

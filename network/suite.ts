@@ -12,7 +12,7 @@
  */
 import type { MemberDescription, NetworkDescription } from './description.js'
 import { ControlError, NetworkControls, describeControls, NO_CONTROLS, type MemberControls } from './controls.js'
-import { errorText, memberGet, memberRequest, nsPath, settledEvents, type ApiMessage } from './inspect.js'
+import { memberGet, memberRequest, nsPath, settledEvents, type ApiMessage } from './inspect.js'
 import { formatTrace, namespaceOf, type NetworkTrace } from './trace.js'
 import { collect, compare, type Difference } from './verify.js'
 import { rpcCall } from './probe.js'
@@ -249,7 +249,7 @@ export async function confirmedOnTopic(net: NetworkRef, member: string, topic: s
   for (const e of events) {
     if (e.type !== 'message_confirmed') continue
     const msg = e.message ?? (await memberGet<ApiMessage>(m, `${nsPath(namespace)}/messages/${e.reference}`).catch((err: Error) => {
-      throw new ControlError(`${m.org}: ${errorText(err.message)}`)
+      throw new ControlError(err.message)
     }))
     if (msg.header.topics.includes(topic)) out.push(msg)
   }

@@ -337,11 +337,13 @@ export async function collect(d: NetworkDescription, opts: VerifyOptions = {}): 
     if (own) owners.set(b.id, { key: b.key!, hash: b.hash! })
   }
   for (const b of found.batches.values()) record(b)
-  // Batches sealed or received after the namespaces were listed.
+  // Batches sealed or received after the namespaces were listed, asked of the members that could be read: one
+  // paused would hold each request until its timeout.
   const missing = new Set<string>()
   for (const m of members) for (const msg of m.messages.values()) if (msg.batch && !manifests.has(msg.batch)) missing.add(msg.batch)
+  const readable = d.members.filter((m) => members.find((v) => v.org === m.org)?.unreachable === undefined)
   for (const id of missing) {
-    for (const m of d.members) {
+    for (const m of readable) {
       const b = await memberGet<ApiBatch>(m, `/api/v1/batches/${id}`).catch(() => undefined)
       if (b) record(b)
       if (owners.has(id)) break

@@ -1,6 +1,7 @@
 import { expect } from 'chai'
-import { formatTable } from '../../../network/console-status.js'
+import { formatTable, LiveStatus } from '../../../network/console-status.js'
 import type { MemberDescription, NetworkDescription } from '../../../network/description.js'
+import { ScriptedNetwork } from '../../support/scripted-network.js'
 
 const member = (org: string, port: number, urls: Partial<MemberDescription> = {}): MemberDescription => ({
   org,
@@ -37,3 +38,58 @@ describe('network: the start-up table', () => {
     expect(formatTable({ ...d, database: { engine: 'sqljs' } })).to.equal(formatTable(d))
   })
 })
+
+/** The live status `network:up` keeps in the foreground, read from scripted members. */
+describe('network: the live status', () => {
+  let net: ScriptedNetwork
+
+  before(async () => {
+    net = await ScriptedNetwork.start(['org0', 'org1', 'org2', 'org3'])
+    net.routes('org0', { '/api/v1/status': { chain: { connected: true, lastProcessedBlock: 3, headBlock: 5 }, ipfs: { connected: true } } })
+    net.routes('org1', { '/api/v1/status': { chain: { connected: false }, ipfs: { connected: false } } })
+    net.routes('org2', { '/api/v1/status': { chain: { connected: true } } })
+    net.routes('org3', { '/api/v1/status': () => ({ status: 200, body: 'not json' }) })
+  })
+
+  after(() => net.close())
+
+  /** The first render's writes to an output that is a terminal or not. */
+  async function firstRender(isTTY: boolean, paused: (org: string) => boolean): Promise<string[]> {
+    const writes: string[] = []
+    let rendered: () => void = () => {}
+    const done = new Promise<void>((resolve) => (rendered = resolve))
+    const out = {
+      isTTY,
+      write: (text: string) => {
+        writes.push(text)
+        if (writes.length === 2) rendered()
+        return true
+      },
+    }
+    const live = new LiveStatus(net.description, out as unknown as NodeJS.WriteStream, paused)
+    live.start()
+    await done
+    live.stop()
+    return writes
+  }
+
+  it('prints each member\'s chain and IPFS state, a paused one as paused, one that answers oddly as down', async () => {
+    const writes = await firstRender(true, (org) => org === 'org2')
+    expect(writes[0]).to.equal('\nlive status (Ctrl-C stops the network):\n')
+    expect(writes[1]).to.equal(
+      [
+        '  org0     up    chain ok, block 3/5, ipfs ok',
+        '  org1     up    chain DOWN, ipfs DOWN',
+        '  org2     PAUSED (npm run network -- resume org2)',
+        `  org3     DOWN  (no answer from ${net.description.members[3]!.api})`,
+      ].join('\n') + '\n',
+    )
+  })
+
+  it('stamps each status with the time where the output is no terminal', async () => {
+    const writes = await firstRender(false, () => false)
+    expect(writes[1]).to.match(/^\d{4}-\d\d-\d\dT[\d:.]+Z\n {2}org0 {5}up {4}chain ok, block 3\/5, ipfs ok\n/)
+    expect(writes[1]).to.contain('  org2     up    chain ok, block ?/?, ipfs DOWN\n')
+  })
+})
+

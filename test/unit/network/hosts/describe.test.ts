@@ -1,5 +1,6 @@
 import { expect } from 'chai'
-import { combineStatuses, memberFromStatus } from '../../../../network/hosts/describe.js'
+import { combineStatuses, describeMembers, memberFromStatus } from '../../../../network/hosts/describe.js'
+import { rpcMethod, rpcResult, scriptedServer } from '../../../support/scripted-http.js'
 import type { NodeStatus } from '../../../../node/services.js'
 
 describe('network/hosts/describe: a network described from its members\' status', () => {
@@ -38,4 +39,25 @@ describe('network/hosts/describe: a network described from its members\' status'
     expect(() => combineStatuses([{ api: 'a', status: status('org2', 'h') }, { api: 'b', status: status('org2', 'h') }], 1)).to.throw(/b: org org2 is named twice/)
     expect(() => combineStatuses([], 1)).to.throw(/no member to describe/)
   })
+
+  it('reads each member\'s status and the chain id from the chain the first one uses, and names a chain that does not answer', async () => {
+    const chain = await scriptedServer((r) => (rpcMethod(r) === 'eth_chainId' ? rpcResult(r, '0x7a69') : rpcResult(r, null)))
+    const withChain = (org: string): NodeStatus => ({ ...status(org, '127.0.0.1'), chain: { ...status(org, '127.0.0.1').chain, rpc: chain.url } }) as NodeStatus
+    const members = await Promise.all(['org2', 'org3'].map((org) => scriptedServer((r) => (r.path === '/api/v1/status' ? { status: 200, body: withChain(org) } : { status: 404 }))))
+    try {
+      const d = await describeMembers(members.map((m) => `${m.url}/`))
+      expect(d.chain.chainId).to.equal(31337)
+      expect(d.members.map((m) => [m.org, m.api])).to.deep.equal(members.map((m, i) => [`org${i + 2}`, m.url]))
+      chain.answer(() => ({ status: 503, body: 'starting' }))
+      try {
+        await describeMembers([members[0]!.url])
+        expect.fail('described a network whose chain does not answer')
+      } catch (err) {
+        expect((err as Error).message).to.equal(`the chain at ${chain.url} (from ${members[0]!.url}'s status) did not answer eth_chainId`)
+      }
+    } finally {
+      for (const s of [chain, ...members]) await s.close()
+    }
+  })
 })
+

@@ -1,6 +1,11 @@
 import { expect } from 'chai'
 import type { MemberDescription, NetworkDescription } from '../../../../network/description.js'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { layout } from '../../../../network/layout.js'
 import { RogueError, RogueMember, type RogueNetwork } from '../../../../network/rogue/member.js'
+import { ScriptedNetwork } from '../../../support/scripted-network.js'
 
 /** What an attack refuses before it touches the network (no process runs here: a request would fail otherwise). */
 describe('network/rogue/member: attacks asked of the wrong attacker or with impossible arguments', () => {
@@ -45,3 +50,61 @@ describe('network/rogue/member: attacks asked of the wrong attacker or with impo
     await refuses(org1.squatPin({ batch: 'b', next: true }), /one of the two/)
   })
 })
+
+/** What reuse-id refuses once it has asked the hostile member's node about the message (a scripted node here). */
+describe('network/rogue/member: reuse-id refused by what the member holds', () => {
+  let scripted: ScriptedNetwork
+  let dir: string
+  let net: RogueNetwork
+  const NS = '/api/v1/namespaces/default'
+
+  before(async () => {
+    scripted = await ScriptedNetwork.start(['org0', 'org1', 'org2'])
+    dir = mkdtempSync(join(tmpdir(), 'rogue-'))
+    const M = layout(dir).member('org0')
+    mkdirSync(M.dir, { recursive: true })
+    writeFileSync(M.signingKey, `0x${'11'.repeat(32)}\n`)
+    const d = scripted.description
+    net = { dir, description: d, member: (name) => d.members.find((x) => x.org === name || x.node === name) ?? expect.fail(`unknown member ${name}`) }
+  })
+
+  after(async () => {
+    await scripted.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const refuses = async (attack: Promise<unknown>, message: string | RegExp): Promise<void> => {
+    let err: unknown
+    await attack.catch((e: unknown) => (err = e))
+    expect(err).to.be.instanceOf(RogueError)
+    if (typeof message === 'string') expect((err as Error).message).to.equal(message)
+    else expect((err as Error).message).to.match(message)
+  }
+
+  it('refuses a message the member does not hold, a broadcast with --to, and --to naming an org outside the group', async () => {
+    scripted.routes('org0', {
+      [`${NS}/messages/mb`]: { header: { id: 'mb' } },
+      [`${NS}/messages/mp`]: { header: { id: 'mp', group: 'g1' } },
+      [`${NS}/groups/g1`]: { members: [{ identity: 'did:firefly:org/org0' }, { identity: 'did:firefly:org/org1' }] },
+    })
+    const rogue = new RogueMember(net, 'org0')
+    await refuses(rogue.reuseId({ message: 'm9' }), /^reuse-id: org0 does not hold message m9 in namespace default \(org0: GET .* answered 404 /)
+    await refuses(rogue.reuseId({ message: 'mb', to: ['org1'] }), 'reuse-id: message mb is a broadcast, fetched from shared storage: it takes no --to')
+    await refuses(rogue.reuseId({ message: 'mp', to: ['org1', 'org2'] }), 'reuse-id: org2 is not a member of group g1')
+  })
+
+  it('with a datatype, refuses a message without data to copy, data that is a blob, and a value that does not hash back', async () => {
+    scripted.routes('org0', {
+      [`${NS}/messages/none/data`]: [],
+      [`${NS}/messages/blob/data`]: [{ id: 'd1', hash: 'h', value: null, blob: { hash: 'b' } }],
+      [`${NS}/messages/odd/data`]: [{ id: 'd2', hash: 'not-its-hash', value: { a: 1 } }],
+    })
+    const rogue = new RogueMember(net, 'org0')
+    const datatype = { name: 'dt', version: '1' }
+    await refuses(rogue.reuseId({ message: 'm9', datatype }), /^reuse-id: org0 does not hold message m9 in namespace default \(/)
+    await refuses(rogue.reuseId({ message: 'none', datatype }), 'reuse-id --datatype: message none carries no data item with a value alone to copy')
+    await refuses(rogue.reuseId({ message: 'blob', datatype }), 'reuse-id --datatype: message blob carries no data item with a value alone to copy')
+    await refuses(rogue.reuseId({ message: 'odd', datatype }), 'reuse-id --datatype: the value of data d2 does not hash to not-its-hash once written again; it cannot be copied')
+  })
+})
+
