@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import { WebSocketServer, type WebSocket } from 'ws'
+import { bodyOf, ScriptedServer } from './scripted-server.js'
 
 /** How the endpoint answers a JSON-RPC call: a result, or a JSON-RPC error. */
 export type ChainAnswer = { result: unknown } | { error: { code: number; message: string } }
@@ -17,27 +16,21 @@ export class ScriptedChain {
   subscriptions = false
   /** The result a subscription is answered with (a string id, as a chain answers; anything else to test a bad answer). */
   subscriptionId: unknown = '0xfeed'
-  private server: Server | undefined
+  private http: ScriptedServer | undefined
   private wss: WebSocketServer | undefined
-  private readonly sockets = new Set<Socket>()
   private readonly subscribers = new Set<WebSocket>()
 
   async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (c: Buffer) => chunks.push(c))
-      req.on('end', () => {
-        const call = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params: unknown[] }
+    this.http = await ScriptedServer.start()
+    this.http.handler = (req, res) => {
+      void bodyOf(req).then((bytes) => {
+        const call = JSON.parse(bytes.toString('utf8')) as { id: number; method: string; params: unknown[] }
         this.calls.push(call.method)
         res.setHeader('content-type', 'application/json')
         res.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, ...this.answer(call.method, call.params) }))
       })
-    })
-    this.server.on('connection', (s: Socket) => {
-      this.sockets.add(s)
-      s.on('close', () => this.sockets.delete(s))
-    })
-    this.wss = new WebSocketServer({ server: this.server })
+    }
+    this.wss = new WebSocketServer({ server: this.http.server })
     this.wss.on('connection', (ws) => {
       ws.on('message', (data) => {
         const call = JSON.parse(String(data)) as { id: number; method: string }
@@ -48,8 +41,7 @@ export class ScriptedChain {
         ws.send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: this.subscriptionId }))
       })
     })
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+    return this.http.url
   }
 
   /** Sends a `newHeads` notification of block `number` to every subscriber; answers how many got it. */
@@ -74,9 +66,9 @@ export class ScriptedChain {
   }
 
   async stop(): Promise<void> {
+    // Upgraded sockets are the WebSocket server's, not the HTTP server's to close.
     for (const ws of this.wss?.clients ?? []) ws.terminate()
     this.wss?.close()
-    for (const s of this.sockets) s.destroy()
-    if (this.server) await new Promise<void>((resolve) => this.server!.close(() => resolve()))
+    await this.http?.stop()
   }
 }

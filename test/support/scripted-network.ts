@@ -3,7 +3,7 @@ import { batchPinInterface, type RpcLog } from '../../node/chain/abi.js'
 import { uuidsBytes32 } from '../../node/core/hashes.js'
 import type { BatchId, TxId } from '../../node/core/ids.js'
 import type { MemberDescription, NetworkDescription } from '../../network/description.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedReply, type ScriptedRequest, type ScriptedServer } from './scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedReply, type ScriptedRequest, type ScriptedEndpoint } from './scripted-server.js'
 
 /** A member's API as a test scripts it: the JSON answered for a path (its query ignored), or a reply of its own. */
 export type MemberRoutes = Record<string, unknown | ((req: ScriptedRequest) => ScriptedReply)>
@@ -14,23 +14,23 @@ export type MemberRoutes = Record<string, unknown | ((req: ScriptedRequest) => S
  * `eth_getLogs` with the logs given. Nothing runs but loopback HTTP servers, closed by `close`.
  */
 export class ScriptedNetwork {
-  readonly servers = new Map<string, ScriptedServer>()
+  readonly servers = new Map<string, ScriptedEndpoint>()
   private constructor(
     readonly description: NetworkDescription,
-    readonly chain: ScriptedServer,
+    readonly chain: ScriptedEndpoint,
   ) {}
 
   static async start(orgs: readonly string[], chain: { head: number; logs: RpcLog[] } = { head: 0, logs: [] }): Promise<ScriptedNetwork> {
-    const chainServer = await scriptedServer((r) => {
+    const chainServer = await scriptedEndpoint((r) => {
       const m = rpcMethod(r)
       if (m === 'eth_blockNumber') return rpcResult(r, `0x${chain.head.toString(16)}`)
       if (m === 'eth_getLogs') return rpcResult(r, chain.logs)
       return { status: 200, body: { jsonrpc: '2.0', id: 1, error: { message: `no method ${m}` } } }
     })
     const members: MemberDescription[] = []
-    const servers = new Map<string, ScriptedServer>()
+    const servers = new Map<string, ScriptedEndpoint>()
     for (const [i, org] of orgs.entries()) {
-      const s = await scriptedServer(() => ({ status: 404, body: { error: 'No route' } }))
+      const s = await scriptedEndpoint(() => ({ status: 404, body: { error: 'No route' } }))
       servers.set(org, s)
       members.push({ org, node: `node${i}`, did: `did:firefly:org/${org}`, api: s.url, ws: `${s.url.replace('http', 'ws')}/ws`, p2p: 'https://127.0.0.1:1', key: keyOf(org) })
     }

@@ -6,7 +6,7 @@ import { runVerb, type VerbIo } from '../../../network/cli-verbs.js'
 import type { NetworkDescription } from '../../../network/description.js'
 import { isAlive, isPaused } from '../../../network/process.js'
 import { IdleProcesses } from '../../support/idle-process.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedRequest } from '../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedRequest } from '../../support/scripted-server.js'
 import { ScriptedNetwork } from '../../support/scripted-network.js'
 
 /** `npm run network -- <verb>` run on a state folder whose processes are idle stand-ins and whose members are scripted. */
@@ -184,7 +184,7 @@ describe('npm run network -- <verb>: what each verb prints and exits with', () =
   })
 
   it('verify --members names a member whose status cannot be read, with no state folder needed', async () => {
-    const closed = await scriptedServer()
+    const closed = await scriptedEndpoint()
     await closed.close()
     expect(await runVerb('verify', ['--members', closed.url], io())).to.equal(1)
     expect(err).to.deep.equal([`network verify: ${closed.url} is not running (connection refused at ${closed.url})`])

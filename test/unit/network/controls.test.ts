@@ -7,7 +7,7 @@ import type { NetworkDescription } from '../../../network/description.js'
 import { layout } from '../../../network/layout.js'
 import { isAlive, isPaused } from '../../../network/process.js'
 import { IdleProcesses } from '../../support/idle-process.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedServer } from '../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedEndpoint } from '../../support/scripted-server.js'
 
 const TOKEN = 'a'.repeat(64)
 
@@ -36,14 +36,14 @@ async function refused(p: Promise<unknown> | (() => unknown), message: RegExp): 
 describe('network/controls: a network\'s controls from its state folder', () => {
   const idle = new IdleProcesses()
   let dir: string
-  let member: ScriptedServer
-  let chain: ScriptedServer
+  let member: ScriptedEndpoint
+  let chain: ScriptedEndpoint
   /** PIDs standing in for the network's processes: node1 and the chain run, node2 has gone, node3 is not recorded. */
   let pids: { chain: number; node1: number; node2: number }
 
   before(async () => {
-    member = await scriptedServer()
-    chain = await scriptedServer()
+    member = await scriptedEndpoint()
+    chain = await scriptedEndpoint()
   })
 
   beforeEach(async () => {
@@ -229,7 +229,7 @@ describe('network/controls: a network\'s controls from its state folder', () => 
     })
 
     it('turns a member that refuses the connection into a ControlError naming it', async () => {
-      const gone = await scriptedServer()
+      const gone = await scriptedEndpoint()
       await gone.close()
       const c = new NetworkControls(dir, { description: description(gone.url, chain.url) })
       await refused(c.controlsOf('org1'), /^org1 is not running \(connection refused at http:\/\/127\.0\.0\.1:\d+\)$/)

@@ -1,15 +1,15 @@
 import { expect } from 'chai'
 import { randomUUID } from 'node:crypto'
 import { batchesOf, chainPins, errorText, memberGet, memberRequest, MemberHttpError, pendingMessages, settledEvents } from '../../../network/inspect.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedServer } from '../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedEndpoint } from '../../support/scripted-server.js'
 import { batchPinLog, keyOf, ScriptedNetwork } from '../../support/scripted-network.js'
 
 /** Reading members and the chain from outside: failures named, pages followed to the end, pins in chain order. */
 describe('network/inspect: requests to a member', () => {
-  let server: ScriptedServer
+  let server: ScriptedEndpoint
 
   beforeEach(async () => {
-    server = await scriptedServer()
+    server = await scriptedEndpoint()
   })
 
   afterEach(() => server.close())

@@ -9,7 +9,7 @@ import { layout } from '../../../network/layout.js'
 import { moveMemberEngine } from '../../../network/move-db.js'
 import { isAlive } from '../../../network/process.js'
 import { IdleProcesses } from '../../support/idle-process.js'
-import { scriptedServer } from '../../support/scripted-http.js'
+import { scriptedEndpoint } from '../../support/scripted-server.js'
 
 /** move-db's refusals: what it refuses before touching the member, and how a failed move leaves it. */
 describe('network/move-db: moving a member between engines, refused', () => {
@@ -88,7 +88,7 @@ describe('network/move-db: moving a member between engines, refused', () => {
   })
 
   it('names a PostgreSQL server that cannot be reached, before stopping the member', async () => {
-    const closed = await scriptedServer()
+    const closed = await scriptedEndpoint()
     await closed.close()
     const port = new URL(closed.url).port
     const err = await refusal(move({ to: 'postgres', databaseUrl: `postgres://parley:pw@127.0.0.1:${port}/member_db` }))

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { ControlError, NetworkControls } from '../../../network/controls.js'
 import { confirmedOnTopic, waitConfirmed, waitIdle, WaitTimeoutError, type NetworkRef } from '../../../network/suite.js'
 import { IdleProcesses } from '../../support/idle-process.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedRequest } from '../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedRequest } from '../../support/scripted-server.js'
 import { ScriptedNetwork, type MemberRoutes } from '../../support/scripted-network.js'
 
 /** The suite helper's waits on scripted members: what ends a wait, and what a timeout or a disagreement says. */
@@ -85,7 +85,7 @@ describe('network/suite: waiting on a network', () => {
     it('times out with each named member\'s state (paused, failing, pending) and the message\'s trace', async () => {
       process.kill(nodePids[2]!, 'SIGSTOP')
       // org1's API is a server that has gone.
-      const gone = await scriptedServer()
+      const gone = await scriptedEndpoint()
       await gone.close()
       ref = { dir, description: { ...net.description, members: net.description.members.map((m) => (m.org === 'org1' ? { ...m, api: gone.url } : m)) } }
       routesAll((org) => ({

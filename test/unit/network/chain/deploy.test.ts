@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { deployBatchPin, fundAccounts, fundAndDeploy, predictDeployment } from '../../../../network/chain/deploy.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedServer } from '../../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedEndpoint } from '../../../support/scripted-server.js'
 
 /**
  * Deploying and funding from account #0 against a scripted chain that answers oddly: a nonce not the one predicted,
@@ -8,11 +8,11 @@ import { rpcMethod, rpcResult, scriptedServer, type ScriptedServer } from '../..
  * real chain (test/chain, every network start).
  */
 describe('network/chain/deploy: what a deployment or a funding refuses', () => {
-  let chain: ScriptedServer
+  let chain: ScriptedEndpoint
   let state: { nonce: number; balanceWei: bigint; receipt: Record<string, unknown> | null }
 
   before(async () => {
-    chain = await scriptedServer()
+    chain = await scriptedEndpoint()
   })
 
   beforeEach(() => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { combineStatuses, describeMembers, memberFromStatus } from '../../../../network/hosts/describe.js'
-import { rpcMethod, rpcResult, scriptedServer } from '../../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint } from '../../../support/scripted-server.js'
 import type { NodeStatus } from '../../../../node/services.js'
 
 describe('network/hosts/describe: a network described from its members\' status', () => {
@@ -41,9 +41,9 @@ describe('network/hosts/describe: a network described from its members\' status'
   })
 
   it('reads each member\'s status and the chain id from the chain the first one uses, and names a chain that does not answer', async () => {
-    const chain = await scriptedServer((r) => (rpcMethod(r) === 'eth_chainId' ? rpcResult(r, '0x7a69') : rpcResult(r, null)))
+    const chain = await scriptedEndpoint((r) => (rpcMethod(r) === 'eth_chainId' ? rpcResult(r, '0x7a69') : rpcResult(r, null)))
     const withChain = (org: string): NodeStatus => ({ ...status(org, '127.0.0.1'), chain: { ...status(org, '127.0.0.1').chain, rpc: chain.url } }) as NodeStatus
-    const members = await Promise.all(['org2', 'org3'].map((org) => scriptedServer((r) => (r.path === '/api/v1/status' ? { status: 200, body: withChain(org) } : { status: 404 }))))
+    const members = await Promise.all(['org2', 'org3'].map((org) => scriptedEndpoint((r) => (r.path === '/api/v1/status' ? { status: 200, body: withChain(org) } : { status: 404 }))))
     try {
       const d = await describeMembers(members.map((m) => `${m.url}/`))
       expect(d.chain.chainId).to.equal(31337)

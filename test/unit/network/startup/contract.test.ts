@@ -8,16 +8,16 @@ import type { NetworkDescription } from '../../../../network/description.js'
 import { layout } from '../../../../network/layout.js'
 import { ensureContract, fundMembers, locateContract } from '../../../../network/startup/contract.js'
 import type { MemberPlan, NetworkPlan } from '../../../../network/startup/plan.js'
-import { rpcMethod, rpcResult, scriptedServer, type ScriptedServer } from '../../../support/scripted-http.js'
+import { rpcMethod, rpcResult, scriptedEndpoint, type ScriptedEndpoint } from '../../../support/scripted-server.js'
 
 /** Start-up's second phase: where the contract is before the chain runs, and the check of a recorded one. */
 describe('network/startup/contract: where the BatchPin contract is', () => {
   let dir: string
-  let chain: ScriptedServer
+  let chain: ScriptedEndpoint
   let code: string
 
   before(async () => {
-    chain = await scriptedServer((r) => (rpcMethod(r) === 'eth_getCode' ? rpcResult(r, code) : rpcResult(r, null)))
+    chain = await scriptedEndpoint((r) => (rpcMethod(r) === 'eth_getCode' ? rpcResult(r, code) : rpcResult(r, null)))
   })
 
   beforeEach(() => {
