@@ -12,6 +12,7 @@ import { HTTP_STATUS } from '../../node/api/errors.js'
 import { waitFor } from '../../network/process.js'
 import { TempDirs, logCollector, openedDatabases } from '../support/db/helpers.js'
 import { DiskFullFault, enospc } from '../support/db/disk-faults.js'
+import { rejectionOf } from '../support/wait.js'
 
 const insert = (db: Database, id: number): Promise<unknown> => db.transaction((tx) => tx.run('INSERT INTO items (id, name) VALUES (?, ?)', [id, `item-${id}`]))
 const ids = (db: Database): number[] => db.all<{ id: number }>('SELECT id FROM items ORDER BY id').map((r) => r.id)
@@ -22,15 +23,6 @@ function track(ps: Promise<unknown>[]): { resolved: number; rejected: unknown[] 
   const seen = { resolved: 0, rejected: [] as unknown[] }
   for (const p of ps) p.then(() => seen.resolved++, (e: unknown) => seen.rejected.push(e))
   return seen
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p
-  } catch (err) {
-    return err
-  }
-  throw new Error('expected a rejection')
 }
 
 function expectStorageFull(err: unknown): ParleyError {
@@ -74,14 +66,14 @@ describe('db: a full disk stalls the journal instead of failing it', function ()
 
     let ran = false
     expectStorageFull(
-      await rejection(
+      await rejectionOf<unknown>(
         db.transaction(() => {
           ran = true
         }),
       ),
     )
     expect(ran, 'a refused transaction does not run').to.equal(false)
-    expectStorageFull(await rejection(db.checkpoint()))
+    expectStorageFull(await rejectionOf<unknown>(db.checkpoint()))
     // Reads see what the database holds in memory, stalled transactions included.
     expect(ids(db)).to.deep.equal(range(1, 6))
     expect(lines.filter((l) => l.includes('the disk is full'))).to.have.length(1)
@@ -130,11 +122,11 @@ describe('db: a full disk stalls the journal instead of failing it', function ()
     const db = await openDb(dir, { wrapJournal: fault.wrap })
     await insert(db, 1)
     fault.syncError = enospc('fdatasync')
-    const failed = await rejection(insert(db, 2))
+    const failed = await rejectionOf<unknown>(insert(db, 2))
     expect((failed as DatabaseError).code).to.equal('DB_FAILED')
     expect(db.diskFull).to.equal(undefined)
     fault.syncError = undefined
-    expect(((await rejection(insert(db, 3))) as DatabaseError).code).to.equal('DB_FAILED')
+    expect(((await rejectionOf<unknown>(insert(db, 3))) as DatabaseError).code).to.equal('DB_FAILED')
   })
 
   it('gives up waiting at close: the stalled transactions reject with STORAGE_FULL and the folder keeps what was acknowledged', async function () {
@@ -170,7 +162,7 @@ describe('db: a full disk stalls the journal instead of failing it', function ()
     const checkpoint = db.checkpoint()
     const outcome = track([stalled, checkpoint])
     await waitFor('the stall', () => db.diskFull !== undefined, { intervalMs: 10 })
-    expectStorageFull(await rejection(insert(db, 4)))
+    expectStorageFull(await rejectionOf<unknown>(insert(db, 4)))
     await sleep(600)
     expect(outcome).to.deep.equal({ resolved: 0, rejected: [] })
     expect(existsSync(join(dir, 'journal.sealed'))).to.equal(false)

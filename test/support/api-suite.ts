@@ -48,12 +48,3 @@ export function apiSuite(prefix: string, build: (repos: Repos, dir: string) => P
   }
 }
 
-/** What a promise rejects with; a promise that fulfils fails the test. */
-export async function rejectionOf(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p
-  } catch (err) {
-    return err
-  }
-  throw new Error('expected a refusal')
-}

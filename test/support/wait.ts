@@ -30,3 +30,13 @@ export async function waitUntil(
   )
   if (failed !== undefined) throw failed
 }
+
+/** What a promise rejects with (typed as the caller expects it); a promise that fulfils fails the test. */
+export async function rejectionOf<E = Error>(p: Promise<unknown>): Promise<E> {
+  try {
+    await p
+  } catch (err) {
+    return err as E
+  }
+  throw new Error('expected a rejection')
+}

@@ -6,7 +6,7 @@ import type { Chain, PinBatchRequest } from '../../../../node/chain/types.js'
 import { Gate } from '../../../../node/core/gate.js'
 import type { BatchId, Hash, TxId } from '../../../../node/core/ids.js'
 import { ScriptedChain, type ChainAnswer } from '../../../support/scripted-chain.js'
-import { waitUntil } from '../../../support/wait.js'
+import { rejectionOf, waitUntil } from '../../../support/wait.js'
 
 const contract = '0x' + '33'.repeat(20)
 const version = (v: number): string => batchPinInterface.encodeFunctionResult('networkVersion', [v])
@@ -18,15 +18,6 @@ const request = (): PinBatchRequest => ({
   payloadRef: 'Qm',
   contexts: [],
 })
-
-async function rejection(p: Promise<unknown>): Promise<Error & { code?: string }> {
-  try {
-    await p
-  } catch (err) {
-    return err as Error & { code?: string }
-  }
-  throw new Error('expected a rejection')
-}
 
 describe('chain seam over a scripted endpoint: verification, lag, notifications and stop', () => {
   let endpoint: ScriptedChain
@@ -108,11 +99,11 @@ describe('chain seam over a scripted endpoint: verification, lag, notifications 
     const abandoned = new AbortController()
     const first = c.submitPinBatch(request(), abandoned.signal)
     setTimeout(() => abandoned.abort(), 20)
-    expect(await rejection(first.sent)).to.include({ code: 'UNAVAILABLE', message: 'the pinBatch submission was abandoned (its sender is stopping)' })
+    expect(await rejectionOf<Error & { code?: string }>(first.sent)).to.include({ code: 'UNAVAILABLE', message: 'the pinBatch submission was abandoned (its sender is stopping)' })
     const waiting = c.submitPinBatch(request())
     setTimeout(() => void c.stop(), 20)
-    expect(await rejection(waiting.sent)).to.include({ code: 'UNAVAILABLE', message: 'the chain connection was stopped' })
-    expect(await rejection(c.submitPinBatch(request()))).to.include({ code: 'UNAVAILABLE', message: 'the chain connection was stopped' })
+    expect(await rejectionOf<Error & { code?: string }>(waiting.sent)).to.include({ code: 'UNAVAILABLE', message: 'the chain connection was stopped' })
+    expect(await rejectionOf<Error & { code?: string }>(c.submitPinBatch(request()))).to.include({ code: 'UNAVAILABLE', message: 'the chain connection was stopped' })
     expect(endpoint.calls).to.not.include('eth_sendRawTransaction')
   })
 

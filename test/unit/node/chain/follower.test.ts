@@ -7,6 +7,7 @@ import { uuidsBytes32 } from '../../../../node/core/hashes.js'
 import type { BatchId, TxId } from '../../../../node/core/ids.js'
 import type { BatchPinEvent } from '../../../../node/model/index.js'
 import { ScriptedRpc } from '../../../support/scripted-rpc.js'
+import { rejectionOf } from '../../../support/wait.js'
 
 const contract = '0x' + '11'.repeat(20)
 const hex32 = (): string => '0x' + randomBytes(32).toString('hex')
@@ -22,15 +23,6 @@ function pinLog(block: number, logIndex: number, extra: Partial<RpcLog> = {}): R
 const range = (params: unknown[]): [number, number] => {
   const f = params[0] as { fromBlock: string; toBlock: string }
   return [Number(f.fromBlock), Number(f.toBlock)]
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p
-  } catch (err) {
-    return err as Error
-  }
-  throw new Error('expected a rejection')
 }
 
 describe('log follower: ranges, refusals and malformed logs', () => {
@@ -61,7 +53,7 @@ describe('log follower: ranges, refusals and malformed logs', () => {
       throw new RpcError('internal error', false, -32603)
     })
     const f = new LogFollower(refusing, contract, 5, 10, async () => {}, () => {})
-    expect(await rejection(f.catchUp(() => false))).to.be.instanceOf(RpcError).and.include({ message: 'internal error' })
+    expect(await rejectionOf(f.catchUp(() => false))).to.be.instanceOf(RpcError).and.include({ message: 'internal error' })
     expect(f.cursor).to.equal(5)
 
     const down = new ScriptedRpc((m) => {
@@ -69,7 +61,7 @@ describe('log follower: ranges, refusals and malformed logs', () => {
       throw new RpcError('cannot reach http://127.0.0.1:8545: ECONNREFUSED', true)
     })
     const g = new LogFollower(down, contract, 0, 100, async () => {}, () => {})
-    expect(await rejection(g.catchUp(() => false))).to.include({ transport: true })
+    expect(await rejectionOf(g.catchUp(() => false))).to.include({ transport: true })
     expect(g.cursor).to.equal(0)
     expect(down.calls).to.deep.equal(['eth_blockNumber', 'eth_getLogs'])
   })
@@ -79,7 +71,7 @@ describe('log follower: ranges, refusals and malformed logs', () => {
     const f = new LogFollower(rpc, contract, 0, 10, async () => {
       throw new Error('SQLITE_FULL: database or disk is full')
     }, () => {})
-    const err = await rejection(f.catchUp(() => false))
+    const err = await rejectionOf(f.catchUp(() => false))
     expect(err).to.be.instanceOf(ConsumerError).and.include({
       fromBlock: 0,
       toBlock: 3,

@@ -9,6 +9,7 @@ import type { PinBatchRequest } from '../../../../node/chain/types.js'
 import { ParleyError } from '../../../../node/core/errors.js'
 import type { BatchId, Hash, TxId } from '../../../../node/core/ids.js'
 import { countCalls, ScriptedRpc } from '../../../support/scripted-rpc.js'
+import { rejectionOf } from '../../../support/wait.js'
 
 const wallet = keySigner('0x' + randomBytes(32).toString('hex'))
 const from = wallet.address.toLowerCase()
@@ -71,34 +72,25 @@ function failing(times: number, err: () => Error, then: Handler): Handler {
   }
 }
 
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p
-  } catch (err) {
-    return err as Error
-  }
-  throw new Error('expected a rejection')
-}
-
 describe('pin submitter: refusals, retries and recoveries', () => {
   it('refuses a request it cannot encode before asking the chain anything', async () => {
     const { rpc, submitter } = rig()
     const submission = submitter.submit({ ...request(), contexts: ['not a hash' as Hash] })
-    const err = await rejection(submission)
-    expect(await rejection(submission.sent)).to.equal(err)
+    const err = await rejectionOf(submission)
+    expect(await rejectionOf(submission.sent)).to.equal(err)
     expect(rpc.calls).to.deep.equal([])
   })
 
   it('refuses to send once the connection is stopped or the submission abandoned, sending nothing', async () => {
     const stopped = rig({}, { stopped: () => true })
-    const err = await rejection(stopped.submitter.submit(request()).sent)
+    const err = await rejectionOf(stopped.submitter.submit(request()).sent)
     expect(err).to.be.instanceOf(ParleyError).and.include({ code: 'UNAVAILABLE', message: 'the chain connection was stopped' })
     expect(stopped.taken).to.deep.equal([])
 
     const abandoned = rig()
     const controller = new AbortController()
     controller.abort()
-    const err2 = await rejection(abandoned.submitter.submit(request(), controller.signal))
+    const err2 = await rejectionOf(abandoned.submitter.submit(request(), controller.signal))
     expect(err2).to.be.instanceOf(ParleyError).and.include({ code: 'UNAVAILABLE', message: 'the pinBatch submission was abandoned (its sender is stopping)' })
     expect(abandoned.taken).to.deep.equal([])
   })
@@ -154,7 +146,7 @@ describe('pin submitter: refusals, retries and recoveries', () => {
   it('fails a pin the chain refuses for another reason, unless the chain has the transaction (an answer lost)', async () => {
     const reverted = (): Error => new RpcError('execution reverted', false, 3)
     const refused = rig({ eth_sendRawTransaction: () => { throw reverted() } })
-    const err = await rejection(refused.submitter.submit(request()).sent)
+    const err = await rejectionOf(refused.submitter.submit(request()).sent)
     expect(err).to.be.instanceOf(RpcError).and.include({ message: 'execution reverted', transport: false })
     expect(countCalls(refused.rpc.calls, 'eth_getTransactionByHash')).to.equal(1)
     expect(refused.lines).to.deep.equal([])
@@ -176,7 +168,7 @@ describe('pin submitter: refusals, retries and recoveries', () => {
         return '0x5208'
       },
     })
-    const err = await rejection(r.submitter.submit(request()))
+    const err = await rejectionOf(r.submitter.submit(request()))
     expect(err.message).to.equal('execution reverted: no contract at the address')
     expect(r.taken).to.deep.equal([])
     await r.submitter.submit(request())
@@ -191,7 +183,7 @@ describe('pin submitter: refusals, retries and recoveries', () => {
     const r = rig({ eth_getTransactionReceipt: () => ({ transactionHash: '0x', blockNumber: '0x2a', status: '0x0' }) })
     const submission = r.submitter.submit(request())
     const hash = await submission.sent
-    const err = await rejection(submission)
+    const err = await rejectionOf(submission)
     expect(err).to.be.instanceOf(ParleyError).and.include({ code: 'INTERNAL', message: `pinBatch transaction ${hash} reverted in block 42` })
   })
 
@@ -212,7 +204,7 @@ describe('pin submitter: refusals, retries and recoveries', () => {
 
   it('fails a pin whose receipt the endpoint refuses outright, rather than polling for ever', async () => {
     const r = rig({ eth_getTransactionReceipt: () => { throw new RpcError('method not found', false, -32601) } })
-    const err = await rejection(r.submitter.submit(request()))
+    const err = await rejectionOf(r.submitter.submit(request()))
     expect(err).to.be.instanceOf(RpcError).and.include({ message: 'method not found', transport: false })
   })
 })

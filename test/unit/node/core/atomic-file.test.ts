@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSyn
 import { join } from 'node:path'
 import { fsyncDir, fsyncDirSync, writeFileAtomic, writeFileAtomicSync, type AtomicWriteOptions } from '../../../../node/core/atomic-file.js'
 import { TempDirs } from '../../../support/db/helpers.js'
+import { rejectionOf } from '../../../support/wait.js'
 
 type Write = (path: string, data: string | Uint8Array, opts?: AtomicWriteOptions) => Promise<void>
 
@@ -13,15 +14,6 @@ const variants: { name: string; write: Write }[] = [
   { name: 'writeFileAtomicSync', write: async (path, data, opts) => writeFileAtomicSync(path, data, opts) },
 ]
 
-
-async function rejection(p: Promise<unknown>): Promise<NodeJS.ErrnoException> {
-  try {
-    await p
-  } catch (err) {
-    return err as NodeJS.ErrnoException
-  }
-  throw new Error('expected the write to fail')
-}
 
 describe('atomic file writes', () => {
   const temp = new TempDirs()
@@ -65,7 +57,7 @@ describe('atomic file writes', () => {
         const other = await temp.make('parley-atomic-')
         const file = join(dir, 'a')
         writeFileSync(file, 'old')
-        const err = await rejection(write(file, 'new', { tmp: join(other, 'a.tmp') }))
+        const err = await rejectionOf<NodeJS.ErrnoException>(write(file, 'new', { tmp: join(other, 'a.tmp') }))
         expect(err.message).to.match(/same directory/)
         expect(readFileSync(file, 'utf8')).to.equal('old')
         expect(readdirSync(other)).to.deep.equal([])
@@ -87,7 +79,7 @@ describe('atomic file writes', () => {
 
       it('fails when the target directory is missing, creating nothing', async () => {
         const dir = await temp.make('parley-atomic-')
-        const err = await rejection(write(join(dir, 'missing', 'a.json'), 'x'))
+        const err = await rejectionOf<NodeJS.ErrnoException>(write(join(dir, 'missing', 'a.json'), 'x'))
         expect(err.code).to.equal('ENOENT')
         expect(readdirSync(dir)).to.deep.equal([])
       })
@@ -98,7 +90,7 @@ describe('atomic file writes', () => {
         writeFileSync(file, 'old contents\n')
         // A directory where the temporary file should go: opening it for writing fails.
         mkdirSync(`${file}.tmp`)
-        const err = await rejection(write(file, 'new contents\n'))
+        const err = await rejectionOf<NodeJS.ErrnoException>(write(file, 'new contents\n'))
         expect(err.code).to.be.oneOf(['EISDIR', 'EPERM', 'EACCES'])
         expect(readFileSync(file, 'utf8')).to.equal('old contents\n')
         // What was there and not ours is left alone.
@@ -110,7 +102,7 @@ describe('atomic file writes', () => {
         const target = join(dir, 'state')
         // A non-empty directory cannot be replaced by a file.
         mkdirSync(join(target, 'inside'), { recursive: true })
-        const err = await rejection(write(target, 'new'))
+        const err = await rejectionOf<NodeJS.ErrnoException>(write(target, 'new'))
         expect(err.code).to.be.oneOf(['EISDIR', 'ENOTEMPTY', 'EEXIST'])
         expect(readdirSync(dir)).to.deep.equal(['state'])
         expect(readdirSync(target)).to.deep.equal(['inside'])
@@ -120,7 +112,7 @@ describe('atomic file writes', () => {
         const dir = await temp.make('parley-atomic-')
         const file = join(dir, 'a')
         writeFileSync(file, 'old')
-        const err = await rejection(write(file, 'new', { tmp: file }))
+        const err = await rejectionOf<NodeJS.ErrnoException>(write(file, 'new', { tmp: file }))
         expect(err.message).to.equal(`the temporary file must not be ${file} itself`)
         expect(readFileSync(file, 'utf8')).to.equal('old')
       })
@@ -136,7 +128,7 @@ describe('atomic file writes', () => {
     const dir = await temp.make('parley-atomic-')
     await fsyncDir(dir)
     fsyncDirSync(dir)
-    const err = await rejection(fsyncDir(join(dir, 'missing')))
+    const err = await rejectionOf<NodeJS.ErrnoException>(fsyncDir(join(dir, 'missing')))
     expect(err.code).to.equal('ENOENT')
     expect(() => fsyncDirSync(join(dir, 'missing'))).to.throw(/ENOENT/)
   })

@@ -2,13 +2,13 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
-import { rejectionOf } from '../../../support/api-suite.js'
 import { DataRemover } from '../../../../node/data/delete.js'
 import { dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { isParleyError } from '../../../../node/core/errors.js'
 import { newId, type DataId, type Hash, type MessageId } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { Data, Header, Message } from '../../../../node/model/index.js'
+import { rejectionOf } from '../../../support/wait.js'
 
 const BLOB = 'b1'.repeat(32) as Hash
 

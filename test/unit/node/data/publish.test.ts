@@ -2,7 +2,6 @@ import { expect } from 'chai'
 import { join } from 'node:path'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
-import { rejectionOf } from '../../../support/api-suite.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { chunksOf } from '../../../support/streams.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
@@ -12,6 +11,7 @@ import { isParleyError } from '../../../../node/core/errors.js'
 import { newId, type DataId, type Hash } from '../../../../node/core/ids.js'
 import { now } from '../../../../node/core/time.js'
 import type { Data } from '../../../../node/model/index.js'
+import { rejectionOf } from '../../../support/wait.js'
 
 /** Publishing a data item's value or blob: a real database and blob store, shared storage in memory. */
 describe('data: publish to shared storage', () => {
