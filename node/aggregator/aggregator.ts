@@ -12,7 +12,8 @@ import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import type { AnnouncedBlob, BatchRecord, Message, NodeEvent, Pin, PinnedBatch, Wait } from '../model/index.js'
+import type { Tx } from '../db/database.js'
+import type { AnnouncedBlob, BatchPayload, BatchRecord, Message, NodeEvent, Pin, PinnedBatch, Wait } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { StandingQueues } from './standing.js'
@@ -21,6 +22,8 @@ import type { RecentBatches } from './recent-batches.js'
 import { Pass, type PassResult } from './pass.js'
 import { IndexedManifest } from './manifest.js'
 import { orderingOf } from './ordering.js'
+import { HeldAlready, stageReceivedBatch } from './staged-batch.js'
+import { storeReceivedBatch } from './store-batch.js'
 
 export interface AggregatorDeps {
   db: Database
@@ -51,6 +54,15 @@ export interface AggregatorDeps {
 const PAGE = 200
 const RETRY_MIN_MS = 1000
 const RETRY_MAX_MS = 30_000
+
+/** A verified broadcast batch handed over to be stored (receive), settled once its transaction is durable. */
+interface Arrival {
+  batch: BatchPayload
+  manifest: string
+  payloadRef: string
+  resolve: () => void
+  reject: (err: unknown) => void
+}
 
 /**
  * Turns pins into confirmations, in chain order. A message is confirmed when its batch is here and verified,
@@ -96,6 +108,8 @@ export class Aggregator {
    * only, like the queues: a start walks every waiting pin whose batch is here, which finds each reason again.
    */
   private readonly waits = new Map<string, { wait: Wait; at: Timestamp }>()
+  /** Batches handed over by receive, stored by the walk's loop in turn. */
+  private readonly arrivals: Arrival[] = []
 
   constructor(private readonly deps: AggregatorDeps) {}
 
@@ -114,6 +128,8 @@ export class Aggregator {
     this.abort.abort()
     if (this.retryTimer) clearTimeout(this.retryTimer)
     await this.whenIdle()
+    // Stored without a walk, as a batch arriving after the stop is: the next start walks their pins.
+    await Promise.all(this.arrivals.splice(0).map((a) => this.storeUnwalked(a.batch, a.manifest, a.payloadRef).then(a.resolve, a.reject)))
   }
 
   /** New pins arrived after the current position. */
@@ -135,6 +151,24 @@ export class Aggregator {
    */
   batchArrived(batchId: BatchId, batchHash?: Hash): void {
     this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId, batchHash))
+  }
+
+  /**
+   * Stores a verified broadcast batch another member sent (batch-fetcher.ts) and walks its pins, in one transaction:
+   * its record and data, then the walk its arrival starts (batchArrived: from its first waiting pin), then its message
+   * rows, each written once in the state that walk left it. A message is otherwise inserted pending and updated when
+   * confirmed, moments later, which on PostgreSQL writes the whole row and an entry in every index of `messages` again
+   * (StagedBatch). Done by the walk's own loop, between passes, so that the walk sees its queues as every earlier pass
+   * left them durably. A batch whose messages the walk cannot decide from memory (definitions), or which carries rows
+   * held here already, is stored as storeReceivedBatch does and then walked, as before. Resolves once the transaction
+   * is durable; rejects as it does (BAD_PEER_DATA: nothing of the batch was stored).
+   */
+  receive(batch: BatchPayload, manifest: string, payloadRef: string): Promise<void> {
+    if (this.stopped) return this.storeUnwalked(batch, manifest, payloadRef)
+    return new Promise((resolve, reject) => {
+      this.arrivals.push({ batch, manifest, payloadRef, resolve, reject })
+      this.wake()
+    })
   }
 
   /**
@@ -216,18 +250,13 @@ export class Aggregator {
         this.again = false
         if (this.refusals.length > 0 && !this.stopped) await this.freeRefused()
         while (!this.stopped) {
-          // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
-          // not every pin ever read whose batch never came (a private batch of a group this member is not in).
-          const rewinding = this.offset < this.frontier
-          const page = wholeBatches(rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE) : this.deps.pins.undispatchedAfter(this.offset, PAGE), PAGE)
-          if (page.length === 0) {
-            if (!rewinding) break
-            this.offset = this.frontier
+          const arrival = this.arrivals.shift()
+          if (arrival !== undefined) {
+            await this.store(arrival)
             continue
           }
-          // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
-          this.offset = page[page.length - 1]!.seq
-          if (!rewinding) this.frontier = this.offset
+          const page = this.nextPage()
+          if (page === undefined) break
           let result: PassResult
           try {
             // The pass marks the page's pins used as it decides (they are its view of each batch): a page is never
@@ -249,6 +278,76 @@ export class Aggregator {
       this.running = false
       this.settleIdle()
     }
+  }
+
+  /** The next page of the walk, claimed (undefined when there is none): read in `tx` when the pass shares it. */
+  private nextPage(tx?: Tx): Pin[] | undefined {
+    for (;;) {
+      // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
+      // not every pin ever read whose batch never came (a private batch of a group this member is not in).
+      const rewinding = this.offset < this.frontier
+      const page = wholeBatches(rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE, tx) : this.deps.pins.undispatchedAfter(this.offset, PAGE, tx), PAGE)
+      if (page.length === 0) {
+        if (!rewinding) return undefined
+        this.offset = this.frontier
+        continue
+      }
+      // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
+      this.offset = page[page.length - 1]!.seq
+      if (!rewinding) this.frontier = this.offset
+      return page
+    }
+  }
+
+  /** Stores an arrival and walks its first page in one transaction (see receive); settles the arrival. */
+  private async store(a: Arrival): Promise<void> {
+    const { batch: b, manifest, payloadRef } = a
+    const at = now()
+    let page: Pin[] | undefined
+    let writes = 0
+    let result: PassResult | undefined
+    try {
+      result = await this.deps.db.transaction((tx) => {
+        this.deps.batches.dropRefused(tx, b.id, b.hash)
+        const staged = stageReceivedBatch(this.deps, tx, b, manifest, payloadRef)
+        if (staged === undefined) {
+          storeReceivedBatch(this.deps, tx, b, manifest, payloadRef)
+          return undefined
+        }
+        // What an earlier store of this batch left in memory (its transaction failed) is not what is stored now.
+        this.deps.recent?.forget(b.id, b.hash)
+        const first = this.deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx)
+        if (first !== undefined) this.offset = Math.min(this.offset, first - 1)
+        page = first === undefined ? undefined : this.nextPage(tx)
+        const r = page === undefined ? undefined : new Pass(this.deps, this.queues, tx, at, staged).run(page)
+        staged.write(tx, this.deps.messages)
+        writes = this.deps.messages.writes
+        return r
+      })
+    } catch (err) {
+      if (page !== undefined) {
+        // As a failed pass (run): the page is walked again, the queues are as the database holds them.
+        this.offset = Math.min(this.offset, page[0]!.seq - 1)
+        this.queues.reset(this.deps.pins.waitingBroadcast())
+      }
+      if (!(err instanceof HeldAlready)) return a.reject(err)
+      return this.storeUnwalked(b, manifest, payloadRef).then(() => {
+        a.resolve()
+        this.batchArrived(b.id, b.hash)
+      }, a.reject)
+    }
+    a.resolve()
+    if (result === undefined) return this.batchArrived(b.id, b.hash)
+    this.committed(result, at, writes)
+    if (result.rewindWaiting) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
+  }
+
+  /** Stores a received batch as storeReceivedBatch does, in a transaction of its own, its pins left to the walk. */
+  private storeUnwalked(b: BatchPayload, manifest: string, payloadRef: string): Promise<void> {
+    return this.deps.db.transaction((tx) => {
+      this.deps.batches.dropRefused(tx, b.id, b.hash)
+      storeReceivedBatch(this.deps, tx, b, manifest, payloadRef)
+    })
   }
 
   /** Marks the pins of refused pin events used and takes them off the queues; walks again what they held back. */
@@ -295,6 +394,12 @@ export class Aggregator {
       writes = this.deps.messages.writes
       return r
     })
+    this.committed(result, at, writes)
+    return result
+  }
+
+  /** What follows a pass's durable commit: `writes` is the messages' write count at its end (MessagesRepo.remember). */
+  private committed(result: PassResult, at: Timestamp, writes: number): void {
     if (this.failures.retrying) {
       this.deps.log('aggregator: passes succeed again')
       this.failures.reset()
@@ -307,7 +412,6 @@ export class Aggregator {
     // As the pass left them, for the event deliveries that read them next.
     this.deps.messages.remember([...result.confirmed, ...result.rejected.map((r) => r.message)], writes)
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
-    return result
   }
 }
 

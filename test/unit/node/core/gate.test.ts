@@ -14,7 +14,7 @@ import { waitFor } from '../../../../network/process.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { makePeerBatch } from '../../../support/peer-batch.js'
+import { makePeerBatch, storedNoting } from '../../../support/peer-batch.js'
 
 /** Shared storage in memory that counts the downloads asked of it. */
 class CountingStorage extends MemoryStorage {
@@ -80,7 +80,7 @@ describe('read controls: the fetchers stop reading IPFS while held', () => {
     const b = makePeerBatch('did:firefly:org/peer', '0x' + 'bb'.repeat(20), 't1')
     const ref = await storage.upload(new TextEncoder().encode(b.payload))
     const arrived: BatchId[] = []
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {}, refused: () => {}, reads })
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: storedNoting(repos, arrived), announced: () => {}, refused: () => {}, reads })
     stops.push(() => fetcher.stop())
     reads.hold()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })
@@ -99,7 +99,7 @@ describe('read controls: the fetchers stop reading IPFS while held', () => {
 
   it('a batch fetcher stopped while held ends its wait', async () => {
     const b = makePeerBatch('did:firefly:org/peer', '0x' + 'bb'.repeat(20), 't1')
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: () => {}, announced: () => {}, refused: () => {}, reads })
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: storedNoting(repos, []), announced: () => {}, refused: () => {}, reads })
     reads.hold()
     fetcher.fetch({ ...b.pinned, payloadRef: await storage.upload(new TextEncoder().encode(b.payload)) })
     await fetcher.stop()

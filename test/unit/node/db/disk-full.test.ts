@@ -24,7 +24,7 @@ import { waitFor } from '../../../../network/process.js'
 import { openTestDatabase, registerOrg, reposOver, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { DiskFullFault } from '../../../support/db/disk-faults.js'
-import { makePeerBatch, peerBatch, pinPeerBatch } from '../../../support/peer-batch.js'
+import { makePeerBatch, peerBatch, pinPeerBatch, storedNoting } from '../../../support/peer-batch.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
 const PEER_KEY = '0x' + 'bb'.repeat(20)
@@ -134,7 +134,7 @@ describe('storage: background work survives a full disk and resumes by itself', 
     const b = makePeerBatch(PEER, PEER_KEY, 't1')
     const ref = await storage.upload(new TextEncoder().encode(b.payload))
     const arrived: BatchId[] = []
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {}, refused: () => {} })
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: storedNoting(repos, arrived), announced: () => {}, refused: () => {} })
     stops.push(() => fetcher.stop())
     const { written: stalled } = await fillDisk()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })
