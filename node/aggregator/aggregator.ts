@@ -302,7 +302,7 @@ export class Aggregator {
   /** Stores an arrival and walks its first page in one transaction (see receive); settles the arrival. */
   private async store(a: Arrival): Promise<void> {
     const { batch: b, manifest, payloadRef } = a
-    const at = now()
+    let at = now()
     let page: Pin[] | undefined
     let writes = 0
     let result: PassResult | undefined
@@ -319,6 +319,8 @@ export class Aggregator {
         const first = this.deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx)
         if (first !== undefined) this.offset = Math.min(this.offset, first - 1)
         page = first === undefined ? undefined : this.nextPage(tx)
+        // Its verdicts come after its arrival (the record's `received`), as a trace shows them.
+        at = now()
         const r = page === undefined ? undefined : new Pass(this.deps, this.queues, tx, at, staged).run(page)
         staged.write(tx, this.deps.messages)
         writes = this.deps.messages.writes

@@ -4,7 +4,7 @@ import { batchPayload } from '../../../../node/batch/payload.js'
 import { sealManifest } from '../../../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
-import { now } from '../../../../node/core/time.js'
+import { now, timestampSortKey } from '../../../../node/core/time.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
 import type { Migration } from '../../../../node/db/database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
@@ -111,7 +111,10 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
       expect(r.pin_seq).to.equal(firstPinSeq(b, i))
       expect(r.confirmed_key).to.be.a('string')
     }
-    expect(repos.batches.get(b.id)?.state).to.equal('received')
+    const received = repos.batches.get(b.id)?.received
+    expect(received).to.be.a('string')
+    // Decided after it arrived, as a trace orders the two.
+    for (const m of messages) expect(timestampSortKey(repos.messages.get(m.header.id)!.confirmed!) > timestampSortKey(received!), 'confirmed after received').to.equal(true)
   })
 
   it('rejects as it stores: the row is written once, rejected with its reason and deciding pin', async () => {
