@@ -21,7 +21,8 @@ type Verdict = { ok: true; batch: BatchPayload; manifest: string } | { ok: false
 
 /**
  * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
- * itself, then store the batch, its messages (pending) and its data in one transaction, and tell the aggregator.
+ * itself, then hand it to the aggregator, which stores the batch, its messages and its data in the transaction that walks
+ * its pins (Aggregator.receive).
  * Batches are known by (id, hash) and fetched per pin event: an (id, hash, payload reference) held or in flight is not
  * fetched again, anything else is (a pin of the same id naming another hash or reference may be a squatter's). A payload
  * that does not verify is recorded as refused, with the reason, and the aggregator frees the pins of that event only:

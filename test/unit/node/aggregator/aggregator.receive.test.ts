@@ -44,10 +44,11 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
   beforeEach(async () => {
     repos = reposOver(await openTestDatabase(await dirs.make(), [...migrations, noteUpdates], engine))
     logs = []
-    agg = new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    agg = aggregator()
     await registerOrg(repos.db, repos.identities, 'orgA', KEY_A)
     agg.start()
   })
+  const aggregator = (): Aggregator => new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
   afterEach(async () => {
     await agg.stop()
     await repos.db.close()
@@ -161,5 +162,17 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
     await receive(next)
     expect(confirmedOrder().slice(-1)).to.deep.equal([nextMessages[0]!.header.id])
     expect(logs.filter((l) => !/rejected/.test(l))).to.deep.equal([])
+  })
+
+  it('stores a batch handed over after its stop without a walk, which the next start makes', async () => {
+    const { payload: b, messages } = makeBatch([['t1']])
+    await pin(b)
+    await agg.stop()
+    await agg.receive(b, sealManifest(b).manifest, `Qm${b.id}`)
+    expect(row(messages[0]!)!.state).to.equal('pending')
+    agg = aggregator()
+    agg.start()
+    await agg.whenIdle()
+    expect(row(messages[0]!)!.state).to.equal('confirmed')
   })
 })
