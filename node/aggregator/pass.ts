@@ -198,7 +198,6 @@ export class Pass {
       if (staged) staged.decided(rejected, firstSeq)
       else this.deps.messages.reject(this.tx, { id: message.header.id, hash: message.hash }, record.id, record.txId, this.at, decision.reason, firstSeq)
       this.pendingEvents.push({ type: 'message_rejected', ...common })
-      this.deps.log(`message ${message.header.id} rejected: ${decision.reason}`)
       this.result.rejected.push({ message: rejected, reason: decision.reason })
     } else {
       const confirmed = extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId })
