@@ -1,19 +1,16 @@
 import { expect } from 'chai'
 import { Aggregator } from '../../../../node/aggregator/aggregator.js'
-import { batchPayload } from '../../../../node/batch/payload.js'
-import { sealManifest } from '../../../../node/batch/verify.js'
-import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../../../node/core/hashes.js'
-import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../../../node/core/ids.js'
-import { now, timestampSortKey } from '../../../../node/core/time.js'
+import { timestampSortKey, now } from '../../../../node/core/time.js'
 import { DataValidatorImpl } from '../../../../node/data/validator.js'
 import type { Migration } from '../../../../node/db/database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
-import type { BatchPayload, Data, Header, Message } from '../../../../node/model/index.js'
+import type { DefinitionHandler } from '../../../../node/definitions/types.js'
+import type { BatchPayload, Message } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { forEachEngine, openTestDatabase, registerOrg, reposOver, type Repos } from '../../../support/repos.js'
+import { handedOver, makeReceivedBatch, pinReceivedBatch, SENDER_KEY, SENDER_ORG } from '../../../support/received-batch.js'
 
-const KEY_A = '0x' + 'aa'.repeat(20)
-const ORG_A = 'did:firefly:org/orgA'
+const NOTE = 'test-note'
 
 /** Test-only: every UPDATE of a message row noted, so that a test sees whether a row was written once. */
 const noteUpdates: Migration = {
@@ -45,60 +42,43 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
     repos = reposOver(await openTestDatabase(await dirs.make(), [...migrations, noteUpdates], engine))
     logs = []
     agg = aggregator()
-    await registerOrg(repos.db, repos.identities, 'orgA', KEY_A)
+    await registerOrg(repos.db, repos.identities, 'orgA', SENDER_KEY)
     agg.start()
   })
-  const aggregator = (): Aggregator => new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+  const aggregator = (): Aggregator => new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [noteHandler], log: (l) => logs.push(l), onOutcome: () => {} })
+  /** A definition whose handler reads its own message's row, as the identity and datatype handlers read the database. */
+  const noteHandler: DefinitionHandler = {
+    tag: NOTE,
+    handle: (tx, message) => {
+      const r = tx.get<{ state: string }>('SELECT state FROM messages WHERE id = ? AND hash = ?', [message.header.id, message.hash])
+      return r?.state === 'pending' ? { kind: 'confirm', events: [] } : { kind: 'reject', reason: `its row is ${r?.state ?? 'missing'}` }
+    },
+  }
   afterEach(async () => {
     await agg.stop()
     await repos.db.close()
     await dirs.cleanup()
   })
 
-  /**
-   * A batch of orgA's broadcasts as it travels, one per topic list (`authorOf` each message's author), after the messages
-   * (with their data) of `carried` when given: a message an author sends again in another batch.
-   */
-  function makeBatch(topicLists: string[][], authorOf: (i: number) => string = () => ORG_A, carried: { messages: Message[]; data: Data[] } = { messages: [], data: [] }): { payload: BatchPayload; messages: Message[]; data: Data[] } {
-    const id = newId<BatchId>()
-    const txId = newId<TxId>()
-    const data: Data[] = [...carried.data]
-    const messages: Message[] = [...carried.messages]
-    for (const [i, topics] of topicLists.entries()) {
-      const valueRaw = JSON.stringify({ i, topics, at: now() })
-      const d: Data = { id: newId<DataId>(), validator: 'json', namespace: 'default', hash: dataHash({ valueRaw }), created: now(), value: valueRaw }
-      data.push(d)
-      const header: Header = { id: newId<MessageId>(), type: 'broadcast', txtype: 'batch_pin', author: authorOf(i), key: KEY_A, created: now(), namespace: 'default', topics, datahash: dataRefsHash([{ id: d.id, hash: d.hash }]) }
-      messages.push({ header, hash: messageHash(header), state: 'pending', data: [{ id: d.id, hash: d.hash }] })
-    }
-    const { hash } = sealManifest({ id, tx: { type: 'batch_pin', id: txId }, messages: messages.map((m) => ({ header: m.header, hash: m.hash, data: m.data })), data })
-    const payload = batchPayload({ id, type: 'broadcast', namespace: 'default', author: ORG_A, key: KEY_A, created: now(), hash, manifest: '', txId, state: 'sealed', local: false }, messages, data)
-    return { payload, messages, data }
-  }
-
   /** Its pins, as the chain follower stores them (one BatchPin event), then walked: they wait for the batch. */
   async function pin(b: BatchPayload): Promise<void> {
-    await repos.db.transaction((tx) => {
-      let index = 0
-      const eventId = newId()
-      for (const m of b.messages) for (const t of m.header.topics) repos.pins.insert(tx, { batchId: b.id, batchHash: b.hash as Hash, index: index++, hash: broadcastContext(t), masked: false, signer: KEY_A, eventId })
-    })
+    await pinReceivedBatch(repos, b)
     agg.wake()
     await agg.whenIdle()
   }
 
   async function receive(b: BatchPayload): Promise<void> {
-    await agg.receive(b, sealManifest(b).manifest, `Qm${b.id}`)
+    await agg.receive(...handedOver(b))
     await agg.whenIdle()
   }
 
   const row = (m: Message): Row | undefined => repos.db.get<Row>('SELECT state, tx_id, pin_seq, confirmed_key, reject_reason FROM messages WHERE id = ? AND hash = ?', [m.header.id, m.hash])
   const updated = (): string[] => repos.db.all<{ id: string; state: string }>('SELECT id, state FROM message_updates').map((r) => `${r.id} ${r.state}`)
   const confirmedOrder = (): string[] => repos.events.list({ namespace: 'default', type: 'message_confirmed', limit: 1000, skip: 0, ascending: true }).map((e) => e.reference)
-  const firstPinSeq = (b: BatchPayload, index: number): number => repos.pins.deciding(b.id, b.hash, KEY_A).find((p) => p.index === index)!.seq
+  const firstPinSeq = (b: BatchPayload, index: number): number => repos.pins.deciding(b.id, b.hash, SENDER_KEY).find((p) => p.index === index)!.seq
 
   it('confirms a batch whose pins were walked as it stores it: each message row is written once, confirmed', async () => {
-    const { payload: b, messages } = makeBatch([['t1'], ['t2'], ['t1']])
+    const { payload: b, messages } = makeReceivedBatch([['t1'], ['t2'], ['t1']])
     await pin(b)
     expect(row(messages[0]!)).to.equal(undefined)
     await receive(b)
@@ -119,7 +99,7 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
   })
 
   it('rejects as it stores: the row is written once, rejected with its reason and deciding pin', async () => {
-    const { payload: b, messages } = makeBatch([['t1'], ['t1']], (i) => (i === 0 ? 'did:firefly:org/orgX' : ORG_A))
+    const { payload: b, messages } = makeReceivedBatch([['t1'], ['t1']], { authorOf: (i) => (i === 0 ? 'did:firefly:org/orgX' : SENDER_ORG) })
     await pin(b)
     await receive(b)
     const r = row(messages[0]!)!
@@ -131,8 +111,8 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
   })
 
   it('keeps the chain order: a batch that arrives before an earlier pin’s batch waits, written pending, and follows it', async () => {
-    const { payload: late, messages: lateMessages } = makeBatch([['t1']])
-    const { payload: early, messages: earlyMessages } = makeBatch([['t1'], ['t2']])
+    const { payload: late, messages: lateMessages } = makeReceivedBatch([['t1']])
+    const { payload: early, messages: earlyMessages } = makeReceivedBatch([['t1'], ['t2']])
     await pin(late)
     await pin(early)
     await receive(early)
@@ -145,30 +125,57 @@ forEachEngine('aggregator: receiving a batch', (engine) => {
     expect(updated()).to.deep.equal([`${earlyMessages[0]!.header.id} confirmed`])
   })
 
-  it('stores a batch carrying a message held here already as before, and still confirms both in pin order', async () => {
-    const { payload: first, messages: firstMessages, data: firstData } = makeBatch([['t1']])
+  it('abandons a walk that decided a message held here already, and stores and walks the batch as before', async () => {
+    const { payload: first, messages: firstMessages, data: firstData } = makeReceivedBatch([['t1']])
     // Held pending from its first batch, whose pins never came.
     await receive(first)
     expect(row(firstMessages[0]!)!.state).to.equal('pending')
-    const { payload: again, messages } = makeBatch([['t2']], undefined, { messages: firstMessages, data: firstData })
+    // Sent again with the same data item made at another time: a data row new here, so only the message row is held,
+    // and the walk in the storing transaction decides it before its row's insert finds it held.
+    const carried = { messages: firstMessages, data: [{ ...firstData[0]!, created: now() }] }
+    const { payload: again, messages } = makeReceivedBatch([['t2'], ['t3']], { carried, authorOf: (i) => (i === 1 ? 'did:firefly:org/orgX' : SENDER_ORG) })
     await pin(again)
     await receive(again)
-    expect(confirmedOrder()).to.deep.equal(messages.map((m) => m.header.id))
-    expect(row(messages[0]!)!.state).to.equal('confirmed')
+    expect(confirmedOrder()).to.deep.equal([messages[0]!.header.id, messages[1]!.header.id])
+    expect(row(messages[0]!)!.state, 'the held row, confirmed by this batch').to.equal('confirmed')
     expect(row(messages[1]!)!.state).to.equal('confirmed')
+    expect(row(messages[2]!)!.state).to.equal('rejected')
+    expect(repos.events.list({ namespace: 'default', type: 'message_rejected', limit: 10, skip: 0, ascending: true }).map((e) => e.reference)).to.deep.equal([messages[2]!.header.id])
+    // Logged once, by the walk that committed: not by the abandoned one.
+    expect(logs.filter((l) => /rejected/.test(l))).to.have.length(1)
     // The walk that decided them in the abandoned transaction left nothing behind: a new pin on t1 is decided in turn.
-    const { payload: next, messages: nextMessages } = makeBatch([['t1']])
+    const { payload: next, messages: nextMessages } = makeReceivedBatch([['t1']])
     await pin(next)
     await receive(next)
     expect(confirmedOrder().slice(-1)).to.deep.equal([nextMessages[0]!.header.id])
     expect(logs.filter((l) => !/rejected/.test(l))).to.deep.equal([])
   })
 
+  it('stores a batch of definitions first, then walks it: a handler sees its message row', async () => {
+    const { payload: b, messages } = makeReceivedBatch([['defs']], { header: { type: 'definition', tag: NOTE } })
+    await pin(b)
+    await receive(b)
+    expect(row(messages[0]!)).to.include({ state: 'confirmed', reject_reason: null })
+  })
+
+  it('stores the batches handed over but not stored at its stop, unwalked', async () => {
+    const { payload: one, messages: oneMessages } = makeReceivedBatch([['t1']])
+    const { payload: two, messages: twoMessages } = makeReceivedBatch([['t2']])
+    await pin(one)
+    await pin(two)
+    // The first is taken at once by the walk's loop; the second waits behind it, and the stop comes first.
+    const stored = [agg.receive(...handedOver(one)), agg.receive(...handedOver(two))]
+    await agg.stop()
+    await Promise.all(stored)
+    expect(row(oneMessages[0]!)!.state).to.equal('confirmed')
+    expect(row(twoMessages[0]!)!.state).to.equal('pending')
+  })
+
   it('stores a batch handed over after its stop without a walk, which the next start makes', async () => {
-    const { payload: b, messages } = makeBatch([['t1']])
+    const { payload: b, messages } = makeReceivedBatch([['t1']])
     await pin(b)
     await agg.stop()
-    await agg.receive(b, sealManifest(b).manifest, `Qm${b.id}`)
+    await agg.receive(...handedOver(b))
     expect(row(messages[0]!)!.state).to.equal('pending')
     agg = aggregator()
     agg.start()
