@@ -55,7 +55,8 @@ export class BatchFetcher {
       log: (line: string) => void
       /**
        * Stores a verified batch and has its pins walked (the aggregator's `receive`); resolves once it is durable, rejects
-       * with BAD_PEER_DATA when its ids are held here with other content (nothing of it stored).
+       * with BAD_PEER_DATA when its ids are held here with other content (nothing of it stored), with anything else when it
+       * could not be stored now (the database refused it: tried again).
        */
       receive: (b: BatchPayload, manifest: string, payloadRef: string) => Promise<void>
       /** Called once a pin event's payload is recorded as refused, so the aggregator frees that event's pins. */

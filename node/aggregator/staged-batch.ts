@@ -11,7 +11,10 @@ import { receivedRecord } from './store-batch.js'
 /**
  * Thrown inside the storing transaction when a staged batch's message or data rows turn out to be held here already:
  * what was decided assumed they were all new, so the transaction is abandoned and the batch stored the other way
- * (storeReceivedBatch, then a walk), which settles held rows as it always did.
+ * (storeReceivedBatch, then a walk), which settles held rows as it always did. A held message row is found only by its
+ * insert, after the walk (a read before it would cost every batch a round trip for what a resent message alone needs):
+ * the abandoned walk leaves its events' sequence numbers unused, a gap as any rolled-back transaction leaves
+ * (EventsRepo.insertMany), and logs nothing (rejections are logged once their pass commits).
  */
 export class HeldAlready extends Error {
   constructor(what: string) {
