@@ -12,7 +12,7 @@ import type { EventsRepo } from '../db/repos/events.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { BlobsRepo } from '../db/repos/blobs.js'
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js'
-import type { AnnouncedBlob, BatchRecord, Message, NodeEvent, Pin, PinnedBatch, Wait } from '../model/index.js'
+import type { AnnouncedBlob, BatchPayload, BatchRecord, Message, NodeEvent, Pin, PinnedBatch, Wait } from '../model/index.js'
 import type { DataValidator } from '../data/validator.js'
 import type { DefinitionHandler } from '../definitions/types.js'
 import { StandingQueues } from './standing.js'
@@ -21,6 +21,8 @@ import type { RecentBatches } from './recent-batches.js'
 import { Pass, type PassResult } from './pass.js'
 import { IndexedManifest } from './manifest.js'
 import { orderingOf } from './ordering.js'
+import { storeArrival, storeUnwalked, type Arrival } from './receive.js'
+import { WalkPosition } from './walk.js'
 
 export interface AggregatorDeps {
   db: Database
@@ -48,7 +50,6 @@ export interface AggregatorDeps {
   onOutcome: (o: { confirmed: Message[]; rejected: { message: Message; reason: string }[]; events: NodeEvent[] }) => void
 }
 
-const PAGE = 200
 const RETRY_MIN_MS = 1000
 const RETRY_MAX_MS = 30_000
 
@@ -68,14 +69,6 @@ const RETRY_MAX_MS = 30_000
  */
 export class Aggregator {
   readonly name = 'aggregator'
-  /** The last pin walked; the next page starts after it. */
-  private offset = 0
-  /**
-   * The newest pin the walk has read: every pin up to it was read at least once (the broadcast ones are in the
-   * queues). Below it, a walk reads again only the pins whose batch is here (`held`): the others can only wait, and
-   * are read again when their batch arrives (batchArrived). Past it, every new pin is read, once.
-   */
-  private frontier = 0
   private running = false
   private again = false
   private idle: Promise<void> = Promise.resolve()
@@ -86,6 +79,7 @@ export class Aggregator {
   /** Ends a wait for the disk to have room when the aggregator stops. */
   private readonly abort = new AbortController()
   private readonly queues = new StandingQueues((signer) => this.registeredAt(signer))
+  private readonly walk: WalkPosition
   /** Pin events whose payload was refused (batch-fetcher.ts): their pins are freed by the next pass, in its transaction. */
   private readonly refusals: Pick<PinnedBatch, 'batchId' | 'batchHash' | 'signer' | 'eventId'>[] = []
   /**
@@ -96,15 +90,15 @@ export class Aggregator {
    * only, like the queues: a start walks every waiting pin whose batch is here, which finds each reason again.
    */
   private readonly waits = new Map<string, { wait: Wait; at: Timestamp }>()
+  /** Batches handed over by receive, stored by the walk's loop in turn. */
+  private readonly arrivals: Arrival[] = []
 
-  constructor(private readonly deps: AggregatorDeps) {}
+  constructor(private readonly deps: AggregatorDeps) {
+    this.walk = new WalkPosition(deps.pins, this.queues)
+  }
 
   start(): void {
-    this.queues.reset(this.deps.pins.waitingBroadcast())
-    // Every pin there is was read just now (into the queues, if broadcast): walk from the first that can be decided.
-    this.frontier = this.deps.pins.maxSeq()
-    const first = this.deps.pins.minHeldWaitingSeq()
-    this.offset = first !== undefined ? first - 1 : this.frontier
+    this.walk.start()
     this.wake()
   }
 
@@ -114,6 +108,8 @@ export class Aggregator {
     this.abort.abort()
     if (this.retryTimer) clearTimeout(this.retryTimer)
     await this.whenIdle()
+    // Stored without a walk, as a batch arriving after the stop is: the next start walks their pins.
+    await this.storeArrivalsUnwalked()
   }
 
   /** New pins arrived after the current position. */
@@ -135,6 +131,25 @@ export class Aggregator {
    */
   batchArrived(batchId: BatchId, batchHash?: Hash): void {
     this.rewind(this.deps.pins.minUndispatchedSeqOfBatch(batchId, batchHash))
+  }
+
+  /**
+   * Stores a verified broadcast batch another member sent (batch-fetcher.ts) and walks its pins, in one transaction:
+   * its record and data, then the walk its arrival starts (batchArrived: from its first waiting pin), then its message
+   * rows, each written once in the state that walk left it. A message is otherwise inserted pending and updated when
+   * confirmed, moments later, which on PostgreSQL writes the whole row and an entry in every index of `messages` again
+   * (StagedBatch). Done by the walk's own loop, between passes, so that the walk sees its queues as every earlier pass
+   * left them durably. A batch whose messages the walk cannot decide from memory (definitions), which carries rows held
+   * here already, or whose walk fails (receive.ts storeArrival), is stored as storeReceivedBatch does and then walked, as
+   * before. Resolves once the batch is durably stored; rejects when it could not be (BAD_PEER_DATA: nothing of it ever
+   * can be; anything else: the store failed, to be retried).
+   */
+  receive(batch: BatchPayload, manifest: string, payloadRef: string): Promise<void> {
+    if (this.stopped) return storeUnwalked(this.deps, batch, manifest, payloadRef).then(() => {})
+    return new Promise((resolve, reject) => {
+      this.arrivals.push({ batch, manifest, payloadRef, resolve, reject })
+      this.wake()
+    })
   }
 
   /**
@@ -190,6 +205,8 @@ export class Aggregator {
       if (p && p.batchHash === batch.hash) firstSeq = Math.min(firstSeq ?? p.seq, p.seq)
     }
     if (firstSeq === undefined) return undefined
+    // Queues a failed pass left stale say nothing; a pass is due, which reads them again.
+    if (!this.walk.queuesKnown) return undefined
     const ordering = orderingOf(message, batch, pins, range, firstSeq, this.queues, this.deps.privateChecks)
     if (ordering.kind === 'wait') return { wait: ordering.wait }
     return this.waits.get(refKey({ id: message.header.id, hash: message.hash }))
@@ -206,7 +223,7 @@ export class Aggregator {
   }
 
   private rewind(seq: number | undefined): void {
-    if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
+    this.walk.rewind(seq)
     this.wake()
   }
 
@@ -216,38 +233,62 @@ export class Aggregator {
         this.again = false
         if (this.refusals.length > 0 && !this.stopped) await this.freeRefused()
         while (!this.stopped) {
-          // Behind the frontier only pins whose batch is here can be decided: a rewind costs what is here and waits,
-          // not every pin ever read whose batch never came (a private batch of a group this member is not in).
-          const rewinding = this.offset < this.frontier
-          const page = wholeBatches(rewinding ? this.deps.pins.heldWaitingBetween(this.offset, this.frontier, PAGE) : this.deps.pins.undispatchedAfter(this.offset, PAGE), PAGE)
-          if (page.length === 0) {
-            if (!rewinding) break
-            this.offset = this.frontier
+          // Before anything walks with them: a failed pass leaves the queues to be read here (walk.ts).
+          this.walk.readQueuesIfStale()
+          const arrival = this.arrivals.shift()
+          if (arrival !== undefined) {
+            await this.store(arrival)
             continue
           }
-          // Claim the page before walking it: a batch arriving during the pass (too late for it) rewinds below it.
-          this.offset = page[page.length - 1]!.seq
-          if (!rewinding) this.frontier = this.offset
+          const page = this.walk.nextPage()
+          if (page === undefined) break
           let result: PassResult
           try {
             // The pass marks the page's pins used as it decides (they are its view of each batch): a page is never
             // reused after its pass, a failed one included (the next loop reads the page again).
             result = await this.pass(page)
           } catch (err) {
-            this.offset = Math.min(this.offset, page[0]!.seq - 1)
-            // The transaction rolled back, and with it what the pass took off the queues.
-            this.queues.reset(this.deps.pins.waitingBroadcast())
+            this.walk.failedPage(page)
             throw err
           }
-          // What settled may be what a waiting pin was waiting for: walk the held waiting ones again (see rewindWaiting).
-          if (result.rewindWaiting) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
+          if (result.rewindWaiting) this.walk.rewindWaiting()
         }
       } while (this.again && !this.stopped)
     } catch (err) {
+      // Batches handed over meanwhile are stored now, not when the retry comes: their walk waits for it.
+      await this.storeArrivalsUnwalked()
       if (!this.stopped) this.retryLater(err)
     } finally {
       this.running = false
       this.settleIdle()
+    }
+  }
+
+  /** Stores an arrival, and walks its pins in the same transaction when it can (receive.ts); settles the arrival. */
+  private async store(a: Arrival): Promise<void> {
+    let received
+    try {
+      received = await storeArrival(this.deps, this.walk, this.queues, a)
+    } catch (err) {
+      return a.reject(err)
+    }
+    a.resolve()
+    if (received.kind === 'stored') return this.walk.rewind(received.firstPin)
+    this.committed(received.result, received.at, received.writes)
+    if (received.result.rewindWaiting) this.walk.rewindWaiting()
+  }
+
+  /** Stores every batch handed over and not stored yet without a walk, settling each; the walk is rewound to their pins. */
+  private async storeArrivalsUnwalked(): Promise<void> {
+    while (this.arrivals.length > 0) {
+      await Promise.all(
+        this.arrivals.splice(0).map((a) =>
+          storeUnwalked(this.deps, a.batch, a.manifest, a.payloadRef).then((first) => {
+            a.resolve()
+            this.walk.rewind(first)
+          }, a.reject),
+        ),
+      )
     }
   }
 
@@ -266,7 +307,7 @@ export class Aggregator {
       throw err
     }
     for (const p of freed) if (!p.masked) this.queues.leave(p)
-    if (freed.length > 0) this.offset = Math.min(this.offset, (this.deps.pins.minHeldWaitingSeq() ?? this.offset + 1) - 1)
+    if (freed.length > 0) this.walk.rewindWaiting()
   }
 
   /**
@@ -295,10 +336,18 @@ export class Aggregator {
       writes = this.deps.messages.writes
       return r
     })
+    this.committed(result, at, writes)
+    return result
+  }
+
+  /** What follows a pass's durable commit: `writes` is the messages' write count at its end (MessagesRepo.remember). */
+  private committed(result: PassResult, at: Timestamp, writes: number): void {
     if (this.failures.retrying) {
       this.deps.log('aggregator: passes succeed again')
       this.failures.reset()
     }
+    // Logged once durable: a pass whose transaction is abandoned (receive.ts) decided nothing.
+    for (const r of result.rejected) this.deps.log(`message ${r.message.header.id} rejected: ${r.reason}`)
     for (const [id, wait] of result.waits) this.waits.set(id, { wait, at })
     if (this.waits.size > 0) {
       for (const m of [...result.confirmed, ...result.rejected.map((r) => r.message)]) this.waits.delete(refKey({ id: m.header.id, hash: m.hash }))
@@ -307,21 +356,5 @@ export class Aggregator {
     // As the pass left them, for the event deliveries that read them next.
     this.deps.messages.remember([...result.confirmed, ...result.rejected.map((r) => r.message)], writes)
     if (result.confirmed.length + result.rejected.length > 0) this.deps.onOutcome({ confirmed: result.confirmed, rejected: result.rejected, events: result.events })
-    return result
   }
-}
-
-/**
- * A full page may end inside a batch whose next pins follow it (the pins of one BatchPin event are stored together, in
- * order): those are left to the next page, so that a pass sees each batch's pins whole and need not read them again
- * (see Pass.pinsOf). A batch that fills the page alone stays, so every page moves on. Pins a page leaves out are later
- * in chain order than all it keeps: nothing it decides could have waited for them. (A second event for a batch
- * stores only indexes the first did not have, later in the order; such a batch is read, as before.)
- */
-export function wholeBatches(page: Pin[], limit: number): Pin[] {
-  if (page.length < limit) return page
-  const last = page[page.length - 1]!.batchId
-  let cut = page.length
-  while (cut > 0 && page[cut - 1]!.batchId === last) cut--
-  return cut === 0 ? page : page.slice(0, cut)
 }

@@ -1,19 +1,14 @@
 import { setMaxListeners } from 'node:events'
 import { errorMessage, isParleyError, ParleyError } from '../core/errors.js'
 import { Backoff, sleep } from '../core/backoff.js'
-import type { BatchId, Hash } from '../core/ids.js'
 import type { Gate } from '../core/gate.js'
 import type { Database } from '../db/database.js'
 import type { BatchesRepo } from '../db/repos/batches.js'
 import type { PinsRepo } from '../db/repos/pins.js'
-import type { MessagesRepo } from '../db/repos/messages.js'
-import type { DataRepo } from '../db/repos/data.js'
 import type { IdentitiesRepo } from '../db/repos/identities.js'
 import type { SharedStorage } from '../storage/shared-storage.js'
 import { parseBatch } from '../batch/payload.js'
 import { checkBatch } from '../batch/verify.js'
-import { storeReceivedBatch } from './store-batch.js'
-import type { RecentBatches } from './recent-batches.js'
 
 import { batchTypeOf, MAX_BATCH_PAYLOAD_BYTES, type AnnouncedBlob, type BatchPayload, type PinnedBatch } from '../model/index.js'
 
@@ -26,7 +21,8 @@ type Verdict = { ok: true; batch: BatchPayload; manifest: string } | { ok: false
 
 /**
  * Brings other members' broadcast batches in from shared storage: download, verify against the pin and against
- * itself, then store the batch, its messages (pending) and its data in one transaction, and tell the aggregator.
+ * itself, then hand it to the aggregator, which stores the batch, its messages and its data in the transaction that walks
+ * its pins (Aggregator.receive).
  * Batches are known by (id, hash) and fetched per pin event: an (id, hash, payload reference) held or in flight is not
  * fetched again, anything else is (a pin of the same id naming another hash or reference may be a squatter's). A payload
  * that does not verify is recorded as refused, with the reason, and the aggregator frees the pins of that event only:
@@ -53,16 +49,16 @@ export class BatchFetcher {
       db: Database
       batches: BatchesRepo
       pins: PinsRepo
-      messages: MessagesRepo
-      data: DataRepo
       /** Whose key a batch is signed with: blobs are fetched on store only for members' batches. */
       identities: IdentitiesRepo
       storage: SharedStorage
       log: (line: string) => void
-      /** Where a stored batch is kept for the aggregator's first walk of it (see storeReceivedBatch). */
-      recent?: RecentBatches
-      /** Called once the batch is stored, so the aggregator can walk its pins again. */
-      arrived: (batchId: BatchId, batchHash: Hash) => void
+      /**
+       * Stores a verified batch and has its pins walked (the aggregator's `receive`); resolves once it is durable, rejects
+       * with BAD_PEER_DATA when its ids are held here with other content (nothing of it stored), with anything else when it
+       * could not be stored now (the database refused it: tried again).
+       */
+      receive: (b: BatchPayload, manifest: string, payloadRef: string) => Promise<void>
       /** Called once a pin event's payload is recorded as refused, so the aggregator frees that event's pins. */
       refused: (p: PinnedBatch) => void
       /** The blobs a stored batch's data announces, to be fetched before its messages can be confirmed. */
@@ -188,10 +184,7 @@ export class BatchFetcher {
 
   private async store(b: BatchPayload, manifest: string, p: PinnedBatch): Promise<void> {
     try {
-      await this.deps.db.transaction((tx) => {
-        this.deps.batches.dropRefused(tx, b.id, b.hash)
-        storeReceivedBatch(this.deps, tx, b, manifest, p.payloadRef)
-      })
+      await this.deps.receive(b, manifest, p.payloadRef)
     } catch (err) {
       // Ids it carries are held here with other content: nothing of it was stored.
       if (isParleyError(err, 'BAD_PEER_DATA')) return this.refuse(p, err.message)
@@ -200,7 +193,6 @@ export class BatchFetcher {
     if (p.signer === b.key && this.deps.identities.byVerifier('ethereum_address', b.key) !== undefined) {
       this.deps.announced(b.data.flatMap((d) => (d.blob?.public ? [{ hash: d.blob.hash, size: d.blob.size, public: d.blob.public }] : [])))
     }
-    this.deps.arrived(b.id, b.hash)
   }
 
   /** Records the batch as refused; logged once it is recorded, so a retried record is not logged twice. */

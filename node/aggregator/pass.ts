@@ -15,6 +15,7 @@ import { IndexedManifest } from './manifest.js'
 import { messageLimitProblem } from '../batch/payload.js'
 import { StepAllowance } from '../data/validation-budget.js'
 import type { AggregatorDeps } from './aggregator.js'
+import type { StagedBatch } from './staged-batch.js'
 
 export interface PassResult {
   confirmed: Message[]
@@ -121,6 +122,8 @@ export class Pass {
     private readonly queues: StandingQueues,
     private readonly tx: Tx,
     private readonly at: Timestamp,
+    /** A batch stored in this transaction whose message rows are not written yet: its verdicts go to it, not to UPDATEs. */
+    private readonly staged?: StagedBatch,
   ) {}
 
   /** Decides what `page` allows. Its pins become the views' own (marked used as they are): not to be reused after. */
@@ -188,19 +191,26 @@ export class Pass {
     this.leave(view, range)
     const { record } = view
     const common = { namespace: message.header.namespace, reference: message.header.id, referenceHash: message.hash, tx: record.txId, topic: message.header.topics[0]!, ...(message.header.cid ? { correlator: message.header.cid } : {}) }
+    // A message of the staged batch has no row yet: it is written once, as decided (StagedBatch.write).
+    const staged = this.staged !== undefined && this.staged.record === record ? this.staged : undefined
     if (decision.kind === 'reject') {
-      this.deps.messages.reject(this.tx, { id: message.header.id, hash: message.hash }, record.id, record.txId, this.at, decision.reason, firstSeq)
+      const rejected = extend(message, { state: 'rejected' as const, confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId })
+      if (staged) staged.decided(rejected, firstSeq)
+      else this.deps.messages.reject(this.tx, { id: message.header.id, hash: message.hash }, record.id, record.txId, this.at, decision.reason, firstSeq)
       this.pendingEvents.push({ type: 'message_rejected', ...common })
-      this.deps.log(`message ${message.header.id} rejected: ${decision.reason}`)
-      this.result.rejected.push({ message: extend(message, { state: 'rejected' as const, confirmed: this.at, rejectReason: decision.reason, batch: record.id, txid: record.txId }), reason: decision.reason })
+      this.result.rejected.push({ message: rejected, reason: decision.reason })
     } else {
-      const batchKey = `${record.id}/${record.hash}`
-      const batch = this.pendingConfirms.get(batchKey) ?? { batchId: record.id, txId: record.txId, refs: [] }
-      batch.refs.push({ id: message.header.id, hash: message.hash, pinSeq: firstSeq })
-      this.pendingConfirms.set(batchKey, batch)
+      const confirmed = extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId })
+      if (staged) staged.decided(confirmed, firstSeq)
+      else {
+        const batchKey = `${record.id}/${record.hash}`
+        const batch = this.pendingConfirms.get(batchKey) ?? { batchId: record.id, txId: record.txId, refs: [] }
+        batch.refs.push({ id: message.header.id, hash: message.hash, pinSeq: firstSeq })
+        this.pendingConfirms.set(batchKey, batch)
+      }
       this.pendingEvents.push({ type: 'message_confirmed', ...common })
       if (decision.afterCommit) this.result.afterCommit.push(decision.afterCommit)
-      this.result.confirmed.push(extend(message, { state: 'confirmed' as const, confirmed: this.at, batch: record.id, txid: record.txId }))
+      this.result.confirmed.push(confirmed)
     }
     if (advance || message.header.type === 'definition') this.result.rewindWaiting = true
     return { range, pins: view.pins }
@@ -325,6 +335,13 @@ export class Pass {
   private viewOf(batchId: BatchId, batchHash: Hash): BatchView | undefined {
     const key = `${batchId}/${batchHash}`
     if (this.views.has(key)) return this.views.get(key)
+    const { staged } = this
+    if (staged?.is(batchId, batchHash)) {
+      // Stored in this transaction, its rows not written yet: seen as the staged contents say (they are all new here).
+      const view = { record: staged.record, ...staged.contents, pins: this.pinsOf(staged.record, staged.contents.manifest), carried: new Map(), prefetched: false }
+      this.views.set(key, view)
+      return view
+    }
     const record = this.deps.batches.byIdHash(batchId, batchHash, this.tx)
     let view: BatchView | undefined
     if (record && record.state !== 'refused') {

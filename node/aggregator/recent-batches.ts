@@ -142,23 +142,30 @@ export class RecentBatches {
   private hold(id: BatchId, hash: Hash, manifest: string, indexed: IndexedManifest, messages: readonly Message[], data: readonly Data[]): void {
     // A blob with no shared-storage reference yet may get one (the sender publishes it), changing its data row.
     if (data.some((d) => d.blob && !d.blob.public) && messages.some((m) => m.header.type !== 'private' && m.header.type !== 'groupinit')) return
-    let weight = manifest.length
-    const heldData = new Map<string, Data>()
-    for (const d of data) {
-      const s = storedData(d)
-      heldData.set(refKey(s), s)
-      weight += 200 + (s.value?.length ?? 0)
-    }
-    const heldMessages = new Map<string, Message>()
-    for (const m of messages) {
-      // The pass would read every data item its messages name; one missing here would make it wait, a read would not.
-      if (m.data.some((r) => !heldData.has(refKey(r)))) return
-      const s = ownTexts(storedMessage(m))
-      heldMessages.set(s.header.id, s)
-      weight += 600
-    }
-    this.held.set(keyOf(id, hash), { text: manifest, manifest: indexed, messages: heldMessages, data: heldData, weight })
+    const held = heldContents(indexed, messages, data)
+    // The pass would read every data item its messages name; one missing here would make it wait, a read would not.
+    if (messages.some((m) => m.data.some((r) => !held.data.has(refKey(r))))) return
+    const weight = manifest.length + 200 * held.data.size + [...held.data.values()].reduce((n, d) => n + (d.value?.length ?? 0), 0) + 600 * held.messages.size
+    this.held.set(keyOf(id, hash), { text: manifest, ...held, weight })
   }
+}
+
+/**
+ * A batch's messages and data as the database holds them once stored (messages by id, data by refKey), each text its
+ * own: what the aggregator would read back for the batch.
+ */
+export function heldContents(manifest: IndexedManifest, messages: readonly Message[], data: readonly Data[]): HeldContents {
+  const heldData = new Map<string, Data>()
+  for (const d of data) {
+    const s = storedData(d)
+    heldData.set(refKey(s), s)
+  }
+  const heldMessages = new Map<string, Message>()
+  for (const m of messages) {
+    const s = ownTexts(storedMessage(m))
+    heldMessages.set(s.header.id, s)
+  }
+  return { manifest, messages: heldMessages, data: heldData }
 }
 
 /**

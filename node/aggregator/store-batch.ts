@@ -6,7 +6,7 @@ import { sameCarried, type CarriedMessage } from '../db/repos/carried-messages.j
 import type { DataRepo } from '../db/repos/data.js'
 import { now } from '../core/time.js'
 import { receivedRows, type RecentBatches } from './recent-batches.js'
-import type { BatchPayload, Message } from '../model/index.js'
+import type { BatchPayload, BatchRecord, Message } from '../model/index.js'
 
 /**
  * Stores a verified batch another member sent (downloaded from shared storage, or delivered over the exchange): the
@@ -36,23 +36,7 @@ export function storeReceivedBatch(
   manifest: string,
   payloadRef: string,
 ): ReadonlyMap<string, Message> | undefined {
-  deps.batches.insert(tx, {
-    id: b.id,
-    type: b.type,
-    namespace: b.namespace,
-    author: b.author,
-    key: b.key,
-    ...(b.node ? { node: b.node } : {}),
-    ...(b.group ? { group: b.group } : {}),
-    created: b.created,
-    hash: b.hash,
-    manifest,
-    txId: b.tx.id,
-    payloadRef,
-    state: 'received',
-    local: false,
-    received: now(),
-  })
+  deps.batches.insert(tx, receivedRecord(b, manifest, payloadRef))
   const rows = receivedRows(b)
   const newMessages = deps.messages.insertMany(tx, rows.messages, false)
   if (newMessages === rows.messages.length && deps.data.insertMany(tx, rows.data, false) === rows.data.length) {
@@ -90,4 +74,25 @@ export function storeReceivedBatch(
     deps.batches.markCarried(tx, b.id, b.hash)
   }
   return out
+}
+
+/** The record of a batch another member sent, as stored on its arrival: `received`, now. */
+export function receivedRecord(b: BatchPayload, manifest: string, payloadRef: string): BatchRecord {
+  return {
+    id: b.id,
+    type: b.type,
+    namespace: b.namespace,
+    author: b.author,
+    key: b.key,
+    ...(b.node ? { node: b.node } : {}),
+    ...(b.group ? { group: b.group } : {}),
+    created: b.created,
+    hash: b.hash,
+    manifest,
+    txId: b.tx.id,
+    payloadRef,
+    state: 'received',
+    local: false,
+    received: now(),
+  }
 }

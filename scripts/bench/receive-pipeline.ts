@@ -14,7 +14,6 @@ import { pathToFileURL } from 'node:url'
 import { Aggregator } from '../../node/aggregator/aggregator.js'
 import { pinIngest } from '../../node/aggregator/pin-ingest.js'
 import { RecentBatches } from '../../node/aggregator/recent-batches.js'
-import { storeReceivedBatch } from '../../node/aggregator/store-batch.js'
 import { parseBatch, serializeBatch } from '../../node/batch/payload.js'
 import { checkBatch, sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
@@ -108,8 +107,7 @@ export async function runReceivePipeline(dir: string, batches: number, postgresU
     const parsed = parseBatch(text)
     const checked = checkBatch(parsed, { batchId: b.id, batchHash: b.hash, txId: b.tx.id })
     if (!checked.ok) throw new Error(`batch ${b.id}: ${checked.reason}`)
-    await db.transaction((tx) => storeReceivedBatch({ ...repos, recent }, tx, parsed, checked.manifest, `Qm${b.id}`))
-    aggregator.batchArrived(b.id)
+    await aggregator.receive(parsed, checked.manifest, `Qm${b.id}`)
     await aggregator.whenIdle()
   }
   const warm = Math.floor(batches / 3)

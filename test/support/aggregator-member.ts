@@ -195,10 +195,7 @@ export class AggregatorMember {
       ...r,
       storage,
       log,
-      arrived: (id, hash) => {
-        agg.batchArrived(id, hash)
-        done(`${id}/${hash}`)
-      },
+      receive: (b, manifest, payloadRef) => agg.receive(b, manifest, payloadRef).then(() => done(`${b.id}/${b.hash}`)),
       refused: (p) => {
         agg.pinEventRefused(p)
         done(`${p.batchId}/${p.batchHash}`)

@@ -3,7 +3,9 @@ import { sealManifest } from '../../node/batch/verify.js'
 import { broadcastContext, dataHash, dataRefsHash, messageHash } from '../../node/core/hashes.js'
 import { newId, type BatchId, type DataId, type Hash, type MessageId, type TxId } from '../../node/core/ids.js'
 import { now } from '../../node/core/time.js'
-import type { BatchRecord, Data, Header, Message, PinnedBatch } from '../../node/model/index.js'
+import { storeReceivedBatch } from '../../node/aggregator/store-batch.js'
+import type { BatchPayload, BatchRecord, Data, Header, Message, PinnedBatch } from '../../node/model/index.js'
+import type { Aggregator } from '../../node/aggregator/aggregator.js'
 import type { Repos } from './repos.js'
 
 /** A peer's broadcast batch of one message on one topic, as it travels (its payload) and as its pin names it. */
@@ -48,4 +50,23 @@ export async function peerBatch(repos: Repos, author: string, key: string, topic
   })
   await pinPeerBatch(repos, b)
   return b
+}
+
+/**
+ * A batch fetcher's `receive` for tests without an aggregator: the batch stored as storeReceivedBatch stores it (its
+ * messages pending), its id noted in `stored` once durable.
+ */
+export function storedNoting(repos: Repos, stored: BatchId[]): (b: BatchPayload, manifest: string, payloadRef: string) => Promise<void> {
+  return async (b, manifest, payloadRef) => {
+    await repos.db.transaction((tx) => storeReceivedBatch(repos, tx, b, manifest, payloadRef))
+    stored.push(b.id)
+  }
+}
+
+/** A batch fetcher's `receive` through a real aggregator (Aggregator.receive), the batch's id noted in `stored` once durable. */
+export function receivedNoting(agg: Aggregator, stored: BatchId[]): (b: BatchPayload, manifest: string, payloadRef: string) => Promise<void> {
+  return async (b, manifest, payloadRef) => {
+    await agg.receive(b, manifest, payloadRef)
+    stored.push(b.id)
+  }
 }

@@ -65,6 +65,15 @@ export interface PinnedRef extends MessageRef {
 const MESSAGE_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
    data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`
 const MESSAGE_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
+const DECIDED_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
+   data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key, reject_reason, pin_seq)`
+
+/** A received message as the walk in its batch's storing transaction left it (Aggregator.receive), and its deciding pin. */
+export interface DecidedRow {
+  message: Message
+  /** The chain sequence of its first deciding pin, once confirmed or rejected (what confirmMany and reject record). */
+  pinSeq?: number
+}
 
 function messageRow(m: Message, local: boolean): SqlValue[] {
   const h = m.header
@@ -130,6 +139,16 @@ export class MessagesRepo {
    */
   insertMany(tx: Tx, list: readonly Message[], local: boolean): number {
     return insertedCount(insertRows(tx, MESSAGE_INSERT, MESSAGE_CONFLICT, list.map((m) => messageRow(m, local))))
+  }
+
+  /**
+   * Received messages written once, as decided in the transaction that stores their batch: pending, or confirmed or
+   * rejected with what confirmMany and reject would have written over the pending row. Answers how many were new.
+   */
+  insertDecided(tx: Tx, list: readonly DecidedRow[]): number {
+    this.unsettle(list.map((r) => ({ id: r.message.header.id, hash: r.message.hash })))
+    const rows = list.map((r) => [...messageRow(r.message, false), r.message.rejectReason ?? null, r.pinSeq ?? null])
+    return insertedCount(insertRows(tx, DECIDED_INSERT, MESSAGE_CONFLICT, rows))
   }
 
   /**

@@ -74,8 +74,8 @@ export class PinsRepo {
     return new Set(tx.all<{ hash: string; signer: string }>(`SELECT hash, signer FROM pins WHERE hash ${IN_LIST}`, [inList(hashes)]).map((r) => `${r.hash}/${r.signer}`))
   }
 
-  undispatchedAfter(seq: number, limit: number): Pin[] {
-    return this.db.all<Row>('SELECT * FROM pins WHERE dispatched = 0 AND seq > ? ORDER BY seq LIMIT ?', [seq, limit]).map(fromRow)
+  undispatchedAfter(seq: number, limit: number, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins WHERE dispatched = 0 AND seq > ? ORDER BY seq LIMIT ?', [seq, limit]).map(fromRow)
   }
 
   /**
@@ -84,8 +84,8 @@ export class PinsRepo {
    * index holds only waiting held pins (INDEXED BY makes the statement fail to prepare rather than quietly scan
    * pins_waiting, which SQLite's planner prefers here without statistics).
    */
-  heldWaitingBetween(after: number, upTo: number, limit: number): Pin[] {
-    return this.db.all<Row>('SELECT * FROM pins INDEXED BY pins_held_waiting WHERE dispatched = 0 AND held = 1 AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [after, upTo, limit]).map(fromRow)
+  heldWaitingBetween(after: number, upTo: number, limit: number, tx?: Tx): Pin[] {
+    return (tx ?? this.db).all<Row>('SELECT * FROM pins INDEXED BY pins_held_waiting WHERE dispatched = 0 AND held = 1 AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?', [after, upTo, limit]).map(fromRow)
   }
 
   /** The first waiting pin whose batch is here: where a rewind that may concern any of them starts. */
@@ -176,11 +176,12 @@ export class PinsRepo {
    * The first waiting pin naming batch (id, hash) (any hash when not given), whoever signed it. Read through the
    * batch's own pins (unary + keeps SQLite from walking every waiting pin in order instead).
    */
-  minUndispatchedSeqOfBatch(batchId: string, batchHash?: string): number | undefined {
+  minUndispatchedSeqOfBatch(batchId: string, batchHash?: string, tx?: Tx): number | undefined {
+    const db = tx ?? this.db
     const r =
       batchHash === undefined
-        ? this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND +dispatched = 0', [batchId])
-        : this.db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND batch_hash = ? AND +dispatched = 0', [batchId, batchHash])
+        ? db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND +dispatched = 0', [batchId])
+        : db.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM pins WHERE batch_id = ? AND batch_hash = ? AND +dispatched = 0', [batchId, batchHash])
     return r?.s ?? undefined
   }
 

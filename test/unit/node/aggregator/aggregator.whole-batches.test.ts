@@ -1,5 +1,5 @@
 import { expect } from 'chai'
-import { wholeBatches } from '../../../../node/aggregator/aggregator.js'
+import { wholeBatches } from '../../../../node/aggregator/walk.js'
 import type { Pin } from '../../../../node/model/index.js'
 
 /** Pins of the given batches, one run per [batch, count], with consecutive sequences. */

@@ -3,7 +3,9 @@ import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Gate } from '../../../../node/core/gate.js'
+import { Aggregator } from '../../../../node/aggregator/aggregator.js'
 import { BatchFetcher } from '../../../../node/aggregator/batch-fetcher.js'
+import { DataValidatorImpl } from '../../../../node/data/validator.js'
 import { BlobFetcher } from '../../../../node/data/blob-fetcher.js'
 import { BlobStore } from '../../../../node/data/blob-store.js'
 import { dataHash } from '../../../../node/core/hashes.js'
@@ -14,7 +16,7 @@ import { waitFor } from '../../../../network/process.js'
 import { TempDirs } from '../../../support/db/helpers.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
-import { makePeerBatch } from '../../../support/peer-batch.js'
+import { makePeerBatch, receivedNoting, storedNoting } from '../../../support/peer-batch.js'
 
 /** Shared storage in memory that counts the downloads asked of it. */
 class CountingStorage extends MemoryStorage {
@@ -80,7 +82,10 @@ describe('read controls: the fetchers stop reading IPFS while held', () => {
     const b = makePeerBatch('did:firefly:org/peer', '0x' + 'bb'.repeat(20), 't1')
     const ref = await storage.upload(new TextEncoder().encode(b.payload))
     const arrived: BatchId[] = []
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {}, refused: () => {}, reads })
+    const agg = new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    agg.start()
+    stops.push(() => agg.stop())
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: receivedNoting(agg, arrived), announced: () => {}, refused: () => {}, reads })
     stops.push(() => fetcher.stop())
     reads.hold()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })
@@ -99,7 +104,7 @@ describe('read controls: the fetchers stop reading IPFS while held', () => {
 
   it('a batch fetcher stopped while held ends its wait', async () => {
     const b = makePeerBatch('did:firefly:org/peer', '0x' + 'bb'.repeat(20), 't1')
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: () => {}, announced: () => {}, refused: () => {}, reads })
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: storedNoting(repos, []), announced: () => {}, refused: () => {}, reads })
     reads.hold()
     fetcher.fetch({ ...b.pinned, payloadRef: await storage.upload(new TextEncoder().encode(b.payload)) })
     await fetcher.stop()

@@ -24,7 +24,7 @@ import { waitFor } from '../../../../network/process.js'
 import { openTestDatabase, registerOrg, reposOver, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { DiskFullFault } from '../../../support/db/disk-faults.js'
-import { makePeerBatch, peerBatch, pinPeerBatch } from '../../../support/peer-batch.js'
+import { makePeerBatch, peerBatch, pinPeerBatch, receivedNoting } from '../../../support/peer-batch.js'
 
 const KEY = '0x' + 'aa'.repeat(20)
 const PEER_KEY = '0x' + 'bb'.repeat(20)
@@ -132,9 +132,14 @@ describe('storage: background work survives a full disk and resumes by itself', 
   it('the batch fetcher: a batch it cannot store is stored once there is room, without a restart', async () => {
     const storage = new MemoryStorage()
     const b = makePeerBatch(PEER, PEER_KEY, 't1')
+    await pinPeerBatch(repos, b)
     const ref = await storage.upload(new TextEncoder().encode(b.payload))
     const arrived: BatchId[] = []
-    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), announced: () => {}, refused: () => {} })
+    // Stored by the aggregator, which walks the batch's pin in the same transaction (Aggregator.receive).
+    const agg = new Aggregator({ ...repos, validator: new DataValidatorImpl(() => undefined), definitions: [], log: (l) => logs.push(l), onOutcome: () => {} })
+    agg.start()
+    stops.push(() => agg.stop())
+    const fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: receivedNoting(agg, arrived), announced: () => {}, refused: () => {} })
     stops.push(() => fetcher.stop())
     const { written: stalled } = await fillDisk()
     fetcher.fetch({ ...b.pinned, payloadRef: ref })
@@ -146,9 +151,9 @@ describe('storage: background work survives a full disk and resumes by itself', 
     await stalled
     await waitFor('the batch stored', () => arrived.length === 1, { timeoutMs: 5000, intervalMs: 20 })
     expect(repos.batches.get(b.pinned.batchId)?.state).to.equal('received')
-    expect(repos.messages.get(b.messageId)?.state).to.equal('pending')
+    expect(repos.messages.get(b.messageId)?.state).to.equal('confirmed')
     expect(linesLike(/^batch fetcher: storing batches again/)).to.have.length(1)
-    await pinPeerBatch(repos, b)
+    expect(linesLike(/^aggregator:/), 'a store refused is the fetcher’s to retry').to.deep.equal([])
   })
 
   it('the batch manager: sealing waits for room instead of stopping for good, and a mined pin is recorded once there is', async () => {
