@@ -7,7 +7,7 @@ import { messageHash } from '../../../../node/core/hashes.js'
 import type { BatchId } from '../../../../node/core/ids.js'
 import { MAX_BATCH_PAYLOAD_BYTES, type BatchPayload, type PinnedBatch } from '../../../../node/model/index.js'
 import { TempDirs } from '../../../support/db/helpers.js'
-import { makePeerBatch } from '../../../support/peer-batch.js'
+import { makePeerBatch, storedNoting } from '../../../support/peer-batch.js'
 import { openRepos, type Repos } from '../../../support/repos.js'
 import { MemoryStorage } from '../../../support/storage.js'
 import { waitUntil } from '../../../support/wait.js'
@@ -44,7 +44,7 @@ describe('batch fetcher: what it stores, refuses and retries', () => {
     logs = []
     arrived = []
     refused = []
-    fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), arrived: (id) => arrived.push(id), refused: (p) => refused.push(p), announced: () => {} })
+    fetcher = new BatchFetcher({ ...repos, storage, log: (l) => logs.push(l), receive: storedNoting(repos, arrived), refused: (p) => refused.push(p), announced: () => {} })
   })
   afterEach(async () => {
     await fetcher.stop()
