@@ -261,6 +261,8 @@ export class Aggregator {
     } finally {
       this.running = false
       this.settleIdle()
+      // A batch handed over after the failure's drain, while the loop was ending, is not left for the retry.
+      if (!this.stopped && this.arrivals.length > 0) this.wake()
     }
   }
 

@@ -22,6 +22,8 @@ export class WalkPosition {
    */
   private frontier = 0
   private stale = false
+  /** A rewind to the held waiting pins is owed: set before its read, so a failed read leaves it owed, not lost. */
+  private rewindDue = false
 
   constructor(
     private readonly pins: PinsRepo,
@@ -42,11 +44,16 @@ export class WalkPosition {
     return !this.stale
   }
 
-  /** Reads the queues again if a failed pass left them stale; throws as the read does, and they stay stale. */
+  /**
+   * Reads the queues again if a failed pass left them stale, and makes a rewind still owed (rewindWaiting); throws as
+   * the reads do, and what they were for stays to do.
+   */
   readQueuesIfStale(): void {
-    if (!this.stale) return
-    this.queues.reset(this.pins.waitingBroadcast())
-    this.stale = false
+    if (this.stale) {
+      this.queues.reset(this.pins.waitingBroadcast())
+      this.stale = false
+    }
+    if (this.rewindDue) this.rewindWaiting()
   }
 
   /** The next page of the walk, claimed (undefined when there is none): read in `tx` when the pass shares it. */
@@ -73,9 +80,14 @@ export class WalkPosition {
     if (seq !== undefined) this.offset = Math.min(this.offset, seq - 1)
   }
 
-  /** What settled may be what a waiting pin was waiting for: walk the held waiting ones again. Reads the database. */
+  /**
+   * What settled may be what a waiting pin was waiting for: walk the held waiting ones again. Reads the database, after
+   * a commit: on PostgreSQL that read can fail with the connection, and the rewind is then owed to the next walk.
+   */
   rewindWaiting(): void {
+    this.rewindDue = true
     this.rewind(this.pins.minHeldWaitingSeq())
+    this.rewindDue = false
   }
 
   /**

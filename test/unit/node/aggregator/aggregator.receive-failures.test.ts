@@ -136,4 +136,29 @@ forEachEngine('aggregator: receiving a batch when its walk fails', (engine) => {
     expect(settled).to.equal(true)
     expect(state(messages[0]!)).to.equal('pending')
   })
+
+  it('walks the waiting pins again at its next walk when the read after a committed change fails', async () => {
+    const { payload: a } = makeReceivedBatch([['t1']])
+    const { payload: b, messages: bMessages } = makeReceivedBatch([['t1']])
+    await pinReceivedBatch(repos, a)
+    await pinReceivedBatch(repos, b)
+    agg.wake()
+    await agg.whenIdle()
+    expect(await handOver(b)).to.equal('resolved')
+    expect(state(bMessages[0]!), 'behind the pin of a batch not here').to.equal('pending')
+    // a's pin event refused: its pins freed (committed), then the read of where the held waiting pins start fails.
+    const { event_id: eventId } = repos.db.get<{ event_id: string }>('SELECT event_id FROM pins WHERE batch_id = ?', [a.id])!
+    const minHeldWaitingSeq = repos.pins.minHeldWaitingSeq.bind(repos.pins)
+    repos.pins.minHeldWaitingSeq = () => {
+      repos.pins.minHeldWaitingSeq = minHeldWaitingSeq
+      throw new DatabaseError('DB_UNAVAILABLE', 'the database is unavailable: connection lost')
+    }
+    agg.pinEventRefused({ batchId: a.id, batchHash: a.hash, signer: SENDER_KEY, eventId })
+    await agg.whenIdle()
+    expect(state(bMessages[0]!)).to.equal('pending')
+    // The next walk (the retry's, or any other) owes that rewind: b, no longer behind anything, is decided.
+    agg.wake()
+    await agg.whenIdle()
+    expect(state(bMessages[0]!)).to.equal('confirmed')
+  })
 })
