@@ -2,13 +2,14 @@ import { expect } from 'chai'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, type NodeConfigFile } from '../../../node/config.js'
+import { ConfigError } from '../../../node/config.js'
 import { ControlError, NetworkControls } from '../../../network/controls.js'
 import type { NetworkDescription } from '../../../network/description.js'
 import { layout } from '../../../network/layout.js'
 import { moveMemberEngine } from '../../../network/move-db.js'
 import { isAlive } from '../../../network/process.js'
 import { IdleProcesses } from '../../support/idle-process.js'
+import { writeMemberConfig } from '../../support/member-config.js'
 import { scriptedEndpoint } from '../../support/scripted-server.js'
 
 /** move-db's refusals: what it refuses before touching the member, and how a failed move leaves it. */
@@ -24,21 +25,10 @@ describe('network/move-db: moving a member between engines, refused', () => {
     members: [{ org: 'org1', node: 'node1', did: 'did:firefly:org/org1', api: 'http://127.0.0.1:4', ws: 'ws://127.0.0.1:4/ws', p2p: 'https://127.0.0.1:5', key: '0x1' }],
   }
 
-  function writeMemberConfig(): void {
+  function writeMember(): void {
     const M = layout(dir).member('org1')
     mkdirSync(M.dir, { recursive: true })
-    const cfg: NodeConfigFile = {
-      org: 'org1',
-      node: 'node1',
-      signingKeyFile: 'signing.key',
-      chain: { rpc: 'http://127.0.0.1:1', contract: '0x' + '11'.repeat(20), firstBlock: 0 },
-      ipfs: { api: 'http://127.0.0.1:2', gateway: 'http://127.0.0.1:3' },
-      api: { port: 4 },
-      p2p: { port: 5, certFile: 'cert.pem', keyFile: 'key.pem' },
-      dataDir: 'data',
-    }
-    writeFileSync(M.signingKey, `0x${'11'.repeat(32)}\n`)
-    writeFileSync(M.config, JSON.stringify(cfg))
+    writeMemberConfig(M.dir)
   }
 
   async function refusal(p: Promise<unknown>): Promise<Error> {
@@ -98,7 +88,7 @@ describe('network/move-db: moving a member between engines, refused', () => {
   })
 
   it('stops the member, and on a refused copy says so, tries to start it again and passes the refusal on', async () => {
-    writeMemberConfig()
+    writeMember()
     const err = await refusal(move({ to: 'sqljs' }))
     expect(err).to.be.instanceOf(ControlError)
     expect(err.message).to.match(/^org1 is already on sql\.js \(.*config\.json\)$/)

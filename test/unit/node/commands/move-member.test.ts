@@ -8,26 +8,9 @@ import { CopyRefused, tableChecksums } from '../../../../node/db/move/copy.js'
 import { moveMemberDatabase } from '../../../../node/commands/move-member.js'
 import { PgDatabase } from '../../../../node/db/pg/pg-database.js'
 import { migrations } from '../../../../node/db/schema/index.js'
+import { writeMemberConfig } from '../../../support/member-config.js'
 import { testDatabase } from '../../../support/postgres.js'
 import { openTestDatabase, testSqljs } from '../../../support/repos.js'
-
-function memberConfig(dir: string, database?: NodeConfigFile['database']): string {
-  const cfg: NodeConfigFile = {
-    org: 'org1',
-    node: 'node1',
-    signingKeyFile: 'signing.key',
-    chain: { rpc: 'http://127.0.0.1:1', contract: '0x' + '11'.repeat(20), firstBlock: 0 },
-    ipfs: { api: 'http://127.0.0.1:2', gateway: 'http://127.0.0.1:3' },
-    api: { port: 4 },
-    p2p: { port: 5, certFile: 'cert.pem', keyFile: 'key.pem' },
-    dataDir: 'data',
-    ...(database ? { database } : {}),
-  }
-  const file = join(dir, 'config.json')
-  writeFileSync(join(dir, 'signing.key'), `0x${'11'.repeat(32)}\n`)
-  writeFileSync(file, JSON.stringify(cfg, null, 2))
-  return file
-}
 
 async function sqljsMember(dir: string): Promise<string[]> {
   const db = await openTestDatabase(join(dir, 'data', 'db'), migrations, 'sqljs')
@@ -56,7 +39,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
 
   it('moves to PostgreSQL and back, each time with the same rows, the config naming the engine and the old state renamed', async () => {
     const before = await sqljsMember(dir)
-    const config = memberConfig(dir)
+    const config = writeMemberConfig(dir)
     const d = await testDatabase({ prefix: 'move' })
     cleanup.push(d.drop)
 
@@ -82,7 +65,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
 
   it('refuses a member that runs, on either engine, and changes nothing', async () => {
     await sqljsMember(dir)
-    const config = memberConfig(dir)
+    const config = writeMemberConfig(dir)
     const d = await testDatabase({ prefix: 'move' })
     cleanup.push(d.drop)
     const running = await SqljsDatabase.open({ dir: join(dir, 'data', 'db'), migrations, ...testSqljs })
@@ -91,7 +74,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     assert.equal((JSON.parse(readFileSync(config, 'utf8')) as NodeConfigFile).database, undefined)
     assert.deepEqual(readdirSync(join(dir, 'data')).sort(), ['blobs', 'db'])
 
-    const onPg = memberConfig(dir, { type: 'postgres', url: d.url })
+    const onPg = writeMemberConfig(dir, { type: 'postgres', url: d.url })
     rmSync(join(dir, 'data', 'db'), { recursive: true })
     const node = await PgDatabase.open({ url: d.url, migrations })
     cleanup.push(() => node.close())
@@ -101,16 +84,16 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
 
   it('refuses a move to the engine it is on, and to sql.js over an existing database folder', async () => {
     await sqljsMember(dir)
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir), to: 'sqljs' }), /org1 is already on sql\.js/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir, { type: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), to: 'sqljs' }), /data\/db already exists/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir), to: 'postgres' }), /needs the URL of its new database/)
     // The URL is checked as the member's config would check it.
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: 'mysql://u:p@127.0.0.1/org1' }), (err: Error) => err instanceof CopyRefused && /^database.url must use postgres: or postgresql:/.test(err.message))
-    assert.equal((JSON.parse(readFileSync(memberConfig(dir), 'utf8')) as NodeConfigFile).database, undefined)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir), to: 'postgres', url: 'mysql://u:p@127.0.0.1/org1' }), (err: Error) => err instanceof CopyRefused && /^database.url must use postgres: or postgresql:/.test(err.message))
+    assert.equal((JSON.parse(readFileSync(writeMemberConfig(dir), 'utf8')) as NodeConfigFile).database, undefined)
   })
 
   it('refuses a sql.js member that has no database yet: nothing to move', async () => {
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), /org1 has no sql\.js database at .*data\/db: nothing to move/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir), to: 'postgres', url: 'postgres://u:p@127.0.0.1:1/x' }), /org1 has no sql\.js database at .*data\/db: nothing to move/)
   })
 
   it('copies in pages of the size asked, says what it does, and names the kept folder by the time of the move', async () => {
@@ -118,7 +101,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     const d = await testDatabase({ prefix: 'move' })
     cleanup.push(d.drop)
     const lines: string[] = []
-    const moved = await moveMemberDatabase({ sqljs: testSqljs, configFile: memberConfig(dir), to: 'postgres', url: d.url, pageRows: 7, log: (l) => lines.push(l) })
+    const moved = await moveMemberDatabase({ sqljs: testSqljs, configFile: writeMemberConfig(dir), to: 'postgres', url: d.url, pageRows: 7, log: (l) => lines.push(l) })
     assert.match(moved.kept, /data\/db\.before-move-\d{8}T\d{6}Z$/)
     assert.deepEqual(moved.previous, { type: 'sqljs' })
     assert.equal(moved.tables.find((t) => t.table === 'node_state')?.rows, 30)
