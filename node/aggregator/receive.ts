@@ -1,5 +1,6 @@
 import { isParleyError } from '../core/errors.js'
 import { now, type Timestamp } from '../core/time.js'
+import type { Tx } from '../db/database.js'
 import type { BatchPayload, Pin } from '../model/index.js'
 import type { AggregatorDeps } from './aggregator.js'
 import { Pass, type PassResult } from './pass.js'
@@ -37,10 +38,7 @@ export async function storeArrival(deps: AggregatorDeps, walk: WalkPosition, que
     return await deps.db.transaction((tx): Received => {
       deps.batches.dropRefused(tx, b.id, b.hash)
       const staged = stageReceivedBatch(deps, tx, b, manifest, payloadRef)
-      if (staged === undefined) {
-        storeReceivedBatch(deps, tx, b, manifest, payloadRef)
-        return { kind: 'stored', firstPin: deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx) }
-      }
+      if (staged === undefined) return { kind: 'stored', firstPin: storeAlone(deps, tx, b, manifest, payloadRef) }
       // What an earlier store of this batch left in memory (its transaction failed) is not what is stored now.
       deps.recent?.forget(b.id, b.hash)
       const first = deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx)
@@ -67,7 +65,12 @@ export async function storeArrival(deps: AggregatorDeps, walk: WalkPosition, que
 export function storeUnwalked(deps: AggregatorDeps, b: BatchPayload, manifest: string, payloadRef: string): Promise<number | undefined> {
   return deps.db.transaction((tx) => {
     deps.batches.dropRefused(tx, b.id, b.hash)
-    storeReceivedBatch(deps, tx, b, manifest, payloadRef)
-    return deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx)
+    return storeAlone(deps, tx, b, manifest, payloadRef)
   })
+}
+
+/** Stores batch `b` in `tx` as storeReceivedBatch does, its pins left to the walk; answers its first waiting pin. */
+function storeAlone(deps: AggregatorDeps, tx: Tx, b: BatchPayload, manifest: string, payloadRef: string): number | undefined {
+  storeReceivedBatch(deps, tx, b, manifest, payloadRef)
+  return deps.pins.minUndispatchedSeqOfBatch(b.id, b.hash, tx)
 }

@@ -65,8 +65,8 @@ export interface PinnedRef extends MessageRef {
 const MESSAGE_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
    data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key)`
 const MESSAGE_CONFLICT = 'ON CONFLICT (id, hash) DO NOTHING'
-const DECIDED_INSERT = `INSERT INTO messages (id, namespace, type, txtype, author, key, cid, created, created_key, grp, topics, tag, datahash, hash,
-   data, state, local, batch_id, tx_id, confirmed, confirmed_key, pins, idempotency_key, reject_reason, pin_seq)`
+/** MESSAGE_INSERT's columns, then what a verdict records (reject and confirmMany write them over a pending row). */
+const DECIDED_INSERT = `${MESSAGE_INSERT.slice(0, -1)}, reject_reason, pin_seq)`
 
 /** A received message as the walk in its batch's storing transaction left it (Aggregator.receive), and its deciding pin. */
 export interface DecidedRow {
