@@ -28,6 +28,8 @@ import { API_HTML, buildConsole, CONSOLE_DIR, CONSOLE_HTML, CONSOLE_TSCONFIG } f
 import { API_PAGE_FILE } from '../node/api/ui.js'
 import { BUILD_FORMAT, CURRENT_BUILD_ENV, currentBuildId, esbuildVersion, hashOf, packagedBuild, stampFileOf, underCoverage } from './build-check.mjs'
 import { CODE_CACHE_ENV } from './code-cache.js'
+import { compileMallocTrim, MALLOC_TRIM_SOURCE } from './build-native.js'
+import { MALLOC_TRIM_FILE } from '../node/core/malloc-trim.js'
 
 /** The compiled programs: output name → TypeScript entry point. */
 export const ENTRIES = {
@@ -237,7 +239,7 @@ export async function ensureBuild(): Promise<Build> {
  * npm update rebuilds.
  */
 function extraInputs(): string[] {
-  return ['network/build.ts', 'network/build-console.ts', 'network/build-check.mjs', 'tsconfig.json', 'package-lock.json', CONSOLE_HTML, API_HTML, CONSOLE_TSCONFIG]
+  return ['network/build.ts', 'network/build-console.ts', 'network/build-check.mjs', 'network/build-native.ts', MALLOC_TRIM_SOURCE, 'tsconfig.json', 'package-lock.json', CONSOLE_HTML, API_HTML, CONSOLE_TSCONFIG]
 }
 
 const toPosix = (p: string): string => p.split(sep).join('/')
@@ -322,6 +324,9 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   } satisfies import('esbuild').BuildOptions
   const esmEntries: Record<string, string> = Object.fromEntries(Object.entries(ENTRIES).filter(([n]) => !(CODE_CACHED as readonly string[]).includes(n)))
   esmEntries[CODE_CACHE_RUNNER.name] = CODE_CACHE_RUNNER.source
+  mkdirSync(tmp)
+  // Never rejects: a build without it is a build (network/build-native.ts).
+  const native = compileMallocTrim(projectRoot, tmp)
   try {
     const results = await Promise.all([
       esbuild.build({ ...common, ...withPackagesInline, format: 'esm', entryPoints: esmEntries, outdir: tmp, metafile: true }),
@@ -381,6 +386,8 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
     )
   }
   for (const rel of extraInputs()) inputs[rel] = hashOf(join(projectRoot, rel)) ?? 'missing'
+  const nativeResult = await native
+  if ('skipped' in nativeResult) process.stderr.write(`parley: this build has no ${MALLOC_TRIM_FILE}, so idle members keep ~10 MiB more: ${nativeResult.skipped}\n`)
 
   const sorted = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)))
   const id = sha256Hex(JSON.stringify({ format: BUILD_FORMAT, esbuild: esbuildVersionSeen, inputs: sorted })).slice(0, 16)
@@ -393,7 +400,7 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
     if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !existsSync(dir)) throw err
     rmSync(tmp, { recursive: true, force: true })
   }
-  const stamp: Stamp = { format: BUILD_FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted, outputs: OUTPUTS }
+  const stamp: Stamp = { format: BUILD_FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted, outputs: 'file' in nativeResult ? [...OUTPUTS, MALLOC_TRIM_FILE] : OUTPUTS }
   const stampTmp = `${stampFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileAtomicSync(stampFile, JSON.stringify(stamp, null, 2) + '\n', { tmp: stampTmp })
   return id

@@ -3,7 +3,8 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadNodeConfig, ConfigError } from './config.js'
 import { startNode } from './node.js'
-import { collectWhenIdle } from './core/idle-gc.js'
+import { collectWhenIdle, processDeps } from './core/idle-gc.js'
+import { loadMallocTrim, mallocTrimBesideEntry } from './core/malloc-trim.js'
 
 /** Entry point of a member node process: `node --import tsx node/main.ts --config <file>`. */
 
@@ -46,6 +47,16 @@ function consoleNextToEntry(): string | undefined {
   return existsSync(join(dir, 'index.html')) ? dir : undefined
 }
 
+/** The build's malloc_trim, said once when a build has none (run from the sources, a node never has). */
+function mallocTrim(): (() => void) | undefined {
+  const file = mallocTrimBesideEntry()
+  if (file === undefined) return undefined
+  const loaded = loadMallocTrim(file)
+  if ('trim' in loaded) return loaded.trim
+  log(`memory: malloc's free pages stay with this process once idle: ${loaded.unavailable}`)
+  return undefined
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string' }, 'ui-dir': { type: 'string' }, 'db-template': { type: 'string' } }, strict: true })
   if (!values.config) {
@@ -57,7 +68,7 @@ async function main(): Promise<void> {
   if (uiDir !== undefined) cfg.uiDir = uiDir
   if (values['db-template'] !== undefined) cfg.dbTemplate = resolve(values['db-template'])
   const node = await startNode(cfg, log)
-  const idleGc = collectWhenIdle()
+  const idleGc = collectWhenIdle(processDeps(mallocTrim()))
   let stopping = false
   const shutdown = (signal: string): void => {
     if (stopping) return

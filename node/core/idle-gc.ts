@@ -22,6 +22,8 @@ const START_SETTLE_PERIODS = 3
 export interface IdleGcDeps {
   /** A full collection. */
   collect: () => void
+  /** Gives the system back what malloc holds free (node/core/malloc-trim.ts); absent where the build cannot. */
+  trim?: () => void
   /** The share of the time the event loop ran since the previous call (0 to 1). */
   busyShare: () => number
   /** Calls `check` every period until the returned function is called. */
@@ -43,21 +45,35 @@ export interface IdleGcDeps {
  * the size the burst grew it to until a long rest, since collecting after each short rest made the next burst grow
  * it back (docs/benchmarks.md, "What a start avoids").
  *
+ * At the first quiet period after any work, and after each collection, malloc's free pages go back too (`trim`).
+ *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */
 export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
   if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
+  let workedSinceTrimmed = true
   let collections = 0
   let quietPeriods = 0
   const stop = deps.every(CHECK_EVERY_MS, () => {
     const share = deps.busyShare()
     if (share > BUSY) busySinceCollected = true
-    quietPeriods = share < QUIET ? quietPeriods + 1 : 0
+    const quiet = share < QUIET
+    if (!quiet) workedSinceTrimmed = true
+    quietPeriods = quiet ? quietPeriods + 1 : 0
+    let collected = false
     if (quietPeriods >= restNeeded(collections, busySinceCollected)) {
       busySinceCollected = false
       collections++
       deps.collect()
+      collected = true
+    }
+    // Unlike a collection, a trim costs the next burst nothing it would not pay anyway (a page fault for each page it
+    // takes again, ~10 MiB at most), so it follows any work at the first quiet period: the compiler threads' arenas
+    // grow whenever TurboFan optimises, not only during a start.
+    if (quiet && (collected || workedSinceTrimmed)) {
+      workedSinceTrimmed = false
+      deps.trim?.()
     }
   })
   return { stop }
@@ -72,11 +88,12 @@ function restNeeded(collections: number, busySinceCollected: boolean): number {
 }
 
 /** The process's own: undefined without `gc`. */
-export function processDeps(): IdleGcDeps | undefined {
+export function processDeps(trim?: () => void): IdleGcDeps | undefined {
   const gc = (globalThis as { gc?: () => void }).gc
   if (typeof gc !== 'function') return undefined
   let last = performance.eventLoopUtilization()
   return {
+    ...(trim !== undefined ? { trim } : {}),
     // Without arguments: on Node 20's V8, `gc({ type: 'major', execution: 'sync' })` runs a scavenge of the young
     // generation only (`--trace-gc` prints "Scavenge ... testing"), leaving the old generation's pages as they were.
     collect: () => gc(),

@@ -180,7 +180,7 @@ describe('the npm package', function () {
     packed = (JSON.parse(r.stdout.slice(r.stdout.search(/^\[/m))) as Packed[])[0]!
     console.log(`      npm pack: ${(r.ms / 1000).toFixed(1)} s, ${packed.files.length} files`)
     const files = packed.files.map((f) => f.path)
-    for (const f of ['dist/lib/index.js', 'dist/lib/suite.js', 'dist/types/network/index.d.ts', 'dist/types/network/suite.d.ts', 'dist/build.json', 'dist/build/cli.js', 'dist/build/node.js', 'dist/build/chain.js', 'dist/build/ipfs.js', 'dist/build/ui/index.html', 'network/launch.mjs', 'artifacts/contracts/BatchPin.sol/Firefly.json']) {
+    for (const f of ['dist/lib/index.js', 'dist/lib/suite.js', 'dist/types/network/index.d.ts', 'dist/types/network/suite.d.ts', 'dist/build.json', 'dist/build/cli.js', 'dist/build/node.js', 'dist/build/chain.js', 'dist/build/ipfs.js', 'dist/build/malloc-trim.node', 'dist/build/ui/index.html', 'network/launch.mjs', 'artifacts/contracts/BatchPin.sol/Firefly.json']) {
       expect(files, f).to.include(f)
     }
     const unwanted = files.filter((f) => f.startsWith('test/') || (/\.(ts|mts)$/.test(f) && !/\.d\.(ts|mts)$/.test(f)) || /\.(cache|tmp|sqlite)$/.test(f))

@@ -1,6 +1,6 @@
 import { expect } from 'chai'
 import { spawn } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Wallet } from 'ethers'
@@ -9,6 +9,8 @@ import { freePort, projectRoot } from '../../../network/process.js'
 import { programArgs } from '../../support/programs.js'
 import { Broken, waitUntil } from '../../support/wait.js'
 import type { NodeConfigFile } from '../../../node/config.js'
+import { MALLOC_TRIM_FILE } from '../../../node/core/malloc-trim.js'
+import { underCoverage } from '../../../network/build-check.mjs'
 
 /**
  * A member whose log cannot be written (its disk is full: /dev/full answers every write with ENOSPC) must not die of
@@ -17,7 +19,7 @@ import type { NodeConfigFile } from '../../../node/config.js'
  * retries) is started with its stdout on /dev/full, answers its API, and stops cleanly when told to. It runs from the
  * build, as a network runs node/main.ts (test/support/programs.ts): under tsx its start cost several times the CPU.
  */
-describe('node entry: a log on a full disk', function () {
+describe('node entry: a log on a full disk, and malloc_trim', function () {
   this.timeout(60_000)
   let dir: string
   before(() => {
@@ -61,6 +63,11 @@ describe('node entry: a log on a full disk', function () {
       await new Promise((r) => setTimeout(r, 500))
       expect((await fetch(status)).ok).to.equal(true)
       expect(exited).to.equal(undefined)
+      // A member of a build loads its malloc_trim at start (node/core/malloc-trim.ts); run from its sources, as under
+      // `npm run coverage`, it has none.
+      const maps = readFileSync(`/proc/${child.pid}/maps`, 'utf8')
+      if (underCoverage()) expect(maps).to.not.include(MALLOC_TRIM_FILE)
+      else expect(maps).to.include(MALLOC_TRIM_FILE)
     } finally {
       if (exited === undefined) child.kill('SIGTERM')
     }

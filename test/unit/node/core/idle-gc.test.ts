@@ -5,13 +5,15 @@ import { runInNewContext } from 'node:vm'
 import { collectWhenIdle, processDeps, type IdleGcDeps } from '../../../../node/core/idle-gc.js'
 
 /** Deps whose periods a test runs by hand, each with the busy share it gives. */
-function scripted(): { deps: IdleGcDeps; period: (share: number) => void; collections: () => number; stopped: () => boolean } {
+function scripted(): { deps: IdleGcDeps; period: (share: number) => void; collections: () => number; trims: () => number; stopped: () => boolean } {
   let check: (() => void) | undefined
   let share = 0
   let collections = 0
+  let trims = 0
   let stopped = false
   const deps: IdleGcDeps = {
     collect: () => collections++,
+    trim: () => trims++,
     busyShare: () => share,
     every: (_ms, c) => {
       check = c
@@ -25,6 +27,7 @@ function scripted(): { deps: IdleGcDeps; period: (share: number) => void; collec
       check!()
     },
     collections: () => collections,
+    trims: () => trims,
     stopped: () => stopped,
   }
 }
@@ -86,6 +89,39 @@ describe('collectWhenIdle', () => {
     expect(t.collections()).to.equal(2)
   })
 
+  it("gives malloc's free pages back at the first quiet period after any work and after each collection, not again while at rest", () => {
+    const s = scripted()
+    collectWhenIdle(s.deps)
+    s.period(0.5)
+    expect(s.trims(), 'never while working').to.equal(0)
+    s.period(0.002)
+    expect([s.collections(), s.trims()], "the start's collection, then a trim").to.deep.equal([1, 1])
+    s.period(0.002)
+    s.period(0.002)
+    expect(s.trims(), 'nothing new to give back').to.equal(1)
+    s.period(0.002)
+    expect([s.collections(), s.trims()], 'the settling collection frees more').to.deep.equal([2, 2])
+    // Work too light to count as busy for the collector still runs the compiler threads: the next rest trims.
+    s.period(0.03)
+    expect(s.trims()).to.equal(2)
+    s.period(0.002)
+    expect([s.collections(), s.trims()], 'a trim without a collection').to.deep.equal([2, 3])
+    s.period(0.3)
+    s.period(0.002)
+    expect([s.collections(), s.trims()], 'after a burst, too').to.deep.equal([2, 4])
+    for (let i = 0; i < 20; i++) s.period(0.002)
+    expect([s.collections(), s.trims()], 'the long rest collects, and trims after it').to.deep.equal([3, 5])
+  })
+
+  it('works the same without a trim (a build that has none)', () => {
+    const s = scripted()
+    delete s.deps.trim
+    collectWhenIdle(s.deps)
+    s.period(0.5)
+    s.period(0.002)
+    expect(s.collections()).to.equal(1)
+  })
+
   it('does nothing without an exposed gc', () => {
     expect(collectWhenIdle(undefined).stop()).to.equal(undefined)
   })
@@ -100,6 +136,9 @@ describe('collectWhenIdle', () => {
     })
     observer.observe({ entryTypes: ['gc'] })
     try {
+      const trim = (): void => {}
+      expect(processDeps(trim)!.trim).to.equal(trim)
+      expect(processDeps()!).to.not.have.property('trim')
       processDeps()!.collect()
       await new Promise((resolve) => setTimeout(resolve, 20))
       expect(kinds).to.include(constants.NODE_PERFORMANCE_GC_MAJOR)

@@ -1,0 +1,46 @@
+import { expect } from 'chai'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { compileMallocTrim } from '../../../network/build-native.js'
+import { projectRoot } from '../../../network/process.js'
+
+/** A build without the module is still a build: each way of not having it says why (its compiling: malloc-trim.test.ts). */
+describe('network build: native code', () => {
+  let dir: string
+  before(() => (dir = mkdtempSync(join(tmpdir(), 'parley-build-native-'))))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+  const nodeHeaders = join(dirname(dirname(process.execPath)), 'include', 'node')
+
+  it('is not compiled off Linux, where malloc_trim is not', async () => {
+    expect(await compileMallocTrim(projectRoot, dir, { platform: 'darwin' })).to.deep.equal({ skipped: "malloc_trim is glibc's, and this is darwin" })
+  })
+
+  it('says where it looked for Node-API headers when none are there', async () => {
+    expect(await compileMallocTrim(projectRoot, dir, { headerDirs: [join(dir, 'nowhere')] })).to.deep.equal({ skipped: `no node_api.h in ${join(dir, 'nowhere')}` })
+  })
+
+  it('names a compiler that is not installed, and the first lines of what a compiler that fails prints', async () => {
+    const absent = await compileMallocTrim(projectRoot, dir, { compiler: 'no-such-cc-here', headerDirs: [nodeHeaders] })
+    expect(absent).to.deep.equal({ skipped: 'no C compiler to compile node/core/malloc-trim.c (looked for no-such-cc-here)' })
+    // Without $CC, the first of cc, gcc and clang on the PATH: here only a `gcc` that says what it was asked.
+    const bin = join(dir, 'bin')
+    mkdirSync(bin)
+    writeFileSync(join(bin, 'gcc'), '#!/bin/sh\necho "gcc was asked" >&2\nexit 3\n', { mode: 0o755 })
+    const saved = { PATH: process.env.PATH, CC: process.env.CC }
+    process.env.PATH = bin
+    delete process.env.CC
+    try {
+      expect(await compileMallocTrim(projectRoot, dir, { headerDirs: [nodeHeaders] })).to.deep.equal({ skipped: 'gcc could not compile node/core/malloc-trim.c: gcc was asked' })
+      process.env.CC = 'clang-from-env'
+      expect(await compileMallocTrim(projectRoot, dir, { headerDirs: [nodeHeaders] })).to.deep.equal({ skipped: 'no C compiler to compile node/core/malloc-trim.c (looked for clang-from-env)' })
+    } finally {
+      process.env.PATH = saved.PATH
+      if (saved.CC === undefined) delete process.env.CC
+      else process.env.CC = saved.CC
+    }
+    // `false` exits 1 and prints nothing: the error's own message stands in.
+    const failing = await compileMallocTrim(projectRoot, dir, { compiler: 'false', headerDirs: [nodeHeaders] })
+    expect(failing).to.have.property('skipped').that.matches(/^false could not compile node\/core\/malloc-trim\.c: Command failed: false /)
+  })
+})
