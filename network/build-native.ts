@@ -1,10 +1,10 @@
 /**
  * The native code a build carries beside its bundles: node/core/malloc-trim.c, compiled into `malloc-trim.node` with
- * the machine's C compiler (`$CC`, else the first of `cc`, `gcc` and `clang`) against Node's own Node-API headers, those npm builds addons with
- * (`npm config get nodedir`, else the `include/node` beside the running `node`). It is optional: without a compiler,
- * headers or glibc the build goes on without it, says why, and its members keep the memory it would give back
- * (node/core/malloc-trim.ts). A Node-API module runs on every later Node of the same platform, so a package built
- * on Linux x64 with glibc carries one for those.
+ * the machine's C compiler (`$CC`, else the first of `cc`, `gcc` and `clang`) against Node's own Node-API headers
+ * (npm's `nodedir` when npm runs the build, and the `include/node` of the running `node`'s installation). It is
+ * optional: without a compiler, headers or glibc the build goes on without it, says why, and its members keep the
+ * memory it would give back (node/core/malloc-trim.ts). A Node-API module runs on every later Node of the same
+ * platform, so a package built on Linux x64 with glibc carries one for those.
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
@@ -18,8 +18,10 @@ export const MALLOC_TRIM_SOURCE = 'node/core/malloc-trim.c'
 export type NativeResult = { file: string } | { skipped: string }
 
 export interface NativeOptions {
-  /** The C compiler to run. */
+  /** The C compiler to run, with any arguments of its own (as `$CC` may be: `ccache gcc`). */
   compiler?: string
+  /** The environment: `CC`, `npm_config_nodedir`, and the PATH the compiler is looked for in. */
+  env?: NodeJS.ProcessEnv
   /** Folders to look for `node_api.h` in, first found wins. */
   headerDirs?: string[]
   platform?: NodeJS.Platform
@@ -29,13 +31,18 @@ export interface NativeOptions {
 export async function compileMallocTrim(projectRoot: string, outDir: string, opts: NativeOptions = {}): Promise<NativeResult> {
   const platform = opts.platform ?? process.platform
   if (platform !== 'linux') return { skipped: `malloc_trim is glibc's, and this is ${platform}` }
-  const headers = (opts.headerDirs ?? nodeHeaderDirs()).find((d) => existsSync(join(d, 'node_api.h')))
-  if (headers === undefined) return { skipped: `no node_api.h in ${(opts.headerDirs ?? nodeHeaderDirs()).join(', ')}` }
-  const compilers = opts.compiler !== undefined ? [opts.compiler] : process.env.CC ? [process.env.CC] : ['cc', 'gcc', 'clang']
+  const env = opts.env ?? process.env
+  const headerDirs = opts.headerDirs ?? nodeHeaderDirs(env)
+  const headers = headerDirs.find((d) => existsSync(join(d, 'node_api.h')))
+  if (headers === undefined) return { skipped: `no node_api.h in ${headerDirs.join(', ')}` }
+  const chosen = opts.compiler ?? env.CC
+  const compilers = chosen !== undefined && chosen.trim() !== '' ? [chosen.trim()] : ['cc', 'gcc', 'clang']
   const file = join(outDir, MALLOC_TRIM_FILE)
   for (const compiler of compilers) {
+    const [program, ...own] = compiler.split(/\s+/) as [string, ...string[]]
     try {
-      await promisify(execFile)(compiler, ['-O2', '-shared', '-fPIC', '-Wall', '-I', headers, join(projectRoot, MALLOC_TRIM_SOURCE), '-o', file], {
+      await promisify(execFile)(program, [...own, '-O2', '-shared', '-fPIC', '-Wall', '-I', headers, join(projectRoot, MALLOC_TRIM_SOURCE), '-o', file], {
+        env,
         timeout: 60_000,
       })
       return { file }
@@ -49,7 +56,7 @@ export async function compileMallocTrim(projectRoot: string, outDir: string, opt
 }
 
 /** Where Node's headers are: npm's `nodedir` when npm runs this, and the installation of the running `node`. */
-function nodeHeaderDirs(): string[] {
-  const fromNpm = process.env.npm_config_nodedir
+function nodeHeaderDirs(env: NodeJS.ProcessEnv): string[] {
+  const fromNpm = env.npm_config_nodedir
   return [...(fromNpm ? [join(fromNpm, 'include', 'node')] : []), join(dirname(dirname(process.execPath)), 'include', 'node')]
 }

@@ -353,6 +353,8 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
       for (const rel of Object.keys(r.metafile?.inputs ?? {})) if (!rel.includes('node_modules') && inputs[rel] === undefined) inputs[rel] = hashOf(join(projectRoot, rel)) ?? 'missing'
     }
   } catch (err) {
+    // The compiler may still be writing into the folder.
+    await native
     rmSync(tmp, { recursive: true, force: true })
     const errors = (err as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors
     const detail = errors?.map((e) => `  ${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('\n')
@@ -387,23 +389,42 @@ async function compile(esbuildVersionSeen: string): Promise<string> {
   }
   for (const rel of extraInputs()) inputs[rel] = hashOf(join(projectRoot, rel)) ?? 'missing'
   const nativeResult = await native
-  if ('skipped' in nativeResult) process.stderr.write(`parley: this build has no ${MALLOC_TRIM_FILE}, so idle members keep ~10 MiB more: ${nativeResult.skipped}\n`)
+  if ('skipped' in nativeResult) {
+    process.stderr.write(
+      `parley: this build has no ${MALLOC_TRIM_FILE}, so idle members keep ~10 MiB more: ${nativeResult.skipped}; once that is fixed, remove .build/current.json to build again\n`,
+    )
+  }
 
   const sorted = Object.fromEntries(Object.entries(inputs).sort(([a], [b]) => a.localeCompare(b)))
   const id = sha256Hex(JSON.stringify({ format: BUILD_FORMAT, esbuild: esbuildVersionSeen, inputs: sorted })).slice(0, 16)
   const dir = join(buildRoot, id)
-  try {
-    renameSync(tmp, dir)
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    // Another start built from the same sources meanwhile: its directory is identical, use it.
-    if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !existsSync(dir)) throw err
-    rmSync(tmp, { recursive: true, force: true })
-  }
-  const stamp: Stamp = { format: BUILD_FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted, outputs: 'file' in nativeResult ? [...OUTPUTS, MALLOC_TRIM_FILE] : OUTPUTS }
+  placeBuild(tmp, dir)
+  // What the directory holds, not what this compile made: an existing build kept in its place may lack the module.
+  const stamp: Stamp = { format: BUILD_FORMAT, esbuild: esbuildVersionSeen, id, inputs: sorted, outputs: existsSync(join(dir, MALLOC_TRIM_FILE)) ? [...OUTPUTS, MALLOC_TRIM_FILE] : OUTPUTS }
   const stampTmp = `${stampFile}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileAtomicSync(stampFile, JSON.stringify(stamp, null, 2) + '\n', { tmp: stampTmp })
   return id
+}
+
+/**
+ * Moves a compiled build into its place. Another start may have built from the same sources meanwhile, or an earlier
+ * build of these sources be there still: its bundles are identical and it is kept, but for the native module, which
+ * depends on the machine at the time (a compiler since installed, a compile that failed): one this compile made is
+ * moved in when that build has none.
+ */
+export function placeBuild(tmp: string, dir: string): void {
+  try {
+    renameSync(tmp, dir)
+    return
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || !existsSync(dir)) throw err
+  }
+  if (!existsSync(join(dir, MALLOC_TRIM_FILE)) && existsSync(join(tmp, MALLOC_TRIM_FILE))) {
+    // A rename: whoever wins a race between two such starts, the file is whole.
+    renameSync(join(tmp, MALLOC_TRIM_FILE), join(dir, MALLOC_TRIM_FILE))
+  }
+  rmSync(tmp, { recursive: true, force: true })
 }
 
 /**

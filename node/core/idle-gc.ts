@@ -45,21 +45,20 @@ export interface IdleGcDeps {
  * the size the burst grew it to until a long rest, since collecting after each short rest made the next burst grow
  * it back (docs/benchmarks.md, "What a start avoids").
  *
- * At the first quiet period after any work, and after each collection, malloc's free pages go back too (`trim`).
+ * At the first quiet period after a busy one, and after each collection, malloc's free pages go back too (`trim`).
  *
  * Needs `gc`, exposed by `--expose-gc` (the network runs member nodes with it); without it, this does nothing.
  */
 export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): { stop(): void } {
   if (deps === undefined) return { stop: () => {} }
   let busySinceCollected = true
-  let workedSinceTrimmed = true
+  let busySinceTrimmed = true
   let collections = 0
   let quietPeriods = 0
   const stop = deps.every(CHECK_EVERY_MS, () => {
     const share = deps.busyShare()
-    if (share > BUSY) busySinceCollected = true
+    if (share > BUSY) busySinceCollected = busySinceTrimmed = true
     const quiet = share < QUIET
-    if (!quiet) workedSinceTrimmed = true
     quietPeriods = quiet ? quietPeriods + 1 : 0
     let collected = false
     if (quietPeriods >= restNeeded(collections, busySinceCollected)) {
@@ -68,11 +67,11 @@ export function collectWhenIdle(deps: IdleGcDeps | undefined = processDeps()): {
       deps.collect()
       collected = true
     }
-    // Unlike a collection, a trim costs the next burst nothing it would not pay anyway (a page fault for each page it
-    // takes again, ~10 MiB at most), so it follows any work at the first quiet period: the compiler threads' arenas
-    // grow whenever TurboFan optimises, not only during a start.
-    if (quiet && (collected || workedSinceTrimmed)) {
-      workedSinceTrimmed = false
+    // A trim is cheap beside a collection: 1-2 ms, and then a page fault for each page a later burst takes again
+    // (~10 MiB at most), where a collection makes the next burst grow the heap back. So it follows any busy period at
+    // the first quiet one: the compiler threads' arenas grow whenever TurboFan optimises, not only during a start.
+    if (quiet && (collected || busySinceTrimmed)) {
+      busySinceTrimmed = false
       deps.trim?.()
     }
   })

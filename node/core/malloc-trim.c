@@ -6,6 +6,11 @@
 #include <malloc.h>
 #include <node_api.h>
 
+/* Elsewhere (musl, say) malloc_trim may be undeclared, which C compilers before GCC 14 only warn about: no module. */
+#ifndef __GLIBC__
+#error "malloc_trim is glibc's"
+#endif
+
 static napi_value Trim(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value released;

@@ -26,19 +26,22 @@ describe('network build: native code', () => {
     // Without $CC, the first of cc, gcc and clang on the PATH: here only a `gcc` that says what it was asked.
     const bin = join(dir, 'bin')
     mkdirSync(bin)
-    writeFileSync(join(bin, 'gcc'), '#!/bin/sh\necho "gcc was asked" >&2\nexit 3\n', { mode: 0o755 })
-    const saved = { PATH: process.env.PATH, CC: process.env.CC }
-    process.env.PATH = bin
-    delete process.env.CC
-    try {
-      expect(await compileMallocTrim(projectRoot, dir, { headerDirs: [nodeHeaders] })).to.deep.equal({ skipped: 'gcc could not compile node/core/malloc-trim.c: gcc was asked' })
-      process.env.CC = 'clang-from-env'
-      expect(await compileMallocTrim(projectRoot, dir, { headerDirs: [nodeHeaders] })).to.deep.equal({ skipped: 'no C compiler to compile node/core/malloc-trim.c (looked for clang-from-env)' })
-    } finally {
-      process.env.PATH = saved.PATH
-      if (saved.CC === undefined) delete process.env.CC
-      else process.env.CC = saved.CC
-    }
+    writeFileSync(join(bin, 'gcc'), '#!/bin/sh\necho "gcc was asked: $1" >&2\nexit 3\n', { mode: 0o755 })
+    const env = { PATH: bin }
+    expect(await compileMallocTrim(projectRoot, dir, { env, headerDirs: [nodeHeaders] })).to.deep.equal({ skipped: 'gcc could not compile node/core/malloc-trim.c: gcc was asked: -O2' })
+    // $CC as make takes it, with arguments of its own.
+    expect(await compileMallocTrim(projectRoot, dir, { env: { ...env, CC: ' gcc -m64 ' }, headerDirs: [nodeHeaders] })).to.deep.equal({
+      skipped: 'gcc -m64 could not compile node/core/malloc-trim.c: gcc was asked: -m64',
+    })
+    expect(await compileMallocTrim(projectRoot, dir, { env: { ...env, CC: 'clang-from-env' }, headerDirs: [nodeHeaders] })).to.deep.equal({
+      skipped: 'no C compiler to compile node/core/malloc-trim.c (looked for clang-from-env)',
+    })
+    // npm's nodedir, when npm runs the build, is where the headers are looked for first.
+    const npmHeaders = join(dir, 'npm-node', 'include', 'node')
+    mkdirSync(npmHeaders, { recursive: true })
+    writeFileSync(join(npmHeaders, 'node_api.h'), '#error "the header of npm\'s nodedir"\n')
+    const fromNpm = await compileMallocTrim(projectRoot, dir, { env: { ...process.env, CC: undefined, npm_config_nodedir: join(dir, 'npm-node') } })
+    expect(fromNpm).to.have.property('skipped').that.includes("the header of npm's nodedir")
     // `false` exits 1 and prints nothing: the error's own message stands in.
     const failing = await compileMallocTrim(projectRoot, dir, { compiler: 'false', headerDirs: [nodeHeaders] })
     expect(failing).to.have.property('skipped').that.matches(/^false could not compile node\/core\/malloc-trim\.c: Command failed: false /)
