@@ -2,7 +2,6 @@ import { existsSync, readFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomicSync, fsyncDirSync } from '../core/atomic-file.js'
 import { loadNodeConfig, parseDatabaseConfig, type DatabaseConfig, type NodeConfigFile } from '../config.js'
-import { catalogOf } from '../db/catalog.js'
 import type { Database, EngineName } from '../db/engine.js'
 import { DatabaseError } from '../db/errors.js'
 import { openDatabase, type OpenDatabaseOptions } from '../db/open.js'
@@ -58,7 +57,6 @@ export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> 
   const source = await openSide(cfg.database, opening, cfg.org, 'source')
   let copied: TableCopy[]
   try {
-    assertNoNode(source, cfg.org)
     log(`${cfg.org}: opening the ${engineLabel(req.to)} database to copy into`)
     const into = await openSide(target, opening, cfg.org, 'target')
     try {
@@ -105,14 +103,6 @@ async function openSide(config: DatabaseConfig, opts: OpenDatabaseOptions, org: 
     if (err instanceof DatabaseError && err.code === 'DB_MIGRATION') throw new CopyRefused(`the ${side} database's schema versions do not match this build's: ${err.message}`)
     throw err
   }
-}
-
-/** On PostgreSQL no lock file says whether the member runs: its sessions do. */
-function assertNoNode(db: Database, org: string): void {
-  const sql = catalogOf(db.dialect.engine).otherNodeSessions
-  if (sql === undefined) return
-  const others = db.all(sql)
-  if (others.length > 0) throw new CopyRefused(`${org} is running (its database has ${others.length} other Parley session${others.length === 1 ? '' : 's'}): stop it before moving its state`)
 }
 
 /** The config file, as written, with `database` naming the new engine (none for sql.js, the default). */

@@ -18,8 +18,6 @@ export interface Catalog {
   readonly sequenceValue: string
   /** Tables that have a trigger on them. */
   readonly triggered: string
-  /** Sessions on this database other than the caller's that a member node opened (none on sql.js: its lock file says). */
-  readonly otherNodeSessions: string | undefined
   /** Writes that make table `t`'s sequence continue after `value`, as the statements to run, with their parameters. */
   setSequence(table: string, column: string, value: number): { sql: string; params: (string | number)[] }[]
 }
@@ -33,7 +31,6 @@ const SQLITE: Catalog = {
     "SELECT p.name AS name FROM pragma_table_info(?1) p, sqlite_master m WHERE m.type = 'table' AND m.name = ?1 AND p.pk = 1 AND upper(p.type) = 'INTEGER' AND upper(m.sql) LIKE '%AUTOINCREMENT%'",
   sequenceValue: 'SELECT seq AS v FROM sqlite_sequence WHERE name = ?1 AND ?2 IS NOT NULL',
   triggered: "SELECT DISTINCT tbl_name AS name FROM sqlite_master WHERE type = 'trigger' ORDER BY tbl_name",
-  otherNodeSessions: undefined,
   setSequence: (table, _column, value) => [
     { sql: 'DELETE FROM sqlite_sequence WHERE name = ?', params: [table] },
     { sql: 'INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)', params: [table, value] },
@@ -50,7 +47,6 @@ const POSTGRES: Catalog = {
   sequenced: "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND is_identity = 'YES'",
   sequenceValue: 'SELECT pg_sequence_last_value(CAST(pg_get_serial_sequence(?, ?) AS regclass)) AS v',
   triggered: 'SELECT DISTINCT event_object_table AS name FROM information_schema.triggers WHERE trigger_schema = current_schema() ORDER BY event_object_table',
-  otherNodeSessions: "SELECT pid AS name FROM pg_stat_activity WHERE datname = current_database() AND pid != pg_backend_pid() AND application_name = 'parley'",
   // As used up to `value` (is_called), so that sequenceValue reads it back and the next row gets value + 1. A sequence
   // is outside transactions: it holds once set, whatever becomes of the transaction it ran in.
   setSequence: (table, column, value) => [{ sql: 'SELECT setval(pg_get_serial_sequence(?, ?), ?) AS v', params: [table, column, value] }],

@@ -92,6 +92,14 @@ describe('db: PostgreSQL going away and coming back', function () {
       await hung.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['after']))
       expect(hung.all('SELECT id FROM items ORDER BY seq')).to.deep.equal([{ id: 'after' }])
       expect(hungLogs.some((l) => /database: lost .*did not answer within 1 s/.test(l))).to.equal(true)
+      // The frozen backend still held the member's lock (node/db/pg/member-lock.ts): once it is gone, the new
+      // connection holds it.
+      const holdsLock = (): boolean => hung.get<{ n: number }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")!.n === 1
+      expect(holdsLock()).to.equal(false)
+      process.kill(pid, 'SIGCONT')
+      await waitExit(pid, 10_000)
+      pid = 0
+      await until('the new connection to hold the lock', holdsLock)
     } finally {
       await hung.close()
       // Continued, it finds its client gone and exits; the server's later restarts need its shared memory released.

@@ -64,7 +64,8 @@ export type BridgeReply =
  * ends it (answered with `closed`), after which the worker may serve another (bridge.ts keeps idle workers).
  */
 export type SessionControl =
-  | { kind: 'open'; session: number; url: string; timing: BridgeTiming }
+  /** `pid`: the process's, in the connection's name; `resumed`: the session was connected before, on a worker that died. */
+  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean }
   | { kind: 'close'; session: number }
 
 /** The limits of a session (PgDatabaseOptions.timing); tests lower them to see a hung server in seconds. */
@@ -83,7 +84,10 @@ export interface BridgeTiming {
 }
 
 /** Sent on the async port when the session's connection goes or comes back, and when the session is closed. */
-export type SessionReport = { kind: 'health'; session: number; up: boolean; detail: string } | { kind: 'closed'; session: number }
+export type SessionReport =
+  /** `locked`: another process holds the member's lock (member-lock.ts), which no reconnecting mends. */
+  | { kind: 'health'; session: number; up: boolean; detail: string; locked?: boolean }
+  | { kind: 'closed'; session: number }
 
 export interface BridgeWorkerData {
   /** Int32Array over it: [0] is raised to 1 when a sync reply is posted. */

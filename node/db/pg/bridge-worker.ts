@@ -5,8 +5,11 @@
  * connection is down (at once, as unavailable). A lost connection is opened again with a backoff (0.25 s doubling to
  * 5 s), beside the queue of requests, never in it.
  */
+import { hostname } from 'node:os'
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
+import { merge, pipelined, spanEnd, submit, TX_END, TX_START } from './bridge-steps.js'
+import { claimMemberLock, connectionName, heldByText, leftByDeadProcess, processAlive } from './member-lock.js'
 import { GROUP_ROLLBACK, isConnectionLoss, type BridgeReply, type GroupFailure, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
@@ -35,10 +38,19 @@ interface Session {
   id: number
   url: string
   timing: BridgeTiming
+  /** Its connections' application_name (member-lock.ts). */
+  name: string
   client?: pg.Client
   lastError: string
   connecting: boolean
   closed: boolean
+  /** Connected once: a lock held by another connection now means the database was taken over meanwhile. */
+  everConnected: boolean
+  /**
+   * Connected while the server still holds the lock for this session's previous connection (hung, or not yet seen to
+   * be gone): no other process can take it meanwhile, and this connection claims it once that one ends.
+   */
+  lockOwed: boolean
   /** The connection was lost inside a transaction: refuse its remaining statements until the event loop ends it. */
   lostTransaction: boolean
   inTransaction: boolean
@@ -55,6 +67,8 @@ async function connect(s: Session): Promise<void> {
   if (s.connecting) return
   s.connecting = true
   let delayMs = 250
+  /** Attempts left that find the lock free, or held by a dead process, before they count as refusals. */
+  let takeovers = 5
   while (!s.closed) {
     const { timing } = s
     const c = new pg.Client({
@@ -63,7 +77,7 @@ async function connect(s: Session): Promise<void> {
       keepAlive: true,
       keepAliveInitialDelayMillis: timing.keepAliveDelayMs,
       connectionTimeoutMillis: timing.connectTimeoutMs,
-      application_name: 'parley',
+      application_name: s.name,
       // A request's statements go out together (pipelined): requests themselves still run one after another.
       pipeline: true,
     })
@@ -76,15 +90,46 @@ async function connect(s: Session): Promise<void> {
     c.on('end', () => ended.add(c))
     try {
       // The setup is bounded too: a server that accepts the connection and then hangs must not hold the session.
-      await bounded(c, timing.connectTimeoutMs, `the database did not answer within ${timing.connectTimeoutMs / 1000} s of connecting`, async () => {
+      const claim = await bounded(c, timing.connectTimeoutMs, `the database did not answer within ${timing.connectTimeoutMs / 1000} s of connecting`, async () => {
         await c.connect()
         await c.query(`SET synchronous_commit = on; SET statement_timeout = ${Math.floor(timing.statementTimeoutMs)}`)
+        return claimMemberLock(async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[])
       })
       if (s.closed) {
         await c.end().catch(() => {})
         break
       }
+      if ('heldBy' in claim) {
+        const holder = claim.heldBy
+        if (holder !== undefined && holder.applicationName === s.name) {
+          // This session's own lost connection, which the server has not seen end yet (or that hangs): told to end,
+          // and claimed from once it has.
+          await c.query('SELECT pg_terminate_backend($1)', [holder.pid]).catch(() => {})
+          s.lockOwed = true
+          s.client = c
+          report({ kind: 'health', session: s.id, up: true, detail: 'connected' })
+          claimOwedLater(s, c)
+          break
+        }
+        // Gone between the claim and the look at its holder, or left by a dead process (told to end): claimed again.
+        if (takeovers-- > 0 && (holder === undefined || leftByDeadProcess(holder.applicationName, hostname(), processAlive))) {
+          if (holder !== undefined) await c.query('SELECT pg_terminate_backend($1)', [holder.pid]).catch(() => {})
+          c.end().catch(() => {})
+          await new Promise((r) => setTimeout(r, 100))
+          continue
+        }
+        c.end().catch(() => {})
+        s.lastError = heldByText(holder)
+        report({ kind: 'health', session: s.id, up: false, detail: s.lastError, locked: true })
+        // Taken over while this process was away: what it holds in memory may be stale now, so it writes nothing more.
+        if (s.everConnected) break
+        await new Promise((r) => setTimeout(r, delayMs))
+        delayMs = Math.min(delayMs * 2, 5000)
+        continue
+      }
       s.client = c
+      s.everConnected = true
+      s.lockOwed = false
       report({ kind: 'health', session: s.id, up: true, detail: 'connected' })
       break
     } catch (err) {
@@ -96,6 +141,34 @@ async function connect(s: Session): Promise<void> {
     }
   }
   s.connecting = false
+}
+
+/** How often a connection that owes its session's lock tries to claim it. */
+const OWED_LOCK_RETRY_MS = 1_000
+
+/**
+ * Claims the lock this session's previous connection still holds, once the server has ended that one, between
+ * requests (never inside a transaction). Another process holding it by then took the database over: the connection
+ * is dropped, and reconnecting finds the holder and stops there.
+ */
+function claimOwedLater(s: Session, c: pg.Client): void {
+  setTimeout(() => {
+    queue = queue.then(async () => {
+      if (s.closed || s.client !== c || !s.lockOwed) return
+      if (s.inTransaction) return claimOwedLater(s, c)
+      try {
+        const claim = await bounded(c, s.timing.answerTimeoutMs, `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`, () =>
+          claimMemberLock(async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[]),
+        )
+        if ('held' in claim) s.lockOwed = false
+        else if (claim.heldBy !== undefined && claim.heldBy.applicationName !== s.name) lose(s, c, heldByText(claim.heldBy))
+        else claimOwedLater(s, c)
+      } catch (err) {
+        if (ended.has(c)) lose(s, c, failureOf(err, c).message)
+        else claimOwedLater(s, c)
+      }
+    })
+  }, OWED_LOCK_RETRY_MS).unref()
 }
 
 /** Clients whose connection has ended: a failure on one is a lost connection, whatever its error says. */
@@ -143,79 +216,6 @@ function failureOf(err: unknown, c: pg.Client): StepFailure {
   const lost = ended.has(c) || (sqlState !== undefined && isConnectionLoss(sqlState) && sqlState !== '57014' && sqlState !== '25006')
   const message = timedOut.get(c) ?? e.message ?? String(err)
   return { message, ...(sqlState ? { sqlState } : {}), unavailable: lost || isConnectionLoss(sqlState), lost }
-}
-
-/**
- * Consecutive parameterless steps go as one simple query: one round trip for `RELEASE ...; SAVEPOINT ...`. A COMMIT
- * or ROLLBACK goes alone: in one simple query, a failure before it would skip it and leave the transaction open.
- */
-function merge(steps: Step[]): Step[] {
-  const out: Step[] = []
-  for (const s of steps) {
-    const prev = out[out.length - 1]
-    const plain = (x: Step): boolean => x.values === undefined && x.name === undefined && !TX_END.test(x.text)
-    // A group's steps are never merged with another's; `RELEASE; SAVEPOINT` starts the next group.
-    if (prev && plain(prev) && plain(s) && (prev.group === undefined || prev.group === s.group)) {
-      const group = s.group ?? prev.group
-      out[out.length - 1] = group === undefined ? { text: `${prev.text}; ${s.text}` } : { text: `${prev.text}; ${s.text}`, group }
-    } else out.push(s)
-  }
-  return out
-}
-
-const TX_START = /^\s*BEGIN\b/i
-/** A step that ends the transaction: COMMIT or ROLLBACK alone (not ROLLBACK TO a savepoint). */
-const TX_END = /^\s*(COMMIT|ROLLBACK)\s*$/i
-
-/**
- * Sends one step. pg writes each protocol message of a statement (Bind, Describe, Execute, Sync) with a write of its
- * own; corked, they leave in one, and the server reads them in one.
- */
-function submit(c: pg.Client, step: Step): Promise<pg.QueryResult | pg.QueryResult[]> {
-  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream
-  stream.cork()
-  try {
-    return query(c, step)
-  } finally {
-    stream.uncork()
-  }
-}
-
-/**
- * Where the steps from `i` that may go out together end: before the request's last step (its answer, whose integers
- * are checked); before a COMMIT or ROLLBACK, which must not run after a failure it would turn into a rollback; and
- * before a BEGIN or a ROLLBACK TO, which would run after a failure where every other step is refused.
- */
-function spanEnd(steps: Step[], i: number): number {
-  let j = i
-  while (j < steps.length - 1 && !TX_END.test(steps[j]!.text) && (j === i || !RUNS_AFTER_FAILURE.test(steps[j]!.text))) j++
-  return j
-}
-
-const RUNS_AFTER_FAILURE = /^\s*BEGIN\b|\bROLLBACK\s+TO\b/i
-
-/**
- * Sends `steps` at once, pg's pipeline mode (one write, the server runs them back to back), and waits for them all;
- * answers the first failure. Inside a transaction, every step after a failed one fails too (the transaction is aborted
- * until rolled back), so none of those ran.
- */
-async function pipelined(c: pg.Client, steps: Step[]): Promise<{ index: number; error: unknown } | undefined> {
-  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream
-  stream.cork()
-  let sent: Promise<unknown>[]
-  try {
-    sent = steps.map((step) => query(c, step))
-  } finally {
-    stream.uncork()
-  }
-  const settled = await Promise.allSettled(sent)
-  const index = settled.findIndex((r) => r.status === 'rejected')
-  if (index < 0) return undefined
-  return { index, error: (settled[index] as PromiseRejectedResult).reason }
-}
-
-function query(c: pg.Client, step: Step): Promise<pg.QueryResult | pg.QueryResult[]> {
-  return step.values === undefined && step.name === undefined ? c.query(step.text) : c.query({ text: step.text, values: step.values ?? [], ...(step.name ? { name: step.name } : {}) })
 }
 
 /** Ends whatever transaction the connection is in (a failed one, or one the event loop lost track of). */
@@ -334,7 +334,19 @@ async function runGroupStep(c: pg.Client, step: Step, deadline: number, why: str
 
 function control(m: SessionControl): void {
   if (m.kind === 'open') {
-    const s: Session = { id: m.session, url: m.url, timing: m.timing, lastError: 'not connected yet', connecting: false, closed: false, lostTransaction: false, inTransaction: false }
+    const s: Session = {
+      id: m.session,
+      url: m.url,
+      timing: m.timing,
+      name: connectionName(m.pid, m.session, hostname()),
+      lastError: 'not connected yet',
+      connecting: false,
+      closed: false,
+      everConnected: m.resumed,
+      lockOwed: false,
+      lostTransaction: false,
+      inTransaction: false,
+    }
     current = s
     void connect(s)
     return

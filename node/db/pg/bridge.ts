@@ -100,6 +100,8 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
+  /** The first report said another process holds the member's lock. */
+  private locked = false
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
   statements = 0
   roundTrips = 0
@@ -129,6 +131,7 @@ export class SyncBridge {
     if (!connected) {
       const why = bridge.ended ?? bridge.health.detail
       await bridge.close()
+      if (bridge.locked) throw new DatabaseError('DB_LOCKED', `the database ${redact(url)} is in use: ${why}`)
       throw new DatabaseError('DB_UNAVAILABLE', `cannot connect to the database ${redact(url)}: ${why}`)
     }
     return bridge
@@ -292,8 +295,9 @@ export class SyncBridge {
     this.hold()
   }
 
-  private open(): void {
-    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing }
+  /** `resumed`: a new worker takes the session over from one that died, with the event loop's state as it was. */
+  private open(resumed = false): void {
+    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed }
     this.thread.syncPort.postMessage(open)
   }
 
@@ -307,6 +311,7 @@ export class SyncBridge {
         this.firstReport = undefined
         this.workerHealth = { up: m.up, detail: m.detail }
         this.health = { up: m.up, detail: m.detail, since: new Date().toISOString() }
+        this.locked = m.locked === true
         return first(m.up)
       }
       if (this.stalled) this.drain()
@@ -370,7 +375,7 @@ export class SyncBridge {
     this.failPending(why)
     this.workerSays(false, why)
     this.adopt(new BridgeThread())
-    this.open()
+    this.open(true)
   }
 }
 

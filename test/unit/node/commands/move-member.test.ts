@@ -78,7 +78,7 @@ describe('node/commands/move-member: a stopped member to the other engine, confi
     rmSync(join(dir, 'data', 'db'), { recursive: true })
     const node = await PgDatabase.open({ url: d.url, migrations })
     cleanup.push(() => node.close())
-    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: onPg, to: 'sqljs' }), /org1 is running \(its database has 1 other Parley session\)/)
+    await assert.rejects(moveMemberDatabase({ sqljs: testSqljs, configFile: onPg, to: 'sqljs' }), /org1 is running \(DB_LOCKED: the database postgres:\/\/.* is in use: another process has this member database open: "parley \d+\.\d+@[^"]+" from 127\.0\.0\.1 \(server process \d+\); stop it first\): stop it before moving its state/)
     assert.ok(!existsSync(join(dir, 'data', 'db')))
   })
 

@@ -243,13 +243,16 @@ describe('PostgreSQL engine: limits', () => {
   })
 
   it('answers a statement the server cancelled for its time as unavailable, naming the database, and stays up', async () => {
-    const limited = await PgDatabase.open({ url, migrations: [items], timing: tight })
+    // A database of its own: one member process per database (member-lock.ts).
+    const own = await testDatabase({ empty: true })
+    const limited = await PgDatabase.open({ url: own.url, migrations: [items], timing: tight })
     try {
       expect(() => limited.all('SELECT 1 AS x FROM (SELECT pg_sleep(0.6)) AS s')).to.throw(DatabaseError, /^DB_UNAVAILABLE: the database postgres:\/\/parley:\*\*\*@127\.0\.0\.1:\d+\/\w+ is unavailable: .*statement timeout \(SQLSTATE 57014\)/)
       expect(limited.status().healthy).to.equal(true)
       expect(limited.get('SELECT 1 AS one')).to.deep.equal({ one: 1 })
     } finally {
       await limited.close()
+      await own.drop()
     }
   })
 
