@@ -40,6 +40,9 @@ export interface MoveResult {
  * complete state. Blobs are files under the data folder and stay there. Refused (CopyRefused) while the member runs,
  * when it is already on that engine, or when the target is not empty or has another schema.
  */
+/** How long the move waits for a member's PostgreSQL lock to be let go before it says the member runs. */
+const MOVE_LOCK_WAIT_MS = 2_000
+
 export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> {
   const log = req.log ?? (() => {})
   const cfg = loadNodeConfig(req.configFile)
@@ -52,7 +55,8 @@ export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> 
     throw new CopyRefused(`${sqljsDir} already exists: move it away (or remove it) first, so that the copy starts from an empty sql.js database`)
   }
 
-  const opening: OpenDatabaseOptions = { dataDir: cfg.dataDir, migrations, ...(req.sqljs ? { sqljs: req.sqljs } : {}) }
+  // A member stopped just before closed its connection, and with it its lock: no need to wait long for a holder.
+  const opening: OpenDatabaseOptions = { dataDir: cfg.dataDir, migrations, lockWaitMs: MOVE_LOCK_WAIT_MS, ...(req.sqljs ? { sqljs: req.sqljs } : {}) }
   log(`${cfg.org}: opening its ${engineLabel(from)} database`)
   const source = await openSide(cfg.database, opening, cfg.org, 'source')
   let copied: TableCopy[]
@@ -99,7 +103,9 @@ async function openSide(config: DatabaseConfig, opts: OpenDatabaseOptions, org: 
   try {
     return await openDatabase(config, opts)
   } catch (err) {
-    if (err instanceof DatabaseError && err.code === 'DB_LOCKED') throw new CopyRefused(`${org} is running (${err.message}): stop it before moving its state`)
+    if (err instanceof DatabaseError && err.code === 'DB_LOCKED') {
+      throw new CopyRefused(side === 'source' ? `${org} is running (${err.message}): stop it before moving its state` : `the target database is in use (${err.message}): give ${org} a database of its own`)
+    }
     if (err instanceof DatabaseError && err.code === 'DB_MIGRATION') throw new CopyRefused(`the ${side} database's schema versions do not match this build's: ${err.message}`)
     throw err
   }

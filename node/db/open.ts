@@ -13,12 +13,14 @@ export interface OpenDatabaseOptions {
   template?: string
   /** sql.js only: the journal's wrapper and the snapshot builder, which tests replace (database.ts). */
   sqljs?: Pick<DatabaseOptions, 'wrapJournal' | 'buildSnapshot'>
+  /** PostgreSQL only: how long to wait for another holder of the member lock (pg/member-lock.ts; 10 s by default). */
+  lockWaitMs?: number
 }
 
 /** Opens the member's database on the engine its config names (`database.type`), migrated to `migrations`. */
 export async function openDatabase(config: DatabaseConfig, opts: OpenDatabaseOptions): Promise<Database> {
   const log = opts.log ?? (() => {})
-  if (config.type === 'postgres') return PgDatabase.open({ url: config.url, migrations: opts.migrations, log })
+  if (config.type === 'postgres') return PgDatabase.open({ url: config.url, migrations: opts.migrations, log, ...(opts.lockWaitMs !== undefined ? { timing: { lockWaitMs: opts.lockWaitMs } } : {}) })
   const sqljs: DatabaseOptions = { ...opts.sqljs, dir: join(opts.dataDir, 'db'), migrations: opts.migrations, log, ...(opts.template !== undefined ? { template: opts.template } : {}) }
   return Database.open(sqljs)
 }

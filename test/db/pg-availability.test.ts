@@ -75,7 +75,7 @@ describe('db: PostgreSQL going away and coming back', function () {
     expect(logs.some((l) => /database: connected again/.test(l))).to.equal(true)
   })
 
-  it('gives up on a hung server (its backend stopped) after the answer timeout, and carries on on a new connection', async () => {
+  it('gives up on a hung server (its backend stopped) after the answer timeout, and carries on on a new connection once that one is gone', async () => {
     const d = await createDatabase(server)
     const hungLogs: string[] = []
     const hung = await PgDatabase.open({ url: d.url, migrations: [items], log: (l) => hungLogs.push(l), timing: { answerTimeoutMs: 1000 } })
@@ -88,18 +88,18 @@ describe('db: PostgreSQL going away and coming back', function () {
       expect(err).to.be.instanceOf(DatabaseError)
       expect(err.code).to.equal('DB_UNAVAILABLE')
       expect(err.message).to.contain(`127.0.0.1:${server.port}`).and.contain('did not answer within 1 s')
-      await hung.whenWritable()
-      await hung.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['after']))
-      expect(hung.all('SELECT id FROM items ORDER BY seq')).to.deep.equal([{ id: 'after' }])
       expect(hungLogs.some((l) => /database: lost .*did not answer within 1 s/.test(l))).to.equal(true)
-      // The frozen backend still held the member's lock (node/db/pg/member-lock.ts): once it is gone, the new
-      // connection holds it.
-      const holdsLock = (): boolean => hung.get<{ n: number }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")!.n === 1
-      expect(holdsLock()).to.equal(false)
+      // The frozen server process still holds the member's lock (node/db/pg/member-lock.ts): told to end, it cannot
+      // yet, and until it has nothing is written on the new connection, so that no other process could write beside.
+      await until('the member to wait for its previous connection', () => (hung.status().detail ?? '').includes(`waiting for the server to end this member's previous connection (server process ${pid})`))
+      expect(hung.status().healthy).to.equal(false)
       process.kill(pid, 'SIGCONT')
       await waitExit(pid, 10_000)
       pid = 0
-      await until('the new connection to hold the lock', holdsLock)
+      await hung.whenWritable()
+      await hung.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['after']))
+      expect(hung.all('SELECT id FROM items ORDER BY seq')).to.deep.equal([{ id: 'after' }])
+      expect(hung.get<{ n: number }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")!.n).to.equal(1)
     } finally {
       await hung.close()
       // Continued, it finds its client gone and exits; the server's later restarts need its shared memory released.

@@ -64,8 +64,11 @@ export type BridgeReply =
  * ends it (answered with `closed`), after which the worker may serve another (bridge.ts keeps idle workers).
  */
 export type SessionControl =
-  /** `pid`: the process's, in the connection's name; `resumed`: the session was connected before, on a worker that died. */
-  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean }
+  /**
+   * `pid`: the process's, in the connection's name; `resumed`: the session was connected before, on a worker that
+   * died, whose connections' server processes were `backends`.
+   */
+  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean; backends: number[] }
   | { kind: 'close'; session: number }
 
 /** The limits of a session (PgDatabaseOptions.timing); tests lower them to see a hung server in seconds. */
@@ -81,12 +84,17 @@ export interface BridgeTiming {
   connectTimeoutMs: number
   /** TCP keepalive's first probe after this much silence on an idle connection. */
   keepAliveDelayMs: number
+  /** How long a first open waits for another holder of the member lock to let it go (member-lock.ts). */
+  lockWaitMs: number
 }
 
 /** Sent on the async port when the session's connection goes or comes back, and when the session is closed. */
 export type SessionReport =
-  /** `locked`: another process holds the member's lock (member-lock.ts), which no reconnecting mends. */
-  | { kind: 'health'; session: number; up: boolean; detail: string; locked?: boolean }
+  /**
+   * `locked`: another process holds the member's lock (member-lock.ts), which no reconnecting mends; `backend`: the
+   * server process of the connection now up.
+   */
+  | { kind: 'health'; session: number; up: boolean; detail: string; locked?: boolean; backend?: number }
   | { kind: 'closed'; session: number }
 
 export interface BridgeWorkerData {

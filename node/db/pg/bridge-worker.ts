@@ -9,7 +9,7 @@ import { hostname } from 'node:os'
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
 import { merge, pipelined, spanEnd, submit, TX_END, TX_START } from './bridge-steps.js'
-import { claimMemberLock, connectionName, heldByText, leftByDeadProcess, processAlive } from './member-lock.js'
+import { claimMemberLock, connectionName, heldByText, settleMemberLock, withoutApplicationName, type LockQuery } from './member-lock.js'
 import { GROUP_ROLLBACK, isConnectionLoss, type BridgeReply, type GroupFailure, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
@@ -46,11 +46,10 @@ interface Session {
   closed: boolean
   /** Connected once: a lock held by another connection now means the database was taken over meanwhile. */
   everConnected: boolean
-  /**
-   * Connected while the server still holds the lock for this session's previous connection (hung, or not yet seen to
-   * be gone): no other process can take it meanwhile, and this connection claims it once that one ends.
-   */
-  lockOwed: boolean
+  /** The server processes of this session's connections (pg's `processID`): a lock one of them holds is its own. */
+  backends: number[]
+  /** Until when a first open waits for another holder of the lock (epoch ms). */
+  waitForOthersUntil: number
   /** The connection was lost inside a transaction: refuse its remaining statements until the event loop ends it. */
   lostTransaction: boolean
   inTransaction: boolean
@@ -67,12 +66,10 @@ async function connect(s: Session): Promise<void> {
   if (s.connecting) return
   s.connecting = true
   let delayMs = 250
-  /** Attempts left that find the lock free, or held by a dead process, before they count as refusals. */
-  let takeovers = 5
   while (!s.closed) {
     const { timing } = s
     const c = new pg.Client({
-      connectionString: s.url,
+      connectionString: withoutApplicationName(s.url),
       types,
       keepAlive: true,
       keepAliveInitialDelayMillis: timing.keepAliveDelayMs,
@@ -90,36 +87,39 @@ async function connect(s: Session): Promise<void> {
     c.on('end', () => ended.add(c))
     try {
       // The setup is bounded too: a server that accepts the connection and then hangs must not hold the session.
-      const claim = await bounded(c, timing.connectTimeoutMs, `the database did not answer within ${timing.connectTimeoutMs / 1000} s of connecting`, async () => {
+      const connectWhy = `the database did not answer within ${timing.connectTimeoutMs / 1000} s of connecting`
+      await bounded(c, timing.connectTimeoutMs, connectWhy, async () => {
         await c.connect()
-        await c.query(`SET synchronous_commit = on; SET statement_timeout = ${Math.floor(timing.statementTimeoutMs)}`)
-        return claimMemberLock(async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[])
+        // The server's keepalives end this connection's server process within ~25 s of this host or its network going,
+        // and with it the member lock it holds (PostgreSQL's default waits for the system's, two hours).
+        await c.query(
+          `SET synchronous_commit = on; SET statement_timeout = ${Math.floor(timing.statementTimeoutMs)}; ` +
+            'SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000',
+        )
       })
-      if (s.closed) {
+      const answerWhy = `the database did not answer within ${timing.answerTimeoutMs / 1000} s`
+      const rows: LockQuery = async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[]
+      let told = false
+      const lock = await settleMemberLock({
+        claim: () => bounded(c, timing.answerTimeoutMs, answerWhy, () => claimMemberLock(rows)),
+        terminate: (pid) => bounded(c, timing.answerTimeoutMs, answerWhy, () => c.query('SELECT pg_terminate_backend($1, 2000)', [pid])).then(() => {}, () => {}),
+        own: (pid) => s.backends.includes(pid),
+        waitingForOwn: (holder) => {
+          s.lastError = `waiting for the server to end this member's previous connection (server process ${holder.pid}), which holds its lock`
+          if (!told) report({ kind: 'health', session: s.id, up: false, detail: s.lastError })
+          told = true
+        },
+        closed: () => s.closed,
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        waitForOthersUntil: s.everConnected ? undefined : s.waitForOthersUntil,
+      })
+      if ('closed' in lock) {
         await c.end().catch(() => {})
         break
       }
-      if ('heldBy' in claim) {
-        const holder = claim.heldBy
-        if (holder !== undefined && holder.applicationName === s.name) {
-          // This session's own lost connection, which the server has not seen end yet (or that hangs): told to end,
-          // and claimed from once it has.
-          await c.query('SELECT pg_terminate_backend($1)', [holder.pid]).catch(() => {})
-          s.lockOwed = true
-          s.client = c
-          report({ kind: 'health', session: s.id, up: true, detail: 'connected' })
-          claimOwedLater(s, c)
-          break
-        }
-        // Gone between the claim and the look at its holder, or left by a dead process (told to end): claimed again.
-        if (takeovers-- > 0 && (holder === undefined || leftByDeadProcess(holder.applicationName, hostname(), processAlive))) {
-          if (holder !== undefined) await c.query('SELECT pg_terminate_backend($1)', [holder.pid]).catch(() => {})
-          c.end().catch(() => {})
-          await new Promise((r) => setTimeout(r, 100))
-          continue
-        }
+      if ('refused' in lock) {
         c.end().catch(() => {})
-        s.lastError = heldByText(holder)
+        s.lastError = heldByText(lock.refused)
         report({ kind: 'health', session: s.id, up: false, detail: s.lastError, locked: true })
         // Taken over while this process was away: what it holds in memory may be stale now, so it writes nothing more.
         if (s.everConnected) break
@@ -127,10 +127,11 @@ async function connect(s: Session): Promise<void> {
         delayMs = Math.min(delayMs * 2, 5000)
         continue
       }
+      const backend = (c as unknown as { processID: number }).processID
+      if (s.backends.push(backend) > 32) s.backends.shift()
       s.client = c
       s.everConnected = true
-      s.lockOwed = false
-      report({ kind: 'health', session: s.id, up: true, detail: 'connected' })
+      report({ kind: 'health', session: s.id, up: true, detail: 'connected', backend })
       break
     } catch (err) {
       s.lastError = timedOut.get(c) ?? (err instanceof Error ? err.message : String(err))
@@ -141,34 +142,6 @@ async function connect(s: Session): Promise<void> {
     }
   }
   s.connecting = false
-}
-
-/** How often a connection that owes its session's lock tries to claim it. */
-const OWED_LOCK_RETRY_MS = 1_000
-
-/**
- * Claims the lock this session's previous connection still holds, once the server has ended that one, between
- * requests (never inside a transaction). Another process holding it by then took the database over: the connection
- * is dropped, and reconnecting finds the holder and stops there.
- */
-function claimOwedLater(s: Session, c: pg.Client): void {
-  setTimeout(() => {
-    queue = queue.then(async () => {
-      if (s.closed || s.client !== c || !s.lockOwed) return
-      if (s.inTransaction) return claimOwedLater(s, c)
-      try {
-        const claim = await bounded(c, s.timing.answerTimeoutMs, `the database did not answer within ${s.timing.answerTimeoutMs / 1000} s`, () =>
-          claimMemberLock(async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[]),
-        )
-        if ('held' in claim) s.lockOwed = false
-        else if (claim.heldBy !== undefined && claim.heldBy.applicationName !== s.name) lose(s, c, heldByText(claim.heldBy))
-        else claimOwedLater(s, c)
-      } catch (err) {
-        if (ended.has(c)) lose(s, c, failureOf(err, c).message)
-        else claimOwedLater(s, c)
-      }
-    })
-  }, OWED_LOCK_RETRY_MS).unref()
 }
 
 /** Clients whose connection has ended: a failure on one is a lost connection, whatever its error says. */
@@ -343,7 +316,8 @@ function control(m: SessionControl): void {
       connecting: false,
       closed: false,
       everConnected: m.resumed,
-      lockOwed: false,
+      backends: [...m.backends],
+      waitForOthersUntil: Date.now() + m.timing.lockWaitMs,
       lostTransaction: false,
       inTransaction: false,
     }

@@ -9,7 +9,7 @@ import type { BridgeReply, BridgeRequest, BridgeTiming, BridgeWorkerData, Sessio
  * connection, and the event loop sleeps at most that long (plus ANSWER_GRACE_MS) once: from then on the bridge refuses
  * at once until the worker answers again.
  */
-export const DEFAULT_TIMING: BridgeTiming = { statementTimeoutMs: 20_000, answerTimeoutMs: 25_000, connectTimeoutMs: 10_000, keepAliveDelayMs: 10_000 }
+export const DEFAULT_TIMING: BridgeTiming = { statementTimeoutMs: 20_000, answerTimeoutMs: 25_000, connectTimeoutMs: 10_000, keepAliveDelayMs: 10_000, lockWaitMs: 10_000 }
 /** The event loop waits this much past the worker's own deadline, which the worker meets unless it is itself stuck. */
 const ANSWER_GRACE_MS = 2_000
 /** While a request is given up on, how often the event loop looks for its late answer. */
@@ -100,8 +100,10 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
-  /** The first report said another process holds the member's lock. */
+  /** Another process holds the member's lock: at the start (refused), or taken while disconnected (never reopened). */
   private locked = false
+  /** The server processes of this session's connections, for a worker that takes the session over (bridge-protocol.ts). */
+  private readonly backends: number[] = []
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
   statements = 0
   roundTrips = 0
@@ -297,7 +299,7 @@ export class SyncBridge {
 
   /** `resumed`: a new worker takes the session over from one that died, with the event loop's state as it was. */
   private open(resumed = false): void {
-    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed }
+    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed, backends: this.backends }
     this.thread.syncPort.postMessage(open)
   }
 
@@ -305,13 +307,14 @@ export class SyncBridge {
     if ('kind' in m) {
       if (m.session !== this.session) return
       if (m.kind === 'closed') return this.onClosed?.()
+      if (m.backend !== undefined && this.backends.push(m.backend) > 32) this.backends.shift()
+      if (m.locked === true) this.locked = true
       if (this.firstReport) {
         // Not yet connected: a first failure is the start's answer, not a change of health.
         const first = this.firstReport
         this.firstReport = undefined
         this.workerHealth = { up: m.up, detail: m.detail }
         this.health = { up: m.up, detail: m.detail, since: new Date().toISOString() }
-        this.locked = m.locked === true
         return first(m.up)
       }
       if (this.stalled) this.drain()
@@ -375,7 +378,8 @@ export class SyncBridge {
     this.failPending(why)
     this.workerSays(false, why)
     this.adopt(new BridgeThread())
-    this.open(true)
+    // Taken over by another process: a new worker must not take the database back.
+    if (!this.locked) this.open(true)
   }
 }
 

@@ -1,9 +1,8 @@
 import { expect } from 'chai'
-import { spawnSync } from 'node:child_process'
 import { hostname } from 'node:os'
 import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
-import { connectionName, heldByText, leftByDeadProcess, MEMBER_LOCK_CLASS, processAlive } from '../../../../../node/db/pg/member-lock.js'
+import { connectionName, heldByText, MEMBER_LOCK_CLASS, settleMemberLock, withoutApplicationName, type LockHolder, type LockSettling } from '../../../../../node/db/pg/member-lock.js'
 import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
 import { testDatabase } from '../../../../support/postgres.js'
 import { waitUntil } from '../../../../support/wait.js'
@@ -44,7 +43,9 @@ describe('PostgreSQL engine: one member process per database', function () {
     const first = await PgDatabase.open({ url: d.url, migrations: [items] })
     cleanup.push(() => first.close())
     const backend = first.get<{ p: number }>('SELECT pg_backend_pid() AS p')!.p
-    const err = (await PgDatabase.open({ url: d.url, migrations: [items] }).catch((e: unknown) => e)) as DatabaseError
+    const started = Date.now()
+    const err = (await PgDatabase.open({ url: d.url, migrations: [items], timing: { lockWaitMs: 600 } }).catch((e: unknown) => e)) as DatabaseError
+    expect(Date.now() - started, 'it waited for the holder to let go first').to.be.at.least(600)
     expect(err).to.be.instanceOf(DatabaseError)
     expect(err.code).to.equal('DB_LOCKED')
     expect(err.message).to.match(new RegExp(`^DB_LOCKED: the database postgres://parley:\\*\\*\\*@127\\.0\\.0\\.1:\\d+/\\w+ is in use: another process has this member database open: "parley ${process.pid}\\.\\d+@[^"]+" from 127\\.0\\.0\\.1 \\(server process ${backend}\\); stop it first$`))
@@ -70,31 +71,44 @@ describe('PostgreSQL engine: one member process per database', function () {
     await a.transaction((tx) => tx.run('INSERT INTO items (id) VALUES (?)', ['in m1']))
     expect(b.all('SELECT id FROM items')).to.deep.equal([])
     expect((await holders(admin)).length).to.equal(2)
-    const again = (await PgDatabase.open({ url: inSchema('m1'), migrations: [items] }).catch((e: unknown) => e)) as DatabaseError
+    const again = (await PgDatabase.open({ url: inSchema('m1'), migrations: [items], timing: { lockWaitMs: 0 } }).catch((e: unknown) => e)) as DatabaseError
     expect(again.code).to.equal('DB_LOCKED')
   })
 
-  it('takes over the lock of a process of this host that died (its server process had not seen it yet)', async () => {
+  it('waits, on a first open, for a holder that lets go (a member restarted while its server process finished a statement)', async () => {
     const d = await testDatabase({ empty: true })
     cleanup.push(d.drop)
-    const dead = spawnSync(process.execPath, ['-e', '0']).pid!
-    const leftover = new pg.Client({ connectionString: d.url, application_name: connectionName(dead, 3, hostname()) })
-    leftover.on('error', () => {})
-    await leftover.connect()
-    cleanup.push(() => leftover.end())
-    const schemaKey = (await leftover.query("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")).rows[0].k as number
-    await leftover.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
-    const member = await PgDatabase.open({ url: d.url, migrations: [items] })
+    const before = await connection(d.url)
+    cleanup.push(() => before.end())
+    const schemaKey = (await before.query("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")).rows[0].k as number
+    await before.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
+    const opening = PgDatabase.open({ url: d.url, migrations: [items], timing: { lockWaitMs: 20_000 } })
+    await new Promise((r) => setTimeout(r, 700))
+    await before.query('SELECT pg_advisory_unlock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
+    const member = await opening
     cleanup.push(() => member.close())
     expect(member.get<{ n: number }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()")!.n).to.equal(1)
-    // A live process's lock is not taken: this one's own, under another session's name, refuses the next open.
-    const live = new pg.Client({ connectionString: d.url, application_name: connectionName(process.pid, 999_999, hostname()) })
-    await live.connect()
-    cleanup.push(() => live.end())
-    await member.close()
-    await live.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
-    const refused = (await PgDatabase.open({ url: d.url, migrations: [items] }).catch((e: unknown) => e)) as DatabaseError
+  })
+
+  it("knows its own earlier connections by their server processes, not by name: a holder named as this process's is another", async () => {
+    const d = await testDatabase({ empty: true })
+    cleanup.push(d.drop)
+    const twin = new pg.Client({ connectionString: d.url, application_name: connectionName(process.pid, 1, hostname()) })
+    await twin.connect()
+    cleanup.push(() => twin.end())
+    const schemaKey = (await twin.query("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")).rows[0].k as number
+    await twin.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
+    const refused = (await PgDatabase.open({ url: d.url, migrations: [items], timing: { lockWaitMs: 300 } }).catch((e: unknown) => e)) as DatabaseError
     expect(refused.code).to.equal('DB_LOCKED')
+    expect((await twin.query('SELECT 1 AS alive')).rows, 'and is not ended').to.deep.equal([{ alive: 1 }])
+  })
+
+  it("names its connections itself, whatever application_name the URL gives", async () => {
+    const d = await testDatabase({ empty: true })
+    cleanup.push(d.drop)
+    const member = await PgDatabase.open({ url: `${d.url}?application_name=custom`, migrations: [items] })
+    cleanup.push(() => member.close())
+    expect(member.get<{ name: string }>('SELECT application_name AS name FROM pg_stat_activity WHERE pid = pg_backend_pid()')!.name).to.match(new RegExp(`^parley ${process.pid}\\.\\d+@`))
   })
 
   it('writes nothing more once another process took the database over while it was disconnected, even after that one left', async () => {
@@ -111,7 +125,7 @@ describe('PostgreSQL engine: one member process per database', function () {
     const taken = intruder.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
     const admin = await connection(d.url)
     cleanup.push(() => admin.end())
-    await waitUntil('the intruder to wait for the lock', async () => (await admin.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rowCount === 1)
+    await waitUntil('the intruder to wait for the lock', async () => (await admin.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = $1::oid AND pid = $2", [MEMBER_LOCK_CLASS, (intruder as unknown as { processID: number }).processID])).rowCount === 1)
     await admin.query('SELECT pg_terminate_backend($1)', [backend])
     await taken
     await waitUntil('the member to see its database taken', () => /another process has this member database open/.test(member.status().detail ?? ''), { timeoutMs: 20_000 })
@@ -126,22 +140,67 @@ describe('PostgreSQL engine: one member process per database', function () {
   })
 })
 
-describe('PostgreSQL member lock: who holds it', () => {
-  it('names a connection by process, session and host, within the 63 bytes PostgreSQL keeps', () => {
-    expect(connectionName(4242, 7, 'vm')).to.equal('parley 4242.7@vm')
-    expect(connectionName(4242, 7, 'h'.repeat(100))).to.have.length(63)
+/** A settling whose claims answer in turn from `answers`, recording what it was asked to do. */
+function scriptedSettling(answers: ({ held: true } | { heldBy: LockHolder | undefined })[], over: Partial<LockSettling> = {}): { x: LockSettling; done: string[] } {
+  const done: string[] = []
+  const x: LockSettling = {
+    claim: async () => {
+      const next = answers.shift()
+      if (next === undefined) throw new Error('claimed more often than scripted')
+      done.push('held' in next ? 'claim: held' : `claim: held by ${next.heldBy?.pid ?? 'nobody now'}`)
+      return next
+    },
+    terminate: async (pid) => void done.push(`terminate ${pid}`),
+    own: (pid) => pid === 7,
+    waitingForOwn: (h) => void done.push(`waiting for ${h.pid}`),
+    closed: () => false,
+    sleep: async () => {},
+    waitForOthersUntil: undefined,
+    ...over,
+  }
+  return { x, done }
+}
+
+const holder = (pid: number): LockHolder => ({ pid, applicationName: `parley 1.${pid}@h`, client: '10.0.0.1' })
+
+describe('PostgreSQL member lock: settling it on a new connection', () => {
+  it("ends this session's previous connection and waits for it, saying so, writing nothing meanwhile", async () => {
+    const { x, done } = scriptedSettling([{ heldBy: holder(7) }, { heldBy: holder(7) }, { held: true }])
+    expect(await settleMemberLock(x)).to.deep.equal({ held: true })
+    expect(done).to.deep.equal(['claim: held by 7', 'terminate 7', 'waiting for 7', 'claim: held by 7', 'terminate 7', 'waiting for 7', 'claim: held'])
   })
 
-  it('takes a holder for dead only when it names a process of this host that is gone', () => {
-    const none = (): boolean => false
-    expect(leftByDeadProcess('parley 4242.7@vm', 'vm', none)).to.equal(true)
-    expect(leftByDeadProcess('parley 4242.7@vm', 'other-host', none), 'another host: its processes are not seen from here').to.equal(false)
-    expect(leftByDeadProcess('parley 4242.7@vm', 'vm', () => true), 'alive').to.equal(false)
-    expect(leftByDeadProcess('psql', 'vm', none), 'not a member').to.equal(false)
-    const long = 'h'.repeat(100)
-    expect(leftByDeadProcess(connectionName(4242, 7, long), long, none), 'a host name cut short as the name was').to.equal(true)
-    expect(processAlive(process.pid)).to.equal(true)
-    expect(processAlive(spawnSync(process.execPath, ['-e', '0']).pid!)).to.equal(false)
+  it('refuses another holder at once after the session was connected, and on a first open once its wait is over', async () => {
+    expect(await settleMemberLock(scriptedSettling([{ heldBy: holder(9) }]).x)).to.deep.equal({ refused: holder(9) })
+    const waiting = scriptedSettling([{ heldBy: holder(9) }, { heldBy: holder(9) }, { held: true }], { waitForOthersUntil: Date.now() + 60_000 })
+    expect(await settleMemberLock(waiting.x)).to.deep.equal({ held: true })
+    expect(waiting.done).to.not.include('terminate 9')
+    const over = scriptedSettling([{ heldBy: holder(9) }], { waitForOthersUntil: Date.now() - 1 })
+    expect(await settleMemberLock(over.x)).to.deep.equal({ refused: holder(9) })
+  })
+
+  it('claims again when the holder left between the claim and the look at it, a few times before it refuses', async () => {
+    expect(await settleMemberLock(scriptedSettling([{ heldBy: undefined }, { held: true }]).x)).to.deep.equal({ held: true })
+    expect(await settleMemberLock(scriptedSettling(Array.from({ length: 21 }, () => ({ heldBy: undefined }))).x)).to.deep.equal({ refused: undefined })
+  })
+
+  it('stops when the session is closed meanwhile', async () => {
+    let closed = false
+    const { x } = scriptedSettling([{ heldBy: holder(7) }], { waitingForOwn: () => (closed = true), closed: () => closed })
+    expect(await settleMemberLock(x)).to.deep.equal({ closed: true })
+  })
+})
+
+describe('PostgreSQL member lock: who holds it', () => {
+  it('names a connection by process, session and host, in ASCII within the 63 bytes PostgreSQL keeps', () => {
+    expect(connectionName(4242, 7, 'vm')).to.equal('parley 4242.7@vm')
+    expect(connectionName(4242, 7, 'h'.repeat(100))).to.have.length(63)
+    expect(connectionName(1, 2, 'hôte')).to.equal('parley 1.2@h?te')
+  })
+
+  it("leaves out an application_name the URL gives, and the rest of the URL as written", () => {
+    expect(withoutApplicationName('postgres://u:p%40ss@h:5432/db?application_name=x&options=-c%20search_path%3Dm1')).to.equal('postgres://u:p%40ss@h:5432/db?options=-c+search_path%3Dm1')
+    expect(withoutApplicationName('postgres://u:p%40ss@h:5432/db?options=-c%20search_path%3Dm1')).to.equal('postgres://u:p%40ss@h:5432/db?options=-c%20search_path%3Dm1')
   })
 
   it('says who holds it, or that something does', () => {
