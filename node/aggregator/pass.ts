@@ -1,17 +1,16 @@
 import { broadcastContext, identityTopic } from '../core/hashes.js'
 import { errorMessage, isParleyError } from '../core/errors.js'
 import { extend } from '../core/extend.js'
-import type { BatchId, Hash, MessageId, TxId } from '../core/ids.js'
+import type { BatchId, Hash, TxId } from '../core/ids.js'
 import type { Timestamp } from '../core/time.js'
 import type { Tx } from '../db/database.js'
-import { batchTypeOf, broadcastPinOfPrivate, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type BatchRecord, type Data, type DataRef, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
+import { broadcastPinOfPrivate, datatypeDefinitionTopic, registeredBefore, TAG_IDENTITY_CLAIM, type Data, type DataRef, type Identity, type Message, type NewEvent, type NodeEvent, type Pin, type Wait } from '../model/index.js'
 import type { StandingQueues } from './standing.js'
 import type { PinnedRef } from '../db/repos/messages.js'
 import { refKey } from '../db/repos/ref-key.js'
-import { asCarried, type Carried } from '../db/repos/carried-messages.js'
 import { orderingOf } from './ordering.js'
 import { forgetCarried, takeCarried } from './forget-carried.js'
-import { IndexedManifest } from './manifest.js'
+import { BatchViews, type BatchView } from './batch-views.js'
 import { messageLimitProblem } from '../batch/payload.js'
 import { StepAllowance } from '../data/validation-budget.js'
 import type { AggregatorDeps } from './aggregator.js'
@@ -32,25 +31,6 @@ export interface PassResult {
    * here). A message its ordering holds back (ordering.ts) is not noted: that check is cheap to run again, read-only.
    */
   waits: Map<string, Wait>
-}
-
-/** What one batch looks like to a pass: read once, whatever number of its pins the page holds. */
-interface BatchView {
-  record: BatchRecord
-  manifest: IndexedManifest
-  /** The pins that decide its messages, by index: those its own key signed naming its hash (PinsRepo.ofBatch). */
-  pins: Map<number, Pin>
-  /** By id (unique in a batch). */
-  messages: Map<string, Message>
-  /** By id and hash (refKey). */
-  data: Map<string, Data>
-  /**
-   * By message id: what this batch carried with those of its messages that were held from another batch, where the
-   * message rows hold what that batch carried. A message is decided by its deciding batch's contents, and keeps them.
-   */
-  carried: Map<string, Carried>
-  /** Whether its data was sent to be checked off the main thread (once a first check of the batch had to go there). */
-  prefetched: boolean
 }
 
 /**
@@ -79,9 +59,6 @@ function pinsProblem(message: Message, batchHash: Hash, pins: ReadonlyMap<number
   return undefined
 }
 
-/** The most data items one batch sends to be checked off the main thread at once. */
-const PREFETCH_ITEMS = 1000
-
 type Decision =
   | { kind: 'confirm'; afterCommit?: () => void }
   | { kind: 'reject'; reason: string }
@@ -97,13 +74,7 @@ type Decision =
  * each write went straight to the database.
  */
 export class Pass {
-  /** By batch id and hash: batches sharing an id are kept apart. */
-  private readonly views = new Map<string, BatchView | undefined>()
-  /**
-   * The page's pins by batch id, hash and signer, and index: a batch whose deciding pins the page holds every one of
-   * is not read again.
-   */
-  private readonly pagePins = new Map<string, Map<number, Pin>>()
+  private readonly batches: BatchViews
   /** Messages this pass decided, by refKey: each (id, hash) is decided on its own, whatever else shares its id. */
   private readonly settled = new Set<string>()
   private readonly signers = new Map<string, Identity | undefined>()
@@ -124,19 +95,15 @@ export class Pass {
     private readonly at: Timestamp,
     /** A batch stored in this transaction whose message rows are not written yet: its verdicts go to it, not to UPDATEs. */
     private readonly staged?: StagedBatch,
-  ) {}
+  ) {
+    this.batches = new BatchViews(deps, tx, staged)
+  }
 
   /** Decides what `page` allows. Its pins become the views' own (marked used as they are): not to be reused after. */
   run(page: readonly Pin[]): PassResult {
     // Only broadcast pins hold their context back; a private pin is unique and ordered by its nonce (PrivateChecks).
-    for (const pin of page) {
-      if (!pin.masked) this.queues.add(pin)
-      const key = pinsKey(pin.batchId, pin.batchHash, pin.signer)
-      let ofBatch = this.pagePins.get(key)
-      if (ofBatch === undefined) this.pagePins.set(key, (ofBatch = new Map()))
-      // (batch, hash, signer, index) is unique among stored pins.
-      if (!ofBatch.has(pin.index)) ofBatch.set(pin.index, pin)
-    }
+    for (const pin of page) if (!pin.masked) this.queues.add(pin)
+    this.batches.notePage(page)
     const done = new Set<number>()
     for (const pin of page) {
       if (done.has(pin.seq)) continue
@@ -146,7 +113,7 @@ export class Pass {
     this.flush()
     if (this.untaken.length > 0) this.deps.data.deleteUnnamed(this.tx, this.untaken.splice(0))
     const decided = (m: Message): boolean => m.state !== 'pending' || this.settled.has(refKey({ id: m.header.id, hash: m.hash }))
-    for (const view of this.views.values()) if (view) forgetCarried(this.deps, this.tx, view, decided)
+    for (const view of this.batches.read()) forgetCarried(this.deps, this.tx, view, decided)
     return this.result
   }
 
@@ -156,7 +123,7 @@ export class Pass {
    * pin of a private batch decides nothing either, and waits for its own payload.
    */
   private process(pin: Pin): { range: { from: number; to: number }; pins: ReadonlyMap<number, Pin> } | undefined {
-    const view = this.viewOf(pin.batchId, pin.batchHash)
+    const view = this.batches.viewOf(pin.batchId, pin.batchHash)
     if (!view) return undefined
     // Even when the message at its index was decided already (through another batch or pin).
     if (broadcastPinOfPrivate(pin, view.record.type)) return undefined
@@ -282,7 +249,7 @@ export class Pass {
         // Only datatypes whose definition was ordered before this message count, whatever arrived first here.
         const later = this.deps.validator.validateOnReceipt(message.header.namespace, d, firstSeq, this.allowance)
         if (later) {
-          this.prefetch(view)
+          this.batches.prefetch(view, (m) => this.settled.has(refKey({ id: m.header.id, hash: m.hash })))
           return { kind: 'wait', wait: { reason: 'datatype', ...(d.datatype ? { datatype: d.datatype } : {}), detail: later } }
         }
       } catch (err) {
@@ -310,86 +277,6 @@ export class Pass {
     this.signers.clear()
     this.pendingEvents.push(...out.events)
     return { kind: 'confirm', ...(out.afterCommit ? { afterCommit: out.afterCommit } : {}) }
-  }
-
-  /**
-   * Checks off the main thread come back when they are done: send those of the batch's undecided messages along with
-   * the first, in batch order, as one job (bounded, so that verdicts kept for later do not crowd out those needed now).
-   */
-  private prefetch(view: BatchView): void {
-    if (view.prefetched) return
-    view.prefetched = true
-    const items: Data[] = []
-    for (const e of view.manifest.entries) {
-      const m = view.messages.get(e.id)
-      if (!m || m.state === 'confirmed' || m.state === 'rejected' || this.settled.has(refKey({ id: m.header.id, hash: m.hash }))) continue
-      for (const r of m.data) {
-        const d = view.data.get(refKey(r))
-        if (d) items.push(d)
-      }
-      if (items.length >= PREFETCH_ITEMS) break
-    }
-    this.deps.validator.prefetch(view.record.namespace, items.slice(0, PREFETCH_ITEMS))
-  }
-
-  private viewOf(batchId: BatchId, batchHash: Hash): BatchView | undefined {
-    const key = `${batchId}/${batchHash}`
-    if (this.views.has(key)) return this.views.get(key)
-    const { staged } = this
-    if (staged?.is(batchId, batchHash)) {
-      // Stored in this transaction, its rows not written yet: seen as the staged contents say (they are all new here).
-      const view = { record: staged.record, ...staged.contents, pins: this.pinsOf(staged.record, staged.contents.manifest), carried: new Map(), prefetched: false }
-      this.views.set(key, view)
-      return view
-    }
-    const record = this.deps.batches.byIdHash(batchId, batchHash, this.tx)
-    let view: BatchView | undefined
-    if (record && record.state !== 'refused') {
-      // Just stored, it is still in memory as stored (recent-batches.ts); read back otherwise.
-      const held = this.deps.recent?.take(batchId, record.hash, record.manifest)
-      const manifest = held?.manifest ?? new IndexedManifest(record.manifest)
-      const pins = this.pinsOf(record, manifest)
-      if (held) view = { record, ...held, pins, carried: new Map(), prefetched: false }
-      else {
-        // By id and hash: another message (or data item) may share an id with one of this batch's.
-        const rows = this.deps.messages.byRefs(manifest.entries, this.tx)
-        // A message held from another batch of its author is seen as this batch carried it (store-batch.ts), read only
-        // for a batch that recorded some (batches.carried).
-        const carried = new Map<string, Carried>()
-        const recorded = record.carried === true ? this.deps.messages.carried.ofBatch(batchId, record.hash, this.tx) : undefined
-        const messages = new Map(manifest.entries.flatMap((e) => {
-          const m = rows.get(refKey(e))
-          if (!m) return []
-          const c = recorded?.get(e.id)
-          if (c === undefined || c.hash !== e.hash) return [[e.id, m] as const]
-          carried.set(e.id, c.carried)
-          return [[e.id, asCarried(m, c.carried)] as const]
-        }))
-        const data = this.deps.data.byRefs([...messages.values()].flatMap((m) => m.data), this.tx)
-        view = { record, manifest, pins, messages, data, carried, prefetched: false }
-      }
-    }
-    this.views.set(key, view)
-    return view
-  }
-
-  /**
-   * The batch's pins by index, as the table holds them. The page was read just before this pass's transaction began,
-   * with nothing in between, and only passes change a pin that is read here (its `dispatched`): when the page holds
-   * a pin at every index the manifest gives a message, those are the pins a read would return for every index a pass
-   * looks at (a pin past the manifest's, which a sender may have added on chain, belongs to no message). Otherwise
-   * (a batch across two pages, some of its pins used already, a rewind's partial page) they are read.
-   */
-  private pinsOf(record: BatchRecord, manifest: IndexedManifest): Map<number, Pin> {
-    const fromPage = this.pagePins.get(pinsKey(record.id, record.hash, record.key))
-    const last = manifest.entries[manifest.entries.length - 1]
-    const count = last === undefined ? 0 : last.firstPin + last.topics
-    if (fromPage !== undefined && count > 0 && fromPage.size >= count) {
-      let every = true
-      for (let i = 0; i < count && every; i++) every = fromPage.has(i)
-      if (every) return fromPage
-    }
-    return new Map(this.deps.pins.deciding(record.id, record.hash, record.key, this.tx).map((p) => [p.index, p]))
   }
 
   /** Its own checks cannot decide the message yet: why, for its trace (the last check that held it in this pass counts). */
@@ -433,11 +320,6 @@ export class Pass {
     this.pendingConfirms.clear()
     if (this.pendingEvents.length > 0) this.result.events.push(...this.deps.events.insertMany(this.tx, this.pendingEvents.splice(0), this.at))
   }
-}
-
-/** The key of a batch's pins signed by one signer: batches sharing an id, and other signers' pins, are apart. */
-function pinsKey(batchId: string, batchHash: string, signer: string): string {
-  return `${batchId}/${batchHash}/${signer}`
 }
 
 /** Failures that say something about the data itself, the same on every member: the rest are this member's. */
