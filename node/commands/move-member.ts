@@ -33,6 +33,9 @@ export interface MoveResult {
   database: DatabaseConfig
 }
 
+/** How long the move waits for a member's PostgreSQL lock to be let go before it says the member runs. */
+const MOVE_LOCK_WAIT_MS = 2_000
+
 /**
  * Moves a stopped member's whole state from its engine to the other: copies and checks every table (copy.ts), then
  * rewrites its config to name the new engine, and only then puts the old state aside (a sql.js folder is renamed;
@@ -40,9 +43,6 @@ export interface MoveResult {
  * complete state. Blobs are files under the data folder and stay there. Refused (CopyRefused) while the member runs,
  * when it is already on that engine, or when the target is not empty or has another schema.
  */
-/** How long the move waits for a member's PostgreSQL lock to be let go before it says the member runs. */
-const MOVE_LOCK_WAIT_MS = 2_000
-
 export async function moveMemberDatabase(req: MoveRequest): Promise<MoveResult> {
   const log = req.log ?? (() => {})
   const cfg = loadNodeConfig(req.configFile)

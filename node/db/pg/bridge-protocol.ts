@@ -3,6 +3,7 @@
  * plain data: the worker imports this and pg, nothing else of the node.
  */
 import type { MessagePort } from 'node:worker_threads'
+import type { Backend } from './member-lock.js'
 
 /** One statement: a named one is prepared once per connection and reused. Without values it goes as a simple query. */
 export interface Step {
@@ -66,9 +67,9 @@ export type BridgeReply =
 export type SessionControl =
   /**
    * `pid`: the process's, in the connection's name; `resumed`: the session was connected before, on a worker that
-   * died, whose connections' server processes were `backends`.
+   * died, whose connection's server process last held the member lock (`held`).
    */
-  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean; backends: number[] }
+  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean; held: Backend | undefined }
   | { kind: 'close'; session: number }
 
 /** The limits of a session (PgDatabaseOptions.timing); tests lower them to see a hung server in seconds. */
@@ -84,7 +85,7 @@ export interface BridgeTiming {
   connectTimeoutMs: number
   /** TCP keepalive's first probe after this much silence on an idle connection. */
   keepAliveDelayMs: number
-  /** How long a first open waits for another holder of the member lock to let it go (member-lock.ts). */
+  /** How long a first open waits for another holder of the member lock to let it go (member-lock.ts; 30 s by default). */
   lockWaitMs: number
 }
 
@@ -94,7 +95,7 @@ export type SessionReport =
    * `locked`: another process holds the member's lock (member-lock.ts), which no reconnecting mends; `backend`: the
    * server process of the connection now up.
    */
-  | { kind: 'health'; session: number; up: boolean; detail: string; locked?: boolean; backend?: number }
+  | { kind: 'health'; session: number; up: boolean; detail: string; locked?: boolean; backend?: Backend }
   | { kind: 'closed'; session: number }
 
 export interface BridgeWorkerData {

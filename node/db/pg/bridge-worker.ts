@@ -9,7 +9,7 @@ import { hostname } from 'node:os'
 import { workerData } from 'node:worker_threads'
 import pg from 'pg'
 import { merge, pipelined, spanEnd, submit, TX_END, TX_START } from './bridge-steps.js'
-import { claimMemberLock, connectionName, heldByText, settleMemberLock, withoutApplicationName, type LockQuery } from './member-lock.js'
+import { claimMemberLock, connectionName, heldByText, settleMemberLock, withoutApplicationName, type Backend, type LockQuery } from './member-lock.js'
 import { GROUP_ROLLBACK, isConnectionLoss, type BridgeReply, type GroupFailure, type BridgeRequest, type BridgeTiming, type BridgeWorkerData, type SessionControl, type SessionReport, type Step, type StepFailure } from './bridge-protocol.js'
 
 const { flag, syncPort, asyncPort } = workerData as BridgeWorkerData
@@ -46,8 +46,8 @@ interface Session {
   closed: boolean
   /** Connected once: a lock held by another connection now means the database was taken over meanwhile. */
   everConnected: boolean
-  /** The server processes of this session's connections (pg's `processID`): a lock one of them holds is its own. */
-  backends: number[]
+  /** The server process of the connection that last held the member lock: a lock it still holds is this session's. */
+  held: Backend | undefined
   /** Until when a first open waits for another holder of the lock (epoch ms). */
   waitForOthersUntil: number
   /** The connection was lost inside a transaction: refuse its remaining statements until the event loop ends it. */
@@ -97,13 +97,20 @@ async function connect(s: Session): Promise<void> {
             'SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000',
         )
       })
+      if (s.closed) {
+        await c.end().catch(() => {})
+        break
+      }
       const answerWhy = `the database did not answer within ${timing.answerTimeoutMs / 1000} s`
+      // pg_terminate_backend waits up to 2 s for the server process to go: a deadline below that would drop this
+      // connection each time.
+      const terminateMs = Math.max(timing.answerTimeoutMs, 5_000)
       const rows: LockQuery = async (text, values) => (await c.query(text, values)).rows as Record<string, unknown>[]
       let told = false
       const lock = await settleMemberLock({
         claim: () => bounded(c, timing.answerTimeoutMs, answerWhy, () => claimMemberLock(rows)),
-        terminate: (pid) => bounded(c, timing.answerTimeoutMs, answerWhy, () => c.query('SELECT pg_terminate_backend($1, 2000)', [pid])).then(() => {}, () => {}),
-        own: (pid) => s.backends.includes(pid),
+        terminate: (pid) => bounded(c, terminateMs, `the database did not end server process ${pid} within ${terminateMs / 1000} s`, () => c.query('SELECT pg_terminate_backend($1, 2000)', [pid])).then(() => {}, () => {}),
+        previous: s.held,
         waitingForOwn: (holder) => {
           s.lastError = `waiting for the server to end this member's previous connection (server process ${holder.pid}), which holds its lock`
           if (!told) report({ kind: 'health', session: s.id, up: false, detail: s.lastError })
@@ -127,11 +134,10 @@ async function connect(s: Session): Promise<void> {
         delayMs = Math.min(delayMs * 2, 5000)
         continue
       }
-      const backend = (c as unknown as { processID: number }).processID
-      if (s.backends.push(backend) > 32) s.backends.shift()
+      s.held = lock.held
       s.client = c
       s.everConnected = true
-      report({ kind: 'health', session: s.id, up: true, detail: 'connected', backend })
+      report({ kind: 'health', session: s.id, up: true, detail: 'connected', backend: lock.held })
       break
     } catch (err) {
       s.lastError = timedOut.get(c) ?? (err instanceof Error ? err.message : String(err))
@@ -316,7 +322,7 @@ function control(m: SessionControl): void {
       connecting: false,
       closed: false,
       everConnected: m.resumed,
-      backends: [...m.backends],
+      held: m.held,
       waitForOthersUntil: Date.now() + m.timing.lockWaitMs,
       lostTransaction: false,
       inTransaction: false,

@@ -2,6 +2,7 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import { workerBoot } from '../../core/worker-boot.js'
 import { DatabaseError } from '../errors.js'
 import type { BridgeReply, BridgeRequest, BridgeTiming, BridgeWorkerData, SessionControl, SessionReport, Step } from './bridge-protocol.js'
+import type { Backend } from './member-lock.js'
 
 /**
  * The bridge's limits unless PgDatabaseOptions.timing says otherwise. The server cancels a statement past its timeout
@@ -9,7 +10,7 @@ import type { BridgeReply, BridgeRequest, BridgeTiming, BridgeWorkerData, Sessio
  * connection, and the event loop sleeps at most that long (plus ANSWER_GRACE_MS) once: from then on the bridge refuses
  * at once until the worker answers again.
  */
-export const DEFAULT_TIMING: BridgeTiming = { statementTimeoutMs: 20_000, answerTimeoutMs: 25_000, connectTimeoutMs: 10_000, keepAliveDelayMs: 10_000, lockWaitMs: 10_000 }
+export const DEFAULT_TIMING: BridgeTiming = { statementTimeoutMs: 20_000, answerTimeoutMs: 25_000, connectTimeoutMs: 10_000, keepAliveDelayMs: 10_000, lockWaitMs: 30_000 }
 /** The event loop waits this much past the worker's own deadline, which the worker meets unless it is itself stuck. */
 const ANSWER_GRACE_MS = 2_000
 /** While a request is given up on, how often the event loop looks for its late answer. */
@@ -100,10 +101,12 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
-  /** Another process holds the member's lock: at the start (refused), or taken while disconnected (never reopened). */
+  /** Another process held the member's lock at the start: refused. */
   private locked = false
-  /** The server processes of this session's connections, for a worker that takes the session over (bridge-protocol.ts). */
-  private readonly backends: number[] = []
+  /** Why the database is another process's now (taken while this one was disconnected): every request is refused so. */
+  private takenOver: string | undefined
+  /** The server process that last held the member lock, for a worker that takes the session over (bridge-protocol.ts). */
+  private held: Backend | undefined
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
   statements = 0
   roundTrips = 0
@@ -200,6 +203,7 @@ export class SyncBridge {
 
   private refuse(): void {
     if (this.ended) throw this.unavailable(this.ended)
+    if (this.takenOver) throw this.unavailable(this.takenOver)
     if (this.stalled) this.drain()
     if (this.stalled) throw this.unavailable(this.stalledDetail())
   }
@@ -299,7 +303,7 @@ export class SyncBridge {
 
   /** `resumed`: a new worker takes the session over from one that died, with the event loop's state as it was. */
   private open(resumed = false): void {
-    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed, backends: this.backends }
+    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed, held: this.held }
     this.thread.syncPort.postMessage(open)
   }
 
@@ -307,8 +311,11 @@ export class SyncBridge {
     if ('kind' in m) {
       if (m.session !== this.session) return
       if (m.kind === 'closed') return this.onClosed?.()
-      if (m.backend !== undefined && this.backends.push(m.backend) > 32) this.backends.shift()
-      if (m.locked === true) this.locked = true
+      if (m.backend !== undefined) this.held = m.backend
+      if (m.locked === true) {
+        if (this.firstReport) this.locked = true
+        else this.takenOver = m.detail
+      }
       if (this.firstReport) {
         // Not yet connected: a first failure is the start's answer, not a change of health.
         const first = this.firstReport
@@ -376,10 +383,10 @@ export class SyncBridge {
     if (this.stalled) clearInterval(this.stalled.timer)
     this.stalled = undefined
     this.failPending(why)
-    this.workerSays(false, why)
+    this.workerSays(false, this.takenOver ?? why)
     this.adopt(new BridgeThread())
     // Taken over by another process: a new worker must not take the database back.
-    if (!this.locked) this.open(true)
+    if (!this.takenOver) this.open(true)
   }
 }
 

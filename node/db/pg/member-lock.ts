@@ -11,12 +11,20 @@
 /** The first key of the lock: "Prly". The second is the schema's, so that members on one database's schemas do not meet. */
 export const MEMBER_LOCK_CLASS = 0x50726c79
 
+/** The lock taken, by this connection's server process; or who holds it (undefined: it went meanwhile). */
+export type Claim = { held: Backend } | { heldBy: LockHolder | undefined }
+
 /** Runs one statement on the member's connection and answers its rows. */
 export type LockQuery = (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>
 
-/** Who holds the lock: the server process behind its connection, and what that connection calls itself. */
-export interface LockHolder {
+/** A server process: its id and when it started (ids are reused; the pair is not). */
+export interface Backend {
   pid: number
+  since: string
+}
+
+/** Who holds the lock: the server process behind its connection, and what that connection calls itself. */
+export interface LockHolder extends Backend {
   applicationName: string
   client: string
 }
@@ -30,33 +38,38 @@ export function connectionName(pid: number, session: number, host: string): stri
   return `parley ${pid}.${session}@${host}`.replace(/[^\x20-\x7e]/g, '?').slice(0, 63)
 }
 
-/** The URL without an `application_name` of its own, which pg would put before the member's. */
+/**
+ * The URL without an `application_name` of its own, which pg would put before the member's; the rest as written (pg
+ * reads host-less URLs that WHATWG's parser refuses, so the query is edited as text).
+ */
 export function withoutApplicationName(url: string): string {
-  if (!/[?&]application_name=/.test(url)) return url
-  try {
-    const u = new URL(url)
-    u.searchParams.delete('application_name')
-    return u.toString()
-  } catch {
-    return url
-  }
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const kept = url
+    .slice(q + 1)
+    .split('&')
+    .filter((p) => !/^application_name(=|$)/.test(p))
+  return kept.length > 0 ? `${url.slice(0, q)}?${kept.join('&')}` : url.slice(0, q)
 }
 
 /** Takes the lock on the connection `query` runs on; answers who holds it when another connection does. */
-export async function claimMemberLock(query: LockQuery): Promise<{ held: true } | { heldBy: LockHolder | undefined }> {
+export async function claimMemberLock(query: LockQuery): Promise<Claim> {
   const [key] = await query('SELECT hashtext(coalesce(current_schema(), \'\')) & 2147483647 AS k')
   const schemaKey = Number(key!.k)
-  const [got] = await query('SELECT pg_try_advisory_lock($1, $2) AS got', [MEMBER_LOCK_CLASS, schemaKey])
-  if (got!.got === 1 || got!.got === true) return { held: true }
+  const [got] = await query(
+    'SELECT pg_try_advisory_lock($1, $2) AS got, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since',
+    [MEMBER_LOCK_CLASS, schemaKey],
+  )
+  if (got!.got === 1 || got!.got === true) return { held: { pid: Number(got!.pid), since: String(got!.since) } }
   // The holder may have gone between the two statements: then none is named, and the next attempt takes the lock.
   const [holder] = await query(
-    `SELECT l.pid AS pid, coalesce(a.application_name, '') AS name, coalesce(host(a.client_addr), 'a local socket or an address this role may not see') AS client
+    `SELECT l.pid AS pid, coalesce(a.backend_start::text, '') AS since, coalesce(a.application_name, '') AS name, coalesce(host(a.client_addr), 'a local socket or an address this role may not see') AS client
        FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 2
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     [MEMBER_LOCK_CLASS, schemaKey],
   )
-  return { heldBy: holder ? { pid: Number(holder.pid), applicationName: String(holder.name), client: String(holder.client) } : undefined }
+  return { heldBy: holder ? { pid: Number(holder.pid), since: String(holder.since), applicationName: String(holder.name), client: String(holder.client) } : undefined }
 }
 
 /** The refusal's text, naming the holder as well as the server lets this role see it. */
@@ -71,19 +84,20 @@ export const LOCK_RETRY_MS = 250
 
 /** What settling the lock on a new connection needs: the claim and the ending of a server process, on that connection. */
 export interface LockSettling {
-  claim: () => Promise<{ held: true } | { heldBy: LockHolder | undefined }>
+  claim: () => Promise<Claim>
   /** Ends a server process (waiting a little for it to go); never throws. */
   terminate: (pid: number) => Promise<void>
-  /** Whether a server process was one of this session's earlier connections. */
-  own: (pid: number) => boolean
+  /** The server process of this session's connection that last held the lock, if any. */
+  previous: Backend | undefined
   /** Told, at each attempt, that the lock waits for this session's previous connection to end. */
   waitingForOwn: (holder: LockHolder) => void
   closed: () => boolean
   sleep: (ms: number) => Promise<void>
   /**
-   * Until when another holder is waited for (epoch ms): on a session's first open, whose predecessor (a member
-   * restarted after a SIGKILL) may hold it until its server process notices, within a statement's time at most.
-   * Undefined once the session was connected: another holder then took the database over.
+   * Until when another holder is waited for (epoch ms): on a session's first open, whose predecessor may hold it
+   * until its server process notices it went (a member restarted after a SIGKILL, while a statement of up to 20 s
+   * ran; its host gone, which the keepalives tell within ~25 s). Undefined once the session was connected: another
+   * holder then took the database over.
    */
   waitForOthersUntil: number | undefined
 }
@@ -93,17 +107,18 @@ export interface LockSettling {
  * yet ended by the server, or hung) is ended and waited for: while it is, nothing is written, so that no other
  * process could ever write beside this one. Another holder is waited for only on a first open, up to its deadline.
  */
-export async function settleMemberLock(x: LockSettling): Promise<{ held: true } | { refused: LockHolder | undefined } | { closed: true }> {
+export async function settleMemberLock(x: LockSettling): Promise<{ held: Backend } | { refused: LockHolder | undefined } | { closed: true }> {
   // A holder that leaves between the claim and the look at it is claimed again, a few times.
   let vanished = 0
   for (;;) {
     const claim = await x.claim()
-    if ('held' in claim) return claim
+    // Closed meanwhile: the caller ends the connection, and with it a lock just taken.
     if (x.closed()) return { closed: true }
+    if ('held' in claim) return claim
     const holder = claim.heldBy
     if (holder === undefined) {
       if (++vanished > 20) return { refused: undefined }
-    } else if (x.own(holder.pid)) {
+    } else if (x.previous !== undefined && holder.pid === x.previous.pid && holder.since === x.previous.since) {
       await x.terminate(holder.pid)
       x.waitingForOwn(holder)
     } else if (x.waitForOthersUntil === undefined || Date.now() >= x.waitForOthersUntil) {

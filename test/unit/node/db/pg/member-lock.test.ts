@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { hostname } from 'node:os'
 import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
-import { connectionName, heldByText, MEMBER_LOCK_CLASS, settleMemberLock, withoutApplicationName, type LockHolder, type LockSettling } from '../../../../../node/db/pg/member-lock.js'
+import { connectionName, heldByText, MEMBER_LOCK_CLASS, settleMemberLock, withoutApplicationName, type Backend, type Claim, type LockHolder, type LockSettling } from '../../../../../node/db/pg/member-lock.js'
 import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
 import { testDatabase } from '../../../../support/postgres.js'
 import { waitUntil } from '../../../../support/wait.js'
@@ -140,8 +140,11 @@ describe('PostgreSQL engine: one member process per database', function () {
   })
 })
 
+const mine: Backend = { pid: 100, since: '2026-11-30 10:00:00+00' }
+const holder = (pid: number, since = `2026-11-30 09:00:0${pid % 10}+00`): LockHolder => ({ pid, since, applicationName: `parley 1.${pid}@h`, client: '10.0.0.1' })
+
 /** A settling whose claims answer in turn from `answers`, recording what it was asked to do. */
-function scriptedSettling(answers: ({ held: true } | { heldBy: LockHolder | undefined })[], over: Partial<LockSettling> = {}): { x: LockSettling; done: string[] } {
+function scriptedSettling(answers: Claim[], over: Partial<LockSettling> = {}): { x: LockSettling; done: string[] } {
   const done: string[] = []
   const x: LockSettling = {
     claim: async () => {
@@ -151,7 +154,7 @@ function scriptedSettling(answers: ({ held: true } | { heldBy: LockHolder | unde
       return next
     },
     terminate: async (pid) => void done.push(`terminate ${pid}`),
-    own: (pid) => pid === 7,
+    previous: { pid: 7, since: holder(7).since },
     waitingForOwn: (h) => void done.push(`waiting for ${h.pid}`),
     closed: () => false,
     sleep: async () => {},
@@ -161,33 +164,38 @@ function scriptedSettling(answers: ({ held: true } | { heldBy: LockHolder | unde
   return { x, done }
 }
 
-const holder = (pid: number): LockHolder => ({ pid, applicationName: `parley 1.${pid}@h`, client: '10.0.0.1' })
-
 describe('PostgreSQL member lock: settling it on a new connection', () => {
   it("ends this session's previous connection and waits for it, saying so, writing nothing meanwhile", async () => {
-    const { x, done } = scriptedSettling([{ heldBy: holder(7) }, { heldBy: holder(7) }, { held: true }])
-    expect(await settleMemberLock(x)).to.deep.equal({ held: true })
+    const { x, done } = scriptedSettling([{ heldBy: holder(7) }, { heldBy: holder(7) }, { held: mine }])
+    expect(await settleMemberLock(x)).to.deep.equal({ held: mine })
     expect(done).to.deep.equal(['claim: held by 7', 'terminate 7', 'waiting for 7', 'claim: held by 7', 'terminate 7', 'waiting for 7', 'claim: held'])
+  })
+
+  it('takes a server process of the same id but a later start for another (ids are reused)', async () => {
+    const { x, done } = scriptedSettling([{ heldBy: holder(7, '2026-11-30 11:00:00+00') }])
+    expect(await settleMemberLock(x)).to.deep.equal({ refused: holder(7, '2026-11-30 11:00:00+00') })
+    expect(done).to.deep.equal(['claim: held by 7'])
   })
 
   it('refuses another holder at once after the session was connected, and on a first open once its wait is over', async () => {
     expect(await settleMemberLock(scriptedSettling([{ heldBy: holder(9) }]).x)).to.deep.equal({ refused: holder(9) })
-    const waiting = scriptedSettling([{ heldBy: holder(9) }, { heldBy: holder(9) }, { held: true }], { waitForOthersUntil: Date.now() + 60_000 })
-    expect(await settleMemberLock(waiting.x)).to.deep.equal({ held: true })
+    const waiting = scriptedSettling([{ heldBy: holder(9) }, { heldBy: holder(9) }, { held: mine }], { previous: undefined, waitForOthersUntil: Date.now() + 60_000 })
+    expect(await settleMemberLock(waiting.x)).to.deep.equal({ held: mine })
     expect(waiting.done).to.not.include('terminate 9')
-    const over = scriptedSettling([{ heldBy: holder(9) }], { waitForOthersUntil: Date.now() - 1 })
+    const over = scriptedSettling([{ heldBy: holder(9) }], { previous: undefined, waitForOthersUntil: Date.now() - 1 })
     expect(await settleMemberLock(over.x)).to.deep.equal({ refused: holder(9) })
   })
 
   it('claims again when the holder left between the claim and the look at it, a few times before it refuses', async () => {
-    expect(await settleMemberLock(scriptedSettling([{ heldBy: undefined }, { held: true }]).x)).to.deep.equal({ held: true })
+    expect(await settleMemberLock(scriptedSettling([{ heldBy: undefined }, { held: mine }]).x)).to.deep.equal({ held: mine })
     expect(await settleMemberLock(scriptedSettling(Array.from({ length: 21 }, () => ({ heldBy: undefined }))).x)).to.deep.equal({ refused: undefined })
   })
 
-  it('stops when the session is closed meanwhile', async () => {
+  it('stops when the session is closed meanwhile, even as the lock is taken (its connection, ended, lets it go)', async () => {
     let closed = false
     const { x } = scriptedSettling([{ heldBy: holder(7) }], { waitingForOwn: () => (closed = true), closed: () => closed })
     expect(await settleMemberLock(x)).to.deep.equal({ closed: true })
+    expect(await settleMemberLock(scriptedSettling([{ held: mine }], { closed: () => true }).x)).to.deep.equal({ closed: true })
   })
 })
 
@@ -199,15 +207,18 @@ describe('PostgreSQL member lock: who holds it', () => {
   })
 
   it("leaves out an application_name the URL gives, and the rest of the URL as written", () => {
-    expect(withoutApplicationName('postgres://u:p%40ss@h:5432/db?application_name=x&options=-c%20search_path%3Dm1')).to.equal('postgres://u:p%40ss@h:5432/db?options=-c+search_path%3Dm1')
+    expect(withoutApplicationName('postgres://u:p%40ss@h:5432/db?application_name=x&options=-c%20search_path%3Dm1')).to.equal('postgres://u:p%40ss@h:5432/db?options=-c%20search_path%3Dm1')
+    expect(withoutApplicationName('postgres://u:pw@/db?host=/sock&application_name=x')).to.equal('postgres://u:pw@/db?host=/sock')
+    expect(withoutApplicationName('postgresql://h/db?application_name=x')).to.equal('postgresql://h/db')
     expect(withoutApplicationName('postgres://u:p%40ss@h:5432/db?options=-c%20search_path%3Dm1')).to.equal('postgres://u:p%40ss@h:5432/db?options=-c%20search_path%3Dm1')
+    expect(withoutApplicationName('postgres://h/db')).to.equal('postgres://h/db')
   })
 
   it('says who holds it, or that something does', () => {
-    expect(heldByText({ pid: 12, applicationName: 'parley 1.2@vm', client: '10.0.0.5' })).to.equal(
+    expect(heldByText({ pid: 12, since: 't', applicationName: 'parley 1.2@vm', client: '10.0.0.5' })).to.equal(
       'another process has this member database open: "parley 1.2@vm" from 10.0.0.5 (server process 12); stop it first',
     )
-    expect(heldByText({ pid: 12, applicationName: '', client: 'a local socket' })).to.equal(
+    expect(heldByText({ pid: 12, since: 't', applicationName: '', client: 'a local socket' })).to.equal(
       'another process has this member database open: a connection from a local socket (server process 12); stop it first',
     )
     expect(heldByText(undefined)).to.equal('another connection holds this member database (its Parley lock)')
