@@ -14,6 +14,9 @@ export const MEMBER_LOCK_CLASS = 0x50726c79
 /** The lock taken, by this connection's server process; or who holds it (undefined: it went meanwhile). */
 export type Claim = { held: Backend } | { heldBy: LockHolder | undefined }
 
+/** The lock's second key, `k`: the schema's, positive (pg_locks shows it as an oid). */
+export const SCHEMA_KEY_SQL = "SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k"
+
 /** Runs one statement on the member's connection and answers its rows. */
 export type LockQuery = (text: string, values?: unknown[]) => Promise<Record<string, unknown>[]>
 
@@ -54,7 +57,7 @@ export function withoutApplicationName(url: string): string {
 
 /** Takes the lock on the connection `query` runs on; answers who holds it when another connection does. */
 export async function claimMemberLock(query: LockQuery): Promise<Claim> {
-  const [key] = await query('SELECT hashtext(coalesce(current_schema(), \'\')) & 2147483647 AS k')
+  const [key] = await query(SCHEMA_KEY_SQL)
   const schemaKey = Number(key!.k)
   const [got] = await query(
     'SELECT pg_try_advisory_lock($1, $2) AS got, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since',

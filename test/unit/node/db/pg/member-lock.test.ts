@@ -2,7 +2,7 @@ import { expect } from 'chai'
 import { hostname } from 'node:os'
 import pg from 'pg'
 import { DatabaseError, type Migration } from '../../../../../node/db/database.js'
-import { connectionName, heldByText, MEMBER_LOCK_CLASS, settleMemberLock, withoutApplicationName, type Backend, type Claim, type LockHolder, type LockSettling } from '../../../../../node/db/pg/member-lock.js'
+import { connectionName, heldByText, MEMBER_LOCK_CLASS, settleMemberLock, withoutApplicationName, SCHEMA_KEY_SQL, type Backend, type Claim, type LockHolder, type LockSettling } from '../../../../../node/db/pg/member-lock.js'
 import { PgDatabase } from '../../../../../node/db/pg/pg-database.js'
 import { testDatabase } from '../../../../support/postgres.js'
 import { waitUntil } from '../../../../support/wait.js'
@@ -14,6 +14,11 @@ async function connection(url: string): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: url })
   await c.connect()
   return c
+}
+
+/** The member lock's second key for the schema `c` is on. */
+async function schemaKeyOf(c: pg.Client): Promise<number> {
+  return (await c.query(SCHEMA_KEY_SQL)).rows[0].k as number
 }
 
 /** The server processes holding a member lock on the database `c` is connected to. */
@@ -80,7 +85,7 @@ describe('PostgreSQL engine: one member process per database', function () {
     cleanup.push(d.drop)
     const before = await connection(d.url)
     cleanup.push(() => before.end())
-    const schemaKey = (await before.query("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")).rows[0].k as number
+    const schemaKey = await schemaKeyOf(before)
     await before.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
     const opening = PgDatabase.open({ url: d.url, migrations: [items], timing: { lockWaitMs: 20_000 } })
     await new Promise((r) => setTimeout(r, 700))
@@ -96,7 +101,7 @@ describe('PostgreSQL engine: one member process per database', function () {
     const twin = new pg.Client({ connectionString: d.url, application_name: connectionName(process.pid, 1, hostname()) })
     await twin.connect()
     cleanup.push(() => twin.end())
-    const schemaKey = (await twin.query("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")).rows[0].k as number
+    const schemaKey = await schemaKeyOf(twin)
     await twin.query('SELECT pg_advisory_lock($1, $2)', [MEMBER_LOCK_CLASS, schemaKey])
     const refused = (await PgDatabase.open({ url: d.url, migrations: [items], timing: { lockWaitMs: 300 } }).catch((e: unknown) => e)) as DatabaseError
     expect(refused.code).to.equal('DB_LOCKED')
@@ -117,7 +122,7 @@ describe('PostgreSQL engine: one member process per database', function () {
     const member = await PgDatabase.open({ url: d.url, migrations: [items] })
     cleanup.push(() => member.close())
     const backend = member.get<{ p: number }>('SELECT pg_backend_pid() AS p')!.p
-    const schemaKey = member.get<{ k: number }>("SELECT hashtext(coalesce(current_schema(), '')) & 2147483647 AS k")!.k
+    const schemaKey = member.get<{ k: number }>(SCHEMA_KEY_SQL)!.k
     const intruder = await connection(d.url)
     cleanup.push(() => intruder.end())
     // The member's connection ends; the intruder waits for the lock, which it gets as that backend exits, before the
