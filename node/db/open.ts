@@ -13,7 +13,7 @@ export interface OpenDatabaseOptions {
   template?: string
   /** sql.js only: the journal's wrapper and the snapshot builder, which tests replace (database.ts). */
   sqljs?: Pick<DatabaseOptions, 'wrapJournal' | 'buildSnapshot'>
-  /** PostgreSQL only: how long to wait for another holder of the member lock (pg/member-lock.ts; 10 s by default). */
+  /** PostgreSQL only: how long to wait for another holder of the member lock (pg/member-lock.ts; 30 s by default). */
   lockWaitMs?: number
 }
 

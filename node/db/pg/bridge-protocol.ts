@@ -66,10 +66,10 @@ export type BridgeReply =
  */
 export type SessionControl =
   /**
-   * `pid`: the process's, in the connection's name; `resumed`: the session was connected before, on a worker that
-   * died, whose connection's server process last held the member lock (`held`).
+   * `pid`: the process's, in the connection's name; `held`: the server process that last held the member lock, when a
+   * new worker takes over a session that was connected on one that died.
    */
-  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; resumed: boolean; held: Backend | undefined }
+  | { kind: 'open'; session: number; url: string; timing: BridgeTiming; pid: number; held: Backend | undefined }
   | { kind: 'close'; session: number }
 
 /** The limits of a session (PgDatabaseOptions.timing); tests lower them to see a hung server in seconds. */

@@ -44,9 +44,10 @@ interface Session {
   lastError: string
   connecting: boolean
   closed: boolean
-  /** Connected once: a lock held by another connection now means the database was taken over meanwhile. */
-  everConnected: boolean
-  /** The server process of the connection that last held the member lock: a lock it still holds is this session's. */
+  /**
+   * The server process of the connection that last held the member lock: a lock it still holds is this session's.
+   * Set once connected, after which a lock held by another connection means the database was taken over meanwhile.
+   */
   held: Backend | undefined
   /** Until when a first open waits for another holder of the lock (epoch ms). */
   waitForOthersUntil: number
@@ -118,7 +119,7 @@ async function connect(s: Session): Promise<void> {
         },
         closed: () => s.closed,
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-        waitForOthersUntil: s.everConnected ? undefined : s.waitForOthersUntil,
+        waitForOthersUntil: s.held !== undefined ? undefined : s.waitForOthersUntil,
       })
       if ('closed' in lock) {
         await c.end().catch(() => {})
@@ -129,14 +130,13 @@ async function connect(s: Session): Promise<void> {
         s.lastError = heldByText(lock.refused)
         report({ kind: 'health', session: s.id, up: false, detail: s.lastError, locked: true })
         // Taken over while this process was away: what it holds in memory may be stale now, so it writes nothing more.
-        if (s.everConnected) break
+        if (s.held !== undefined) break
         await new Promise((r) => setTimeout(r, delayMs))
         delayMs = Math.min(delayMs * 2, 5000)
         continue
       }
       s.held = lock.held
       s.client = c
-      s.everConnected = true
       report({ kind: 'health', session: s.id, up: true, detail: 'connected', backend: lock.held })
       break
     } catch (err) {
@@ -321,7 +321,6 @@ function control(m: SessionControl): void {
       lastError: 'not connected yet',
       connecting: false,
       closed: false,
-      everConnected: m.resumed,
       held: m.held,
       waitForOthersUntil: Date.now() + m.timing.lockWaitMs,
       lostTransaction: false,

@@ -101,10 +101,11 @@ export class SyncBridge {
   /** Until the first connection: the process must not exit for want of other work while it waits. */
   private starting = true
   private firstReport: ((up: boolean) => void) | undefined
-  /** Another process held the member's lock at the start: refused. */
-  private locked = false
-  /** Why the database is another process's now (taken while this one was disconnected): every request is refused so. */
-  private takenOver: string | undefined
+  /**
+   * Why the database is another process's: at the start, the refusal; once started (taken while this process was
+   * disconnected), every request is refused so, and a new worker never opens it again.
+   */
+  private lockedBy: string | undefined
   /** The server process that last held the member lock, for a worker that takes the session over (bridge-protocol.ts). */
   private held: Backend | undefined
   /** Statements posted (each step's, transaction control included), and the posts the event loop waited for. */
@@ -136,7 +137,7 @@ export class SyncBridge {
     if (!connected) {
       const why = bridge.ended ?? bridge.health.detail
       await bridge.close()
-      if (bridge.locked) throw new DatabaseError('DB_LOCKED', `the database ${redact(url)} is in use: ${why}`)
+      if (bridge.lockedBy !== undefined) throw new DatabaseError('DB_LOCKED', `the database ${redact(url)} is in use: ${why}`)
       throw new DatabaseError('DB_UNAVAILABLE', `cannot connect to the database ${redact(url)}: ${why}`)
     }
     return bridge
@@ -203,7 +204,7 @@ export class SyncBridge {
 
   private refuse(): void {
     if (this.ended) throw this.unavailable(this.ended)
-    if (this.takenOver) throw this.unavailable(this.takenOver)
+    if (this.lockedBy !== undefined) throw this.unavailable(this.lockedBy)
     if (this.stalled) this.drain()
     if (this.stalled) throw this.unavailable(this.stalledDetail())
   }
@@ -301,9 +302,8 @@ export class SyncBridge {
     this.hold()
   }
 
-  /** `resumed`: a new worker takes the session over from one that died, with the event loop's state as it was. */
-  private open(resumed = false): void {
-    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, resumed, held: this.held }
+  private open(): void {
+    const open: SessionControl = { kind: 'open', session: this.session, url: this.url, timing: this.timing, pid: process.pid, held: this.held }
     this.thread.syncPort.postMessage(open)
   }
 
@@ -312,10 +312,7 @@ export class SyncBridge {
       if (m.session !== this.session) return
       if (m.kind === 'closed') return this.onClosed?.()
       if (m.backend !== undefined) this.held = m.backend
-      if (m.locked === true) {
-        if (this.firstReport) this.locked = true
-        else this.takenOver = m.detail
-      }
+      if (m.locked === true) this.lockedBy = m.detail
       if (this.firstReport) {
         // Not yet connected: a first failure is the start's answer, not a change of health.
         const first = this.firstReport
@@ -383,10 +380,10 @@ export class SyncBridge {
     if (this.stalled) clearInterval(this.stalled.timer)
     this.stalled = undefined
     this.failPending(why)
-    this.workerSays(false, this.takenOver ?? why)
+    this.workerSays(false, this.lockedBy ?? why)
     this.adopt(new BridgeThread())
     // Taken over by another process: a new worker must not take the database back.
-    if (!this.takenOver) this.open(true)
+    if (this.lockedBy === undefined) this.open()
   }
 }
 

@@ -57,13 +57,14 @@ export function withoutApplicationName(url: string): string {
 
 /** Takes the lock on the connection `query` runs on; answers who holds it when another connection does. */
 export async function claimMemberLock(query: LockQuery): Promise<Claim> {
-  const [key] = await query(SCHEMA_KEY_SQL)
-  const schemaKey = Number(key!.k)
   const [got] = await query(
-    'SELECT pg_try_advisory_lock($1, $2) AS got, pg_backend_pid() AS pid, (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since',
-    [MEMBER_LOCK_CLASS, schemaKey],
+    `SELECT pg_try_advisory_lock($1, key.k) AS got, key.k AS k, pg_backend_pid() AS pid,
+            (SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()) AS since
+       FROM (${SCHEMA_KEY_SQL}) AS key`,
+    [MEMBER_LOCK_CLASS],
   )
   if (got!.got === 1 || got!.got === true) return { held: { pid: Number(got!.pid), since: String(got!.since) } }
+  const schemaKey = Number(got!.k)
   // The holder may have gone between the two statements: then none is named, and the next attempt takes the lock.
   const [holder] = await query(
     `SELECT l.pid AS pid, coalesce(a.backend_start::text, '') AS since, coalesce(a.application_name, '') AS name, coalesce(host(a.client_addr), 'a local socket or an address this role may not see') AS client
