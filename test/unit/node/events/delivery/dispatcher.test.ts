@@ -226,6 +226,17 @@ describe('event delivery', () => {
       return d
     }
 
+    /** Consumer `a` attached and sent one event; `b` never attached. */
+    async function oneSentToA(): Promise<{ a: Recorder; b: Recorder; d: Dispatcher }> {
+      const a = new Recorder()
+      const b = new Recorder()
+      const d = dispatcher({ readAhead: 5 })
+      d.attach(a)
+      publish(1)
+      await settle()
+      return { a, b, d }
+    }
+
     beforeEach(() => {
       log = []
       enrichedPages = 0
@@ -272,12 +283,7 @@ describe('event delivery', () => {
     })
 
     it('refuses an ack for an id it did not send to that consumer', async () => {
-      const a = new Recorder()
-      const b = new Recorder()
-      const d = dispatcher({ readAhead: 5 })
-      d.attach(a)
-      publish(1)
-      await settle()
+      const { a, b, d } = await oneSentToA()
       expect(d.ack(b, a.ids()[0])).to.equal('unknown')
       expect(d.ack(a, 'nope')).to.equal('unknown')
       expect(d.ack(a, a.ids()[0])).to.equal('acked')
@@ -418,12 +424,7 @@ describe('event delivery', () => {
     })
 
     it('answers unknown to an ack without an id from a consumer it sent nothing, and ignores a consumer never attached leaving', async () => {
-      const a = new Recorder()
-      const b = new Recorder()
-      const d = dispatcher({ readAhead: 5 })
-      d.attach(a)
-      publish(1)
-      await settle()
+      const { a, b, d } = await oneSentToA()
       expect(d.ack(b)).to.equal('unknown')
       d.detach(b)
       expect(d.ack(a)).to.equal('acked')

@@ -104,6 +104,17 @@ describe('event socket (WebSocket transport over a real server)', () => {
     return c
   }
 
+  /** Durable subscriptions x (confirmations) and y (rejections), both started on one connection. */
+  async function twoStartedOnOneConnection(): Promise<{ x: Subscription; y: Subscription; c: Client }> {
+    const x = define('x', {}, { events: 'confirmed' })
+    const y = define('y', {}, { events: 'rejected' })
+    const c = await open('/ws')
+    c.send({ type: 'start', namespace: 'default', name: 'x' })
+    c.send({ type: 'start', namespace: 'default', name: 'y' })
+    await c.quiet(50)
+    return { x, y, c }
+  }
+
   beforeEach(async () => {
     log = []
     subs = new Map()
@@ -243,12 +254,7 @@ describe('event socket (WebSocket transport over a real server)', () => {
   })
 
   it('one connection starts several durable subscriptions; each gets its own events, acknowledged by its subscription', async () => {
-    const x = define('x', {}, { events: 'confirmed' })
-    const y = define('y', {}, { events: 'rejected' })
-    const c = await open('/ws')
-    c.send({ type: 'start', namespace: 'default', name: 'x' })
-    c.send({ type: 'start', namespace: 'default', name: 'y' })
-    await c.quiet(50)
+    const { x, y, c } = await twoStartedOnOneConnection()
     publish(1, 'message_confirmed')
     publish(1, 'message_rejected')
     const frames = await c.next(2)
@@ -271,12 +277,7 @@ describe('event socket (WebSocket transport over a real server)', () => {
   })
 
   it('takes an ack naming its subscription by name, or giving only the event id, among several started', async () => {
-    const x = define('x', {}, { events: 'confirmed' })
-    const y = define('y', {}, { events: 'rejected' })
-    const c = await open('/ws')
-    c.send({ type: 'start', namespace: 'default', name: 'x' })
-    c.send({ type: 'start', namespace: 'default', name: 'y' })
-    await c.quiet(50)
+    const { x, y, c } = await twoStartedOnOneConnection()
     publish(1, 'message_confirmed')
     await c.next()
     // By name alone: the oldest frame of that subscription.
